@@ -1,0 +1,17 @@
+//! The plugin's world: net mode, actors, classes, component properties and the experience's assets.
+//!
+//! These are the host's imports, re-exported with Rust names. Every call is answered by the host for the world
+//! this instance runs in; an [`Error`](crate::Error) is recoverable.
+
+pub use crate::bindings::gamefeature::plugin::types::ActorId;
+pub use crate::bindings::gamefeature::plugin::actors::{
+    actor_class, actors_of_class, components_of, current_net_mode, get_property, has_authority, is_a,
+    set_property, world_name,
+};
+pub use crate::bindings::gamefeature::plugin::assets::read_asset;
+
+/// Reads an asset as UTF-8 text.
+pub fn read_asset_text(name: &str) -> Result<String, crate::Error> {
+    let bytes = read_asset(name)?;
+    String::from_utf8(bytes).map_err(|e| crate::Error::Invalid(format!("asset {name} is not UTF-8: {e}")))
+}
