@@ -1,1 +1,30 @@
-pub fn f() {}
+//! # gamefeature host
+//!
+//! Runs game-feature plugins — WebAssembly components implementing `gamefeature:plugin/game-feature` — inside
+//! worlds, the way Unreal's Game Features and Modular Gameplay plugins and Lyra's experiences do:
+//!
+//! - [`feature`]: plugin manifests, discovery, and the process-wide [`FeatureSubsystem`] state machine
+//!   (`Installed < Registered < Loaded < Active`, with dependencies and ref-counted activation).
+//! - [`experience`]: experience definitions and the per-world [`ExperienceManager`] that loads them through
+//!   Lyra's load states and tears them down at end of play.
+//! - [`world`] and [`component`]: actors, classes, components and the requests features make on them.
+//! - [`assets`]: bundles of data files, chosen by net mode, read-only to plugins.
+//! - [`runtime`]: the only module that knows wasmtime; it compiles, caches and sandboxes plugins.
+//! - [`timeline`]: a timestamped record of all of it, printable and exportable as a Chrome trace.
+//!
+//! [`Session`] ties them together for one process.
+
+pub mod assets;
+pub mod component;
+pub mod experience;
+pub mod feature;
+pub mod runtime;
+mod session;
+pub mod timeline;
+pub mod world;
+
+pub use experience::{ExperienceLoadState, ExperienceManager};
+pub use feature::FeatureSubsystem;
+pub use session::{Session, SessionOptions};
+pub use timeline::Timeline;
+pub use world::{NetMode, World};

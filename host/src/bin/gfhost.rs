@@ -1,1 +1,292 @@
-fn main() {}
+//! `gfhost`: load an experience of game-feature plugins into a world and run it; list and inspect plugins.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+use gamefeature_host::experience::{ChaosDelay, ExperienceDefinition, ManagerOptions, Priority};
+use gamefeature_host::feature::{Provenance, API_VERSION};
+use gamefeature_host::runtime::RuntimeConfig;
+use gamefeature_host::world::{self, NetMode};
+use gamefeature_host::{Session, SessionOptions};
+
+/// Runs sandboxed WebAssembly game-feature plugins.
+#[derive(Parser)]
+#[command(version, about)]
+struct Cli {
+    /// Directory whose sub-folders are plugin packages (repeatable).
+    #[arg(long = "plugins", global = true, default_value = "plugins")]
+    plugin_dirs: Vec<PathBuf>,
+    /// Where compiled components are cached [default: $GFHOST_CACHE_DIR, else ~/.cache/gamefeature].
+    #[arg(long, global = true)]
+    cache_dir: Option<PathBuf>,
+    /// Compile every component, ignoring and not writing the cache.
+    #[arg(long, global = true)]
+    no_cache: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Load an experience into a world, spawn players, end play, and print the timeline.
+    Run {
+        /// The experience file.
+        #[arg(default_value = "experiences/default.toml")]
+        experience: PathBuf,
+        /// standalone, dedicated-server, listen-server or client.
+        #[arg(long, default_value = "standalone")]
+        net_mode: NetMode,
+        /// Lyra's chaos-testing delay: MIN,RANDOM seconds.
+        #[arg(long, value_parser = parse_chaos)]
+        chaos_delay: Option<(f64, f64)>,
+        /// Seed for the chaos delay.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Write the timeline as a Chrome trace (open in Perfetto or chrome://tracing).
+        #[arg(long)]
+        trace: Option<PathBuf>,
+        /// Players the game mode spawns once the experience has loaded.
+        #[arg(long, default_value_t = 2)]
+        players: usize,
+    },
+    /// List the plugins found in the plugin directories.
+    Plugins {
+        /// A plugin directory to list instead of --plugins.
+        dir: Option<PathBuf>,
+    },
+    /// Show a plugin's manifest and its component's imports and exports.
+    Inspect {
+        /// Plugin name, or the path of a plugin folder.
+        plugin: String,
+    },
+}
+
+fn parse_chaos(text: &str) -> Result<(f64, f64), String> {
+    let (min, random) = text.split_once(',').ok_or("expected MIN,RANDOM, e.g. 0.5,1.0")?;
+    let number = |s: &str| s.trim().parse::<f64>().map_err(|e| format!("{s:?}: {e}"));
+    Ok((number(min)?, number(random)?))
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("GFHOST_LOG").unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    let cache_dir = if cli.no_cache { None } else { Some(cli.cache_dir.clone().unwrap_or_else(default_cache_dir)) };
+    let runtime = RuntimeConfig { cache_dir, ..RuntimeConfig::default() };
+    match cli.command {
+        Command::Run { experience, net_mode, chaos_delay, seed, trace, players } => {
+            let chaos = chaos_delay.map(|(min_secs, random_secs)| ChaosDelay { min_secs, random_secs, seed });
+            let options = SessionOptions {
+                plugin_dirs: cli.plugin_dirs,
+                runtime,
+                manager: ManagerOptions { chaos, ..ManagerOptions::default() },
+            };
+            run_experience(&experience, net_mode, players, trace.as_deref(), options)
+        }
+        Command::Plugins { dir } => {
+            let plugin_dirs = dir.map(|d| vec![d]).unwrap_or(cli.plugin_dirs);
+            list_plugins(SessionOptions { plugin_dirs, runtime, ..SessionOptions::default() })
+        }
+        Command::Inspect { plugin } => {
+            let mut plugin_dirs = cli.plugin_dirs;
+            let path = Path::new(&plugin);
+            let name = if path.join("plugin.toml").is_file() {
+                let manifest = gamefeature_host::feature::PluginManifest::read(path)?;
+                plugin_dirs = vec![path.parent().unwrap_or(Path::new(".")).to_path_buf()];
+                manifest.name
+            } else {
+                plugin
+            };
+            inspect_plugin(&name, SessionOptions { plugin_dirs, runtime, ..SessionOptions::default() })
+        }
+    }
+}
+
+fn default_cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("GFHOST_CACHE_DIR") {
+        return dir.into();
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cache")));
+    base.map_or_else(|| PathBuf::from(".gamefeature-cache"), |b| b.join("gamefeature"))
+}
+
+fn run_experience(
+    path: &Path,
+    net_mode: NetMode,
+    players: usize,
+    trace: Option<&Path>,
+    options: SessionOptions,
+) -> Result<ExitCode> {
+    if !path.is_file() {
+        bail!("experience file {} not found (run from the repository root, or name an experience)", path.display());
+    }
+    let tokio = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let session = Session::new(options)?;
+    for problem in &session.discovery().errors {
+        eprintln!("warning: {problem}");
+    }
+    let mut manager = session.create_world("main", net_mode);
+    manager.call_or_register_on_loaded(Priority::Normal, Box::new(move |loaded| spawn_players(loaded.definition.as_ref(), &loaded.world, players)));
+
+    let started = Instant::now();
+    let report = tokio.block_on(manager.load(path))?.clone();
+    let load_time = started.elapsed();
+    let (characters, components) = {
+        let w = world::lock(manager.world());
+        (w.actors().count(), w.requested_component_count())
+    };
+    tokio.block_on(manager.end_play())?;
+    let leftover = world::lock(manager.world()).requested_component_count();
+
+    print!("{}", session.timeline().render_text());
+    println!();
+    let definition_name = path.display();
+    println!("experience {definition_name} in {net_mode} mode: loaded in {:.1} ms", load_time.as_secs_f64() * 1e3);
+    println!("  bundles: {:?}", report.bundles);
+    println!("  plugins active in the world: {}", report.active.join(", "));
+    let (cached, compiled) = count_provenance(&session);
+    println!("  components: {cached} loaded from cache, {compiled} compiled");
+    if let Some(delay) = report.chaos_delay {
+        println!("  chaos delay: {:.3} s", delay.as_secs_f64());
+    }
+    println!("  while loaded: {characters} actors, {components} feature components");
+    println!("  after end of play: {leftover} feature components, experience {}", manager.state());
+    if let Some(trace_path) = trace {
+        let json = serde_json::to_string_pretty(&session.timeline().to_chrome_trace())?;
+        std::fs::write(trace_path, json).with_context(|| format!("writing trace {}", trace_path.display()))?;
+        println!("  trace written to {}", trace_path.display());
+    }
+    if report.failures.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("\n{} failure(s):", report.failures.len());
+    for failure in &report.failures {
+        println!("  - {failure}");
+    }
+    Ok(ExitCode::from(2))
+}
+
+/// Counts plugins by how their code was obtained, from the timeline's load events.
+fn count_provenance(session: &Session) -> (usize, usize) {
+    let events = session.timeline().events();
+    let loads = events.iter().filter(|e| e.kind == gamefeature_host::timeline::EventKind::Load);
+    loads.fold((0, 0), |(cached, compiled), e| {
+        if e.text.starts_with("loaded from cache") {
+            (cached + 1, compiled)
+        } else if e.text.starts_with("compiled") {
+            (cached, compiled + 1)
+        } else {
+            (cached, compiled)
+        }
+    })
+}
+
+/// The game mode's part, as Lyra's: once the experience has loaded, each player gets a controller, a player
+/// state and a pawn of the experience's pawn class.
+fn spawn_players(definition: &ExperienceDefinition, world: &world::SharedWorld, players: usize) {
+    let pawn_class = definition.pawn_data.as_ref().map_or("Character", |p| p.pawn_class.as_str());
+    let mut w = world::lock(world);
+    for _ in 0..players {
+        for class in ["PlayerController", "PlayerState", pawn_class] {
+            if let Err(e) = w.spawn(class) {
+                tracing::error!("cannot spawn {class}: {e}");
+            }
+        }
+    }
+}
+
+fn list_plugins(options: SessionOptions) -> Result<ExitCode> {
+    let dirs = options.plugin_dirs.clone();
+    let session = Session::new(options)?;
+    let plugins = session.features().list();
+    println!("{} plugin(s) in {} (host API {API_VERSION})", plugins.len(), display_dirs(&dirs));
+    for info in &plugins {
+        let m = &info.manifest;
+        println!("\n{} {}  [{}]", m.name, m.version, info.state);
+        if !m.description.is_empty() {
+            println!("  {}", m.description);
+        }
+        let present = if m.component_path.is_file() { "" } else { "  (missing: build the plugins first)" };
+        println!("  component: {}{present}", m.component_path.display());
+        println!("  api: {}", m.api);
+        for dep in &m.dependencies {
+            println!("  depends on: {}{}", dep.name, if dep.activate { " (activated first)" } else { "" });
+        }
+        if !m.component_classes.is_empty() {
+            println!("  component classes: {}", m.component_classes.join(", "));
+        }
+        for action in &m.actions {
+            println!("  action: {}", action.describe());
+        }
+        for (bundle, assets) in &m.bundles {
+            let names: Vec<&str> = assets.keys().map(String::as_str).collect();
+            println!("  bundle {bundle}: {}", names.join(", "));
+        }
+    }
+    report_discovery_errors(&session)
+}
+
+fn inspect_plugin(name: &str, options: SessionOptions) -> Result<ExitCode> {
+    let session = Session::new(options)?;
+    let features = session.features();
+    let manifest = features
+        .manifest(name)
+        .with_context(|| format!("no plugin named {name:?} in {}", display_dirs(&[])))?;
+    println!("{} {}", manifest.name, manifest.version);
+    println!("  manifest: {}", manifest.manifest_path.display());
+    println!("  component: {}", manifest.component_path.display());
+    let code = session.runtime().load_plugin(&manifest)?;
+    let how = match gamefeature_host::feature::LoadedPlugin::provenance(code.as_ref()) {
+        Provenance::Compiled { took } => format!("compiled in {:.1} ms", took.as_secs_f64() * 1e3),
+        Provenance::Cached { took } => format!("loaded from cache in {:.2} ms", took.as_secs_f64() * 1e3),
+    };
+    println!("  {how}");
+    let interface = gamefeature_host::feature::LoadedPlugin::interface(code.as_ref());
+    println!("  imports:");
+    for import in &interface.imports {
+        println!("    {import}");
+    }
+    println!("  exports:");
+    for export in &interface.exports {
+        println!("    {export}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn report_discovery_errors(session: &Session) -> Result<ExitCode> {
+    let errors = &session.discovery().errors;
+    if errors.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!("\n{} problem(s):", errors.len());
+    for error in errors {
+        eprintln!("  - {error}");
+    }
+    Ok(ExitCode::from(2))
+}
+
+fn display_dirs(dirs: &[PathBuf]) -> String {
+    if dirs.is_empty() {
+        return "the plugin directories".into();
+    }
+    dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
+}
+

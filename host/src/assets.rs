@@ -1,0 +1,160 @@
+//! Asset bundles: named data files an experience or plugin ships, loaded by net mode, read-only to plugins.
+//!
+//! As in Lyra, `Equipped` always loads, `Client` unless the world is a dedicated server, and `Server` unless the
+//! world is a client. A bundle maps asset names (what plugins ask for) to files relative to the declaring file.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use crate::world::NetMode;
+
+/// One of Lyra's three bundles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
+pub enum BundleName {
+    Equipped,
+    Client,
+    Server,
+}
+
+impl BundleName {
+    /// The bundles a world in `net_mode` loads, in load order.
+    pub fn for_net_mode(net_mode: NetMode) -> Vec<BundleName> {
+        let mut bundles = vec![BundleName::Equipped];
+        if net_mode.is_client() {
+            bundles.push(BundleName::Client);
+        }
+        if net_mode.is_server() {
+            bundles.push(BundleName::Server);
+        }
+        bundles
+    }
+}
+
+impl fmt::Display for BundleName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// Bundles as declared in a data file: bundle -> asset name -> path relative to that file's directory.
+pub type BundleDeclarations = BTreeMap<BundleName, BTreeMap<String, String>>;
+
+/// A declared path that leaves the directory of the file declaring it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("path {0:?} must be relative and stay inside its directory (no '..', no absolute paths)")]
+pub struct PathEscapes(pub String);
+
+/// Joins `relative` onto `base`, refusing absolute paths and `..`: data files name only what sits beside or
+/// below them, so moving a plugin or experience folder never changes what it reads.
+pub fn resolve_within(base: &Path, relative: &str) -> Result<PathBuf, PathEscapes> {
+    let path = Path::new(relative);
+    let plain = !relative.is_empty() && path.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    if !plain {
+        return Err(PathEscapes(relative.to_string()));
+    }
+    Ok(base.join(path))
+}
+
+/// An asset file that could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("asset {name:?} of bundle {bundle} ({}): {source}", path.display())]
+pub struct AssetReadError {
+    pub name: String,
+    pub bundle: BundleName,
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// Assets loaded into memory for one world, shared read-only by every plugin instance in it.
+#[derive(Debug, Default, Clone)]
+pub struct Assets {
+    files: HashMap<String, Arc<[u8]>>,
+    loaded_bundles: Vec<BundleName>,
+}
+
+impl Assets {
+    /// Reads the files of the bundles `net_mode` loads. Paths are resolved against `base`.
+    pub async fn load(base: &Path, declared: &BundleDeclarations, net_mode: NetMode) -> Result<Self, AssetLoadError> {
+        let mut assets = Assets::default();
+        assets.add(base, declared, net_mode).await?;
+        Ok(assets)
+    }
+
+    /// Adds the files of another declaration (an action set, a plugin's own bundles). A later declaration of
+    /// the same asset name replaces the earlier one.
+    pub async fn add(&mut self, base: &Path, declared: &BundleDeclarations, net_mode: NetMode) -> Result<(), AssetLoadError> {
+        for bundle in BundleName::for_net_mode(net_mode) {
+            if !self.loaded_bundles.contains(&bundle) {
+                self.loaded_bundles.push(bundle);
+            }
+            for (name, relative) in declared.get(&bundle).into_iter().flatten() {
+                let path = resolve_within(base, relative).map_err(AssetLoadError::Escapes)?;
+                let bytes = tokio::fs::read(&path).await.map_err(|source| {
+                    AssetLoadError::Read(AssetReadError {
+                        name: name.clone(),
+                        bundle,
+                        path: path.clone(),
+                        source,
+                    })
+                })?;
+                self.files.insert(name.clone(), bytes.into());
+            }
+        }
+        Ok(())
+    }
+
+    /// An asset's bytes.
+    pub fn get(&self, name: &str) -> Option<&Arc<[u8]>> {
+        self.files.get(name)
+    }
+
+    /// Names of every loaded asset, sorted.
+    pub fn names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.files.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        names
+    }
+
+    /// Bundles loaded, in load order.
+    pub fn bundles(&self) -> &[BundleName] {
+        &self.loaded_bundles
+    }
+}
+
+/// Why bundles could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum AssetLoadError {
+    #[error(transparent)]
+    Escapes(PathEscapes),
+    #[error(transparent)]
+    Read(AssetReadError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundles_follow_net_mode() {
+        use BundleName::*;
+        assert_eq!(BundleName::for_net_mode(NetMode::Standalone), [Equipped, Client, Server]);
+        assert_eq!(BundleName::for_net_mode(NetMode::ListenServer), [Equipped, Client, Server]);
+        assert_eq!(BundleName::for_net_mode(NetMode::DedicatedServer), [Equipped, Server]);
+        assert_eq!(BundleName::for_net_mode(NetMode::Client), [Equipped, Client]);
+    }
+
+    #[test]
+    fn paths_stay_inside() {
+        let base = Path::new("/x/plugin");
+        assert_eq!(resolve_within(base, "data/a.txt").unwrap(), Path::new("/x/plugin/data/a.txt"));
+        assert!(resolve_within(base, "../secret").is_err());
+        assert!(resolve_within(base, "data/../../secret").is_err());
+        assert!(resolve_within(base, "/etc/passwd").is_err());
+        assert!(resolve_within(base, "").is_err());
+    }
+}

@@ -1,0 +1,136 @@
+//! Component requests: "every actor of class R (or a subclass) gets a component of class C while I hold this".
+//!
+//! Requests are ref-counted per (receiver class, component class) pair, as in Unreal: only the first request
+//! for a pair creates components on existing actors, and only releasing the last one removes them.
+
+use std::collections::HashMap;
+
+/// The (receiver class, component class) pair a request is about. Components created for a request remember
+/// their key, so releasing the last handle removes exactly those.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RequestKey {
+    pub receiver_class: String,
+    pub component_class: String,
+}
+
+/// Proof of one request. Not `Clone`: each handle is released exactly once, through the manager that made it.
+#[derive(Debug, PartialEq, Eq, Hash)]
+#[must_use = "dropping the handle without releasing it keeps the request alive for the world's lifetime"]
+pub struct RequestHandle {
+    id: u64,
+}
+
+impl RequestHandle {
+    /// A number unique among this manager's handles, for logs.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+/// The live component requests of one world.
+#[derive(Debug, Default)]
+pub struct ComponentRequests {
+    counts: HashMap<RequestKey, u32>,
+    handles: HashMap<u64, RequestKey>,
+    // Pairs in the order they were first requested: components are added to new receivers in this order.
+    order: Vec<RequestKey>,
+    next_id: u64,
+}
+
+impl ComponentRequests {
+    /// Records a request. Returns its handle and whether it is the first live request for its pair (only then
+    /// must components be added to existing receivers).
+    pub fn add(&mut self, key: RequestKey) -> (RequestHandle, bool) {
+        self.next_id += 1;
+        let id = self.next_id;
+        let count = self.counts.entry(key.clone()).or_insert(0);
+        *count += 1;
+        let first = *count == 1;
+        if first {
+            self.order.push(key.clone());
+        }
+        self.handles.insert(id, key);
+        (RequestHandle { id }, first)
+    }
+
+    /// Releases a handle. Returns the pair when this was its last live request: its components must go.
+    /// A handle this manager did not make (or already released) returns `None` and changes nothing.
+    pub fn release(&mut self, handle: RequestHandle) -> Option<RequestKey> {
+        let key = self.handles.remove(&handle.id)?;
+        let count = self.counts.get_mut(&key).expect("a live handle has a count");
+        *count -= 1;
+        if *count > 0 {
+            return None;
+        }
+        self.counts.remove(&key);
+        self.order.retain(|k| k != &key);
+        Some(key)
+    }
+
+    /// The component classes a new receiver gets, given its class chain (most derived first): for each level of
+    /// the chain, the live requests on that class in the order they were made. This is Unreal's walk from the
+    /// most derived class to the base.
+    pub fn components_for<'a>(&'a self, class_chain: &'a [&'a str]) -> impl Iterator<Item = &'a RequestKey> + 'a {
+        class_chain.iter().flat_map(move |class| {
+            self.order
+                .iter()
+                .filter(move |key| key.receiver_class == *class)
+        })
+    }
+
+    /// How many handles are live for a pair.
+    pub fn count(&self, key: &RequestKey) -> u32 {
+        self.counts.get(key).copied().unwrap_or(0)
+    }
+
+    /// How many handles are live in total.
+    pub fn live_handles(&self) -> usize {
+        self.handles.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(r: &str, c: &str) -> RequestKey {
+        RequestKey {
+            receiver_class: r.into(),
+            component_class: c.into(),
+        }
+    }
+
+    #[test]
+    fn ref_counted_per_pair() {
+        let mut requests = ComponentRequests::default();
+        let (a, first_a) = requests.add(key("Pawn", "Health"));
+        let (b, first_b) = requests.add(key("Pawn", "Health"));
+        assert!(first_a && !first_b);
+        assert_eq!(requests.count(&key("Pawn", "Health")), 2);
+        assert_eq!(requests.release(a), None);
+        assert_eq!(requests.release(b), Some(key("Pawn", "Health")));
+        assert_eq!(requests.live_handles(), 0);
+    }
+
+    #[test]
+    fn unknown_handles_change_nothing() {
+        let mut requests = ComponentRequests::default();
+        let (a, _) = requests.add(key("Pawn", "Health"));
+        assert_eq!(requests.release(RequestHandle { id: 999 }), None);
+        assert_eq!(requests.count(&key("Pawn", "Health")), 1);
+        assert!(requests.release(a).is_some());
+    }
+
+    #[test]
+    fn new_receivers_walk_most_derived_first() {
+        let mut requests = ComponentRequests::default();
+        let _base = requests.add(key("Pawn", "Movement"));
+        let _derived = requests.add(key("Character", "Health"));
+        let chain = ["Character", "Pawn", "Actor"];
+        let classes: Vec<_> = requests
+            .components_for(&chain)
+            .map(|k| k.component_class.as_str())
+            .collect();
+        assert_eq!(classes, ["Health", "Movement"]);
+    }
+}

@@ -1,0 +1,556 @@
+//! The experience manager: drives one world's experience through Lyra's load states and back.
+//!
+//! Loading: read the definition and its action sets, load the bundles this net mode wants, bring the features
+//! up in the feature subsystem (independent ones in parallel), wait the chaos delay if configured, then run
+//! every feature's actions in this world — each feature's instance gets registering, loading, activating and
+//! activated, with the manifest's built-in actions carried out between activating and activated — and finally
+//! the experience's and action sets' own actions. A feature that fails anywhere is recorded, shown and
+//! reported, and the rest of the experience goes on (Lyra counts a failed plugin as loaded).
+//!
+//! End of play undoes it in reverse: every instance is asked to deactivate (and may hold that open, like an
+//! Unreal deactivation pauser, until it reports done or the deadline passes), its actions are undone, then every
+//! instance unloads and unregisters, the features' activations are released and unused plugins go back to
+//! `Installed`.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::task::JoinSet;
+
+use super::callbacks::{LoadedCallback, LoadedCallbacks, LoadedExperience, Priority};
+use super::chaos::ChaosDelay;
+use super::definition::{DefinitionError, ExperienceDefinition};
+use super::load_state::ExperienceLoadState;
+use crate::assets::{AssetLoadError, Assets, BundleName};
+use crate::feature::{
+    ActionDef, ActivationContext, ActiveAction, CallError, Deactivation, FeatureSubsystem, InstanceEnv, PluginError,
+    PluginInstance, Transition,
+};
+use crate::timeline::{track, EventKind, Timeline};
+use crate::world::{self, NetMode, SharedWorld, WorldEvent};
+
+/// How an experience manager behaves; the defaults suit a game.
+#[derive(Debug, Clone)]
+pub struct ManagerOptions {
+    /// Lyra's chaos-testing delay; off when `None`.
+    pub chaos: Option<ChaosDelay>,
+    /// How long end of play waits for plugins holding deactivation open.
+    pub deactivation_deadline: Duration,
+    /// How often a held deactivation is polled.
+    pub deactivation_poll: Duration,
+}
+
+impl Default for ManagerOptions {
+    fn default() -> Self {
+        ManagerOptions {
+            chaos: None,
+            deactivation_deadline: Duration::from_secs(5),
+            deactivation_poll: Duration::from_millis(2),
+        }
+    }
+}
+
+/// A refused experience request. Failures of single features are not errors: they are in the [`LoadReport`].
+#[derive(Debug, thiserror::Error)]
+pub enum ExperienceError {
+    #[error("world {world:?} already has an experience ({state}); end play first")]
+    Busy { world: String, state: ExperienceLoadState },
+    #[error("world {0:?} has no loaded experience")]
+    NotLoaded(String),
+    #[error(transparent)]
+    Definition(#[from] DefinitionError),
+    #[error("{}: {source}", experience.display())]
+    Assets {
+        experience: std::path::PathBuf,
+        #[source]
+        source: AssetLoadError,
+    },
+    #[error("{}: {cause}", experience.display())]
+    World { experience: std::path::PathBuf, cause: String },
+}
+
+/// A feature (or action) that failed in this world, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The plugin, or `experience` for the experience's own actions.
+    pub source: String,
+    pub during: String,
+    pub cause: String,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} failed during {}: {}", self.source, self.during, self.cause)
+    }
+}
+
+/// What loading (and ending) an experience did.
+#[derive(Debug, Clone, Default)]
+pub struct LoadReport {
+    /// Plugins with a live instance in this world, in activation order.
+    pub active: Vec<String>,
+    pub failures: Vec<Failure>,
+    pub bundles: Vec<BundleName>,
+    pub chaos_delay: Option<Duration>,
+}
+
+struct FeatureInWorld {
+    name: String,
+    instance: Box<dyn PluginInstance>,
+    actions: Vec<ActiveAction>,
+}
+
+/// Drives one world's experience.
+pub struct ExperienceManager {
+    world: SharedWorld,
+    world_name: Arc<str>,
+    net_mode: NetMode,
+    features: Arc<FeatureSubsystem>,
+    timeline: Timeline,
+    options: ManagerOptions,
+    state: ExperienceLoadState,
+    visited: Vec<ExperienceLoadState>,
+    current: Option<Arc<ExperienceDefinition>>,
+    callbacks: LoadedCallbacks,
+    // Top-level features this experience activated in the subsystem (one activation each).
+    activated: Vec<String>,
+    in_world: Vec<FeatureInWorld>,
+    experience_actions: Vec<ActiveAction>,
+    report: LoadReport,
+}
+
+impl ExperienceManager {
+    /// A manager for `world`, whose features come from `features`.
+    pub fn new(world: SharedWorld, features: Arc<FeatureSubsystem>, timeline: Timeline, options: ManagerOptions) -> Self {
+        let (world_name, net_mode) = {
+            let w = world::lock(&world);
+            (Arc::from(w.name()), w.net_mode())
+        };
+        let manager = ExperienceManager {
+            world,
+            world_name,
+            net_mode,
+            features,
+            timeline,
+            options,
+            state: ExperienceLoadState::Unloaded,
+            visited: Vec::new(),
+            current: None,
+            callbacks: LoadedCallbacks::default(),
+            activated: Vec::new(),
+            in_world: Vec::new(),
+            experience_actions: Vec::new(),
+            report: LoadReport::default(),
+        };
+        manager.timeline.record(track::experience(&manager.world_name), EventKind::State, "Unloaded");
+        manager
+    }
+
+    pub fn state(&self) -> ExperienceLoadState {
+        self.state
+    }
+
+    /// Every state entered so far, in order, starting with the initial `Unloaded`.
+    pub fn visited_states(&self) -> Vec<ExperienceLoadState> {
+        std::iter::once(ExperienceLoadState::Unloaded).chain(self.visited.iter().copied()).collect()
+    }
+
+    pub fn world(&self) -> &SharedWorld {
+        &self.world
+    }
+
+    pub fn current(&self) -> Option<&Arc<ExperienceDefinition>> {
+        self.current.as_ref()
+    }
+
+    /// What the last load did, failures included.
+    pub fn report(&self) -> &LoadReport {
+        &self.report
+    }
+
+    /// Runs `callback` once the experience has loaded: now if it already has, else when loading finishes, after
+    /// every callback of a higher priority.
+    pub fn call_or_register_on_loaded(&mut self, priority: Priority, callback: LoadedCallback) {
+        match (&self.current, self.state) {
+            (Some(definition), ExperienceLoadState::Loaded) => callback(&LoadedExperience {
+                definition: definition.clone(),
+                world: self.world.clone(),
+            }),
+            _ => self.callbacks.register(priority, callback),
+        }
+    }
+
+    fn enter(&mut self, state: ExperienceLoadState) {
+        self.state = state;
+        self.visited.push(state);
+        self.timeline.record(track::experience(&self.world_name), EventKind::State, state.to_string());
+        tracing::info!(world = %self.world_name, %state, "experience state");
+    }
+
+    fn fail(&mut self, source: &str, during: &str, cause: String) {
+        let failure = Failure { source: source.to_string(), during: during.to_string(), cause };
+        self.timeline.record(track::experience(&self.world_name), EventKind::Failure, failure.to_string());
+        tracing::warn!(world = %self.world_name, "{failure}");
+        self.report.failures.push(failure);
+    }
+
+    fn flush_world_events(&self) {
+        let events = world::lock(&self.world).drain_events();
+        let track = track::world(&self.world_name);
+        for event in events {
+            let text = match event {
+                WorldEvent::ActorSpawned { actor, class } => format!("spawned {class} {actor}"),
+                WorldEvent::ActorDestroyed { actor } => format!("destroyed {actor}"),
+                WorldEvent::ComponentAdded { actor, component } => format!("added {component} to {actor}"),
+                WorldEvent::ComponentRemoved { actor, component } => format!("removed {component} from {actor}"),
+            };
+            self.timeline.record(&track, EventKind::World, text);
+        }
+    }
+
+    /// Loads the experience at `path` into this world. Returns an error only when the experience itself cannot
+    /// be used (unreadable, malformed, bad bundle); failing features are in [`report`](Self::report).
+    pub async fn load(&mut self, path: &Path) -> Result<&LoadReport, ExperienceError> {
+        if self.state != ExperienceLoadState::Unloaded {
+            return Err(ExperienceError::Busy { world: self.world_name.to_string(), state: self.state });
+        }
+        self.report = LoadReport::default();
+        self.enter(ExperienceLoadState::Loading);
+        let (definition, assets) = match self.read_experience(path).await {
+            Ok(read) => read,
+            Err(e) => {
+                self.timeline.record(track::experience(&self.world_name), EventKind::Failure, e.to_string());
+                self.enter(ExperienceLoadState::Unloaded);
+                return Err(e);
+            }
+        };
+        self.report.bundles = assets.bundles().to_vec();
+        self.current = Some(definition.clone());
+
+        let features = definition.all_features();
+        if !features.is_empty() {
+            self.enter(ExperienceLoadState::LoadingGameFeatures);
+            self.activate_features(&features).await;
+        }
+        if let Some(chaos) = self.options.chaos {
+            self.enter(ExperienceLoadState::LoadingChaosTestingDelay);
+            let delay = chaos.delay();
+            self.timeline.record(
+                track::experience(&self.world_name),
+                EventKind::Note,
+                format!("chaos delay {:.3} s (seed {})", delay.as_secs_f64(), chaos.seed),
+            );
+            self.report.chaos_delay = Some(delay);
+            tokio::time::sleep(delay).await;
+        }
+
+        self.enter(ExperienceLoadState::ExecutingActions);
+        let assets = Arc::new(assets);
+        for name in self.instance_order() {
+            self.run_feature_actions(&name, &assets).await;
+        }
+        let experience_actions = definition.actions.iter().chain(definition.action_sets.iter().flat_map(|s| &s.actions));
+        for action in experience_actions {
+            let result = action.activate(&mut world::lock(&self.world));
+            match result {
+                Ok(active) => self.experience_actions.push(active),
+                Err(e) => self.fail("experience", &action.describe(), e.to_string()),
+            }
+        }
+        self.flush_world_events();
+        self.report.active = self.in_world.iter().map(|f| f.name.clone()).collect();
+
+        self.enter(ExperienceLoadState::Loaded);
+        let loaded = LoadedExperience { definition, world: self.world.clone() };
+        self.callbacks.fire(&loaded);
+        self.flush_world_events();
+        Ok(&self.report)
+    }
+
+    async fn read_experience(&mut self, path: &Path) -> Result<(Arc<ExperienceDefinition>, Assets), ExperienceError> {
+        let definition = Arc::new(ExperienceDefinition::load(path).await?);
+        {
+            let mut w = world::lock(&self.world);
+            for (class, parent) in &definition.classes {
+                w.declare_class(class, parent).map_err(|e| ExperienceError::World {
+                    experience: definition.path.clone(),
+                    cause: e.to_string(),
+                })?;
+            }
+        }
+        let assets_error = |source| ExperienceError::Assets { experience: definition.path.clone(), source };
+        let mut assets = Assets::load(definition.dir(), &definition.bundles, self.net_mode).await.map_err(assets_error)?;
+        for set in &definition.action_sets {
+            let dir = set.path.parent().unwrap_or(Path::new("."));
+            assets.add(dir, &set.bundles, self.net_mode).await.map_err(assets_error)?;
+        }
+        self.timeline.record(
+            track::experience(&self.world_name),
+            EventKind::Note,
+            format!(
+                "experience {:?}: bundles {:?}, assets {:?}",
+                definition.name,
+                assets.bundles(),
+                assets.names()
+            ),
+        );
+        Ok((definition, assets))
+    }
+
+    /// Activates every feature in the subsystem, independent ones in parallel. Failures are recorded.
+    async fn activate_features(&mut self, features: &[String]) {
+        let mut loading = JoinSet::new();
+        for name in features {
+            let subsystem = self.features.clone();
+            let name = name.clone();
+            loading.spawn(async move {
+                let result = subsystem.activate(&name).await;
+                (name, result)
+            });
+        }
+        let mut results = HashMap::new();
+        while let Some(joined) = loading.join_next().await {
+            match joined {
+                Ok((name, result)) => {
+                    results.insert(name, result);
+                }
+                Err(e) => self.fail("experience", "LoadingGameFeatures", format!("a feature load task failed: {e}")),
+            }
+        }
+        // Record in the experience's order, so reports do not depend on which load finished first.
+        for name in features {
+            match results.remove(name) {
+                Some(Ok(())) => self.activated.push(name.clone()),
+                Some(Err(e)) => self.fail(name, "LoadingGameFeatures", e.to_string()),
+                None => {}
+            }
+        }
+    }
+
+    /// Plugins that get an instance in this world: each activated feature's activation closure, dependencies
+    /// first, each once.
+    fn instance_order(&self) -> Vec<String> {
+        let mut order: Vec<String> = Vec::new();
+        for feature in &self.activated {
+            for name in self.features.activation_order(feature).unwrap_or_default() {
+                if !order.contains(&name) {
+                    order.push(name);
+                }
+            }
+        }
+        order
+    }
+
+    fn context(&self) -> ActivationContext {
+        ActivationContext { world_name: self.world_name.to_string(), net_mode: self.net_mode }
+    }
+
+    fn record_call(&self, plugin: &str, hook: &str, outcome: &Result<impl std::fmt::Debug, CallError>) {
+        let text = match outcome {
+            Ok(value) => {
+                let shown = format!("{value:?}");
+                if shown == "()" { format!("{hook} ok") } else { format!("{hook} -> {shown}") }
+            }
+            Err(e) => format!("{hook} failed: {e}"),
+        };
+        self.timeline.record(track::instance(plugin, &self.world_name), EventKind::Call, text);
+    }
+
+    /// Creates the plugin's instance in this world and runs its actions; on failure, records it and leaves
+    /// nothing of the plugin in the world.
+    async fn run_feature_actions(&mut self, name: &str, experience_assets: &Arc<Assets>) {
+        let Some(code) = self.features.code(name) else {
+            self.fail(name, "ExecutingActions", "plugin is not loaded".into());
+            return;
+        };
+        let manifest = self.features.manifest(name).expect("loaded plugins are installed");
+        let assets = if manifest.bundles.is_empty() {
+            experience_assets.clone()
+        } else {
+            let mut merged = (**experience_assets).clone();
+            if let Err(e) = merged.add(&manifest.dir, &manifest.bundles, self.net_mode).await {
+                self.fail_feature(name, Transition::Loading, format!("{}: {e}", manifest.manifest_path.display()));
+                return;
+            }
+            Arc::new(merged)
+        };
+        let env = InstanceEnv {
+            plugin: Arc::from(name),
+            world_name: self.world_name.clone(),
+            net_mode: self.net_mode,
+            world: self.world.clone(),
+            assets,
+            timeline: self.timeline.clone(),
+        };
+        let started = Instant::now();
+        let mut instance = match code.instantiate(env) {
+            Ok(instance) => instance,
+            Err(e) => {
+                self.fail_feature(name, Transition::Loading, format!("instantiating: {e}"));
+                return;
+            }
+        };
+        self.timeline.record(
+            track::instance(name, &self.world_name),
+            EventKind::Load,
+            format!("instantiated in {:.1} us", started.elapsed().as_secs_f64() * 1e6),
+        );
+        let context = self.context();
+        let mut actions = Vec::new();
+        let outcome = self.activate_instance(name, instance.as_mut(), &manifest.actions, &context, &mut actions);
+        self.flush_world_events();
+        match outcome {
+            Ok(()) => self.in_world.push(FeatureInWorld { name: name.to_string(), instance, actions }),
+            Err((during, cause)) => {
+                let mut w = world::lock(&self.world);
+                for action in actions {
+                    action.deactivate(&mut w);
+                }
+                drop(w);
+                self.flush_world_events();
+                self.fail_feature(name, during, cause);
+            }
+        }
+    }
+
+    fn activate_instance(
+        &self,
+        name: &str,
+        instance: &mut dyn PluginInstance,
+        manifest_actions: &[ActionDef],
+        context: &ActivationContext,
+        actions: &mut Vec<ActiveAction>,
+    ) -> Result<(), (Transition, String)> {
+        let outcome = instance.on_registering();
+        self.record_call(name, "on-registering", &outcome);
+        outcome.map_err(|e| (Transition::Registering, format!("on-registering: {e}")))?;
+        let outcome = instance.on_loading();
+        self.record_call(name, "on-loading", &outcome);
+        outcome.map_err(|e| (Transition::Loading, format!("on-loading: {e}")))?;
+        let outcome = instance.on_activating(context);
+        self.record_call(name, "on-activating", &outcome);
+        outcome.map_err(|e| (Transition::Activating, format!("on-activating: {e}")))?;
+        for action in manifest_actions {
+            let result = action.activate(&mut world::lock(&self.world));
+            let active = result.map_err(|e| (Transition::Activating, format!("action {}: {e}", action.describe())))?;
+            actions.push(active);
+        }
+        let outcome = instance.on_activated();
+        self.record_call(name, "on-activated", &outcome);
+        outcome.map_err(|e| (Transition::Activating, format!("on-activated: {e}")))
+    }
+
+    fn fail_feature(&mut self, name: &str, during: Transition, cause: String) {
+        self.fail(name, &format!("{during:?}"), cause.clone());
+        self.features.record_error(name, PluginError { during, cause });
+    }
+
+    /// Ends play: deactivates every feature in this world (waiting for held deactivations up to the deadline),
+    /// undoes every action, releases the features and returns to `Unloaded`.
+    pub async fn end_play(&mut self) -> Result<(), ExperienceError> {
+        if self.state != ExperienceLoadState::Loaded {
+            return Err(ExperienceError::NotLoaded(self.world_name.to_string()));
+        }
+        self.enter(ExperienceLoadState::Deactivating);
+        {
+            let mut w = world::lock(&self.world);
+            for action in self.experience_actions.drain(..).rev() {
+                action.deactivate(&mut w);
+            }
+        }
+        let context = self.context();
+        let mut features = std::mem::take(&mut self.in_world);
+        features.reverse();
+        let mut pending = Vec::new();
+        for (index, feature) in features.iter_mut().enumerate() {
+            let outcome = feature.instance.on_deactivating(&context);
+            self.record_call(&feature.name, "on-deactivating", &outcome);
+            match outcome {
+                Ok(Deactivation::Pending) => pending.push(index),
+                Ok(Deactivation::Done) => {}
+                Err(e) => self.fail(&feature.name, "Deactivating", e.to_string()),
+            }
+            let mut w = world::lock(&self.world);
+            for action in feature.actions.drain(..) {
+                action.deactivate(&mut w);
+            }
+        }
+        self.flush_world_events();
+        self.wait_for_pausers(&mut features, pending).await;
+        for feature in &mut features {
+            let outcome = feature.instance.on_unloading();
+            self.record_call(&feature.name, "on-unloading", &outcome);
+        }
+        for feature in &mut features {
+            let outcome = feature.instance.on_unregistering();
+            self.record_call(&feature.name, "on-unregistering", &outcome);
+        }
+        drop(features);
+        self.flush_world_events();
+
+        let activated = std::mem::take(&mut self.activated);
+        for name in activated.iter().rev() {
+            if let Err(e) = self.features.deactivate(name).await {
+                self.fail(name, "Deactivating", e.to_string());
+            }
+        }
+        // Plugins nothing else holds go all the way down; another world's activation keeps its plugins up.
+        for name in self.all_feature_closure(&activated).iter().rev() {
+            if self.features.activations(name) == 0 {
+                let _ = self.features.unregister(name).await;
+            }
+        }
+        self.current = None;
+        self.enter(ExperienceLoadState::Unloaded);
+        Ok(())
+    }
+
+    fn all_feature_closure(&self, features: &[String]) -> Vec<String> {
+        let mut all: Vec<String> = Vec::new();
+        for feature in features {
+            for name in self.features.dependency_order(feature).unwrap_or_default() {
+                if !all.contains(&name) {
+                    all.push(name);
+                }
+            }
+        }
+        all
+    }
+
+    async fn wait_for_pausers(&mut self, features: &mut [FeatureInWorld], mut pending: Vec<usize>) {
+        if pending.is_empty() {
+            return;
+        }
+        let deadline = Instant::now() + self.options.deactivation_deadline;
+        self.timeline.record(
+            track::experience(&self.world_name),
+            EventKind::Note,
+            format!("waiting for {} plugin(s) holding deactivation open", pending.len()),
+        );
+        while !pending.is_empty() {
+            if Instant::now() >= deadline {
+                for index in pending.drain(..) {
+                    let name = features[index].name.clone();
+                    let cause = format!("still deactivating after {:?}; continuing without it", self.options.deactivation_deadline);
+                    self.fail(&name, "Deactivating", cause);
+                }
+                break;
+            }
+            tokio::time::sleep(self.options.deactivation_poll).await;
+            let mut still = Vec::new();
+            for index in pending {
+                let feature = &mut features[index];
+                let outcome = feature.instance.poll_deactivation();
+                self.record_call(&feature.name, "poll-deactivation", &outcome);
+                match outcome {
+                    Ok(Deactivation::Pending) => still.push(index),
+                    Ok(Deactivation::Done) => {}
+                    Err(e) => self.fail(&feature.name, "Deactivating", e.to_string()),
+                }
+            }
+            pending = still;
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! Plugin manifests: `plugin.toml`, the data half of a plugin package.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::action::ActionDef;
+use crate::assets::{resolve_within, BundleDeclarations};
+use crate::world::is_valid_class_name;
+
+/// The WIT package version this host implements. A plugin declares the version it was built against in
+/// `plugin.api`; a plugin for another minor version (0.x) or major version is refused at discovery.
+pub const API_VERSION: &str = "0.1.0";
+
+/// The manifest file name inside a plugin folder.
+pub const MANIFEST_FILE: &str = "plugin.toml";
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+struct ManifestFile {
+    plugin: PluginSection,
+    #[serde(default)]
+    dependencies: Vec<Dependency>,
+    #[serde(default)]
+    components: ComponentsSection,
+    #[serde(default)]
+    actions: Vec<ActionDef>,
+    #[serde(default)]
+    bundles: BundleDeclarations,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+struct PluginSection {
+    name: String,
+    version: String,
+    #[serde(default)]
+    description: String,
+    api: String,
+    component: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+struct ComponentsSection {
+    #[serde(default)]
+    classes: Vec<String>,
+}
+
+/// Another plugin this one needs, as an entry of Unreal's `.uplugin` "Plugins" list.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct Dependency {
+    pub name: String,
+    /// Activate the dependency before this plugin (otherwise it is only registered).
+    #[serde(default)]
+    pub activate: bool,
+}
+
+/// A validated manifest, with its paths resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PluginManifest {
+    pub name: String,
+    pub version: String,
+    pub description: String,
+    pub api: String,
+    /// The folder holding the manifest; every relative path in it is resolved against this.
+    pub dir: PathBuf,
+    pub manifest_path: PathBuf,
+    pub component_path: PathBuf,
+    pub dependencies: Vec<Dependency>,
+    /// Component classes the plugin adds to actors.
+    pub component_classes: Vec<String>,
+    pub actions: Vec<ActionDef>,
+    pub bundles: BundleDeclarations,
+}
+
+/// Why a manifest was refused. Displayed with the file it came from by [`ManifestError`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ManifestProblem {
+    #[error("cannot read it: {0}")]
+    Unreadable(String),
+    #[error("malformed TOML: {0}")]
+    Malformed(String),
+    #[error("plugin name {0:?} must be lowercase letters, digits and '-', starting with a letter")]
+    InvalidName(String),
+    #[error("plugin API {found:?} is not supported by this host (it implements {API_VERSION})")]
+    UnsupportedApi { found: String },
+    #[error("component path: {0}")]
+    ComponentPath(String),
+    #[error("bundle path: {0}")]
+    BundlePath(String),
+    #[error("dependency {0:?} is listed twice")]
+    DuplicateDependency(String),
+    #[error("the plugin depends on itself")]
+    SelfDependency,
+    #[error("{0:?} is not a valid component class name")]
+    InvalidComponentClass(String),
+}
+
+/// A manifest that could not be accepted, naming its file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {problem}", path.display())]
+pub struct ManifestError {
+    pub path: PathBuf,
+    pub problem: ManifestProblem,
+}
+
+impl PluginManifest {
+    /// Reads and validates `dir/plugin.toml`.
+    pub fn read(dir: &Path) -> Result<Self, ManifestError> {
+        let path = dir.join(MANIFEST_FILE);
+        let text = std::fs::read_to_string(&path).map_err(|e| ManifestError {
+            path: path.clone(),
+            problem: ManifestProblem::Unreadable(e.to_string()),
+        })?;
+        Self::parse(dir, &text).map_err(|problem| ManifestError { path, problem })
+    }
+
+    /// Validates manifest text as if it were `dir/plugin.toml`.
+    pub fn parse(dir: &Path, text: &str) -> Result<Self, ManifestProblem> {
+        let file: ManifestFile = toml::from_str(text).map_err(|e| ManifestProblem::Malformed(e.to_string().trim_end().to_string()))?;
+        let p = file.plugin;
+        if !is_valid_plugin_name(&p.name) {
+            return Err(ManifestProblem::InvalidName(p.name));
+        }
+        if !api_compatible(&p.api) {
+            return Err(ManifestProblem::UnsupportedApi { found: p.api });
+        }
+        let component_path = resolve_within(dir, &p.component).map_err(|e| ManifestProblem::ComponentPath(e.to_string()))?;
+        for relative in file.bundles.values().flat_map(|b| b.values()) {
+            resolve_within(dir, relative).map_err(|e| ManifestProblem::BundlePath(e.to_string()))?;
+        }
+        let mut seen = BTreeSet::new();
+        for dep in &file.dependencies {
+            if dep.name == p.name {
+                return Err(ManifestProblem::SelfDependency);
+            }
+            if !seen.insert(dep.name.as_str()) {
+                return Err(ManifestProblem::DuplicateDependency(dep.name.clone()));
+            }
+        }
+        if let Some(bad) = file.components.classes.iter().find(|c| !is_valid_class_name(c)) {
+            return Err(ManifestProblem::InvalidComponentClass(bad.clone()));
+        }
+        Ok(PluginManifest {
+            name: p.name,
+            version: p.version,
+            description: p.description,
+            api: p.api,
+            dir: dir.to_path_buf(),
+            manifest_path: dir.join(MANIFEST_FILE),
+            component_path,
+            dependencies: file.dependencies,
+            component_classes: file.components.classes,
+            actions: file.actions,
+            bundles: file.bundles,
+        })
+    }
+}
+
+/// Plugin names appear in logs, traces, experiences and dependency lists: keep them plain.
+pub fn is_valid_plugin_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// 0.x versions are compatible within a minor version, as Cargo treats them.
+fn api_compatible(found: &str) -> bool {
+    let major_minor = |v: &str| -> Option<(u64, u64)> {
+        let mut parts = v.split('.');
+        let major = parts.next()?.parse().ok()?;
+        let minor = parts.next()?.parse().ok()?;
+        let _patch: u64 = parts.next()?.parse().ok()?;
+        parts.next().is_none().then_some((major, minor))
+    };
+    match (major_minor(found), major_minor(API_VERSION)) {
+        (Some((fmaj, fmin)), Some((hmaj, hmin))) => fmaj == hmaj && (hmaj > 0 || fmin == hmin),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+        [plugin]
+        name = "shooter-core"
+        version = "1.0.0"
+        api = "0.1.0"
+        component = "shooter_core.wasm"
+
+        [[dependencies]]
+        name = "base"
+        activate = true
+
+        [[actions]]
+        kind = "add-components"
+        actor-class = "Character"
+        component-class = "Health"
+        server = false
+
+        [bundles.Client]
+        hud = "data/hud.txt"
+    "#;
+
+    #[test]
+    fn parses_a_full_manifest() {
+        let m = PluginManifest::parse(Path::new("/p/shooter-core"), GOOD).unwrap();
+        assert_eq!(m.name, "shooter-core");
+        assert_eq!(m.component_path, Path::new("/p/shooter-core/shooter_core.wasm"));
+        assert_eq!(m.dependencies, [Dependency { name: "base".into(), activate: true }]);
+        assert_eq!(m.actions[0].describe(), "add-components Health -> Character");
+    }
+
+    #[test]
+    fn refuses_bad_manifests_with_the_cause() {
+        let dir = Path::new("/p/x");
+        let cases: &[(&str, fn(&ManifestProblem) -> bool)] = &[
+            ("[plugin\nname=", |p| matches!(p, ManifestProblem::Malformed(_))),
+            (&GOOD.replace("shooter-core\"", "Shooter Core\""), |p| matches!(p, ManifestProblem::InvalidName(_))),
+            (&GOOD.replace("api = \"0.1.0\"", "api = \"0.2.0\""), |p| matches!(p, ManifestProblem::UnsupportedApi { .. })),
+            (&GOOD.replace("shooter_core.wasm", "../other/x.wasm"), |p| matches!(p, ManifestProblem::ComponentPath(_))),
+            (&GOOD.replace("data/hud.txt", "/etc/passwd"), |p| matches!(p, ManifestProblem::BundlePath(_))),
+            (&GOOD.replace("name = \"base\"", "name = \"shooter-core\""), |p| *p == ManifestProblem::SelfDependency),
+            (&GOOD.replace("kind = \"add-components\"", "kind = \"teleport\""), |p| matches!(p, ManifestProblem::Malformed(_))),
+            (&GOOD.replace("version = \"1.0.0\"", ""), |p| matches!(p, ManifestProblem::Malformed(_))),
+        ];
+        for (text, expected) in cases {
+            let problem = PluginManifest::parse(dir, text).unwrap_err();
+            assert!(expected(&problem), "{problem}");
+        }
+    }
+
+    #[test]
+    fn api_versions() {
+        assert!(api_compatible("0.1.0"));
+        assert!(api_compatible("0.1.7"));
+        assert!(!api_compatible("0.2.0"));
+        assert!(!api_compatible("1.1.0"));
+        assert!(!api_compatible("0.1"));
+        assert!(!api_compatible("zero"));
+    }
+}

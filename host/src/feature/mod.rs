@@ -1,0 +1,21 @@
+//! Game-feature plugins: their manifests, discovery, the process-wide state machine, and built-in actions.
+
+mod action;
+mod discovery;
+mod manifest;
+mod plugin;
+mod state;
+mod subsystem;
+
+#[cfg(test)]
+mod subsystem_tests;
+
+pub use action::{ActionDef, ActiveAction, AddComponents};
+pub use discovery::{discover, DiscoveryReport};
+pub use manifest::{is_valid_plugin_name, Dependency, ManifestError, ManifestProblem, PluginManifest, API_VERSION, MANIFEST_FILE};
+pub use plugin::{
+    ActivationContext, CallError, ComponentInterface, Deactivation, InstanceEnv, LoadError, LoadedPlugin, PluginInstance,
+    PluginLoader, Provenance,
+};
+pub use state::{Destination, PluginError, PluginState, Transition};
+pub use subsystem::{FeatureError, FeatureSubsystem, Observer, PluginInfo, StateChange};

@@ -1,0 +1,107 @@
+//! The seam between the feature subsystem and the code that runs plugins.
+//!
+//! The subsystem and the experience manager drive plugins through these traits; `crate::runtime` implements
+//! them with wasmtime, and tests can implement them in plain Rust.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::manifest::PluginManifest;
+use crate::assets::Assets;
+use crate::timeline::Timeline;
+use crate::world::{NetMode, SharedWorld};
+
+/// Makes a plugin's code ready to run: the subsystem's `Loading` transition.
+pub trait PluginLoader: Send + Sync {
+    /// Compiles the plugin's component (or reads it from the cache) and checks it against the host's world.
+    fn load(&self, manifest: &PluginManifest) -> Result<Arc<dyn LoadedPlugin>, LoadError>;
+}
+
+/// Why a plugin's code could not be loaded. Every variant names the file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LoadError {
+    #[error("component file {path} not found")]
+    MissingComponent { path: String },
+    #[error("component file {path} is not a valid WebAssembly component: {cause}")]
+    Invalid { path: String, cause: String },
+    #[error("component file {path} does not fit the gamefeature:plugin world: {cause}")]
+    Incompatible { path: String, cause: String },
+    #[error("component file {path}: {cause}")]
+    Other { path: String, cause: String },
+}
+
+/// How a loaded plugin's code was obtained, for timelines and benchmarks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provenance {
+    /// Compiled from the `.wasm` now (and written to the cache).
+    Compiled { took: Duration },
+    /// Read from the compiled-component cache.
+    Cached { took: Duration },
+}
+
+/// What a component imports and exports, for `gfhost inspect`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ComponentInterface {
+    pub imports: Vec<String>,
+    pub exports: Vec<String>,
+}
+
+/// A plugin's code, ready to instantiate in any number of worlds.
+pub trait LoadedPlugin: Send + Sync {
+    /// Creates the plugin's instance for one world.
+    fn instantiate(&self, env: InstanceEnv) -> Result<Box<dyn PluginInstance>, CallError>;
+
+    fn provenance(&self) -> Provenance;
+
+    fn interface(&self) -> ComponentInterface;
+}
+
+/// What an instance may see of its world.
+#[derive(Clone)]
+pub struct InstanceEnv {
+    pub plugin: Arc<str>,
+    pub world_name: Arc<str>,
+    pub net_mode: NetMode,
+    pub world: SharedWorld,
+    /// The experience's and the plugin's loaded bundles.
+    pub assets: Arc<Assets>,
+    pub timeline: Timeline,
+}
+
+/// A failed call into a plugin.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    /// The plugin answered with an error of its own; it is still healthy.
+    #[error("{0}")]
+    Refused(String),
+    /// The plugin trapped (panic, bad memory access, limit); its instance must not be called again.
+    #[error("trapped: {0}")]
+    Trapped(String),
+}
+
+/// Whether a plugin has finished deactivating.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deactivation {
+    Done,
+    /// Held open, as with an Unreal deactivation pauser: ask again with `poll_deactivation`.
+    Pending,
+}
+
+/// The context of an activation or deactivation: which world.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActivationContext {
+    pub world_name: String,
+    pub net_mode: NetMode,
+}
+
+/// One plugin's instance in one world: the guest's lifecycle exports.
+pub trait PluginInstance: Send {
+    fn on_registering(&mut self) -> Result<(), CallError>;
+    fn on_loading(&mut self) -> Result<(), CallError>;
+    fn on_activating(&mut self, context: &ActivationContext) -> Result<(), CallError>;
+    fn on_activated(&mut self) -> Result<(), CallError>;
+    fn on_deactivating(&mut self, context: &ActivationContext) -> Result<Deactivation, CallError>;
+    fn poll_deactivation(&mut self) -> Result<Deactivation, CallError>;
+    fn on_unloading(&mut self) -> Result<(), CallError>;
+    fn on_unregistering(&mut self) -> Result<(), CallError>;
+}

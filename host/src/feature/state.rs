@@ -1,0 +1,90 @@
+//! The plugin state machine's states.
+
+use std::fmt;
+
+/// The stable states a plugin can be asked to reach, in order. A plugin at `Loaded` has passed `Registered`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Destination {
+    /// Found on disk, manifest read.
+    Installed,
+    /// Manifest validated against the registry; dependencies registered.
+    Registered,
+    /// Component compiled (or read from the cache) and pre-instantiated: ready to instantiate in worlds.
+    Loaded,
+    /// At least one world holds an activation.
+    Active,
+}
+
+impl Destination {
+    /// The next stable state up, if any.
+    pub fn above(self) -> Option<Destination> {
+        match self {
+            Destination::Installed => Some(Destination::Registered),
+            Destination::Registered => Some(Destination::Loaded),
+            Destination::Loaded => Some(Destination::Active),
+            Destination::Active => None,
+        }
+    }
+
+    /// The next stable state down, if any.
+    pub fn below(self) -> Option<Destination> {
+        match self {
+            Destination::Installed => None,
+            Destination::Registered => Some(Destination::Installed),
+            Destination::Loaded => Some(Destination::Registered),
+            Destination::Active => Some(Destination::Loaded),
+        }
+    }
+}
+
+/// The work between two stable states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Transition {
+    WaitingForDependencies,
+    Registering,
+    Loading,
+    ActivatingDependencies,
+    Activating,
+    Deactivating,
+    Unloading,
+    Unregistering,
+}
+
+/// Why a plugin is in an error state: the transition that failed and what went wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginError {
+    pub during: Transition,
+    pub cause: String,
+}
+
+impl fmt::Display for PluginError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "failed while {:?}: {}", self.during, self.cause)
+    }
+}
+
+/// Where a plugin is: at a stable state, between two, or stopped by an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PluginState {
+    Stable(Destination),
+    Transition(Transition),
+    /// Stopped by an error. The plugin stays at the last stable state it reached; asking for a destination again
+    /// retries from there.
+    Error(PluginError),
+}
+
+impl PluginState {
+    pub fn is_error(&self) -> bool {
+        matches!(self, PluginState::Error(_))
+    }
+}
+
+impl fmt::Display for PluginState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PluginState::Stable(d) => write!(f, "{d:?}"),
+            PluginState::Transition(t) => write!(f, "{t:?}"),
+            PluginState::Error(e) => write!(f, "Error{:?}: {}", e.during, e.cause),
+        }
+    }
+}

@@ -1,0 +1,495 @@
+//! The feature subsystem: the process-wide registry and state machine of every plugin.
+//!
+//! This is Unreal's `UGameFeaturesSubsystem`. Plugins move between the destinations
+//! `Installed < Registered < Loaded < Active` one step at a time, through transition states, and stop in an
+//! error state that carries the cause when a step fails. Dependencies come up first: registered, or activated
+//! when the manifest says `activate = true`. Activation is ref-counted: every world (or other user) that
+//! activates a plugin holds one activation, and the plugin stays `Active` until the last is released.
+//!
+//! Transitions of one plugin are serialised by a per-plugin async lock, so independent plugins load in parallel
+//! while two users bringing up a shared dependency wait for one load instead of doing it twice.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::discovery::{discover, DiscoveryReport};
+use super::manifest::PluginManifest;
+use super::plugin::{LoadError, LoadedPlugin, PluginLoader};
+use super::state::{Destination, PluginError, PluginState, Transition};
+
+/// A refused or failed subsystem request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FeatureError {
+    #[error("no plugin named {0:?} is installed")]
+    UnknownPlugin(String),
+    #[error("plugin {name:?} is installed twice: {} and {}", first.display(), second.display())]
+    DuplicatePlugin { name: String, first: PathBuf, second: PathBuf },
+    #[error("{}: dependency cycle {}", manifest.display(), cycle.join(" -> "))]
+    DependencyCycle { cycle: Vec<String>, manifest: PathBuf },
+    #[error("{}: plugin {plugin:?} depends on {dependency:?}, which is not installed", manifest.display())]
+    UnknownDependency { plugin: String, dependency: String, manifest: PathBuf },
+    #[error("plugin {plugin:?} {error}")]
+    Failed { plugin: String, error: PluginError },
+    #[error("plugin {0:?} is not active")]
+    NotActive(String),
+    #[error("plugin {plugin:?} still has {activations} activation(s); deactivate it first")]
+    StillActive { plugin: String, activations: u32 },
+}
+
+/// A plugin entering a state, as observers see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateChange {
+    pub plugin: String,
+    /// The state left.
+    pub from: PluginState,
+    /// The state entered.
+    pub state: PluginState,
+}
+
+/// Something told of every plugin state change, like Unreal's `IGameFeatureStateChangeObserver`.
+pub type Observer = Arc<dyn Fn(&StateChange) + Send + Sync>;
+
+/// A snapshot of one plugin, for listings.
+#[derive(Debug, Clone)]
+pub struct PluginInfo {
+    pub manifest: Arc<PluginManifest>,
+    pub state: PluginState,
+    pub activations: u32,
+}
+
+struct Entry {
+    manifest: Arc<PluginManifest>,
+    // The last stable state reached; the state machine resumes from here after an error.
+    stable: Destination,
+    state: PluginState,
+    code: Option<Arc<dyn LoadedPlugin>>,
+    activations: u32,
+    // Dependencies this plugin activated on its way to Active; released on its way down.
+    held_dependencies: Vec<String>,
+    transitions: Arc<tokio::sync::Mutex<()>>,
+}
+
+type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The registry and state machine of every plugin in the process.
+pub struct FeatureSubsystem {
+    loader: Arc<dyn PluginLoader>,
+    plugins: Mutex<BTreeMap<String, Entry>>,
+    observers: Mutex<Vec<Observer>>,
+}
+
+impl FeatureSubsystem {
+    /// A subsystem whose `Loading` transitions use `loader`.
+    pub fn new(loader: Arc<dyn PluginLoader>) -> Arc<Self> {
+        Arc::new(FeatureSubsystem {
+            loader,
+            plugins: Mutex::new(BTreeMap::new()),
+            observers: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn plugins(&self) -> MutexGuard<'_, BTreeMap<String, Entry>> {
+        // Entries are updated with single assignments, so a poisoned lock still holds consistent data.
+        self.plugins.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds an observer told of every later state change.
+    pub fn add_observer(&self, observer: Observer) {
+        self.observers.lock().unwrap_or_else(|e| e.into_inner()).push(observer);
+    }
+
+    /// Installs every plugin found in `dirs`. Bad manifests are reported and skipped; the rest are installed.
+    pub fn discover(&self, dirs: &[PathBuf]) -> DiscoveryReport {
+        let mut report = discover(dirs);
+        let manifests = std::mem::take(&mut report.found);
+        for manifest in manifests {
+            match self.install(manifest.clone()) {
+                Ok(()) => report.found.push(manifest),
+                Err(e) => report.errors.push(e.to_string()),
+            }
+        }
+        report
+    }
+
+    /// Installs one plugin from its manifest.
+    pub fn install(&self, manifest: PluginManifest) -> Result<(), FeatureError> {
+        let name = manifest.name.clone();
+        {
+            let mut plugins = self.plugins();
+            if let Some(existing) = plugins.get(&name) {
+                if existing.manifest.manifest_path == manifest.manifest_path {
+                    return Ok(());
+                }
+                return Err(FeatureError::DuplicatePlugin {
+                    name,
+                    first: existing.manifest.manifest_path.clone(),
+                    second: manifest.manifest_path,
+                });
+            }
+            plugins.insert(
+                name.clone(),
+                Entry {
+                    manifest: Arc::new(manifest),
+                    stable: Destination::Installed,
+                    state: PluginState::Stable(Destination::Installed),
+                    code: None,
+                    activations: 0,
+                    held_dependencies: Vec::new(),
+                    transitions: Arc::new(tokio::sync::Mutex::new(())),
+                },
+            );
+        }
+        let installed = PluginState::Stable(Destination::Installed);
+        self.notify(&name, installed.clone(), installed);
+        Ok(())
+    }
+
+    /// The plugin's current state.
+    pub fn state(&self, name: &str) -> Option<PluginState> {
+        self.plugins().get(name).map(|e| e.state.clone())
+    }
+
+    /// The plugin's manifest.
+    pub fn manifest(&self, name: &str) -> Option<Arc<PluginManifest>> {
+        self.plugins().get(name).map(|e| e.manifest.clone())
+    }
+
+    /// The plugin's loaded code, when it is `Loaded` or `Active`.
+    pub fn code(&self, name: &str) -> Option<Arc<dyn LoadedPlugin>> {
+        self.plugins().get(name).and_then(|e| e.code.clone())
+    }
+
+    /// How many activations the plugin holds.
+    pub fn activations(&self, name: &str) -> u32 {
+        self.plugins().get(name).map_or(0, |e| e.activations)
+    }
+
+    /// Every installed plugin, by name.
+    pub fn list(&self) -> Vec<PluginInfo> {
+        self.plugins()
+            .values()
+            .map(|e| PluginInfo {
+                manifest: e.manifest.clone(),
+                state: e.state.clone(),
+                activations: e.activations,
+            })
+            .collect()
+    }
+
+    /// The plugin's dependencies in the order they must come up: each after its own dependencies, without
+    /// repeats, the plugin itself last. Fails on unknown dependencies and cycles, naming the manifest.
+    pub fn dependency_order(&self, name: &str) -> Result<Vec<String>, FeatureError> {
+        let plugins = self.plugins();
+        let mut order = Vec::new();
+        let mut path = Vec::new();
+        visit(&plugins, name, &mut path, &mut order)?;
+        Ok(order)
+    }
+
+    /// The plugins that activating `name` activates, in activation order: its `activate = true` dependencies
+    /// (recursively, each after its own), then the plugin itself.
+    pub fn activation_order(&self, name: &str) -> Result<Vec<String>, FeatureError> {
+        self.dependency_order(name)?;
+        let plugins = self.plugins();
+        let mut order = Vec::new();
+        collect_activated(&plugins, name, &mut order);
+        Ok(order)
+    }
+
+    /// Puts the plugin in an error state without moving it: a world reports that the plugin failed there while
+    /// its activation stays held until that world releases it.
+    pub fn record_error(&self, name: &str, error: PluginError) {
+        if self.plugins().contains_key(name) {
+            self.fail(name, error);
+        }
+    }
+
+    /// Brings the plugin (and its dependencies) to `Registered`, or takes it down to it.
+    pub async fn register(&self, name: &str) -> Result<(), FeatureError> {
+        self.change_target(name, Destination::Registered).await
+    }
+
+    /// Brings the plugin (and its dependencies) to `Loaded`, or takes it down to it.
+    pub async fn load(&self, name: &str) -> Result<(), FeatureError> {
+        self.change_target(name, Destination::Loaded).await
+    }
+
+    /// Takes the plugin down to `Registered`: its compiled code is dropped.
+    pub async fn unload(&self, name: &str) -> Result<(), FeatureError> {
+        self.change_target(name, Destination::Registered).await
+    }
+
+    /// Takes the plugin all the way down to `Installed`.
+    pub async fn unregister(&self, name: &str) -> Result<(), FeatureError> {
+        self.change_target(name, Destination::Installed).await
+    }
+
+    /// Takes one activation: the first brings the plugin up to `Active`, activating its `activate = true`
+    /// dependencies first; later ones only count.
+    pub async fn activate(&self, name: &str) -> Result<(), FeatureError> {
+        self.activate_boxed(name.to_string()).await
+    }
+
+    fn activate_boxed(&self, name: String) -> BoxFuture<'_, Result<(), FeatureError>> {
+        Box::pin(async move {
+            let lock = self.transition_lock(&name)?;
+            let _serialised = lock.lock().await;
+            if self.activations(&name) > 0 {
+                self.with_entry(&name, |e| e.activations += 1);
+                return Ok(());
+            }
+            self.drive(&name, Destination::Active).await?;
+            self.with_entry(&name, |e| e.activations = 1);
+            Ok(())
+        })
+    }
+
+    /// Releases one activation; the last one takes the plugin down to `Loaded` and releases the dependencies it
+    /// activated.
+    pub async fn deactivate(&self, name: &str) -> Result<(), FeatureError> {
+        self.release(name.to_string(), None).await
+    }
+
+    /// Releases one activation because using it failed in a world (the plugin refused activation, say). The
+    /// plugin goes down like [`deactivate`](Self::deactivate) when it was the last activation, and then rests in
+    /// an error state with the cause, so listings show it until it is next asked to change state.
+    pub async fn deactivate_with_error(&self, name: &str, error: PluginError) -> Result<(), FeatureError> {
+        self.release(name.to_string(), Some(error)).await
+    }
+
+    fn release(&self, name: String, error: Option<PluginError>) -> BoxFuture<'_, Result<(), FeatureError>> {
+        Box::pin(async move {
+            let lock = self.transition_lock(&name)?;
+            let _serialised = lock.lock().await;
+            let remaining = match self.activations(&name) {
+                0 => return Err(FeatureError::NotActive(name)),
+                n => n - 1,
+            };
+            self.with_entry(&name, |e| e.activations = remaining);
+            if remaining == 0 {
+                self.drive(&name, Destination::Loaded).await?;
+            }
+            if let Some(error) = error {
+                self.fail(&name, error);
+            }
+            Ok(())
+        })
+    }
+
+    /// Moves the plugin to a destination below `Active`. Refused while activations are held: those are released
+    /// with [`deactivate`](Self::deactivate).
+    pub async fn change_target(&self, name: &str, target: Destination) -> Result<(), FeatureError> {
+        self.change_target_boxed(name.to_string(), target).await
+    }
+
+    fn change_target_boxed(&self, name: String, target: Destination) -> BoxFuture<'_, Result<(), FeatureError>> {
+        Box::pin(async move {
+            if target == Destination::Active {
+                return self.activate_boxed(name).await;
+            }
+            let lock = self.transition_lock(&name)?;
+            let _serialised = lock.lock().await;
+            let activations = self.activations(&name);
+            if activations > 0 {
+                return Err(FeatureError::StillActive { plugin: name, activations });
+            }
+            self.drive(&name, target).await
+        })
+    }
+
+    fn transition_lock(&self, name: &str) -> Result<Arc<tokio::sync::Mutex<()>>, FeatureError> {
+        self.plugins()
+            .get(name)
+            .map(|e| e.transitions.clone())
+            .ok_or_else(|| FeatureError::UnknownPlugin(name.to_string()))
+    }
+
+    fn with_entry<R>(&self, name: &str, f: impl FnOnce(&mut Entry) -> R) -> R {
+        f(self.plugins().get_mut(name).expect("entries are never removed"))
+    }
+
+    /// Steps from the last stable state to `target`, one destination at a time. The caller holds the
+    /// plugin's transition lock.
+    async fn drive(&self, name: &str, target: Destination) -> Result<(), FeatureError> {
+        loop {
+            let stable = self.with_entry(name, |e| e.stable);
+            if stable == target {
+                // Arriving again clears an error left by an earlier attempt.
+                if self.state(name).is_some_and(|s| s.is_error()) {
+                    self.enter(name, PluginState::Stable(stable));
+                }
+                return Ok(());
+            }
+            let result = if stable < target {
+                self.step_up(name, stable).await
+            } else {
+                self.step_down(name, stable).await;
+                Ok(())
+            };
+            if let Err(error) = result {
+                self.fail(name, error.clone());
+                return Err(FeatureError::Failed { plugin: name.to_string(), error });
+            }
+        }
+    }
+
+    async fn step_up(&self, name: &str, from: Destination) -> Result<(), PluginError> {
+        let manifest = self.manifest(name).expect("entry exists");
+        match from {
+            Destination::Installed => {
+                self.enter(name, PluginState::Transition(Transition::WaitingForDependencies));
+                let failed = |cause: String| PluginError { during: Transition::WaitingForDependencies, cause };
+                self.dependency_order(name).map_err(|e| failed(e.to_string()))?;
+                for dep in &manifest.dependencies {
+                    self.change_target_floor(&dep.name, Destination::Registered)
+                        .await
+                        .map_err(|e| failed(format!("dependency {:?} failed: {e}", dep.name)))?;
+                }
+                self.enter(name, PluginState::Transition(Transition::Registering));
+                self.arrive(name, Destination::Registered);
+            }
+            Destination::Registered => {
+                self.enter(name, PluginState::Transition(Transition::Loading));
+                let loader = self.loader.clone();
+                let owned = manifest.clone();
+                let code = tokio::task::spawn_blocking(move || loader.load(&owned))
+                    .await
+                    .unwrap_or_else(|panic| {
+                        Err(LoadError::Other {
+                            path: manifest.component_path.display().to_string(),
+                            cause: format!("loader panicked: {panic}"),
+                        })
+                    })
+                    .map_err(|e| PluginError { during: Transition::Loading, cause: e.to_string() })?;
+                self.with_entry(name, |e| e.code = Some(code));
+                self.arrive(name, Destination::Loaded);
+            }
+            Destination::Loaded => {
+                self.enter(name, PluginState::Transition(Transition::ActivatingDependencies));
+                for dep in manifest.dependencies.iter().filter(|d| d.activate) {
+                    if let Err(e) = self.activate_boxed(dep.name.clone()).await {
+                        self.release_held_dependencies(name).await;
+                        return Err(PluginError {
+                            during: Transition::ActivatingDependencies,
+                            cause: format!("dependency {:?} failed: {e}", dep.name),
+                        });
+                    }
+                    self.with_entry(name, |e| e.held_dependencies.push(dep.name.clone()));
+                }
+                self.enter(name, PluginState::Transition(Transition::Activating));
+                self.arrive(name, Destination::Active);
+            }
+            Destination::Active => unreachable!("nothing is above Active"),
+        }
+        Ok(())
+    }
+
+    async fn step_down(&self, name: &str, from: Destination) {
+        match from {
+            Destination::Active => {
+                self.enter(name, PluginState::Transition(Transition::Deactivating));
+                self.release_held_dependencies(name).await;
+                self.arrive(name, Destination::Loaded);
+            }
+            Destination::Loaded => {
+                self.enter(name, PluginState::Transition(Transition::Unloading));
+                self.with_entry(name, |e| e.code = None);
+                self.arrive(name, Destination::Registered);
+            }
+            Destination::Registered => {
+                self.enter(name, PluginState::Transition(Transition::Unregistering));
+                self.arrive(name, Destination::Installed);
+            }
+            Destination::Installed => unreachable!("nothing is below Installed"),
+        }
+    }
+
+    /// Brings a dependency at least to `floor`, leaving it where it is when it is already higher.
+    fn change_target_floor<'a>(&'a self, name: &'a str, floor: Destination) -> BoxFuture<'a, Result<(), FeatureError>> {
+        Box::pin(async move {
+            let lock = self.transition_lock(name)?;
+            let _serialised = lock.lock().await;
+            let (stable, errored) = self.with_entry(name, |e| (e.stable, e.state.is_error()));
+            if stable >= floor && !errored {
+                return Ok(());
+            }
+            self.drive(name, floor.max(stable)).await
+        })
+    }
+
+    async fn release_held_dependencies(&self, name: &str) {
+        let held = self.with_entry(name, |e| std::mem::take(&mut e.held_dependencies));
+        for dep in held.iter().rev() {
+            // A dependency we activated is active until we release it; failure here means it is already down.
+            let _ = self.release(dep.clone(), None).await;
+        }
+    }
+
+    fn enter(&self, name: &str, state: PluginState) {
+        let from = self.with_entry(name, |e| std::mem::replace(&mut e.state, state.clone()));
+        self.notify(name, from, state);
+    }
+
+    fn arrive(&self, name: &str, destination: Destination) {
+        self.with_entry(name, |e| e.stable = destination);
+        self.enter(name, PluginState::Stable(destination));
+    }
+
+    fn fail(&self, name: &str, error: PluginError) {
+        self.enter(name, PluginState::Error(error));
+    }
+
+    fn notify(&self, plugin: &str, from: PluginState, state: PluginState) {
+        let observers = self.observers.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let change = StateChange { plugin: plugin.to_string(), from, state };
+        for observer in observers {
+            observer(&change);
+        }
+    }
+}
+
+fn visit(
+    plugins: &BTreeMap<String, Entry>,
+    name: &str,
+    path: &mut Vec<String>,
+    order: &mut Vec<String>,
+) -> Result<(), FeatureError> {
+    if order.iter().any(|n| n == name) {
+        return Ok(());
+    }
+    let entry = plugins.get(name).ok_or_else(|| FeatureError::UnknownPlugin(name.to_string()))?;
+    if let Some(start) = path.iter().position(|n| n == name) {
+        let mut cycle = path[start..].to_vec();
+        cycle.push(name.to_string());
+        return Err(FeatureError::DependencyCycle { cycle, manifest: entry.manifest.manifest_path.clone() });
+    }
+    path.push(name.to_string());
+    for dep in &entry.manifest.dependencies {
+        if !plugins.contains_key(&dep.name) {
+            return Err(FeatureError::UnknownDependency {
+                plugin: name.to_string(),
+                dependency: dep.name.clone(),
+                manifest: entry.manifest.manifest_path.clone(),
+            });
+        }
+        visit(plugins, &dep.name, path, order)?;
+    }
+    path.pop();
+    order.push(name.to_string());
+    Ok(())
+}
+
+fn collect_activated(plugins: &BTreeMap<String, Entry>, name: &str, order: &mut Vec<String>) {
+    if order.iter().any(|n| n == name) {
+        return;
+    }
+    if let Some(entry) = plugins.get(name) {
+        for dep in entry.manifest.dependencies.iter().filter(|d| d.activate) {
+            collect_activated(plugins, &dep.name, order);
+        }
+    }
+    order.push(name.to_string());
+}

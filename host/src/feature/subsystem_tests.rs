@@ -1,0 +1,173 @@
+//! The state machine driven with an in-memory loader: no Wasm involved.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::*;
+
+/// Loads every plugin except those named in `broken`, recording the order of loads.
+#[derive(Default)]
+struct FakeLoader {
+    broken: Vec<String>,
+    loads: Mutex<Vec<String>>,
+}
+
+struct FakeCode;
+
+impl LoadedPlugin for FakeCode {
+    fn instantiate(&self, _env: InstanceEnv) -> Result<Box<dyn PluginInstance>, CallError> {
+        Err(CallError::Refused("not used here".into()))
+    }
+    fn provenance(&self) -> Provenance {
+        Provenance::Compiled { took: Duration::ZERO }
+    }
+    fn interface(&self) -> ComponentInterface {
+        ComponentInterface::default()
+    }
+}
+
+impl PluginLoader for FakeLoader {
+    fn load(&self, manifest: &PluginManifest) -> Result<Arc<dyn LoadedPlugin>, LoadError> {
+        self.loads.lock().unwrap().push(manifest.name.clone());
+        if self.broken.contains(&manifest.name) {
+            return Err(LoadError::Invalid { path: manifest.component_path.display().to_string(), cause: "broken".into() });
+        }
+        Ok(Arc::new(FakeCode))
+    }
+}
+
+fn manifest(name: &str, deps: &[(&str, bool)]) -> PluginManifest {
+    let mut text = format!("[plugin]\nname = \"{name}\"\nversion = \"1.0.0\"\napi = \"{API_VERSION}\"\ncomponent = \"{name}.wasm\"\n");
+    for (dep, activate) in deps {
+        text += &format!("[[dependencies]]\nname = \"{dep}\"\nactivate = {activate}\n");
+    }
+    PluginManifest::parse(&Path::new("/plugins").join(name), &text).unwrap()
+}
+
+fn subsystem(plugins: &[PluginManifest], broken: &[&str]) -> (Arc<FeatureSubsystem>, Arc<FakeLoader>, Arc<Mutex<Vec<String>>>) {
+    let loader = Arc::new(FakeLoader { broken: broken.iter().map(|s| s.to_string()).collect(), ..Default::default() });
+    let subsystem = FeatureSubsystem::new(loader.clone());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    subsystem.add_observer(Arc::new(move |c: &StateChange| sink.lock().unwrap().push(format!("{} {}", c.plugin, c.state))));
+    for m in plugins {
+        subsystem.install(m.clone()).unwrap();
+    }
+    seen.lock().unwrap().clear();
+    (subsystem, loader, seen)
+}
+
+fn active() -> PluginState {
+    PluginState::Stable(Destination::Active)
+}
+
+#[tokio::test]
+async fn activation_walks_every_state_and_back() {
+    let (s, _, seen) = subsystem(&[manifest("a", &[])], &[]);
+    s.activate("a").await.unwrap();
+    s.deactivate("a").await.unwrap();
+    s.unregister("a").await.unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            "a WaitingForDependencies", "a Registering", "a Registered", "a Loading", "a Loaded",
+            "a ActivatingDependencies", "a Activating", "a Active", "a Deactivating", "a Loaded", "a Unloading",
+            "a Registered", "a Unregistering", "a Installed",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn dependencies_come_up_first() {
+    let (s, loader, seen) = subsystem(
+        &[manifest("app", &[("lib", true), ("data", false)]), manifest("lib", &[]), manifest("data", &[])],
+        &[],
+    );
+    s.activate("app").await.unwrap();
+    assert_eq!(s.state("lib"), Some(active()));
+    assert_eq!(s.state("data"), Some(PluginState::Stable(Destination::Registered)));
+    let seen = seen.lock().unwrap().clone();
+    let position = |entry: &str| seen.iter().position(|s| s == entry).unwrap_or_else(|| panic!("{entry} in {seen:?}"));
+    assert!(position("lib Registered") < position("app Registering"));
+    assert!(position("data Registered") < position("app Registering"));
+    assert!(position("lib Active") < position("app Activating"));
+    assert_eq!(*loader.loads.lock().unwrap(), ["app", "lib"]);
+    s.deactivate("app").await.unwrap();
+    assert_eq!(s.activations("lib"), 0, "the dependency's activation is released with its dependent's");
+    assert_eq!(s.state("lib"), Some(PluginState::Stable(Destination::Loaded)));
+}
+
+#[tokio::test]
+async fn cycles_are_refused_naming_the_manifest() {
+    let (s, _, _) = subsystem(&[manifest("a", &[("b", false)]), manifest("b", &[("c", false)]), manifest("c", &[("a", false)])], &[]);
+    let err = s.dependency_order("a").unwrap_err();
+    assert_eq!(err.to_string(), "/plugins/a/plugin.toml: dependency cycle a -> b -> c -> a");
+    let err = s.activate("a").await.unwrap_err();
+    assert!(err.to_string().contains("dependency cycle a -> b -> c -> a"), "{err}");
+    assert!(matches!(s.state("a"), Some(PluginState::Error(PluginError { during: Transition::WaitingForDependencies, .. }))));
+}
+
+#[tokio::test]
+async fn a_failed_dependency_fails_its_dependents() {
+    let (s, _, _) = subsystem(&[manifest("app", &[("lib", true)]), manifest("lib", &[]), manifest("other", &[])], &["lib"]);
+    let err = s.activate("app").await.unwrap_err();
+    assert!(err.to_string().contains("dependency \"lib\" failed"), "{err}");
+    assert!(matches!(s.state("lib"), Some(PluginState::Error(PluginError { during: Transition::Loading, .. }))));
+    assert!(matches!(
+        s.state("app"),
+        Some(PluginState::Error(PluginError { during: Transition::ActivatingDependencies, .. }))
+    ));
+    assert_eq!(s.activations("app"), 0);
+    s.activate("other").await.unwrap();
+    assert_eq!(s.state("other"), Some(active()));
+}
+
+#[tokio::test]
+async fn activation_is_ref_counted() {
+    let (s, _, _) = subsystem(&[manifest("a", &[])], &[]);
+    s.activate("a").await.unwrap();
+    s.activate("a").await.unwrap();
+    assert_eq!(s.activations("a"), 2);
+    assert!(matches!(s.unload("a").await, Err(FeatureError::StillActive { activations: 2, .. })));
+    s.deactivate("a").await.unwrap();
+    assert_eq!(s.state("a"), Some(active()));
+    s.deactivate("a").await.unwrap();
+    assert_eq!(s.state("a"), Some(PluginState::Stable(Destination::Loaded)));
+    assert_eq!(s.deactivate("a").await, Err(FeatureError::NotActive("a".into())));
+}
+
+#[tokio::test]
+async fn a_shared_dependency_loads_once_under_concurrent_activation() {
+    let (s, loader, _) = subsystem(
+        &[manifest("x", &[("base", true)]), manifest("y", &[("base", true)]), manifest("base", &[])],
+        &[],
+    );
+    let (x, y) = tokio::join!(s.activate("x"), s.activate("y"));
+    x.unwrap();
+    y.unwrap();
+    let loads = loader.loads.lock().unwrap().clone();
+    assert_eq!(loads.iter().filter(|n| *n == "base").count(), 1, "{loads:?}");
+    assert_eq!(s.activations("base"), 2);
+}
+
+#[tokio::test]
+async fn errors_rest_until_retried() {
+    let (s, _, _) = subsystem(&[manifest("a", &[])], &[]);
+    s.activate("a").await.unwrap();
+    let error = PluginError { during: Transition::Activating, cause: "refused".into() };
+    s.deactivate_with_error("a", error.clone()).await.unwrap();
+    assert_eq!(s.state("a"), Some(PluginState::Error(error)));
+    s.activate("a").await.unwrap();
+    assert_eq!(s.state("a"), Some(active()));
+}
+
+#[test]
+fn duplicates_and_unknown_names_are_refused() {
+    let (s, _, _) = subsystem(&[manifest("a", &[("ghost", false)])], &[]);
+    let mut twin = manifest("a", &[]);
+    twin.manifest_path = "/elsewhere/a/plugin.toml".into();
+    assert!(matches!(s.install(twin), Err(FeatureError::DuplicatePlugin { .. })));
+    assert!(matches!(s.dependency_order("a"), Err(FeatureError::UnknownDependency { .. })));
+    assert_eq!(s.dependency_order("zzz"), Err(FeatureError::UnknownPlugin("zzz".into())));
+}

@@ -1,0 +1,54 @@
+//! `gamefeature:plugin/actors`: the plugin's world, through the same checks the host's own code goes through.
+
+use crate::runtime::bindings::gamefeature::plugin::actors::Host;
+use crate::runtime::bindings::types::{ActorId, Error, NetMode, Value};
+use crate::runtime::state::InstanceState;
+use crate::world::{self, World};
+
+impl InstanceState {
+    fn with_world<R>(&self, f: impl FnOnce(&mut World) -> R) -> R {
+        f(&mut world::lock(&self.env.world))
+    }
+}
+
+fn actor(id: ActorId) -> world::ActorId {
+    world::ActorId::from_raw(id)
+}
+
+impl Host for InstanceState {
+    fn current_net_mode(&mut self) -> NetMode {
+        self.env.net_mode.into()
+    }
+
+    fn world_name(&mut self) -> String {
+        self.env.world_name.to_string()
+    }
+
+    fn actor_class(&mut self, id: ActorId) -> Result<String, Error> {
+        self.with_world(|w| Ok(w.actor(actor(id))?.class.clone()))
+    }
+
+    fn is_a(&mut self, id: ActorId, class: String) -> Result<bool, Error> {
+        self.with_world(|w| Ok(w.is_a(actor(id), &class)?))
+    }
+
+    fn actors_of_class(&mut self, class: String) -> Result<Vec<ActorId>, Error> {
+        self.with_world(|w| Ok(w.actors_of_class(&class)?.into_iter().map(world::ActorId::to_raw).collect()))
+    }
+
+    fn has_authority(&mut self, id: ActorId) -> Result<bool, Error> {
+        self.with_world(|w| Ok(w.has_authority(actor(id))?))
+    }
+
+    fn components_of(&mut self, id: ActorId) -> Result<Vec<String>, Error> {
+        self.with_world(|w| Ok(w.actor(actor(id))?.components.iter().map(|c| c.class.clone()).collect()))
+    }
+
+    fn get_property(&mut self, id: ActorId, component: String, name: String) -> Result<Option<Value>, Error> {
+        self.with_world(|w| Ok(w.property(actor(id), &component, &name)?.cloned().map(Value::from)))
+    }
+
+    fn set_property(&mut self, id: ActorId, component: String, name: String, value: Value) -> Result<(), Error> {
+        self.with_world(|w| Ok(w.set_property(actor(id), &component, &name, value.into())?))
+    }
+}

@@ -1,0 +1,40 @@
+//! `gamefeature:plugin/log`: plugin log lines into `tracing` and the timeline, tagged with the plugin.
+
+use crate::runtime::bindings::gamefeature::plugin::log::{Host, Level};
+use crate::runtime::state::InstanceState;
+use crate::timeline::{track, EventKind, LogLevel};
+
+/// Longer lines are cut: a log line is for people, and a plugin must not fill the host's memory through it.
+const MAX_LINE: usize = 4096;
+
+impl Host for InstanceState {
+    fn log(&mut self, level: Level, message: String) {
+        let mut line = message;
+        if line.len() > MAX_LINE {
+            let mut cut = MAX_LINE;
+            while !line.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            line.truncate(cut);
+            line.push_str(" [cut]");
+        }
+        let plugin = &*self.env.plugin;
+        let level = match level {
+            Level::Trace => LogLevel::Trace,
+            Level::Debug => LogLevel::Debug,
+            Level::Info => LogLevel::Info,
+            Level::Warn => LogLevel::Warn,
+            Level::Error => LogLevel::Error,
+        };
+        match level {
+            LogLevel::Trace => tracing::trace!(plugin, "{line}"),
+            LogLevel::Debug => tracing::debug!(plugin, "{line}"),
+            LogLevel::Info => tracing::info!(plugin, "{line}"),
+            LogLevel::Warn => tracing::warn!(plugin, "{line}"),
+            LogLevel::Error => tracing::error!(plugin, "{line}"),
+        }
+        self.env
+            .timeline
+            .record(track::instance(plugin, &self.env.world_name), EventKind::Log(level), line);
+    }
+}

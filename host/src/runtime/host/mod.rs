@@ -1,0 +1,7 @@
+//! Host implementations of the imported WIT interfaces: one file per interface, each a thin adapter from WIT
+//! types to the domain modules.
+
+mod actors;
+mod assets;
+mod log;
+mod types;

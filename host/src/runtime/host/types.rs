@@ -1,0 +1,50 @@
+//! Conversions between WIT types and domain types.
+
+use crate::runtime::bindings::types::{self, Error, NetMode, Value};
+use crate::runtime::state::InstanceState;
+use crate::world::{self, WorldError};
+
+impl types::Host for InstanceState {}
+
+impl From<world::NetMode> for NetMode {
+    fn from(mode: world::NetMode) -> Self {
+        match mode {
+            world::NetMode::Standalone => NetMode::Standalone,
+            world::NetMode::DedicatedServer => NetMode::DedicatedServer,
+            world::NetMode::ListenServer => NetMode::ListenServer,
+            world::NetMode::Client => NetMode::Client,
+        }
+    }
+}
+
+impl From<world::Value> for Value {
+    fn from(value: world::Value) -> Self {
+        match value {
+            world::Value::Boolean(b) => Value::Boolean(b),
+            world::Value::Integer(i) => Value::Integer(i),
+            world::Value::Float(f) => Value::Float(f),
+            world::Value::Text(t) => Value::Text(t),
+        }
+    }
+}
+
+impl From<Value> for world::Value {
+    fn from(value: Value) -> Self {
+        match value {
+            Value::Boolean(b) => world::Value::Boolean(b),
+            Value::Integer(i) => world::Value::Integer(i),
+            Value::Float(f) => world::Value::Float(f),
+            Value::Text(t) => world::Value::Text(t),
+        }
+    }
+}
+
+impl From<WorldError> for Error {
+    fn from(error: WorldError) -> Self {
+        match error {
+            WorldError::UnknownActor(actor) => Error::UnknownActor(actor.to_raw()),
+            WorldError::UnknownClass(class) => Error::UnknownClass(class),
+            other => Error::Invalid(other.to_string()),
+        }
+    }
+}

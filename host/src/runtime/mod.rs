@@ -1,0 +1,131 @@
+//! The WebAssembly runtime: the only module that knows wasmtime.
+//!
+//! [`Runtime`] owns the engine (with the pooling allocator), the linker holding the host's WIT interfaces and
+//! WASI, and the compiled-component cache. It implements the feature subsystem's
+//! [`PluginLoader`](crate::feature::PluginLoader): loading a plugin compiles its component (or reads it from
+//! the cache), type-checks it against the `game-feature` world and pre-instantiates it, so that instantiating
+//! it in each world is cheap.
+
+mod bindings;
+mod cache;
+mod host;
+mod instance;
+mod sandbox;
+mod state;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+pub use cache::ComponentCache;
+pub use instance::{WasmInstance, WasmPlugin};
+pub use sandbox::DEFAULT_MEMORY_LIMIT;
+
+use crate::feature::{ComponentInterface, LoadError, LoadedPlugin, PluginLoader, PluginManifest, Provenance};
+use bindings::{GameFeature, GameFeaturePre};
+use state::InstanceState;
+
+/// How the runtime is set up.
+#[derive(Debug, Clone)]
+pub struct RuntimeConfig {
+    /// Where compiled components are cached; `None` compiles every time.
+    pub cache_dir: Option<PathBuf>,
+    /// Pre-reserve instance slots (faster instantiation, more virtual memory). On by default.
+    pub pooling: bool,
+    /// How many plugin instances may be alive at once with pooling.
+    pub max_instances: u32,
+    /// How much linear memory one plugin instance may use.
+    pub memory_limit: usize,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig { cache_dir: None, pooling: true, max_instances: 1000, memory_limit: DEFAULT_MEMORY_LIMIT }
+    }
+}
+
+/// The engine could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot set up the WebAssembly engine: {0}")]
+pub struct RuntimeError(String);
+
+/// Compiles, caches and pre-instantiates plugin components.
+pub struct Runtime {
+    engine: Engine,
+    linker: Linker<InstanceState>,
+    cache: Option<ComponentCache>,
+    config: RuntimeConfig,
+}
+
+impl Runtime {
+    pub fn new(config: RuntimeConfig) -> Result<Arc<Self>, RuntimeError> {
+        let mut wasm = Config::new();
+        if config.pooling {
+            let mut pool = PoolingAllocationConfig::default();
+            let instances = config.max_instances;
+            pool.total_component_instances(instances)
+                // A Rust wasip2 component holds three core instances, one memory and a few tables.
+                .total_core_instances(instances * 4)
+                .total_memories(instances * 2)
+                .total_tables(instances * 8)
+                .max_memory_size(config.memory_limit);
+            wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        }
+        let engine = Engine::new(&wasm).map_err(|e| RuntimeError(format!("{e:#}")))?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| RuntimeError(format!("{e:#}")))?;
+        GameFeature::add_to_linker::<InstanceState, HasSelf<InstanceState>>(&mut linker, |state| state)
+            .map_err(|e| RuntimeError(format!("{e:#}")))?;
+        let cache = config.cache_dir.clone().map(ComponentCache::new);
+        Ok(Arc::new(Runtime { engine, linker, cache, config }))
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    pub fn cache(&self) -> Option<&ComponentCache> {
+        self.cache.as_ref()
+    }
+
+    /// Loads a plugin's component as [`PluginLoader::load`] does, returning the concrete type.
+    pub fn load_plugin(&self, manifest: &PluginManifest) -> Result<Arc<WasmPlugin>, LoadError> {
+        let path = &manifest.component_path;
+        let shown = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => LoadError::MissingComponent { path: shown.clone() },
+            _ => LoadError::Other { path: shown.clone(), cause: e.to_string() },
+        })?;
+        let started = Instant::now();
+        let cached = self.cache.as_ref().and_then(|cache| cache.fetch(&self.engine, &bytes));
+        let (component, provenance) = match cached {
+            Some(component) => (component, Provenance::Cached { took: started.elapsed() }),
+            None => {
+                let component = Component::from_binary(&self.engine, &bytes)
+                    .map_err(|e| LoadError::Invalid { path: shown.clone(), cause: format!("{e:#}") })?;
+                if let Some(cache) = &self.cache {
+                    cache.store(&self.engine, &bytes, &component);
+                }
+                (component, Provenance::Compiled { took: started.elapsed() })
+            }
+        };
+        let incompatible = |e: wasmtime::Error| LoadError::Incompatible { path: shown.clone(), cause: format!("{e:#}") };
+        let pre = self.linker.instantiate_pre(&component).map_err(incompatible)?;
+        let pre = GameFeaturePre::new(pre).map_err(incompatible)?;
+        let ty = component.component_type();
+        let interface = ComponentInterface {
+            imports: ty.imports(&self.engine).map(|(name, _)| name.to_string()).collect(),
+            exports: ty.exports(&self.engine).map(|(name, _)| name.to_string()).collect(),
+        };
+        Ok(Arc::new(WasmPlugin { pre, provenance, interface, memory_limit: self.config.memory_limit }))
+    }
+}
+
+impl PluginLoader for Runtime {
+    fn load(&self, manifest: &PluginManifest) -> Result<Arc<dyn LoadedPlugin>, LoadError> {
+        Ok(self.load_plugin(manifest)?)
+    }
+}

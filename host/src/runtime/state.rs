@@ -1,0 +1,21 @@
+//! The data of one plugin instance's store.
+
+use wasmtime::component::ResourceTable;
+use wasmtime::StoreLimits;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use crate::feature::InstanceEnv;
+
+/// What host calls of one instance can reach: its WASI context, its limits and its view of the world.
+pub struct InstanceState {
+    pub(crate) wasi: WasiCtx,
+    pub(crate) table: ResourceTable,
+    pub(crate) limits: StoreLimits,
+    pub(crate) env: InstanceEnv,
+}
+
+impl WasiView for InstanceState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}

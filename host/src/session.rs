@@ -1,0 +1,89 @@
+//! One process's plugins and worlds: the runtime, the feature subsystem and a shared timeline.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Weak};
+
+use crate::experience::{ExperienceManager, ManagerOptions};
+use crate::feature::{Destination, DiscoveryReport, FeatureSubsystem, PluginState, Provenance, StateChange, Transition};
+use crate::runtime::{Runtime, RuntimeConfig, RuntimeError};
+use crate::timeline::{track, EventKind, Timeline};
+use crate::world::{NetMode, World};
+
+/// How a session is set up.
+#[derive(Debug, Clone, Default)]
+pub struct SessionOptions {
+    /// Directories whose sub-folders are plugin packages.
+    pub plugin_dirs: Vec<PathBuf>,
+    pub runtime: RuntimeConfig,
+    /// Options for every world's experience manager.
+    pub manager: ManagerOptions,
+}
+
+/// Everything one process needs to run experiences: plugins are discovered once and shared by every world.
+pub struct Session {
+    runtime: Arc<Runtime>,
+    features: Arc<FeatureSubsystem>,
+    timeline: Timeline,
+    discovery: DiscoveryReport,
+    manager_options: ManagerOptions,
+}
+
+impl Session {
+    /// Sets up the runtime and discovers the plugins in `options.plugin_dirs`. Problems with single plugins
+    /// are in [`discovery`](Self::discovery); only an engine that cannot start is an error.
+    pub fn new(options: SessionOptions) -> Result<Self, RuntimeError> {
+        let runtime = Runtime::new(options.runtime)?;
+        let features = FeatureSubsystem::new(runtime.clone());
+        let timeline = Timeline::new();
+        features.add_observer(state_recorder(timeline.clone(), Arc::downgrade(&features)));
+        let discovery = features.discover(&options.plugin_dirs);
+        for error in &discovery.errors {
+            timeline.record("discovery", EventKind::Failure, error.clone());
+        }
+        Ok(Session { runtime, features, timeline, discovery, manager_options: options.manager })
+    }
+
+    pub fn runtime(&self) -> &Arc<Runtime> {
+        &self.runtime
+    }
+
+    pub fn features(&self) -> &Arc<FeatureSubsystem> {
+        &self.features
+    }
+
+    pub fn timeline(&self) -> &Timeline {
+        &self.timeline
+    }
+
+    /// What plugin discovery found, and the manifests it refused.
+    pub fn discovery(&self) -> &DiscoveryReport {
+        &self.discovery
+    }
+
+    /// A new, empty world with its experience manager.
+    pub fn create_world(&self, name: &str, net_mode: NetMode) -> ExperienceManager {
+        let world = Arc::new(std::sync::Mutex::new(World::new(name, net_mode)));
+        ExperienceManager::new(world, self.features.clone(), self.timeline.clone(), self.manager_options.clone())
+    }
+}
+
+/// Records every plugin state change, and how each plugin's code was obtained, on the plugin's track.
+fn state_recorder(timeline: Timeline, features: Weak<FeatureSubsystem>) -> crate::feature::Observer {
+    Arc::new(move |change: &StateChange| {
+        let track = track::plugin(&change.plugin);
+        let kind = if change.state.is_error() { EventKind::Failure } else { EventKind::State };
+        timeline.record(&track, kind, change.state.to_string());
+        let just_loaded = change.from == PluginState::Transition(Transition::Loading)
+            && change.state == PluginState::Stable(Destination::Loaded);
+        if just_loaded {
+            let code = features.upgrade().and_then(|f| f.code(&change.plugin));
+            if let Some(code) = code {
+                let text = match code.provenance() {
+                    Provenance::Compiled { took } => format!("compiled in {:.1} ms", took.as_secs_f64() * 1e3),
+                    Provenance::Cached { took } => format!("loaded from cache in {:.2} ms", took.as_secs_f64() * 1e3),
+                };
+                timeline.record(&track, EventKind::Load, text);
+            }
+        }
+    })
+}

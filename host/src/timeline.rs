@@ -1,0 +1,227 @@
+//! A shared, timestamped record of what happened: experience and plugin states, calls into plugins, their
+//! logs and what they did to the world.
+//!
+//! `gfhost run` prints it and writes it as a Chrome trace. Each event sits on a *track* (one per experience,
+//! plugin, plugin-in-world and world), which becomes a row in Perfetto.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// The severity of a plugin's log line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    Trace,
+    Debug,
+    Info,
+    Warn,
+    Error,
+}
+
+/// What kind of thing an event records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    /// A state was entered; it lasts until the track's next `State` event.
+    State,
+    /// A call into a plugin and its outcome.
+    Call,
+    /// A line a plugin logged.
+    Log(LogLevel),
+    /// A change to the world's actors.
+    World,
+    /// Compiling or reading a component.
+    Load,
+    /// Something failed; the text says what and why.
+    Failure,
+    /// Anything else worth seeing.
+    Note,
+}
+
+/// One timestamped event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimelineEvent {
+    /// Time since the timeline started.
+    pub at: Duration,
+    pub track: String,
+    pub kind: EventKind,
+    pub text: String,
+}
+
+struct Inner {
+    start: Instant,
+    events: Vec<TimelineEvent>,
+}
+
+/// A timeline shared by everything that records into it. Cloning shares it.
+#[derive(Clone)]
+pub struct Timeline {
+    inner: Arc<Mutex<Inner>>,
+}
+
+impl Default for Timeline {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Timeline {
+    /// An empty timeline starting now.
+    pub fn new() -> Self {
+        Timeline {
+            inner: Arc::new(Mutex::new(Inner {
+                start: Instant::now(),
+                events: Vec::new(),
+            })),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while recording cannot leave the list half-written, so a poisoned lock is still usable.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records an event now.
+    pub fn record(&self, track: impl Into<String>, kind: EventKind, text: impl Into<String>) {
+        let mut inner = self.lock();
+        let at = inner.start.elapsed();
+        inner.events.push(TimelineEvent {
+            at,
+            track: track.into(),
+            kind,
+            text: text.into(),
+        });
+    }
+
+    /// Every event so far, in the order recorded.
+    pub fn events(&self) -> Vec<TimelineEvent> {
+        self.lock().events.clone()
+    }
+
+    /// The texts of one track's events of one kind, in order: what tests compare.
+    pub fn texts(&self, track: &str, kind: EventKind) -> Vec<String> {
+        self.lock()
+            .events
+            .iter()
+            .filter(|e| e.track == track && e.kind == kind)
+            .map(|e| e.text.clone())
+            .collect()
+    }
+
+    /// A readable rendering, one event per line: time, track, text.
+    pub fn render_text(&self) -> String {
+        let inner = self.lock();
+        let width = inner.events.iter().map(|e| e.track.len()).max().unwrap_or(0);
+        let mut out = String::new();
+        for e in &inner.events {
+            let marker = match e.kind {
+                EventKind::State => "=>",
+                EventKind::Call => "->",
+                EventKind::Log(LogLevel::Warn) => "!!",
+                EventKind::Log(LogLevel::Error) | EventKind::Failure => "XX",
+                EventKind::Log(_) => "  ",
+                EventKind::World => " +",
+                EventKind::Load => " ~",
+                EventKind::Note => " *",
+            };
+            let _ = writeln!(
+                out,
+                "{:>10.3} ms  {:<width$}  {marker} {}",
+                e.at.as_secs_f64() * 1000.0,
+                e.track,
+                e.text
+            );
+        }
+        out
+    }
+
+    /// The timeline in Chrome's Trace Event Format, which Perfetto and chrome://tracing open. States become
+    /// complete events spanning until the track's next state; everything else becomes an instant event.
+    pub fn to_chrome_trace(&self) -> Value {
+        let inner = self.lock();
+        let end = inner.events.last().map(|e| e.at).unwrap_or_default();
+        let mut tids: HashMap<&str, usize> = HashMap::new();
+        let mut trace = Vec::new();
+        for (index, e) in inner.events.iter().enumerate() {
+            let next = tids.len() + 1;
+            let tid = *tids.entry(e.track.as_str()).or_insert_with(|| {
+                trace.push(json!({
+                    "name": "thread_name", "ph": "M", "pid": 1, "tid": next,
+                    "args": { "name": e.track },
+                }));
+                next
+            });
+            let ts = micros(e.at);
+            match e.kind {
+                EventKind::State => {
+                    let until = inner.events[index + 1..]
+                        .iter()
+                        .find(|later| later.track == e.track && later.kind == EventKind::State)
+                        .map_or(end, |later| later.at);
+                    trace.push(json!({
+                        "name": e.text, "cat": "state", "ph": "X", "pid": 1, "tid": tid,
+                        "ts": ts, "dur": micros(until.saturating_sub(e.at)),
+                    }));
+                }
+                kind => trace.push(json!({
+                    "name": e.text, "cat": category(kind), "ph": "i", "s": "t", "pid": 1, "tid": tid, "ts": ts,
+                })),
+            }
+        }
+        json!({ "traceEvents": trace, "displayTimeUnit": "ms" })
+    }
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn category(kind: EventKind) -> &'static str {
+    match kind {
+        EventKind::State => "state",
+        EventKind::Call => "call",
+        EventKind::Log(_) => "log",
+        EventKind::World => "world",
+        EventKind::Load => "load",
+        EventKind::Failure => "failure",
+        EventKind::Note => "note",
+    }
+}
+
+/// Track names, so every recorder spells them the same way.
+pub mod track {
+    pub fn experience(world: &str) -> String {
+        format!("experience@{world}")
+    }
+    pub fn plugin(name: &str) -> String {
+        format!("plugin:{name}")
+    }
+    pub fn instance(plugin: &str, world: &str) -> String {
+        format!("plugin:{plugin}@{world}")
+    }
+    pub fn world(world: &str) -> String {
+        format!("world@{world}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chrome_trace_has_an_event_per_state_and_names_tracks() {
+        let t = Timeline::new();
+        t.record("a", EventKind::State, "One");
+        t.record("b", EventKind::Note, "hello");
+        t.record("a", EventKind::State, "Two");
+        let trace = t.to_chrome_trace();
+        let events = trace["traceEvents"].as_array().unwrap();
+        let states: Vec<_> = events.iter().filter(|e| e["ph"] == "X").map(|e| e["name"].as_str().unwrap()).collect();
+        assert_eq!(states, ["One", "Two"]);
+        let names: Vec<_> = events.iter().filter(|e| e["ph"] == "M").map(|e| e["args"]["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(t.texts("a", EventKind::State), ["One", "Two"]);
+    }
+}

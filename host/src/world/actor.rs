@@ -1,0 +1,91 @@
+//! Actors, their components, and the generational ids that name them.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use super::net::NetRole;
+use crate::component::RequestKey;
+
+/// Names an actor in one world. The low 32 bits index a slot, the high 32 bits count the slot's reuses, so an
+/// id kept after its actor was destroyed never names a later actor in the same slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ActorId(u64);
+
+impl ActorId {
+    pub(crate) fn new(slot: u32, generation: u32) -> Self {
+        ActorId(((generation as u64) << 32) | slot as u64)
+    }
+
+    /// Rebuilds an id from its raw form, as plugins pass it.
+    pub fn from_raw(raw: u64) -> Self {
+        ActorId(raw)
+    }
+
+    /// The raw form plugins see.
+    pub fn to_raw(self) -> u64 {
+        self.0
+    }
+
+    pub(crate) fn slot(self) -> usize {
+        (self.0 & 0xffff_ffff) as usize
+    }
+
+    pub(crate) fn generation(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+}
+
+impl fmt::Display for ActorId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}.{}", self.slot(), self.generation())
+    }
+}
+
+/// A property value stored on a component.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Boolean(bool),
+    Integer(i64),
+    Float(f64),
+    Text(String),
+}
+
+/// Who put a component on an actor; decides who may take it away.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ComponentOrigin {
+    /// Part of the actor from the start (spawned by the game, not by a feature).
+    Native,
+    /// Created by a component request; removed when the last handle of that request is released.
+    Request(RequestKey),
+}
+
+/// A component on an actor: a class and the properties features read and write.
+#[derive(Debug, Clone)]
+pub struct Component {
+    pub class: String,
+    pub origin: ComponentOrigin,
+    /// Replicated components are created only on the authority and reach clients through replication.
+    pub replicated: bool,
+    pub properties: BTreeMap<String, Value>,
+}
+
+/// An actor in a world.
+#[derive(Debug, Clone)]
+pub struct Actor {
+    pub id: ActorId,
+    pub class: String,
+    pub name: String,
+    pub role: NetRole,
+    pub components: Vec<Component>,
+}
+
+impl Actor {
+    /// The component of the given class, if the actor has one.
+    pub fn component(&self, class: &str) -> Option<&Component> {
+        self.components.iter().find(|c| c.class == class)
+    }
+
+    pub(crate) fn component_mut(&mut self, class: &str) -> Option<&mut Component> {
+        self.components.iter_mut().find(|c| c.class == class)
+    }
+}

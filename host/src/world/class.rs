@@ -1,0 +1,152 @@
+//! Actor and component classes with single inheritance.
+//!
+//! Plugins name classes by string; the world owns the hierarchy, declared in data, so "is a Pawn a subclass of
+//! Actor" is answered in one place for every guest language.
+
+use std::collections::HashMap;
+
+/// The root of every actor class. Requests on it are refused, as in Unreal: they would touch every actor.
+pub const ROOT_ACTOR_CLASS: &str = "Actor";
+
+/// Actor classes every world starts with, with their parents: Unreal's gameplay framework classes.
+pub const BUILT_IN_CLASSES: &[(&str, &str)] = &[
+    ("Pawn", "Actor"),
+    ("Character", "Pawn"),
+    ("Controller", "Actor"),
+    ("PlayerController", "Controller"),
+    ("PlayerState", "Actor"),
+    ("GameState", "Actor"),
+    ("HUD", "Actor"),
+];
+
+/// A class declaration that cannot be accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClassError {
+    /// The parent class is not declared.
+    #[error("class {class:?} names unknown parent {parent:?}")]
+    UnknownParent { class: String, parent: String },
+    /// The class exists with another parent.
+    #[error("class {class:?} is already declared with parent {existing:?}, not {requested:?}")]
+    Conflict {
+        class: String,
+        existing: String,
+        requested: String,
+    },
+    /// The name is empty or has characters a class name may not have.
+    #[error("{0:?} is not a valid class name (letters, digits, '_' and '.' only)")]
+    InvalidName(String),
+}
+
+/// The class hierarchy of one world.
+#[derive(Debug, Clone)]
+pub struct ClassRegistry {
+    parents: HashMap<String, Option<String>>,
+}
+
+impl Default for ClassRegistry {
+    fn default() -> Self {
+        let mut registry = ClassRegistry {
+            parents: HashMap::from([(ROOT_ACTOR_CLASS.to_string(), None)]),
+        };
+        for (class, parent) in BUILT_IN_CLASSES {
+            registry
+                .declare(class, parent)
+                .expect("built-in classes are well formed");
+        }
+        registry
+    }
+}
+
+impl ClassRegistry {
+    /// Declares `class` as a subclass of `parent`. Declaring an existing class again with the same parent is
+    /// allowed, so several experiences and plugins may declare the classes they share.
+    pub fn declare(&mut self, class: &str, parent: &str) -> Result<(), ClassError> {
+        if !is_valid_class_name(class) {
+            return Err(ClassError::InvalidName(class.to_string()));
+        }
+        if !self.parents.contains_key(parent) {
+            return Err(ClassError::UnknownParent {
+                class: class.to_string(),
+                parent: parent.to_string(),
+            });
+        }
+        match self.parents.get(class) {
+            Some(Some(existing)) if existing == parent => Ok(()),
+            Some(existing) => Err(ClassError::Conflict {
+                class: class.to_string(),
+                existing: existing.clone().unwrap_or_default(),
+                requested: parent.to_string(),
+            }),
+            None => {
+                self.parents
+                    .insert(class.to_string(), Some(parent.to_string()));
+                Ok(())
+            }
+        }
+    }
+
+    /// Whether `class` is declared.
+    pub fn contains(&self, class: &str) -> bool {
+        self.parents.contains_key(class)
+    }
+
+    /// Whether `class` is `ancestor` or derives from it. Unknown classes are not anything.
+    pub fn is_a(&self, class: &str, ancestor: &str) -> bool {
+        self.chain(class).any(|c| c == ancestor)
+    }
+
+    /// `class` and its ancestors, most derived first.
+    pub fn chain<'a>(&'a self, class: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        let start = self.parents.get_key_value(class).map(|(k, _)| k.as_str());
+        std::iter::successors(start, move |c| {
+            self.parents.get(*c).and_then(|p| p.as_deref())
+        })
+    }
+}
+
+/// Class names are identifiers, optionally dotted: they appear in logs, traces and data files.
+pub fn is_valid_class_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_hierarchy() {
+        let classes = ClassRegistry::default();
+        assert!(classes.is_a("Character", "Pawn"));
+        assert!(classes.is_a("Character", "Actor"));
+        assert!(classes.is_a("Pawn", "Pawn"));
+        assert!(!classes.is_a("Pawn", "Character"));
+        assert!(!classes.is_a("Nope", "Actor"));
+        assert_eq!(
+            classes.chain("Character").collect::<Vec<_>>(),
+            ["Character", "Pawn", "Actor"]
+        );
+    }
+
+    #[test]
+    fn declarations_are_checked() {
+        let mut classes = ClassRegistry::default();
+        classes.declare("Hero", "Character").unwrap();
+        classes.declare("Hero", "Character").unwrap();
+        assert!(matches!(
+            classes.declare("Hero", "Pawn"),
+            Err(ClassError::Conflict { .. })
+        ));
+        assert!(matches!(
+            classes.declare("Ghost", "Spirit"),
+            Err(ClassError::UnknownParent { .. })
+        ));
+        assert!(matches!(
+            classes.declare("bad name", "Actor"),
+            Err(ClassError::InvalidName(_))
+        ));
+        assert!(classes.is_a("Hero", "Pawn"));
+    }
+}

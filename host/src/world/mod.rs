@@ -1,0 +1,406 @@
+//! The world: actors with components, their classes, and the world's net mode.
+//!
+//! Features never touch this directly; they reach it through the component manager's decisions and through the
+//! runtime's host functions, which check every argument. Every actor a world spawns is a *receiver*, as
+//! Unreal's modular actors are: it gets the components that live requests ask for, now and whenever a request
+//! starts.
+
+mod actor;
+mod class;
+mod net;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+pub use actor::{Actor, ActorId, Component, ComponentOrigin, Value};
+pub use class::{is_valid_class_name, ClassError, ClassRegistry, BUILT_IN_CLASSES, ROOT_ACTOR_CLASS};
+pub use net::{NetMode, NetRole, UnknownNetMode};
+
+use crate::component::{ComponentRequests, RequestHandle, RequestKey};
+
+/// A world shared by the experience manager and every plugin instance in it. Plugins reach it only through host
+/// calls, which lock it for the duration of one call; nothing holds the lock while calling into a plugin.
+pub type SharedWorld = Arc<Mutex<World>>;
+
+/// Locks a shared world. World operations keep it consistent at every step, so a panic elsewhere while it was
+/// held (a poisoned lock) does not make it unusable.
+pub fn lock(world: &SharedWorld) -> std::sync::MutexGuard<'_, World> {
+    world.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A refused world operation. Plugins get these back as recoverable WIT errors.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WorldError {
+    #[error("no actor {0} in this world")]
+    UnknownActor(ActorId),
+    #[error("no class {0:?} in this world")]
+    UnknownClass(String),
+    #[error("actor {actor} has no {component:?} component")]
+    NoSuchComponent { actor: ActorId, component: String },
+    #[error("requests on the root class {ROOT_ACTOR_CLASS:?} are refused: they would extend every actor")]
+    RootClassRequest,
+    #[error(transparent)]
+    Class(#[from] ClassError),
+}
+
+/// Something that happened to a world's actors, for timelines and tests.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WorldEvent {
+    ActorSpawned { actor: ActorId, class: String },
+    ActorDestroyed { actor: ActorId },
+    ComponentAdded { actor: ActorId, component: String },
+    ComponentRemoved { actor: ActorId, component: String },
+}
+
+#[derive(Debug)]
+struct Slot {
+    generation: u32,
+    actor: Option<Actor>,
+}
+
+/// One world: a level with its actors, in one net mode.
+#[derive(Debug)]
+pub struct World {
+    name: String,
+    net_mode: NetMode,
+    classes: ClassRegistry,
+    slots: Vec<Slot>,
+    free_slots: Vec<u32>,
+    // Live actors in spawn order, so queries answer in a stable order.
+    spawn_order: Vec<ActorId>,
+    requests: ComponentRequests,
+    events: Vec<WorldEvent>,
+}
+
+impl World {
+    /// An empty world with the built-in classes.
+    pub fn new(name: impl Into<String>, net_mode: NetMode) -> Self {
+        World {
+            name: name.into(),
+            net_mode,
+            classes: ClassRegistry::default(),
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            spawn_order: Vec::new(),
+            requests: ComponentRequests::default(),
+            events: Vec::new(),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn net_mode(&self) -> NetMode {
+        self.net_mode
+    }
+
+    pub fn classes(&self) -> &ClassRegistry {
+        &self.classes
+    }
+
+    /// Declares an actor or component class.
+    pub fn declare_class(&mut self, class: &str, parent: &str) -> Result<(), WorldError> {
+        Ok(self.classes.declare(class, parent)?)
+    }
+
+    /// Spawns an actor of a declared class and registers it as a receiver: it immediately gets the components
+    /// every live request for its class chain asks for.
+    pub fn spawn(&mut self, class: &str) -> Result<ActorId, WorldError> {
+        if !self.classes.contains(class) {
+            return Err(WorldError::UnknownClass(class.to_string()));
+        }
+        let slot = match self.free_slots.pop() {
+            Some(slot) => slot,
+            None => {
+                self.slots.push(Slot {
+                    generation: 0,
+                    actor: None,
+                });
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let entry = &mut self.slots[slot as usize];
+        let id = ActorId::new(slot, entry.generation);
+        entry.actor = Some(Actor {
+            id,
+            class: class.to_string(),
+            name: format!("{class}_{slot}"),
+            // Locally spawned actors are owned by this world; replicas arrive with other roles.
+            role: NetRole::Authority,
+            components: Vec::new(),
+        });
+        self.spawn_order.push(id);
+        self.events.push(WorldEvent::ActorSpawned {
+            actor: id,
+            class: class.to_string(),
+        });
+        let chain: Vec<&str> = self.classes.chain(class).collect();
+        let wanted: Vec<RequestKey> = self.requests.components_for(&chain).cloned().collect();
+        for key in wanted {
+            self.add_requested_component(id, &key);
+        }
+        Ok(id)
+    }
+
+    /// Destroys an actor: its components go first, then the actor. Its id never names another actor.
+    pub fn destroy(&mut self, actor: ActorId) -> Result<(), WorldError> {
+        let entry = self.live_slot_mut(actor)?;
+        let removed = entry.actor.take().expect("live slot holds an actor");
+        entry.generation = entry.generation.wrapping_add(1);
+        self.free_slots.push(actor.slot() as u32);
+        self.spawn_order.retain(|a| *a != actor);
+        for component in removed.components {
+            self.events.push(WorldEvent::ComponentRemoved {
+                actor,
+                component: component.class,
+            });
+        }
+        self.events.push(WorldEvent::ActorDestroyed { actor });
+        Ok(())
+    }
+
+    /// The actor with this id, if it is alive.
+    pub fn actor(&self, actor: ActorId) -> Result<&Actor, WorldError> {
+        self.slots
+            .get(actor.slot())
+            .filter(|s| s.generation == actor.generation())
+            .and_then(|s| s.actor.as_ref())
+            .ok_or(WorldError::UnknownActor(actor))
+    }
+
+    fn live_slot_mut(&mut self, actor: ActorId) -> Result<&mut Slot, WorldError> {
+        self.slots
+            .get_mut(actor.slot())
+            .filter(|s| s.generation == actor.generation() && s.actor.is_some())
+            .ok_or(WorldError::UnknownActor(actor))
+    }
+
+    fn actor_mut(&mut self, actor: ActorId) -> Result<&mut Actor, WorldError> {
+        Ok(self
+            .live_slot_mut(actor)?
+            .actor
+            .as_mut()
+            .expect("live slot holds an actor"))
+    }
+
+    /// Every live actor, in spawn order.
+    pub fn actors(&self) -> impl Iterator<Item = &Actor> {
+        self.spawn_order.iter().filter_map(|id| self.actor(*id).ok())
+    }
+
+    /// Live actors whose class is `class` or derives from it, in spawn order.
+    pub fn actors_of_class(&self, class: &str) -> Result<Vec<ActorId>, WorldError> {
+        if !self.classes.contains(class) {
+            return Err(WorldError::UnknownClass(class.to_string()));
+        }
+        Ok(self
+            .actors()
+            .filter(|a| self.classes.is_a(&a.class, class))
+            .map(|a| a.id)
+            .collect())
+    }
+
+    /// Whether `actor`'s class is `class` or derives from it.
+    pub fn is_a(&self, actor: ActorId, class: &str) -> Result<bool, WorldError> {
+        if !self.classes.contains(class) {
+            return Err(WorldError::UnknownClass(class.to_string()));
+        }
+        Ok(self.classes.is_a(&self.actor(actor)?.class, class))
+    }
+
+    /// Whether this world is authoritative for the actor.
+    pub fn has_authority(&self, actor: ActorId) -> Result<bool, WorldError> {
+        Ok(self.actor(actor)?.role == NetRole::Authority)
+    }
+
+    /// Reads a component property; `None` when the component exists but the property was never set.
+    pub fn property(&self, actor: ActorId, component: &str, name: &str) -> Result<Option<&Value>, WorldError> {
+        let actor_ref = self.actor(actor)?;
+        let component_ref = actor_ref
+            .component(component)
+            .ok_or_else(|| WorldError::NoSuchComponent {
+                actor,
+                component: component.to_string(),
+            })?;
+        Ok(component_ref.properties.get(name))
+    }
+
+    /// Writes a component property. The component must exist on the actor.
+    pub fn set_property(&mut self, actor: ActorId, component: &str, name: &str, value: Value) -> Result<(), WorldError> {
+        let component_ref = self
+            .actor_mut(actor)?
+            .component_mut(component)
+            .ok_or_else(|| WorldError::NoSuchComponent {
+                actor,
+                component: component.to_string(),
+            })?;
+        component_ref.properties.insert(name.to_string(), value);
+        Ok(())
+    }
+
+    /// Starts a component request: every actor of `receiver_class` (or a subclass), now and later, gets a
+    /// `component_class` component while the handle is held. The first request for a pair adds the component to
+    /// existing actors that lack one; later requests for the same pair only count.
+    pub fn add_component_request(&mut self, receiver_class: &str, component_class: &str) -> Result<RequestHandle, WorldError> {
+        if receiver_class == ROOT_ACTOR_CLASS {
+            return Err(WorldError::RootClassRequest);
+        }
+        if !self.classes.contains(receiver_class) {
+            return Err(WorldError::UnknownClass(receiver_class.to_string()));
+        }
+        if !is_valid_class_name(component_class) {
+            return Err(ClassError::InvalidName(component_class.to_string()).into());
+        }
+        let key = RequestKey {
+            receiver_class: receiver_class.to_string(),
+            component_class: component_class.to_string(),
+        };
+        let (handle, first) = self.requests.add(key.clone());
+        if first {
+            for actor in self.actors_of_class(receiver_class)? {
+                self.add_requested_component(actor, &key);
+            }
+        }
+        Ok(handle)
+    }
+
+    /// Releases a request handle. When it was the last one for its pair, every component that pair created on
+    /// an actor of the receiver class (or a subclass) is removed; components others created stay.
+    pub fn release_component_request(&mut self, handle: RequestHandle) {
+        let Some(key) = self.requests.release(handle) else {
+            return;
+        };
+        let origin = ComponentOrigin::Request(key.clone());
+        let owners: Vec<ActorId> = self
+            .actors()
+            .filter(|a| self.classes.is_a(&a.class, &key.receiver_class))
+            .map(|a| a.id)
+            .collect();
+        for actor in owners {
+            let actor_ref = self.actor_mut(actor).expect("listed actors are alive");
+            let before = actor_ref.components.len();
+            actor_ref
+                .components
+                .retain(|c| !(c.class == key.component_class && c.origin == origin));
+            if actor_ref.components.len() != before {
+                self.events.push(WorldEvent::ComponentRemoved {
+                    actor,
+                    component: key.component_class.clone(),
+                });
+            }
+        }
+    }
+
+    fn add_requested_component(&mut self, actor: ActorId, key: &RequestKey) {
+        let actor_ref = self.actor_mut(actor).expect("requested actors are alive");
+        // One component of a class per actor: a second pair asking for the same class is already satisfied.
+        if actor_ref.component(&key.component_class).is_some() {
+            return;
+        }
+        actor_ref.components.push(Component {
+            class: key.component_class.clone(),
+            origin: ComponentOrigin::Request(key.clone()),
+            replicated: false,
+            properties: BTreeMap::new(),
+        });
+        self.events.push(WorldEvent::ComponentAdded {
+            actor,
+            component: key.component_class.clone(),
+        });
+    }
+
+    /// Live component requests, for leak checks.
+    pub fn live_request_handles(&self) -> usize {
+        self.requests.live_handles()
+    }
+
+    /// Components that features added and that are still on actors, for leak checks.
+    pub fn requested_component_count(&self) -> usize {
+        self.actors()
+            .flat_map(|a| &a.components)
+            .filter(|c| matches!(c.origin, ComponentOrigin::Request(_)))
+            .count()
+    }
+
+    /// Takes the events recorded since the last call.
+    pub fn drain_events(&mut self) -> Vec<WorldEvent> {
+        std::mem::take(&mut self.events)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn world() -> World {
+        World::new("test", NetMode::Standalone)
+    }
+
+    #[test]
+    fn stale_ids_never_name_new_actors() {
+        let mut w = world();
+        let a = w.spawn("Pawn").unwrap();
+        w.destroy(a).unwrap();
+        let b = w.spawn("Pawn").unwrap();
+        assert_eq!(a.slot(), b.slot());
+        assert_eq!(w.actor(a).unwrap_err(), WorldError::UnknownActor(a));
+        assert!(w.actor(b).is_ok());
+        assert_eq!(w.destroy(a), Err(WorldError::UnknownActor(a)));
+    }
+
+    #[test]
+    fn requests_reach_existing_and_future_subclass_actors() {
+        let mut w = world();
+        let pawn = w.spawn("Pawn").unwrap();
+        let character = w.spawn("Character").unwrap();
+        let state = w.spawn("PlayerState").unwrap();
+        let handle = w.add_component_request("Pawn", "Health").unwrap();
+        let later = w.spawn("Character").unwrap();
+        for actor in [pawn, character, later] {
+            assert!(w.actor(actor).unwrap().component("Health").is_some());
+        }
+        assert!(w.actor(state).unwrap().component("Health").is_none());
+        w.release_component_request(handle);
+        assert_eq!(w.requested_component_count(), 0);
+        let after = w.spawn("Pawn").unwrap();
+        assert!(w.actor(after).unwrap().component("Health").is_none());
+    }
+
+    #[test]
+    fn shared_requests_remove_components_with_the_last_handle() {
+        let mut w = world();
+        let pawn = w.spawn("Pawn").unwrap();
+        let first = w.add_component_request("Pawn", "Health").unwrap();
+        let second = w.add_component_request("Pawn", "Health").unwrap();
+        w.release_component_request(first);
+        assert!(w.actor(pawn).unwrap().component("Health").is_some());
+        w.release_component_request(second);
+        assert!(w.actor(pawn).unwrap().component("Health").is_none());
+    }
+
+    #[test]
+    fn root_and_unknown_classes_are_refused() {
+        let mut w = world();
+        assert_eq!(w.add_component_request("Actor", "Health").unwrap_err(), WorldError::RootClassRequest);
+        assert_eq!(
+            w.add_component_request("Dragon", "Health").unwrap_err(),
+            WorldError::UnknownClass("Dragon".into())
+        );
+        assert_eq!(w.live_request_handles(), 0);
+    }
+
+    #[test]
+    fn properties_need_the_component() {
+        let mut w = world();
+        let pawn = w.spawn("Pawn").unwrap();
+        assert!(matches!(
+            w.set_property(pawn, "Health", "hp", Value::Integer(1)),
+            Err(WorldError::NoSuchComponent { .. })
+        ));
+        let _h = w.add_component_request("Pawn", "Health").unwrap();
+        w.set_property(pawn, "Health", "hp", Value::Integer(7)).unwrap();
+        assert_eq!(w.property(pawn, "Health", "hp").unwrap(), Some(&Value::Integer(7)));
+        assert_eq!(w.property(pawn, "Health", "armor").unwrap(), None);
+    }
+}
