@@ -116,7 +116,8 @@ impl ExperienceDefinition {
         let mut action_sets = Vec::new();
         for relative in &file.experience.action_sets {
             let set_path = resolve_within(dir, relative).map_err(|e| error(path, format!("action set: {e}")))?;
-            action_sets.push(load_action_set(&set_path).await?);
+            let set = load_action_set(&set_path).await.map_err(|e| error(path, format!("action set {e}")))?;
+            action_sets.push(set);
         }
         Ok(ExperienceDefinition {
             name: file.experience.name,

@@ -2,8 +2,8 @@
 //!
 //! Loading: read the definition and its action sets, load the bundles this net mode wants, bring the features
 //! up in the feature subsystem (independent ones in parallel), wait the chaos delay if configured, then run
-//! every feature's actions in this world — each feature's instance gets registering, loading, activating and
-//! activated, with the manifest's built-in actions carried out between activating and activated — and finally
+//! every feature's actions in this world — each feature's instance gets registering and loading, then the
+//! manifest's built-in actions are carried out, then the instance gets activating and activated — and finally
 //! the experience's and action sets' own actions. A feature that fails anywhere is recorded, shown and
 //! reported, and the rest of the experience goes on (Lyra counts a failed plugin as loaded).
 //!
@@ -429,14 +429,15 @@ impl ExperienceManager {
         let outcome = instance.on_loading();
         self.record_call(name, "on-loading", &outcome);
         outcome.map_err(|e| (Transition::Loading, format!("on-loading: {e}")))?;
-        let outcome = instance.on_activating(context);
-        self.record_call(name, "on-activating", &outcome);
-        outcome.map_err(|e| (Transition::Activating, format!("on-activating: {e}")))?;
+        // The manifest's built-in actions come first, so the plugin's own code finds the components it declared.
         for action in manifest_actions {
             let result = action.activate(&mut world::lock(&self.world));
             let active = result.map_err(|e| (Transition::Activating, format!("action {}: {e}", action.describe())))?;
             actions.push(active);
         }
+        let outcome = instance.on_activating(context);
+        self.record_call(name, "on-activating", &outcome);
+        outcome.map_err(|e| (Transition::Activating, format!("on-activating: {e}")))?;
         let outcome = instance.on_activated();
         self.record_call(name, "on-activated", &outcome);
         outcome.map_err(|e| (Transition::Activating, format!("on-activated: {e}")))

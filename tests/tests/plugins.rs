@@ -1,0 +1,136 @@
+//! One test per plugin in `plugins/`: each shows the plugin doing its job through the host. A plugin added
+//! without a test here is a compile error (see the end of this file).
+
+use gamefeature_host::feature::{Destination, PluginState};
+use gamefeature_host::timeline::{track, EventKind, LogLevel};
+use gamefeature_host::world::{self, NetMode, Value};
+use gamefeature_tests::*;
+
+fn info_logs(session: &gamefeature_host::Session, plugin: &str, world: &str) -> Vec<String> {
+    session.timeline().texts(&track::instance(plugin, world), EventKind::Log(LogLevel::Info))
+}
+
+#[tokio::test]
+async fn base_gameplay() {
+    let plugins = PluginDir::with(&[BASE_GAMEPLAY]);
+    let experiences = ExperienceDir::new();
+    experiences.write("tuning.toml", "a = 1\n\nb = 2\nc = 3\n");
+    let path = experiences.write(
+        "e.toml",
+        &format!("{}[bundles.Equipped]\ntuning = \"tuning.toml\"\n", experience_with_features(&["base-gameplay"])),
+    );
+    let session = session(&plugins);
+    let mut manager = session.create_world("arena", NetMode::ListenServer);
+    manager.load(&path).await.unwrap();
+    assert_eq!(
+        info_logs(&session, "base-gameplay", "arena"),
+        ["base gameplay active in arena (NetMode::ListenServer) with 3 tuning entries"]
+    );
+    manager.end_play().await.unwrap();
+}
+
+#[tokio::test]
+async fn shooter_core() {
+    let plugins = PluginDir::with(&[BASE_GAMEPLAY, SHOOTER_CORE]);
+    let experiences = ExperienceDir::new();
+    experiences.write("tuning.toml", "starting-health = 175\n");
+    let path = experiences.write(
+        "e.toml",
+        &format!("{}[bundles.Equipped]\ntuning = \"tuning.toml\"\n", experience_with_features(&["shooter-core"])),
+    );
+    let session = session(&plugins);
+    for (mode, nameplate) in [(NetMode::Standalone, true), (NetMode::DedicatedServer, false), (NetMode::Client, true)] {
+        let name = mode.to_string();
+        let mut manager = session.create_world(&name, mode);
+        let existing = world::lock(manager.world()).spawn("Character").unwrap();
+        manager.load(&path).await.unwrap();
+        let later = world::lock(manager.world()).spawn("Character").unwrap();
+        {
+            let w = world::lock(manager.world());
+            for actor in [existing, later] {
+                let actor = w.actor(actor).unwrap();
+                assert!(actor.component("HealthComponent").is_some(), "{mode}");
+                assert_eq!(actor.component("NameplateComponent").is_some(), nameplate, "{mode}: client-only component");
+            }
+            // The plugin set the starting health on the authority's existing character through the host.
+            assert_eq!(w.property(existing, "HealthComponent", "health").unwrap(), Some(&Value::Integer(175)), "{mode}");
+        }
+        manager.end_play().await.unwrap();
+        assert_eq!(world::lock(manager.world()).requested_component_count(), 0);
+    }
+}
+
+#[tokio::test]
+async fn failing_activation() {
+    let plugins = PluginDir::with(&[FAILING_ACTIVATION]);
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["failing-activation"]));
+    let session = session(&plugins);
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    let report = manager.load(&path).await.unwrap().clone();
+    assert!(report.active.is_empty());
+    let calls = session.timeline().texts(&track::instance("failing-activation", "w"), EventKind::Call);
+    assert_eq!(
+        calls,
+        ["on-registering ok", "on-loading ok", "on-activating failed: required map data is missing"],
+        "activation stops at the failing call"
+    );
+    manager.end_play().await.unwrap();
+    assert_eq!(session.features().state("failing-activation"), Some(PluginState::Stable(Destination::Installed)));
+}
+
+#[tokio::test]
+async fn slow_teardown() {
+    let plugins = PluginDir::with(&[SLOW_TEARDOWN]);
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["slow-teardown"]));
+    let session = session(&plugins);
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    manager.end_play().await.unwrap();
+    let polls = session
+        .timeline()
+        .texts(&track::instance("slow-teardown", "w"), EventKind::Call)
+        .into_iter()
+        .filter(|c| c.starts_with("poll-deactivation"))
+        .count();
+    assert_eq!(polls, 3);
+    assert_eq!(info_logs(&session, "slow-teardown", "w"), ["flushing state before deactivation", "flush complete"]);
+}
+
+#[tokio::test]
+async fn missing_exports() {
+    let plugins = PluginDir::with(&[MISSING_EXPORTS]);
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["missing-exports"]));
+    let session = session(&plugins);
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    let report = manager.load(&path).await.unwrap().clone();
+    assert!(report.active.is_empty());
+    assert!(report.failures[0].cause.contains("does not fit the gamefeature:plugin world"), "{}", report.failures[0]);
+    manager.end_play().await.unwrap();
+}
+
+#[tokio::test]
+async fn asset_probe() {
+    let plugins = PluginDir::with(&[ASSET_PROBE]);
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["asset-probe"]));
+    let session = session(&plugins);
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    assert_eq!(
+        info_logs(&session, "asset-probe", "w"),
+        ["equipped: no", "client-only: no", "server-only: no", "own-data: yes"],
+        "a plugin reads its own bundle even when the experience declares none"
+    );
+    manager.end_play().await.unwrap();
+}
+
+macro_rules! assert_plugin_has_a_test {
+    ($name:ident, $constant:ident) => {
+        #[allow(unused_imports)]
+        use self::$name as _;
+    };
+}
+gamefeature_tests::foreach_plugin!(assert_plugin_has_a_test);
