@@ -133,4 +133,4 @@ macro_rules! assert_plugin_has_a_test {
         use self::$name as _;
     };
 }
-gamefeature_tests::foreach_plugin!(assert_plugin_has_a_test);
+gamefeature_plugin_artifacts::foreach_plugin!(assert_plugin_has_a_test);

@@ -7,7 +7,7 @@ use std::process::Command;
 
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap());
-    let root = manifest_dir.parent().unwrap().to_path_buf();
+    let root = manifest_dir.parent().unwrap().parent().unwrap().to_path_buf();
     let plugins_dir = root.join("plugins");
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").unwrap());
     let target_dir = out_dir.join("plugins-target");

@@ -1,0 +1,121 @@
+//! `gfhost` as a user runs it: the default experience from a plugin folder, its timeline and trace, the compile
+//! cache on the second run, and the listing commands.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use gamefeature_plugin_artifacts::*;
+
+fn gfhost(args: &[&str], plugins: &Path, cache: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gfhost"))
+        .args(args)
+        .arg("--plugins")
+        .arg(plugins)
+        .arg("--cache-dir")
+        .arg(cache)
+        .env_remove("GFHOST_LOG")
+        .output()
+        .expect("running gfhost")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The repository's default experience, with its data, copied beside a plugin folder of the plugins it uses.
+fn default_setup() -> (PluginDir, ExperienceDir) {
+    let plugins = PluginDir::with(&[BASE_GAMEPLAY, SHOOTER_CORE, SLOW_TEARDOWN]);
+    let experiences = ExperienceDir::new();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiences");
+    for relative in [
+        "default.toml",
+        "action-sets/persistence.toml",
+        "data/tuning.toml",
+        "data/hud-layout.txt",
+        "data/spawn-table.txt",
+    ] {
+        experiences.write(relative, &std::fs::read_to_string(source.join(relative)).unwrap());
+    }
+    (plugins, experiences)
+}
+
+#[test]
+fn run_prints_the_timeline_writes_a_trace_and_uses_the_cache_the_second_time() {
+    let (plugins, experiences) = default_setup();
+    let cache = tempfile::TempDir::new().unwrap();
+    let experience = experiences.path().join("default.toml");
+    let trace = experiences.path().join("t.json");
+    let args = ["run", experience.to_str().unwrap(), "--trace", trace.to_str().unwrap()];
+
+    let first = gfhost(&args, plugins.path(), cache.path());
+    let text = stdout(&first);
+    assert!(first.status.success(), "{text}\n{}", String::from_utf8_lossy(&first.stderr));
+    let states: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("experience@main") && l.contains("=>"))
+        .map(|l| l.rsplit("=> ").next().unwrap())
+        .collect();
+    assert_eq!(states, ["Unloaded", "Loading", "LoadingGameFeatures", "ExecutingActions", "Loaded", "Deactivating", "Unloaded"]);
+    assert!(text.contains("components: 0 loaded from cache, 3 compiled"), "{text}");
+    assert!(text.contains("after end of play: 0 feature components, experience Unloaded"), "{text}");
+
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let events = json["traceEvents"].as_array().unwrap();
+    for state in &states {
+        assert!(
+            events.iter().any(|e| e["ph"] == "X" && e["name"] == *state && e["ts"].is_number() && e["dur"].is_number()),
+            "trace has {state}"
+        );
+    }
+    for plugin_state in ["Registering", "Loading", "Activating", "Active", "Deactivating", "Installed"] {
+        assert!(events.iter().any(|e| e["ph"] == "X" && e["name"] == plugin_state), "trace has {plugin_state}");
+    }
+
+    let second = gfhost(&args, plugins.path(), cache.path());
+    let text = stdout(&second);
+    assert!(second.status.success());
+    assert!(text.contains("components: 3 loaded from cache, 0 compiled"), "{text}");
+    assert!(text.contains("plugin:shooter-core         ~ loaded from cache in"), "{text}");
+}
+
+#[test]
+fn run_reports_failures_and_exits_non_zero() {
+    let plugins = PluginDir::with(&[FAILING_ACTIVATION]);
+    let experiences = ExperienceDir::new();
+    let experience = experiences.write("e.toml", "[experience]\nname = \"e\"\nfeatures = [\"failing-activation\"]\n");
+    let cache = tempfile::TempDir::new().unwrap();
+    let output = gfhost(&["run", experience.to_str().unwrap()], plugins.path(), cache.path());
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    assert!(text.contains("1 failure(s):"), "{text}");
+    assert!(text.contains("failing-activation failed during Activating: on-activating: required map data is missing"), "{text}");
+}
+
+#[test]
+fn a_missing_experience_is_a_clear_error() {
+    let plugins = PluginDir::with(&[]);
+    let cache = tempfile::TempDir::new().unwrap();
+    let output = gfhost(&["run", "no/such/experience.toml"], plugins.path(), cache.path());
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("experience file no/such/experience.toml not found"), "{stderr}");
+}
+
+#[test]
+fn plugins_lists_manifests_and_inspect_shows_the_interface() {
+    let (plugins, _) = default_setup();
+    let cache = tempfile::TempDir::new().unwrap();
+    let listing = gfhost(&["plugins"], plugins.path(), cache.path());
+    let text = stdout(&listing);
+    assert!(listing.status.success(), "{text}");
+    assert!(text.contains("3 plugin(s)"), "{text}");
+    assert!(text.contains("shooter-core 0.1.0  [Installed]"), "{text}");
+    assert!(text.contains("depends on: base-gameplay (activated first)"), "{text}");
+    assert!(text.contains("action: add-components NameplateComponent -> Character"), "{text}");
+
+    let inspect = gfhost(&["inspect", "shooter-core"], plugins.path(), cache.path());
+    let text = stdout(&inspect);
+    assert!(inspect.status.success(), "{text}");
+    assert!(text.contains("gamefeature:plugin/actors@0.1.0"), "{text}");
+    assert!(text.contains("exports:\n    gamefeature:plugin/lifecycle@0.1.0"), "{text}");
+}
