@@ -105,9 +105,7 @@ fn with_plugin<P: Plugin, R>(f: impl FnOnce(&mut P) -> R) -> R {
     INSTANCE.with(|cell| {
         let mut slot = cell.borrow_mut();
         let plugin = slot.get_or_insert_with(|| Box::new(P::default()));
-        let plugin = plugin
-            .downcast_mut::<P>()
-            .expect("one plugin type per component");
+        let plugin = plugin.downcast_mut::<P>().expect("one plugin type per component");
         f(plugin)
     })
 }

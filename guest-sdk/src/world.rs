@@ -3,12 +3,12 @@
 //! These are the host's imports, re-exported with Rust names. Every call is answered by the host for the world
 //! this instance runs in; an [`Error`](crate::Error) is recoverable.
 
-pub use crate::bindings::gamefeature::plugin::types::ActorId;
 pub use crate::bindings::gamefeature::plugin::actors::{
-    actor_class, actors_of_class, components_of, current_net_mode, get_property, has_authority, is_a,
-    set_property, world_name,
+    actor_class, actors_of_class, components_of, current_net_mode, get_property, has_authority, is_a, set_property,
+    world_name,
 };
 pub use crate::bindings::gamefeature::plugin::assets::read_asset;
+pub use crate::bindings::gamefeature::plugin::types::ActorId;
 
 /// Reads an asset as UTF-8 text.
 pub fn read_asset_text(name: &str) -> Result<String, crate::Error> {

@@ -52,7 +52,8 @@ pub struct PathEscapes(pub String);
 /// below them, so moving a plugin or experience folder never changes what it reads.
 pub fn resolve_within(base: &Path, relative: &str) -> Result<PathBuf, PathEscapes> {
     let path = Path::new(relative);
-    let plain = !relative.is_empty() && path.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    let plain =
+        !relative.is_empty() && path.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
     if !plain {
         return Err(PathEscapes(relative.to_string()));
     }
@@ -87,7 +88,12 @@ impl Assets {
 
     /// Adds the files of another declaration (an action set, a plugin's own bundles). A later declaration of
     /// the same asset name replaces the earlier one.
-    pub async fn add(&mut self, base: &Path, declared: &BundleDeclarations, net_mode: NetMode) -> Result<(), AssetLoadError> {
+    pub async fn add(
+        &mut self,
+        base: &Path,
+        declared: &BundleDeclarations,
+        net_mode: NetMode,
+    ) -> Result<(), AssetLoadError> {
         for bundle in BundleName::for_net_mode(net_mode) {
             if !self.loaded_bundles.contains(&bundle) {
                 self.loaded_bundles.push(bundle);
@@ -95,12 +101,7 @@ impl Assets {
             for (name, relative) in declared.get(&bundle).into_iter().flatten() {
                 let path = resolve_within(base, relative).map_err(AssetLoadError::Escapes)?;
                 let bytes = tokio::fs::read(&path).await.map_err(|source| {
-                    AssetLoadError::Read(AssetReadError {
-                        name: name.clone(),
-                        bundle,
-                        path: path.clone(),
-                        source,
-                    })
+                    AssetLoadError::Read(AssetReadError { name: name.clone(), bundle, path: path.clone(), source })
                 })?;
                 self.files.insert(name.clone(), bytes.into());
             }

@@ -4,7 +4,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Weak};
 
 use crate::experience::{ExperienceManager, ManagerOptions};
-use crate::feature::{Destination, DiscoveryReport, FeatureSubsystem, PluginState, Provenance, StateChange, Transition};
+use crate::feature::{
+    Destination, DiscoveryReport, FeatureSubsystem, PluginState, Provenance, StateChange, Transition,
+};
 use crate::runtime::{Runtime, RuntimeConfig, RuntimeError};
 use crate::timeline::{track, EventKind, Timeline};
 use crate::world::{NetMode, World};

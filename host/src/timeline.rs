@@ -70,12 +70,7 @@ impl Default for Timeline {
 impl Timeline {
     /// An empty timeline starting now.
     pub fn new() -> Self {
-        Timeline {
-            inner: Arc::new(Mutex::new(Inner {
-                start: Instant::now(),
-                events: Vec::new(),
-            })),
-        }
+        Timeline { inner: Arc::new(Mutex::new(Inner { start: Instant::now(), events: Vec::new() })) }
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -87,12 +82,7 @@ impl Timeline {
     pub fn record(&self, track: impl Into<String>, kind: EventKind, text: impl Into<String>) {
         let mut inner = self.lock();
         let at = inner.start.elapsed();
-        inner.events.push(TimelineEvent {
-            at,
-            track: track.into(),
-            kind,
-            text: text.into(),
-        });
+        inner.events.push(TimelineEvent { at, track: track.into(), kind, text: text.into() });
     }
 
     /// Every event so far, in the order recorded.
@@ -102,12 +92,7 @@ impl Timeline {
 
     /// The texts of one track's events of one kind, in order: what tests compare.
     pub fn texts(&self, track: &str, kind: EventKind) -> Vec<String> {
-        self.lock()
-            .events
-            .iter()
-            .filter(|e| e.track == track && e.kind == kind)
-            .map(|e| e.text.clone())
-            .collect()
+        self.lock().events.iter().filter(|e| e.track == track && e.kind == kind).map(|e| e.text.clone()).collect()
     }
 
     /// A readable rendering, one event per line: time, track, text.
@@ -126,13 +111,7 @@ impl Timeline {
                 EventKind::Load => " ~",
                 EventKind::Note => " *",
             };
-            let _ = writeln!(
-                out,
-                "{:>10.3} ms  {:<width$}  {marker} {}",
-                e.at.as_secs_f64() * 1000.0,
-                e.track,
-                e.text
-            );
+            let _ = writeln!(out, "{:>10.3} ms  {:<width$}  {marker} {}", e.at.as_secs_f64() * 1000.0, e.track, e.text);
         }
         out
     }
@@ -220,7 +199,8 @@ mod tests {
         let events = trace["traceEvents"].as_array().unwrap();
         let states: Vec<_> = events.iter().filter(|e| e["ph"] == "X").map(|e| e["name"].as_str().unwrap()).collect();
         assert_eq!(states, ["One", "Two"]);
-        let names: Vec<_> = events.iter().filter(|e| e["ph"] == "M").map(|e| e["args"]["name"].as_str().unwrap()).collect();
+        let names: Vec<_> =
+            events.iter().filter(|e| e["ph"] == "M").map(|e| e["args"]["name"].as_str().unwrap()).collect();
         assert_eq!(names, ["a", "b"]);
         assert_eq!(t.texts("a", EventKind::State), ["One", "Two"]);
     }

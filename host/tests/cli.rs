@@ -55,7 +55,10 @@ fn run_prints_the_timeline_writes_a_trace_and_uses_the_cache_the_second_time() {
         .filter(|l| l.contains("experience@main") && l.contains("=>"))
         .map(|l| l.rsplit("=> ").next().unwrap())
         .collect();
-    assert_eq!(states, ["Unloaded", "Loading", "LoadingGameFeatures", "ExecutingActions", "Loaded", "Deactivating", "Unloaded"]);
+    assert_eq!(
+        states,
+        ["Unloaded", "Loading", "LoadingGameFeatures", "ExecutingActions", "Loaded", "Deactivating", "Unloaded"]
+    );
     assert!(text.contains("components: 0 loaded from cache, 3 compiled"), "{text}");
     assert!(text.contains("after end of play: 0 feature components, experience Unloaded"), "{text}");
 
@@ -88,7 +91,10 @@ fn run_reports_failures_and_exits_non_zero() {
     let text = stdout(&output);
     assert_eq!(output.status.code(), Some(2), "{text}");
     assert!(text.contains("1 failure(s):"), "{text}");
-    assert!(text.contains("failing-activation failed during Activating: on-activating: required map data is missing"), "{text}");
+    assert!(
+        text.contains("failing-activation failed during Activating: on-activating: required map data is missing"),
+        "{text}"
+    );
 }
 
 #[test]

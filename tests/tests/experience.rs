@@ -30,7 +30,8 @@ async fn load_states_follow_lyra_and_skip_what_does_not_apply() {
     manager.end_play().await.unwrap();
     assert_eq!(manager.visited_states(), [Unloaded, Loading, ExecutingActions, Loaded, Deactivating, Unloaded]);
 
-    let chaos = ManagerOptions { chaos: Some(ChaosDelay { min_secs: 0.0, random_secs: 0.01, seed: 3 }), ..Default::default() };
+    let chaos =
+        ManagerOptions { chaos: Some(ChaosDelay { min_secs: 0.0, random_secs: 0.01, seed: 3 }), ..Default::default() };
     let session = session_with(&plugins, None, chaos);
     let mut manager = session.create_world("chaotic", NetMode::Standalone);
     manager.load(&with_features).await.unwrap();
@@ -38,7 +39,13 @@ async fn load_states_follow_lyra_and_skip_what_does_not_apply() {
     assert_eq!(
         manager.visited_states(),
         [
-            Unloaded, Loading, LoadingGameFeatures, LoadingChaosTestingDelay, ExecutingActions, Loaded, Deactivating,
+            Unloaded,
+            Loading,
+            LoadingGameFeatures,
+            LoadingChaosTestingDelay,
+            ExecutingActions,
+            Loaded,
+            Deactivating,
             Unloaded
         ]
     );
@@ -74,7 +81,9 @@ async fn bundles_follow_the_net_mode_and_plugins_read_only_those() {
         let report = manager.load(&path).await.unwrap().clone();
         let expected_bundles: Vec<_> = gamefeature_host::assets::BundleName::for_net_mode(mode);
         assert_eq!(report.bundles, expected_bundles);
-        let logs = session.timeline().texts(&track::instance("asset-probe", &name), EventKind::Log(gamefeature_host::timeline::LogLevel::Info));
+        let logs = session
+            .timeline()
+            .texts(&track::instance("asset-probe", &name), EventKind::Log(gamefeature_host::timeline::LogLevel::Info));
         assert_eq!(
             logs,
             [
@@ -112,10 +121,13 @@ async fn loaded_callbacks_fire_by_priority_and_late_ones_at_once() {
     assert_eq!(*calls.lock().unwrap(), ["high 1", "high 2", "normal 1", "low 1", "low 2"]);
 
     let late = calls.clone();
-    manager.call_or_register_on_loaded(Priority::Low, Box::new(move |loaded| {
-        assert_eq!(loaded.definition.name, "test");
-        late.lock().unwrap().push("late")
-    }));
+    manager.call_or_register_on_loaded(
+        Priority::Low,
+        Box::new(move |loaded| {
+            assert_eq!(loaded.definition.name, "test");
+            late.lock().unwrap().push("late")
+        }),
+    );
     assert_eq!(calls.lock().unwrap().last(), Some(&"late"), "registered after load, it fires at once");
     manager.end_play().await.unwrap();
     assert_eq!(calls.lock().unwrap().len(), 6, "callbacks fire once");
@@ -189,8 +201,12 @@ async fn end_of_play_leaves_nothing_and_every_plugin_down() {
     assert_eq!(
         tail,
         [
-            "on-deactivating -> Pending", "poll-deactivation -> Pending", "poll-deactivation -> Pending",
-            "poll-deactivation -> Done", "on-unloading ok", "on-unregistering ok",
+            "on-deactivating -> Pending",
+            "poll-deactivation -> Pending",
+            "poll-deactivation -> Pending",
+            "poll-deactivation -> Done",
+            "on-unloading ok",
+            "on-unregistering ok",
         ]
     );
 }
@@ -200,10 +216,7 @@ async fn a_held_deactivation_past_its_deadline_is_reported_and_play_still_ends()
     let plugins = PluginDir::with(&[SLOW_TEARDOWN]);
     let experiences = ExperienceDir::new();
     let path = experiences.write("e.toml", &experience_with_features(&["slow-teardown"]));
-    let options = ManagerOptions {
-        deactivation_deadline: Duration::ZERO,
-        ..ManagerOptions::default()
-    };
+    let options = ManagerOptions { deactivation_deadline: Duration::ZERO, ..ManagerOptions::default() };
     let session = session_with(&plugins, None, options);
     let mut manager = session.create_world("w", NetMode::Standalone);
     manager.load(&path).await.unwrap();

@@ -120,7 +120,11 @@ fn malformed_manifests_are_refused_naming_the_file_and_the_rest_install() {
     assert_eq!(errors.len(), 3, "{errors:#?}");
     let error_for = |dir: &std::path::Path| {
         let file = dir.join("plugin.toml").display().to_string();
-        errors.iter().find(|e| e.starts_with(&file)).unwrap_or_else(|| panic!("no error for {file}: {errors:#?}")).clone()
+        errors
+            .iter()
+            .find(|e| e.starts_with(&file))
+            .unwrap_or_else(|| panic!("no error for {file}: {errors:#?}"))
+            .clone()
     };
     assert!(error_for(&broken).contains("malformed TOML"));
     assert!(error_for(&future).contains("plugin API \"0.2.0\" is not supported"));
@@ -143,7 +147,9 @@ async fn a_missing_component_file_fails_loading_with_its_path() {
         error.to_string(),
         format!("plugin \"base-gameplay\" failed while Loading: component file {} not found", component.display())
     );
-    assert!(matches!(session.features().state("base-gameplay"), Some(PluginState::Error(e)) if e.during == Transition::Loading));
+    assert!(
+        matches!(session.features().state("base-gameplay"), Some(PluginState::Error(e)) if e.during == Transition::Loading)
+    );
 }
 
 #[tokio::test]
@@ -191,9 +197,21 @@ async fn unknown_features_and_experience_problems_are_clear() {
 
     let cases = [
         ("malformed.toml", "[experience\nname = 1".to_string(), "malformed TOML"),
-        ("bad-bundle.toml", "[experience]\nname = \"x\"\n[bundles.Client]\nsecret = \"../../etc/passwd\"\n".into(), "must be relative"),
-        ("missing-data.toml", "[experience]\nname = \"x\"\n[bundles.Equipped]\ntuning = \"nope.txt\"\n".into(), "nope.txt"),
-        ("missing-set.toml", "[experience]\nname = \"x\"\naction-sets = [\"sets/none.toml\"]\n".into(), "cannot read action set"),
+        (
+            "bad-bundle.toml",
+            "[experience]\nname = \"x\"\n[bundles.Client]\nsecret = \"../../etc/passwd\"\n".into(),
+            "must be relative",
+        ),
+        (
+            "missing-data.toml",
+            "[experience]\nname = \"x\"\n[bundles.Equipped]\ntuning = \"nope.txt\"\n".into(),
+            "nope.txt",
+        ),
+        (
+            "missing-set.toml",
+            "[experience]\nname = \"x\"\naction-sets = [\"sets/none.toml\"]\n".into(),
+            "cannot read action set",
+        ),
         ("bad-class.toml", "[experience]\nname = \"x\"\n[classes]\nHero = \"NoSuchParent\"\n".into(), "unknown parent"),
     ];
     for (file, text, expected) in cases {

@@ -53,7 +53,11 @@ async fn shooter_core() {
                 assert_eq!(actor.component("NameplateComponent").is_some(), nameplate, "{mode}: client-only component");
             }
             // The plugin set the starting health on the authority's existing character through the host.
-            assert_eq!(w.property(existing, "HealthComponent", "health").unwrap(), Some(&Value::Integer(175)), "{mode}");
+            assert_eq!(
+                w.property(existing, "HealthComponent", "health").unwrap(),
+                Some(&Value::Integer(175)),
+                "{mode}"
+            );
         }
         manager.end_play().await.unwrap();
         assert_eq!(world::lock(manager.world()).requested_component_count(), 0);

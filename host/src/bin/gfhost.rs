@@ -72,9 +72,7 @@ fn parse_chaos(text: &str) -> Result<(f64, f64), String> {
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("GFHOST_LOG").unwrap_or_else(|_| "warn".into()),
-        )
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("GFHOST_LOG").unwrap_or_else(|_| "warn".into()))
         .with_writer(std::io::stderr)
         .init();
     match run(Cli::parse()) {
@@ -144,7 +142,10 @@ fn run_experience(
         eprintln!("warning: {problem}");
     }
     let mut manager = session.create_world("main", net_mode);
-    manager.call_or_register_on_loaded(Priority::Normal, Box::new(move |loaded| spawn_players(loaded.definition.as_ref(), &loaded.world, players)));
+    manager.call_or_register_on_loaded(
+        Priority::Normal,
+        Box::new(move |loaded| spawn_players(loaded.definition.as_ref(), &loaded.world, players)),
+    );
 
     let started = Instant::now();
     let report = tokio.block_on(manager.load(path))?.clone();
@@ -247,9 +248,8 @@ fn list_plugins(options: SessionOptions) -> Result<ExitCode> {
 fn inspect_plugin(name: &str, options: SessionOptions) -> Result<ExitCode> {
     let session = Session::new(options)?;
     let features = session.features();
-    let manifest = features
-        .manifest(name)
-        .with_context(|| format!("no plugin named {name:?} in {}", display_dirs(&[])))?;
+    let manifest =
+        features.manifest(name).with_context(|| format!("no plugin named {name:?} in {}", display_dirs(&[])))?;
     println!("{} {}", manifest.name, manifest.version);
     println!("  manifest: {}", manifest.manifest_path.display());
     println!("  component: {}", manifest.component_path.display());
@@ -289,4 +289,3 @@ fn display_dirs(dirs: &[PathBuf]) -> String {
     }
     dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
 }
-

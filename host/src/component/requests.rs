@@ -71,11 +71,7 @@ impl ComponentRequests {
     /// the chain, the live requests on that class in the order they were made. This is Unreal's walk from the
     /// most derived class to the base.
     pub fn components_for<'a>(&'a self, class_chain: &'a [&'a str]) -> impl Iterator<Item = &'a RequestKey> + 'a {
-        class_chain.iter().flat_map(move |class| {
-            self.order
-                .iter()
-                .filter(move |key| key.receiver_class == *class)
-        })
+        class_chain.iter().flat_map(move |class| self.order.iter().filter(move |key| key.receiver_class == *class))
     }
 
     /// How many handles are live for a pair.
@@ -94,10 +90,7 @@ mod tests {
     use super::*;
 
     fn key(r: &str, c: &str) -> RequestKey {
-        RequestKey {
-            receiver_class: r.into(),
-            component_class: c.into(),
-        }
+        RequestKey { receiver_class: r.into(), component_class: c.into() }
     }
 
     #[test]
@@ -127,10 +120,7 @@ mod tests {
         let _base = requests.add(key("Pawn", "Movement"));
         let _derived = requests.add(key("Character", "Health"));
         let chain = ["Character", "Pawn", "Actor"];
-        let classes: Vec<_> = requests
-            .components_for(&chain)
-            .map(|k| k.component_class.as_str())
-            .collect();
+        let classes: Vec<_> = requests.components_for(&chain).map(|k| k.component_class.as_str()).collect();
         assert_eq!(classes, ["Health", "Movement"]);
     }
 }

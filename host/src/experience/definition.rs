@@ -105,9 +105,8 @@ impl ExperienceDefinition {
     /// Reads an experience and the action sets it names.
     pub async fn load(path: &Path) -> Result<Self, DefinitionError> {
         let error = |path: &Path, problem: String| DefinitionError { path: path.to_path_buf(), problem };
-        let text = tokio::fs::read_to_string(path)
-            .await
-            .map_err(|e| error(path, format!("cannot read experience: {e}")))?;
+        let text =
+            tokio::fs::read_to_string(path).await.map_err(|e| error(path, format!("cannot read experience: {e}")))?;
         let file: ExperienceFile =
             toml::from_str(&text).map_err(|e| error(path, format!("malformed TOML: {}", e.to_string().trim_end())))?;
         let dir = path.parent().unwrap_or(Path::new("."));

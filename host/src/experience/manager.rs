@@ -123,7 +123,12 @@ pub struct ExperienceManager {
 
 impl ExperienceManager {
     /// A manager for `world`, whose features come from `features`.
-    pub fn new(world: SharedWorld, features: Arc<FeatureSubsystem>, timeline: Timeline, options: ManagerOptions) -> Self {
+    pub fn new(
+        world: SharedWorld,
+        features: Arc<FeatureSubsystem>,
+        timeline: Timeline,
+        options: ManagerOptions,
+    ) -> Self {
         let (world_name, net_mode) = {
             let w = world::lock(&world);
             (Arc::from(w.name()), w.net_mode())
@@ -174,10 +179,9 @@ impl ExperienceManager {
     /// every callback of a higher priority.
     pub fn call_or_register_on_loaded(&mut self, priority: Priority, callback: LoadedCallback) {
         match (&self.current, self.state) {
-            (Some(definition), ExperienceLoadState::Loaded) => callback(&LoadedExperience {
-                definition: definition.clone(),
-                world: self.world.clone(),
-            }),
+            (Some(definition), ExperienceLoadState::Loaded) => {
+                callback(&LoadedExperience { definition: definition.clone(), world: self.world.clone() })
+            }
             _ => self.callbacks.register(priority, callback),
         }
     }
@@ -251,7 +255,8 @@ impl ExperienceManager {
         for name in self.instance_order() {
             self.run_feature_actions(&name, &assets).await;
         }
-        let experience_actions = definition.actions.iter().chain(definition.action_sets.iter().flat_map(|s| &s.actions));
+        let experience_actions =
+            definition.actions.iter().chain(definition.action_sets.iter().flat_map(|s| &s.actions));
         for action in experience_actions {
             let result = action.activate(&mut world::lock(&self.world));
             match result {
@@ -281,7 +286,8 @@ impl ExperienceManager {
             }
         }
         let assets_error = |source| ExperienceError::Assets { experience: definition.path.clone(), source };
-        let mut assets = Assets::load(definition.dir(), &definition.bundles, self.net_mode).await.map_err(assets_error)?;
+        let mut assets =
+            Assets::load(definition.dir(), &definition.bundles, self.net_mode).await.map_err(assets_error)?;
         for set in &definition.action_sets {
             let dir = set.path.parent().unwrap_or(Path::new("."));
             assets.add(dir, &set.bundles, self.net_mode).await.map_err(assets_error)?;
@@ -289,12 +295,7 @@ impl ExperienceManager {
         self.timeline.record(
             track::experience(&self.world_name),
             EventKind::Note,
-            format!(
-                "experience {:?}: bundles {:?}, assets {:?}",
-                definition.name,
-                assets.bundles(),
-                assets.names()
-            ),
+            format!("experience {:?}: bundles {:?}, assets {:?}", definition.name, assets.bundles(), assets.names()),
         );
         Ok((definition, assets))
     }
@@ -351,7 +352,11 @@ impl ExperienceManager {
         let text = match outcome {
             Ok(value) => {
                 let shown = format!("{value:?}");
-                if shown == "()" { format!("{hook} ok") } else { format!("{hook} -> {shown}") }
+                if shown == "()" {
+                    format!("{hook} ok")
+                } else {
+                    format!("{hook} -> {shown}")
+                }
             }
             Err(e) => format!("{hook} failed: {e}"),
         };
@@ -534,7 +539,10 @@ impl ExperienceManager {
             if Instant::now() >= deadline {
                 for index in pending.drain(..) {
                     let name = features[index].name.clone();
-                    let cause = format!("still deactivating after {:?}; continuing without it", self.options.deactivation_deadline);
+                    let cause = format!(
+                        "still deactivating after {:?}; continuing without it",
+                        self.options.deactivation_deadline
+                    );
                     self.fail(&name, "Deactivating", cause);
                 }
                 break;

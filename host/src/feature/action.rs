@@ -48,11 +48,8 @@ impl ActionDef {
             ActionDef::AddComponents(a) => {
                 let net_mode = world.net_mode();
                 let wanted = (a.client && net_mode.is_client()) || (a.server && net_mode.is_server());
-                let handle = if wanted {
-                    Some(world.add_component_request(&a.actor_class, &a.component_class)?)
-                } else {
-                    None
-                };
+                let handle =
+                    if wanted { Some(world.add_component_request(&a.actor_class, &a.component_class)?) } else { None };
                 Ok(ActiveAction { requests: handle.into_iter().collect() })
             }
         }

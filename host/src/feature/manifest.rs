@@ -111,16 +111,15 @@ impl PluginManifest {
     /// Reads and validates `dir/plugin.toml`.
     pub fn read(dir: &Path) -> Result<Self, ManifestError> {
         let path = dir.join(MANIFEST_FILE);
-        let text = std::fs::read_to_string(&path).map_err(|e| ManifestError {
-            path: path.clone(),
-            problem: ManifestProblem::Unreadable(e.to_string()),
-        })?;
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| ManifestError { path: path.clone(), problem: ManifestProblem::Unreadable(e.to_string()) })?;
         Self::parse(dir, &text).map_err(|problem| ManifestError { path, problem })
     }
 
     /// Validates manifest text as if it were `dir/plugin.toml`.
     pub fn parse(dir: &Path, text: &str) -> Result<Self, ManifestProblem> {
-        let file: ManifestFile = toml::from_str(text).map_err(|e| ManifestProblem::Malformed(e.to_string().trim_end().to_string()))?;
+        let file: ManifestFile =
+            toml::from_str(text).map_err(|e| ManifestProblem::Malformed(e.to_string().trim_end().to_string()))?;
         let p = file.plugin;
         if !is_valid_plugin_name(&p.name) {
             return Err(ManifestProblem::InvalidName(p.name));
@@ -128,7 +127,8 @@ impl PluginManifest {
         if !api_compatible(&p.api) {
             return Err(ManifestProblem::UnsupportedApi { found: p.api });
         }
-        let component_path = resolve_within(dir, &p.component).map_err(|e| ManifestProblem::ComponentPath(e.to_string()))?;
+        let component_path =
+            resolve_within(dir, &p.component).map_err(|e| ManifestProblem::ComponentPath(e.to_string()))?;
         for relative in file.bundles.values().flat_map(|b| b.values()) {
             resolve_within(dir, relative).map_err(|e| ManifestProblem::BundlePath(e.to_string()))?;
         }
@@ -219,14 +219,19 @@ mod tests {
     #[test]
     fn refuses_bad_manifests_with_the_cause() {
         let dir = Path::new("/p/x");
-        let cases: &[(&str, fn(&ManifestProblem) -> bool)] = &[
+        type Expectation = fn(&ManifestProblem) -> bool;
+        let cases: &[(&str, Expectation)] = &[
             ("[plugin\nname=", |p| matches!(p, ManifestProblem::Malformed(_))),
             (&GOOD.replace("shooter-core\"", "Shooter Core\""), |p| matches!(p, ManifestProblem::InvalidName(_))),
-            (&GOOD.replace("api = \"0.1.0\"", "api = \"0.2.0\""), |p| matches!(p, ManifestProblem::UnsupportedApi { .. })),
+            (&GOOD.replace("api = \"0.1.0\"", "api = \"0.2.0\""), |p| {
+                matches!(p, ManifestProblem::UnsupportedApi { .. })
+            }),
             (&GOOD.replace("shooter_core.wasm", "../other/x.wasm"), |p| matches!(p, ManifestProblem::ComponentPath(_))),
             (&GOOD.replace("data/hud.txt", "/etc/passwd"), |p| matches!(p, ManifestProblem::BundlePath(_))),
             (&GOOD.replace("name = \"base\"", "name = \"shooter-core\""), |p| *p == ManifestProblem::SelfDependency),
-            (&GOOD.replace("kind = \"add-components\"", "kind = \"teleport\""), |p| matches!(p, ManifestProblem::Malformed(_))),
+            (&GOOD.replace("kind = \"add-components\"", "kind = \"teleport\""), |p| {
+                matches!(p, ManifestProblem::Malformed(_))
+            }),
             (&GOOD.replace("version = \"1.0.0\"", ""), |p| matches!(p, ManifestProblem::Malformed(_))),
         ];
         for (text, expected) in cases {

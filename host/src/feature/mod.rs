@@ -12,10 +12,12 @@ mod subsystem_tests;
 
 pub use action::{ActionDef, ActiveAction, AddComponents};
 pub use discovery::{discover, DiscoveryReport};
-pub use manifest::{is_valid_plugin_name, Dependency, ManifestError, ManifestProblem, PluginManifest, API_VERSION, MANIFEST_FILE};
+pub use manifest::{
+    is_valid_plugin_name, Dependency, ManifestError, ManifestProblem, PluginManifest, API_VERSION, MANIFEST_FILE,
+};
 pub use plugin::{
-    ActivationContext, CallError, ComponentInterface, Deactivation, InstanceEnv, LoadError, LoadedPlugin, PluginInstance,
-    PluginLoader, Provenance,
+    ActivationContext, CallError, ComponentInterface, Deactivation, InstanceEnv, LoadError, LoadedPlugin,
+    PluginInstance, PluginLoader, Provenance,
 };
 pub use state::{Destination, PluginError, PluginState, Transition};
 pub use subsystem::{FeatureError, FeatureSubsystem, Observer, PluginInfo, StateChange};

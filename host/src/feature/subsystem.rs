@@ -84,11 +84,7 @@ pub struct FeatureSubsystem {
 impl FeatureSubsystem {
     /// A subsystem whose `Loading` transitions use `loader`.
     pub fn new(loader: Arc<dyn PluginLoader>) -> Arc<Self> {
-        Arc::new(FeatureSubsystem {
-            loader,
-            plugins: Mutex::new(BTreeMap::new()),
-            observers: Mutex::new(Vec::new()),
-        })
+        Arc::new(FeatureSubsystem { loader, plugins: Mutex::new(BTreeMap::new()), observers: Mutex::new(Vec::new()) })
     }
 
     fn plugins(&self) -> MutexGuard<'_, BTreeMap<String, Entry>> {
@@ -171,11 +167,7 @@ impl FeatureSubsystem {
     pub fn list(&self) -> Vec<PluginInfo> {
         self.plugins()
             .values()
-            .map(|e| PluginInfo {
-                manifest: e.manifest.clone(),
-                state: e.state.clone(),
-                activations: e.activations,
-            })
+            .map(|e| PluginInfo { manifest: e.manifest.clone(), state: e.state.clone(), activations: e.activations })
             .collect()
     }
 

@@ -31,26 +31,35 @@ impl PluginLoader for FakeLoader {
     fn load(&self, manifest: &PluginManifest) -> Result<Arc<dyn LoadedPlugin>, LoadError> {
         self.loads.lock().unwrap().push(manifest.name.clone());
         if self.broken.contains(&manifest.name) {
-            return Err(LoadError::Invalid { path: manifest.component_path.display().to_string(), cause: "broken".into() });
+            return Err(LoadError::Invalid {
+                path: manifest.component_path.display().to_string(),
+                cause: "broken".into(),
+            });
         }
         Ok(Arc::new(FakeCode))
     }
 }
 
 fn manifest(name: &str, deps: &[(&str, bool)]) -> PluginManifest {
-    let mut text = format!("[plugin]\nname = \"{name}\"\nversion = \"1.0.0\"\napi = \"{API_VERSION}\"\ncomponent = \"{name}.wasm\"\n");
+    let mut text = format!(
+        "[plugin]\nname = \"{name}\"\nversion = \"1.0.0\"\napi = \"{API_VERSION}\"\ncomponent = \"{name}.wasm\"\n"
+    );
     for (dep, activate) in deps {
         text += &format!("[[dependencies]]\nname = \"{dep}\"\nactivate = {activate}\n");
     }
     PluginManifest::parse(&Path::new("/plugins").join(name), &text).unwrap()
 }
 
-fn subsystem(plugins: &[PluginManifest], broken: &[&str]) -> (Arc<FeatureSubsystem>, Arc<FakeLoader>, Arc<Mutex<Vec<String>>>) {
+fn subsystem(
+    plugins: &[PluginManifest],
+    broken: &[&str],
+) -> (Arc<FeatureSubsystem>, Arc<FakeLoader>, Arc<Mutex<Vec<String>>>) {
     let loader = Arc::new(FakeLoader { broken: broken.iter().map(|s| s.to_string()).collect(), ..Default::default() });
     let subsystem = FeatureSubsystem::new(loader.clone());
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = seen.clone();
-    subsystem.add_observer(Arc::new(move |c: &StateChange| sink.lock().unwrap().push(format!("{} {}", c.plugin, c.state))));
+    subsystem
+        .add_observer(Arc::new(move |c: &StateChange| sink.lock().unwrap().push(format!("{} {}", c.plugin, c.state))));
     for m in plugins {
         subsystem.install(m.clone()).unwrap();
     }
@@ -71,9 +80,20 @@ async fn activation_walks_every_state_and_back() {
     assert_eq!(
         *seen.lock().unwrap(),
         [
-            "a WaitingForDependencies", "a Registering", "a Registered", "a Loading", "a Loaded",
-            "a ActivatingDependencies", "a Activating", "a Active", "a Deactivating", "a Loaded", "a Unloading",
-            "a Registered", "a Unregistering", "a Installed",
+            "a WaitingForDependencies",
+            "a Registering",
+            "a Registered",
+            "a Loading",
+            "a Loaded",
+            "a ActivatingDependencies",
+            "a Activating",
+            "a Active",
+            "a Deactivating",
+            "a Loaded",
+            "a Unloading",
+            "a Registered",
+            "a Unregistering",
+            "a Installed",
         ]
     );
 }
@@ -100,17 +120,24 @@ async fn dependencies_come_up_first() {
 
 #[tokio::test]
 async fn cycles_are_refused_naming_the_manifest() {
-    let (s, _, _) = subsystem(&[manifest("a", &[("b", false)]), manifest("b", &[("c", false)]), manifest("c", &[("a", false)])], &[]);
+    let (s, _, _) = subsystem(
+        &[manifest("a", &[("b", false)]), manifest("b", &[("c", false)]), manifest("c", &[("a", false)])],
+        &[],
+    );
     let err = s.dependency_order("a").unwrap_err();
     assert_eq!(err.to_string(), "/plugins/a/plugin.toml: dependency cycle a -> b -> c -> a");
     let err = s.activate("a").await.unwrap_err();
     assert!(err.to_string().contains("dependency cycle a -> b -> c -> a"), "{err}");
-    assert!(matches!(s.state("a"), Some(PluginState::Error(PluginError { during: Transition::WaitingForDependencies, .. }))));
+    assert!(matches!(
+        s.state("a"),
+        Some(PluginState::Error(PluginError { during: Transition::WaitingForDependencies, .. }))
+    ));
 }
 
 #[tokio::test]
 async fn a_failed_dependency_fails_its_dependents() {
-    let (s, _, _) = subsystem(&[manifest("app", &[("lib", true)]), manifest("lib", &[]), manifest("other", &[])], &["lib"]);
+    let (s, _, _) =
+        subsystem(&[manifest("app", &[("lib", true)]), manifest("lib", &[]), manifest("other", &[])], &["lib"]);
     let err = s.activate("app").await.unwrap_err();
     assert!(err.to_string().contains("dependency \"lib\" failed"), "{err}");
     assert!(matches!(s.state("lib"), Some(PluginState::Error(PluginError { during: Transition::Loading, .. }))));
@@ -139,10 +166,8 @@ async fn activation_is_ref_counted() {
 
 #[tokio::test]
 async fn a_shared_dependency_loads_once_under_concurrent_activation() {
-    let (s, loader, _) = subsystem(
-        &[manifest("x", &[("base", true)]), manifest("y", &[("base", true)]), manifest("base", &[])],
-        &[],
-    );
+    let (s, loader, _) =
+        subsystem(&[manifest("x", &[("base", true)]), manifest("y", &[("base", true)]), manifest("base", &[])], &[]);
     let (x, y) = tokio::join!(s.activate("x"), s.activate("y"));
     x.unwrap();
     y.unwrap();

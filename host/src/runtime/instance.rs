@@ -7,7 +7,8 @@ use super::bindings::{lifecycle, types, GameFeature, GameFeaturePre};
 use super::sandbox;
 use super::state::InstanceState;
 use crate::feature::{
-    ActivationContext, CallError, ComponentInterface, Deactivation, InstanceEnv, LoadedPlugin, PluginInstance, Provenance,
+    ActivationContext, CallError, ComponentInterface, Deactivation, InstanceEnv, LoadedPlugin, PluginInstance,
+    Provenance,
 };
 
 /// A plugin's component, compiled and pre-instantiated against the host's linker.

@@ -112,7 +112,8 @@ impl Runtime {
                 (component, Provenance::Compiled { took: started.elapsed() })
             }
         };
-        let incompatible = |e: wasmtime::Error| LoadError::Incompatible { path: shown.clone(), cause: format!("{e:#}") };
+        let incompatible =
+            |e: wasmtime::Error| LoadError::Incompatible { path: shown.clone(), cause: format!("{e:#}") };
         let pre = self.linker.instantiate_pre(&component).map_err(incompatible)?;
         let pre = GameFeaturePre::new(pre).map_err(incompatible)?;
         let ty = component.component_type();

@@ -27,11 +27,7 @@ pub enum ClassError {
     UnknownParent { class: String, parent: String },
     /// The class exists with another parent.
     #[error("class {class:?} is already declared with parent {existing:?}, not {requested:?}")]
-    Conflict {
-        class: String,
-        existing: String,
-        requested: String,
-    },
+    Conflict { class: String, existing: String, requested: String },
     /// The name is empty or has characters a class name may not have.
     #[error("{0:?} is not a valid class name (letters, digits, '_' and '.' only)")]
     InvalidName(String),
@@ -45,13 +41,9 @@ pub struct ClassRegistry {
 
 impl Default for ClassRegistry {
     fn default() -> Self {
-        let mut registry = ClassRegistry {
-            parents: HashMap::from([(ROOT_ACTOR_CLASS.to_string(), None)]),
-        };
+        let mut registry = ClassRegistry { parents: HashMap::from([(ROOT_ACTOR_CLASS.to_string(), None)]) };
         for (class, parent) in BUILT_IN_CLASSES {
-            registry
-                .declare(class, parent)
-                .expect("built-in classes are well formed");
+            registry.declare(class, parent).expect("built-in classes are well formed");
         }
         registry
     }
@@ -65,10 +57,7 @@ impl ClassRegistry {
             return Err(ClassError::InvalidName(class.to_string()));
         }
         if !self.parents.contains_key(parent) {
-            return Err(ClassError::UnknownParent {
-                class: class.to_string(),
-                parent: parent.to_string(),
-            });
+            return Err(ClassError::UnknownParent { class: class.to_string(), parent: parent.to_string() });
         }
         match self.parents.get(class) {
             Some(Some(existing)) if existing == parent => Ok(()),
@@ -78,8 +67,7 @@ impl ClassRegistry {
                 requested: parent.to_string(),
             }),
             None => {
-                self.parents
-                    .insert(class.to_string(), Some(parent.to_string()));
+                self.parents.insert(class.to_string(), Some(parent.to_string()));
                 Ok(())
             }
         }
@@ -98,18 +86,13 @@ impl ClassRegistry {
     /// `class` and its ancestors, most derived first.
     pub fn chain<'a>(&'a self, class: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         let start = self.parents.get_key_value(class).map(|(k, _)| k.as_str());
-        std::iter::successors(start, move |c| {
-            self.parents.get(*c).and_then(|p| p.as_deref())
-        })
+        std::iter::successors(start, move |c| self.parents.get(*c).and_then(|p| p.as_deref()))
     }
 }
 
 /// Class names are identifiers, optionally dotted: they appear in logs, traces and data files.
 pub fn is_valid_class_name(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
 }
 
 #[cfg(test)]
@@ -124,10 +107,7 @@ mod tests {
         assert!(classes.is_a("Pawn", "Pawn"));
         assert!(!classes.is_a("Pawn", "Character"));
         assert!(!classes.is_a("Nope", "Actor"));
-        assert_eq!(
-            classes.chain("Character").collect::<Vec<_>>(),
-            ["Character", "Pawn", "Actor"]
-        );
+        assert_eq!(classes.chain("Character").collect::<Vec<_>>(), ["Character", "Pawn", "Actor"]);
     }
 
     #[test]
@@ -135,18 +115,9 @@ mod tests {
         let mut classes = ClassRegistry::default();
         classes.declare("Hero", "Character").unwrap();
         classes.declare("Hero", "Character").unwrap();
-        assert!(matches!(
-            classes.declare("Hero", "Pawn"),
-            Err(ClassError::Conflict { .. })
-        ));
-        assert!(matches!(
-            classes.declare("Ghost", "Spirit"),
-            Err(ClassError::UnknownParent { .. })
-        ));
-        assert!(matches!(
-            classes.declare("bad name", "Actor"),
-            Err(ClassError::InvalidName(_))
-        ));
+        assert!(matches!(classes.declare("Hero", "Pawn"), Err(ClassError::Conflict { .. })));
+        assert!(matches!(classes.declare("Ghost", "Spirit"), Err(ClassError::UnknownParent { .. })));
+        assert!(matches!(classes.declare("bad name", "Actor"), Err(ClassError::InvalidName(_))));
         assert!(classes.is_a("Hero", "Pawn"));
     }
 }

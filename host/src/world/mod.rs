@@ -113,10 +113,7 @@ impl World {
         let slot = match self.free_slots.pop() {
             Some(slot) => slot,
             None => {
-                self.slots.push(Slot {
-                    generation: 0,
-                    actor: None,
-                });
+                self.slots.push(Slot { generation: 0, actor: None });
                 (self.slots.len() - 1) as u32
             }
         };
@@ -131,10 +128,7 @@ impl World {
             components: Vec::new(),
         });
         self.spawn_order.push(id);
-        self.events.push(WorldEvent::ActorSpawned {
-            actor: id,
-            class: class.to_string(),
-        });
+        self.events.push(WorldEvent::ActorSpawned { actor: id, class: class.to_string() });
         let chain: Vec<&str> = self.classes.chain(class).collect();
         let wanted: Vec<RequestKey> = self.requests.components_for(&chain).cloned().collect();
         for key in wanted {
@@ -151,10 +145,7 @@ impl World {
         self.free_slots.push(actor.slot() as u32);
         self.spawn_order.retain(|a| *a != actor);
         for component in removed.components {
-            self.events.push(WorldEvent::ComponentRemoved {
-                actor,
-                component: component.class,
-            });
+            self.events.push(WorldEvent::ComponentRemoved { actor, component: component.class });
         }
         self.events.push(WorldEvent::ActorDestroyed { actor });
         Ok(())
@@ -177,11 +168,7 @@ impl World {
     }
 
     fn actor_mut(&mut self, actor: ActorId) -> Result<&mut Actor, WorldError> {
-        Ok(self
-            .live_slot_mut(actor)?
-            .actor
-            .as_mut()
-            .expect("live slot holds an actor"))
+        Ok(self.live_slot_mut(actor)?.actor.as_mut().expect("live slot holds an actor"))
     }
 
     /// Every live actor, in spawn order.
@@ -194,11 +181,7 @@ impl World {
         if !self.classes.contains(class) {
             return Err(WorldError::UnknownClass(class.to_string()));
         }
-        Ok(self
-            .actors()
-            .filter(|a| self.classes.is_a(&a.class, class))
-            .map(|a| a.id)
-            .collect())
+        Ok(self.actors().filter(|a| self.classes.is_a(&a.class, class)).map(|a| a.id).collect())
     }
 
     /// Whether `actor`'s class is `class` or derives from it.
@@ -219,22 +202,22 @@ impl World {
         let actor_ref = self.actor(actor)?;
         let component_ref = actor_ref
             .component(component)
-            .ok_or_else(|| WorldError::NoSuchComponent {
-                actor,
-                component: component.to_string(),
-            })?;
+            .ok_or_else(|| WorldError::NoSuchComponent { actor, component: component.to_string() })?;
         Ok(component_ref.properties.get(name))
     }
 
     /// Writes a component property. The component must exist on the actor.
-    pub fn set_property(&mut self, actor: ActorId, component: &str, name: &str, value: Value) -> Result<(), WorldError> {
+    pub fn set_property(
+        &mut self,
+        actor: ActorId,
+        component: &str,
+        name: &str,
+        value: Value,
+    ) -> Result<(), WorldError> {
         let component_ref = self
             .actor_mut(actor)?
             .component_mut(component)
-            .ok_or_else(|| WorldError::NoSuchComponent {
-                actor,
-                component: component.to_string(),
-            })?;
+            .ok_or_else(|| WorldError::NoSuchComponent { actor, component: component.to_string() })?;
         component_ref.properties.insert(name.to_string(), value);
         Ok(())
     }
@@ -242,7 +225,11 @@ impl World {
     /// Starts a component request: every actor of `receiver_class` (or a subclass), now and later, gets a
     /// `component_class` component while the handle is held. The first request for a pair adds the component to
     /// existing actors that lack one; later requests for the same pair only count.
-    pub fn add_component_request(&mut self, receiver_class: &str, component_class: &str) -> Result<RequestHandle, WorldError> {
+    pub fn add_component_request(
+        &mut self,
+        receiver_class: &str,
+        component_class: &str,
+    ) -> Result<RequestHandle, WorldError> {
         if receiver_class == ROOT_ACTOR_CLASS {
             return Err(WorldError::RootClassRequest);
         }
@@ -252,10 +239,8 @@ impl World {
         if !is_valid_class_name(component_class) {
             return Err(ClassError::InvalidName(component_class.to_string()).into());
         }
-        let key = RequestKey {
-            receiver_class: receiver_class.to_string(),
-            component_class: component_class.to_string(),
-        };
+        let key =
+            RequestKey { receiver_class: receiver_class.to_string(), component_class: component_class.to_string() };
         let (handle, first) = self.requests.add(key.clone());
         if first {
             for actor in self.actors_of_class(receiver_class)? {
@@ -272,22 +257,14 @@ impl World {
             return;
         };
         let origin = ComponentOrigin::Request(key.clone());
-        let owners: Vec<ActorId> = self
-            .actors()
-            .filter(|a| self.classes.is_a(&a.class, &key.receiver_class))
-            .map(|a| a.id)
-            .collect();
+        let owners: Vec<ActorId> =
+            self.actors().filter(|a| self.classes.is_a(&a.class, &key.receiver_class)).map(|a| a.id).collect();
         for actor in owners {
             let actor_ref = self.actor_mut(actor).expect("listed actors are alive");
             let before = actor_ref.components.len();
-            actor_ref
-                .components
-                .retain(|c| !(c.class == key.component_class && c.origin == origin));
+            actor_ref.components.retain(|c| !(c.class == key.component_class && c.origin == origin));
             if actor_ref.components.len() != before {
-                self.events.push(WorldEvent::ComponentRemoved {
-                    actor,
-                    component: key.component_class.clone(),
-                });
+                self.events.push(WorldEvent::ComponentRemoved { actor, component: key.component_class.clone() });
             }
         }
     }
@@ -304,10 +281,7 @@ impl World {
             replicated: false,
             properties: BTreeMap::new(),
         });
-        self.events.push(WorldEvent::ComponentAdded {
-            actor,
-            component: key.component_class.clone(),
-        });
+        self.events.push(WorldEvent::ComponentAdded { actor, component: key.component_class.clone() });
     }
 
     /// Live component requests, for leak checks.
@@ -317,10 +291,7 @@ impl World {
 
     /// Components that features added and that are still on actors, for leak checks.
     pub fn requested_component_count(&self) -> usize {
-        self.actors()
-            .flat_map(|a| &a.components)
-            .filter(|c| matches!(c.origin, ComponentOrigin::Request(_)))
-            .count()
+        self.actors().flat_map(|a| &a.components).filter(|c| matches!(c.origin, ComponentOrigin::Request(_))).count()
     }
 
     /// Takes the events recorded since the last call.
@@ -383,10 +354,7 @@ mod tests {
     fn root_and_unknown_classes_are_refused() {
         let mut w = world();
         assert_eq!(w.add_component_request("Actor", "Health").unwrap_err(), WorldError::RootClassRequest);
-        assert_eq!(
-            w.add_component_request("Dragon", "Health").unwrap_err(),
-            WorldError::UnknownClass("Dragon".into())
-        );
+        assert_eq!(w.add_component_request("Dragon", "Health").unwrap_err(), WorldError::UnknownClass("Dragon".into()));
         assert_eq!(w.live_request_handles(), 0);
     }
 

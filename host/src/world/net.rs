@@ -20,12 +20,8 @@ pub enum NetMode {
 
 impl NetMode {
     /// Every net mode, for listings and parsing.
-    pub const ALL: [NetMode; 4] = [
-        NetMode::Standalone,
-        NetMode::DedicatedServer,
-        NetMode::ListenServer,
-        NetMode::Client,
-    ];
+    pub const ALL: [NetMode; 4] =
+        [NetMode::Standalone, NetMode::DedicatedServer, NetMode::ListenServer, NetMode::Client];
 
     /// Whether this world runs server logic (everything but a client). Server-only components and the
     /// `Server` bundle exist only here.
@@ -65,10 +61,7 @@ impl FromStr for NetMode {
     type Err = UnknownNetMode;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        NetMode::ALL
-            .into_iter()
-            .find(|mode| mode.as_str() == s)
-            .ok_or_else(|| UnknownNetMode(s.to_string()))
+        NetMode::ALL.into_iter().find(|mode| mode.as_str() == s).ok_or_else(|| UnknownNetMode(s.to_string()))
     }
 }
 

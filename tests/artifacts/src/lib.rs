@@ -107,4 +107,3 @@ impl ExperienceDir {
         self.dir.path()
     }
 }
-

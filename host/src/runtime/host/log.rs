@@ -33,8 +33,6 @@ impl Host for InstanceState {
             LogLevel::Warn => tracing::warn!(plugin, "{line}"),
             LogLevel::Error => tracing::error!(plugin, "{line}"),
         }
-        self.env
-            .timeline
-            .record(track::instance(plugin, &self.env.world_name), EventKind::Log(level), line);
+        self.env.timeline.record(track::instance(plugin, &self.env.world_name), EventKind::Log(level), line);
     }
 }
