@@ -42,6 +42,8 @@ pub mod bindings {
     });
 }
 
+pub mod components;
+pub mod init_state;
 pub mod log;
 pub mod world;
 
@@ -93,6 +95,39 @@ pub trait Plugin: Default + 'static {
 
     /// The last call the instance receives.
     fn on_unregistering(&mut self) {}
+
+    /// An extension event for the handler you numbered `handler` (see
+    /// [`components::add_extension_handler`]); `event` is one of [`components::events`] or a custom name.
+    fn on_extension_event(&mut self, _handler: u32, _actor: world::ActorId, _event: &str) {}
+
+    /// May `feature` of `actor` move from `current` to `desired`? Asked by the host while walking the chain.
+    fn can_change_init_state(
+        &mut self,
+        _actor: world::ActorId,
+        _feature: &str,
+        _current: Option<&str>,
+        _desired: &str,
+    ) -> bool {
+        true
+    }
+
+    /// `feature` of `actor` is about to move from `current` to `desired`: do the transition's work.
+    fn handle_change_init_state(
+        &mut self,
+        _actor: world::ActorId,
+        _feature: &str,
+        _current: Option<&str>,
+        _desired: &str,
+    ) {
+    }
+
+    /// Try to move `feature` forward; by default, walk its chain.
+    fn check_default_initialization(&mut self, actor: world::ActorId, feature: &str) {
+        let _ = init_state::continue_chain(actor, feature);
+    }
+
+    /// Subscription `subscription` saw `feature` of `actor` reach `state`.
+    fn on_init_state_changed(&mut self, _subscription: u32, _actor: world::ActorId, _feature: &str, _state: &str) {}
 }
 
 thread_local! {
@@ -138,6 +173,75 @@ impl<P: Plugin> bindings::exports::gamefeature::plugin::lifecycle::Guest for Exp
     }
     fn on_unregistering() {
         with_plugin(P::on_unregistering)
+    }
+}
+
+impl<P: Plugin> bindings::exports::gamefeature::plugin::handlers::Guest for Exports<P> {
+    fn handle_extension_events(handlers: Vec<u32>, actors: Vec<u64>, events: Vec<u32>, names: Vec<String>) {
+        with_plugin(|p: &mut P| {
+            for ((handler, actor), event) in handlers.iter().zip(&actors).zip(&events) {
+                p.on_extension_event(*handler, *actor, &names[*event as usize]);
+            }
+        })
+    }
+}
+
+impl<P: Plugin> bindings::exports::gamefeature::plugin::init_state_callbacks::Guest for Exports<P> {
+    fn can_change_init_states(
+        actors: Vec<u64>,
+        features: Vec<u32>,
+        currents: Vec<u8>,
+        desireds: Vec<u8>,
+        names: Vec<String>,
+    ) -> Vec<bool> {
+        with_plugin(|p: &mut P| {
+            (0..actors.len())
+                .map(|i| {
+                    let current = init_state::state_name(currents[i]);
+                    let desired = init_state::state_name(desireds[i]).unwrap_or_default();
+                    p.can_change_init_state(actors[i], &names[features[i] as usize], current.as_deref(), &desired)
+                })
+                .collect()
+        })
+    }
+
+    fn handle_change_init_states(
+        actors: Vec<u64>,
+        features: Vec<u32>,
+        currents: Vec<u8>,
+        desireds: Vec<u8>,
+        names: Vec<String>,
+    ) {
+        with_plugin(|p: &mut P| {
+            for i in 0..actors.len() {
+                let current = init_state::state_name(currents[i]);
+                let desired = init_state::state_name(desireds[i]).unwrap_or_default();
+                p.handle_change_init_state(actors[i], &names[features[i] as usize], current.as_deref(), &desired);
+            }
+        })
+    }
+
+    fn check_default_initializations(actors: Vec<u64>, features: Vec<u32>, names: Vec<String>) {
+        with_plugin(|p: &mut P| {
+            for (actor, feature) in actors.iter().zip(&features) {
+                p.check_default_initialization(*actor, &names[*feature as usize]);
+            }
+        })
+    }
+
+    fn on_init_states_changed(
+        ids: Vec<u32>,
+        actors: Vec<u64>,
+        features: Vec<u32>,
+        states: Vec<u8>,
+        names: Vec<String>,
+    ) {
+        with_plugin(|p: &mut P| {
+            for i in 0..ids.len() {
+                let state = init_state::state_name(states[i]).unwrap_or_default();
+                p.on_init_state_changed(ids[i], actors[i], &names[features[i] as usize], &state);
+            }
+        })
     }
 }
 

@@ -7,8 +7,10 @@
 //!   (`Installed < Registered < Loaded < Active`, with dependencies and ref-counted activation).
 //! - [`experience`]: experience definitions and the per-world [`ExperienceManager`] that loads them through
 //!   Lyra's load states and tears them down at end of play.
-//! - [`world`] and [`component`]: actors, classes, components and the requests features make on them.
+//! - [`world`] and [`component`]: actors, classes, components, and the component manager: receivers,
+//!   component requests, extension handlers and events, and the init-state system.
 //! - [`assets`]: bundles of data files, chosen by net mode, read-only to plugins.
+//! - [`game`]: a minimal game mode: players whose controller and player state arrive after their pawn.
 //! - [`runtime`]: the only module that knows wasmtime; it compiles, caches and sandboxes plugins.
 //! - [`timeline`]: a timestamped record of all of it, printable and exportable as a Chrome trace.
 //!
@@ -18,6 +20,7 @@ pub mod assets;
 pub mod component;
 pub mod experience;
 pub mod feature;
+pub mod game;
 pub mod runtime;
 mod session;
 pub mod timeline;

@@ -61,6 +61,12 @@ pub struct Timeline {
     inner: Arc<Mutex<Inner>>,
 }
 
+impl std::fmt::Debug for Timeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Timeline").field("events", &self.lock().events.len()).finish()
+    }
+}
+
 impl Default for Timeline {
     fn default() -> Self {
         Self::new()

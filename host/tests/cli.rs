@@ -24,7 +24,7 @@ fn stdout(output: &Output) -> String {
 
 /// The repository's default experience, with its data, copied beside a plugin folder of the plugins it uses.
 fn default_setup() -> (PluginDir, ExperienceDir) {
-    let plugins = PluginDir::with(&[BASE_GAMEPLAY, SHOOTER_CORE, SLOW_TEARDOWN]);
+    let plugins = PluginDir::with(&[BASE_GAMEPLAY, SHOOTER_CORE, SLOW_TEARDOWN, LYRA_CHARACTER, INPUT_BINDING]);
     let experiences = ExperienceDir::new();
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiences");
     for relative in [
@@ -59,8 +59,19 @@ fn run_prints_the_timeline_writes_a_trace_and_uses_the_cache_the_second_time() {
         states,
         ["Unloaded", "Loading", "LoadingGameFeatures", "ExecutingActions", "Loaded", "Deactivating", "Unloaded"]
     );
-    assert!(text.contains("components: 0 loaded from cache, 3 compiled"), "{text}");
-    assert!(text.contains("after end of play: 0 feature components, experience Unloaded"), "{text}");
+    assert!(text.contains("components: 0 loaded from cache, 5 compiled"), "{text}");
+    assert!(
+        text.contains("after end of play: 0 feature components, 0 handlers, 0 subscriptions, 0 init-state features"),
+        "{text}"
+    );
+    // Each pawn goes through the seed's flow: stalled until its data arrives, then all the way.
+    for line in [
+        "#2.0 Hero -> InitState.GameplayReady",
+        "#5.0 PawnExtension -> InitState.GameplayReady",
+        "pawn 2: Hero waits for its player state",
+    ] {
+        assert!(text.contains(line), "{line} in {text}");
+    }
 
     let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
     let events = json["traceEvents"].as_array().unwrap();
@@ -77,8 +88,8 @@ fn run_prints_the_timeline_writes_a_trace_and_uses_the_cache_the_second_time() {
     let second = gfhost(&args, plugins.path(), cache.path());
     let text = stdout(&second);
     assert!(second.status.success());
-    assert!(text.contains("components: 3 loaded from cache, 0 compiled"), "{text}");
-    assert!(text.contains("plugin:shooter-core         ~ loaded from cache in"), "{text}");
+    assert!(text.contains("components: 5 loaded from cache, 0 compiled"), "{text}");
+    assert!(text.lines().any(|l| l.contains("plugin:shooter-core ") && l.contains("~ loaded from cache in")), "{text}");
 }
 
 #[test]
@@ -114,7 +125,7 @@ fn plugins_lists_manifests_and_inspect_shows_the_interface() {
     let listing = gfhost(&["plugins"], plugins.path(), cache.path());
     let text = stdout(&listing);
     assert!(listing.status.success(), "{text}");
-    assert!(text.contains("3 plugin(s)"), "{text}");
+    assert!(text.contains("5 plugin(s)"), "{text}");
     assert!(text.contains("shooter-core 0.1.0  [Installed]"), "{text}");
     assert!(text.contains("depends on: base-gameplay (activated first)"), "{text}");
     assert!(text.contains("action: add-components NameplateComponent -> Character"), "{text}");

@@ -2,6 +2,7 @@
 //! without a test here is a compile error (see the end of this file).
 
 use gamefeature_host::feature::{Destination, PluginState};
+use gamefeature_host::game;
 use gamefeature_host::timeline::{track, EventKind, LogLevel};
 use gamefeature_host::world::{self, NetMode, Value};
 use gamefeature_tests::*;
@@ -128,6 +129,79 @@ async fn asset_probe() {
         ["equipped: no", "client-only: no", "server-only: no", "own-data: yes"],
         "a plugin reads its own bundle even when the experience declares none"
     );
+    manager.end_play().await.unwrap();
+}
+
+/// Lyra's character flow for one pawn whose controller and player state arrive after it: the init states it
+/// goes through, in order, per feature.
+async fn lyra_flow(
+    plugins: &[TestPlugin],
+) -> (PluginDir, gamefeature_host::Session, gamefeature_host::ExperienceManager, game::Player) {
+    let dir = PluginDir::with(plugins);
+    let experiences = ExperienceDir::new();
+    let names: Vec<&str> = plugins.iter().map(|p| p.name).collect();
+    let path = experiences.write("e.toml", &experience_with_features(&names));
+    let session = session(&dir);
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    let player = manager.with_world(|w| game::spawn_player(w, "Character")).unwrap();
+    (dir, session, manager, player)
+}
+
+fn states_of(manager: &gamefeature_host::ExperienceManager, pawn: world::ActorId, feature: &str) -> Option<String> {
+    let w = world::lock(manager.world());
+    w.feature_state(pawn, feature).ok().and_then(|s| w.state_text(s).map(str::to_string))
+}
+
+#[tokio::test]
+async fn lyra_character() {
+    let (_plugins, session, mut manager, player) = lyra_flow(&[LYRA_CHARACTER]).await;
+    let pawn = player.pawn;
+    assert_eq!(states_of(&manager, pawn, "PawnExtension").as_deref(), Some("InitState.Spawned"));
+    assert_eq!(states_of(&manager, pawn, "Hero").as_deref(), Some("InitState.Spawned"));
+
+    manager.with_world(|w| game::possess(w, &player)).unwrap();
+    assert_eq!(states_of(&manager, pawn, "PawnExtension").as_deref(), Some("InitState.DataAvailable"));
+    assert_eq!(states_of(&manager, pawn, "Hero").as_deref(), Some("InitState.Spawned"), "waits for its player state");
+
+    manager.with_world(|w| game::replicate_player_state(w, &player)).unwrap();
+    for feature in ["PawnExtension", "Hero"] {
+        assert_eq!(states_of(&manager, pawn, feature).as_deref(), Some("InitState.GameplayReady"), "{feature}");
+    }
+    // The timeline holds the seed's order: the hero reaches DataAvailable before the pawn extension may
+    // initialize, and the hero initializes (sending BindInputsNow) only after the pawn extension did.
+    let world_events = session.timeline().texts(&track::world("w"), EventKind::World);
+    let position = |text: &str| {
+        world_events.iter().position(|e| e == text).unwrap_or_else(|| panic!("{text} in {world_events:#?}"))
+    };
+    let order = [
+        format!("{pawn} PawnExtension -> InitState.Spawned"),
+        format!("{pawn} PawnExtension -> InitState.DataAvailable"),
+        format!("{pawn} Hero -> InitState.DataAvailable"),
+        format!("{pawn} PawnExtension -> InitState.DataInitialized"),
+        format!("event BindInputsNow sent to {pawn}"),
+        format!("{pawn} Hero -> InitState.DataInitialized"),
+        format!("{pawn} Hero -> InitState.GameplayReady"),
+    ];
+    let positions: Vec<usize> = order.iter().map(|t| position(t)).collect();
+    assert!(positions.windows(2).all(|w| w[0] < w[1]), "{positions:?} in {world_events:#?}");
+    manager.end_play().await.unwrap();
+    let w = world::lock(manager.world());
+    assert_eq!((w.live_features(), w.live_subscriptions(), w.live_handlers()), (0, 0, 0));
+}
+
+#[tokio::test]
+async fn input_binding() {
+    let (_plugins, session, mut manager, player) = lyra_flow(&[LYRA_CHARACTER, INPUT_BINDING]).await;
+    manager.with_world(|w| game::possess(w, &player)).unwrap();
+    let bindings = |manager: &gamefeature_host::ExperienceManager| {
+        world::lock(manager.world()).property(player.pawn, "HeroComponent", "input-bindings").unwrap().cloned()
+    };
+    assert_eq!(bindings(&manager), None, "nothing is bound before BindInputsNow");
+    manager.with_world(|w| game::replicate_player_state(w, &player)).unwrap();
+    assert_eq!(bindings(&manager), Some(Value::Text("Move,Look,Fire".into())));
+    let logs = info_logs(&session, "input-binding", "w");
+    assert_eq!(logs, [format!("pawn {}: bound Move,Look,Fire", player.pawn.to_raw())]);
     manager.end_play().await.unwrap();
 }
 

@@ -6,8 +6,9 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
-use gamefeature_host::experience::{ChaosDelay, ExperienceDefinition, ManagerOptions, Priority};
+use gamefeature_host::experience::{ChaosDelay, ManagerOptions};
 use gamefeature_host::feature::{Provenance, API_VERSION};
+use gamefeature_host::game;
 use gamefeature_host::runtime::RuntimeConfig;
 use gamefeature_host::world::{self, NetMode};
 use gamefeature_host::{Session, SessionOptions};
@@ -142,20 +143,19 @@ fn run_experience(
         eprintln!("warning: {problem}");
     }
     let mut manager = session.create_world("main", net_mode);
-    manager.call_or_register_on_loaded(
-        Priority::Normal,
-        Box::new(move |loaded| spawn_players(loaded.definition.as_ref(), &loaded.world, players)),
-    );
-
     let started = Instant::now();
     let report = tokio.block_on(manager.load(path))?.clone();
     let load_time = started.elapsed();
-    let (characters, components) = {
+    play(&mut manager, players);
+    let (actors, components) = {
         let w = world::lock(manager.world());
         (w.actors().count(), w.requested_component_count())
     };
     tokio.block_on(manager.end_play())?;
-    let leftover = world::lock(manager.world()).requested_component_count();
+    let (leftover, handlers, subscriptions, features) = {
+        let w = world::lock(manager.world());
+        (w.requested_component_count(), w.live_handlers(), w.live_subscriptions(), w.live_features())
+    };
 
     print!("{}", session.timeline().render_text());
     println!();
@@ -168,8 +168,12 @@ fn run_experience(
     if let Some(delay) = report.chaos_delay {
         println!("  chaos delay: {:.3} s", delay.as_secs_f64());
     }
-    println!("  while loaded: {characters} actors, {components} feature components");
-    println!("  after end of play: {leftover} feature components, experience {}", manager.state());
+    println!("  while playing: {actors} actors, {components} feature components");
+    println!(
+        "  after end of play: {leftover} feature components, {handlers} handlers, {subscriptions} subscriptions, \
+         {features} init-state features; experience {}",
+        manager.state()
+    );
     if let Some(trace_path) = trace {
         let json = serde_json::to_string_pretty(&session.timeline().to_chrome_trace())?;
         std::fs::write(trace_path, json).with_context(|| format!("writing trace {}", trace_path.display()))?;
@@ -200,18 +204,26 @@ fn count_provenance(session: &Session) -> (usize, usize) {
     })
 }
 
-/// The game mode's part, as Lyra's: once the experience has loaded, each player gets a controller, a player
-/// state and a pawn of the experience's pawn class.
-fn spawn_players(definition: &ExperienceDefinition, world: &world::SharedWorld, players: usize) {
-    let pawn_class = definition.pawn_data.as_ref().map_or("Character", |p| p.pawn_class.as_str());
-    let mut w = world::lock(world);
-    for _ in 0..players {
-        for class in ["PlayerController", "PlayerState", pawn_class] {
-            if let Err(e) = w.spawn(class) {
-                tracing::error!("cannot spawn {class}: {e}");
-            }
+/// The game's part, as Lyra's game mode and controllers: each player's pawn spawns first; its controller
+/// arrives next, and its player state last — so features waiting for them visibly stall, then complete.
+fn play(manager: &mut gamefeature_host::ExperienceManager, players: usize) {
+    let pawn_class =
+        manager.current().and_then(|d| d.pawn_data.as_ref()).map_or("Character".to_string(), |p| p.pawn_class.clone());
+    let spawned: Vec<game::Player> = manager.with_world(|w| {
+        (0..players)
+            .filter_map(|_| game::spawn_player(w, &pawn_class).map_err(|e| eprintln!("spawning: {e}")).ok())
+            .collect()
+    });
+    manager.with_world(|w| {
+        for player in &spawned {
+            let _ = game::possess(w, player).map_err(|e| eprintln!("possessing: {e}"));
         }
-    }
+    });
+    manager.with_world(|w| {
+        for player in &spawned {
+            let _ = game::replicate_player_state(w, player).map_err(|e| eprintln!("player state: {e}"));
+        }
+    });
 }
 
 fn list_plugins(options: SessionOptions) -> Result<ExitCode> {

@@ -5,12 +5,21 @@
 
 use std::collections::HashMap;
 
+use super::OwnerId;
+
 /// The (receiver class, component class) pair a request is about. Components created for a request remember
 /// their key, so releasing the last handle removes exactly those.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RequestKey {
     pub receiver_class: String,
     pub component_class: String,
+}
+
+/// How a request adds components.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RequestFlags {
+    /// Skip actors that already have a component of the class (from any source).
+    pub add_unique: bool,
 }
 
 /// Proof of one request. Not `Clone`: each handle is released exactly once, through the manager that made it.
@@ -30,8 +39,8 @@ impl RequestHandle {
 /// The live component requests of one world.
 #[derive(Debug, Default)]
 pub struct ComponentRequests {
-    counts: HashMap<RequestKey, u32>,
-    handles: HashMap<u64, RequestKey>,
+    counts: HashMap<RequestKey, (u32, RequestFlags)>,
+    handles: HashMap<u64, (RequestKey, OwnerId)>,
     // Pairs in the order they were first requested: components are added to new receivers in this order.
     order: Vec<RequestKey>,
     next_id: u64,
@@ -40,24 +49,25 @@ pub struct ComponentRequests {
 impl ComponentRequests {
     /// Records a request. Returns its handle and whether it is the first live request for its pair (only then
     /// must components be added to existing receivers).
-    pub fn add(&mut self, key: RequestKey) -> (RequestHandle, bool) {
+    /// The flags of the first live request for a pair apply to the pair.
+    pub fn add(&mut self, key: RequestKey, owner: OwnerId, flags: RequestFlags) -> (RequestHandle, bool) {
         self.next_id += 1;
         let id = self.next_id;
-        let count = self.counts.entry(key.clone()).or_insert(0);
+        let (count, _) = self.counts.entry(key.clone()).or_insert((0, flags));
         *count += 1;
         let first = *count == 1;
         if first {
             self.order.push(key.clone());
         }
-        self.handles.insert(id, key);
+        self.handles.insert(id, (key, owner));
         (RequestHandle { id }, first)
     }
 
     /// Releases a handle. Returns the pair when this was its last live request: its components must go.
     /// A handle this manager did not make (or already released) returns `None` and changes nothing.
     pub fn release(&mut self, handle: RequestHandle) -> Option<RequestKey> {
-        let key = self.handles.remove(&handle.id)?;
-        let count = self.counts.get_mut(&key).expect("a live handle has a count");
+        let (key, _) = self.handles.remove(&handle.id)?;
+        let (count, _) = self.counts.get_mut(&key).expect("a live handle has a count");
         *count -= 1;
         if *count > 0 {
             return None;
@@ -76,7 +86,19 @@ impl ComponentRequests {
 
     /// How many handles are live for a pair.
     pub fn count(&self, key: &RequestKey) -> u32 {
-        self.counts.get(key).copied().unwrap_or(0)
+        self.counts.get(key).map_or(0, |(count, _)| *count)
+    }
+
+    /// The flags that apply to a live pair.
+    pub fn flags(&self, key: &RequestKey) -> RequestFlags {
+        self.counts.get(key).map_or_else(RequestFlags::default, |(_, flags)| *flags)
+    }
+
+    /// The handles one owner holds, for releasing them all when it goes.
+    pub fn handles_of(&self, owner: OwnerId) -> Vec<RequestHandle> {
+        let mut ids: Vec<u64> = self.handles.iter().filter(|(_, (_, o))| *o == owner).map(|(id, _)| *id).collect();
+        ids.sort_unstable();
+        ids.into_iter().map(|id| RequestHandle { id }).collect()
     }
 
     /// How many handles are live in total.
@@ -96,8 +118,8 @@ mod tests {
     #[test]
     fn ref_counted_per_pair() {
         let mut requests = ComponentRequests::default();
-        let (a, first_a) = requests.add(key("Pawn", "Health"));
-        let (b, first_b) = requests.add(key("Pawn", "Health"));
+        let (a, first_a) = requests.add(key("Pawn", "Health"), OwnerId::HOST, RequestFlags::default());
+        let (b, first_b) = requests.add(key("Pawn", "Health"), OwnerId::HOST, RequestFlags::default());
         assert!(first_a && !first_b);
         assert_eq!(requests.count(&key("Pawn", "Health")), 2);
         assert_eq!(requests.release(a), None);
@@ -108,7 +130,7 @@ mod tests {
     #[test]
     fn unknown_handles_change_nothing() {
         let mut requests = ComponentRequests::default();
-        let (a, _) = requests.add(key("Pawn", "Health"));
+        let (a, _) = requests.add(key("Pawn", "Health"), OwnerId::HOST, RequestFlags::default());
         assert_eq!(requests.release(RequestHandle { id: 999 }), None);
         assert_eq!(requests.count(&key("Pawn", "Health")), 1);
         assert!(requests.release(a).is_some());
@@ -117,8 +139,8 @@ mod tests {
     #[test]
     fn new_receivers_walk_most_derived_first() {
         let mut requests = ComponentRequests::default();
-        let _base = requests.add(key("Pawn", "Movement"));
-        let _derived = requests.add(key("Character", "Health"));
+        let _base = requests.add(key("Pawn", "Movement"), OwnerId::HOST, RequestFlags::default());
+        let _derived = requests.add(key("Character", "Health"), OwnerId::HOST, RequestFlags::default());
         let chain = ["Character", "Pawn", "Actor"];
         let classes: Vec<_> = requests.components_for(&chain).map(|k| k.component_class.as_str()).collect();
         assert_eq!(classes, ["Health", "Movement"]);

@@ -36,6 +36,8 @@ struct ExperienceSection {
     features: Vec<String>,
     #[serde(default)]
     action_sets: Vec<String>,
+    #[serde(default)]
+    init_states: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -86,6 +88,8 @@ pub struct ExperienceDefinition {
     pub classes: Vec<(String, String)>,
     pub actions: Vec<ActionDef>,
     pub bundles: BundleDeclarations,
+    /// The world's ordered init states, when the experience replaces Lyra's.
+    pub init_states: Option<Vec<String>>,
 }
 
 /// An experience or action-set file that could not be accepted, naming the file.
@@ -128,6 +132,7 @@ impl ExperienceDefinition {
             classes: file.classes.into_iter().collect(),
             actions: file.actions,
             bundles: file.bundles,
+            init_states: file.experience.init_states,
         })
     }
 

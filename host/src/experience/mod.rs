@@ -3,11 +3,13 @@
 mod callbacks;
 mod chaos;
 mod definition;
+mod dispatch;
 mod load_state;
 mod manager;
 
 pub use callbacks::{LoadedCallback, LoadedExperience, Priority};
 pub use chaos::ChaosDelay;
 pub use definition::{ActionSet, DefinitionError, ExperienceDefinition, PawnData};
+pub use dispatch::{DeliveryFailure, Instances, LiveInstance, PumpOverflow, MAX_ROUNDS};
 pub use load_state::ExperienceLoadState;
 pub use manager::{ExperienceError, ExperienceManager, Failure, LoadReport, ManagerOptions};

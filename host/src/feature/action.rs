@@ -5,7 +5,7 @@
 
 use serde::Deserialize;
 
-use crate::component::RequestHandle;
+use crate::component::{OwnerId, RequestFlags, RequestHandle};
 use crate::world::{World, WorldError};
 
 /// An action as written in a data file, told apart by its `kind`.
@@ -42,14 +42,22 @@ impl ActionDef {
         }
     }
 
-    /// Carries the action out in `world`. The returned value undoes it.
-    pub fn activate(&self, world: &mut World) -> Result<ActiveAction, WorldError> {
+    /// Carries the action out in `world` on behalf of `owner`. The returned value undoes it.
+    pub fn activate(&self, world: &mut World, owner: OwnerId) -> Result<ActiveAction, WorldError> {
         match self {
             ActionDef::AddComponents(a) => {
                 let net_mode = world.net_mode();
                 let wanted = (a.client && net_mode.is_client()) || (a.server && net_mode.is_server());
-                let handle =
-                    if wanted { Some(world.add_component_request(&a.actor_class, &a.component_class)?) } else { None };
+                let handle = if wanted {
+                    Some(world.add_component_request(
+                        owner,
+                        &a.actor_class,
+                        &a.component_class,
+                        RequestFlags::default(),
+                    )?)
+                } else {
+                    None
+                };
                 Ok(ActiveAction { requests: handle.into_iter().collect() })
             }
         }
@@ -97,7 +105,7 @@ mod tests {
             for (def, expected) in [(action(true, false), client_only), (action(false, true), server_only)] {
                 let mut world = World::new("w", mode);
                 let pawn = world.spawn("Pawn").unwrap();
-                let active = def.activate(&mut world).unwrap();
+                let active = def.activate(&mut world, OwnerId::HOST).unwrap();
                 assert_eq!(world.actor(pawn).unwrap().component("Hud").is_some(), expected, "{mode} {def:?}");
                 active.deactivate(&mut world);
                 assert_eq!(world.requested_component_count(), 0);

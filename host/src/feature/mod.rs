@@ -1,6 +1,7 @@
 //! Game-feature plugins: their manifests, discovery, the process-wide state machine, and built-in actions.
 
 mod action;
+mod batch;
 mod discovery;
 mod manifest;
 mod plugin;
@@ -11,6 +12,7 @@ mod subsystem;
 mod subsystem_tests;
 
 pub use action::{ActionDef, ActiveAction, AddComponents};
+pub use batch::{BatchNames, ChainBatch, ExtensionBatch, FeatureBatch, StateChangeBatch};
 pub use discovery::{discover, DiscoveryReport};
 pub use manifest::{
     is_valid_plugin_name, Dependency, ManifestError, ManifestProblem, PluginManifest, API_VERSION, MANIFEST_FILE,

@@ -6,8 +6,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::batch::{ChainBatch, ExtensionBatch, FeatureBatch, StateChangeBatch};
 use super::manifest::PluginManifest;
 use crate::assets::Assets;
+use crate::component::OwnerId;
 use crate::timeline::Timeline;
 use crate::world::{NetMode, SharedWorld};
 
@@ -60,6 +62,8 @@ pub trait LoadedPlugin: Send + Sync {
 #[derive(Clone)]
 pub struct InstanceEnv {
     pub plugin: Arc<str>,
+    /// The instance's identity in the world's component manager.
+    pub owner: OwnerId,
     pub world_name: Arc<str>,
     pub net_mode: NetMode,
     pub world: SharedWorld,
@@ -104,4 +108,15 @@ pub trait PluginInstance: Send {
     fn poll_deactivation(&mut self) -> Result<Deactivation, CallError>;
     fn on_unloading(&mut self) -> Result<(), CallError>;
     fn on_unregistering(&mut self) -> Result<(), CallError>;
+
+    /// Delivers extension events.
+    fn handle_extension_events(&mut self, batch: &ExtensionBatch) -> Result<(), CallError>;
+    /// Asks whether each feature may take its next step; one answer per entry.
+    fn can_change_init_states(&mut self, batch: &ChainBatch) -> Result<Vec<bool>, CallError>;
+    /// Each feature is about to take its step.
+    fn handle_change_init_states(&mut self, batch: &ChainBatch) -> Result<(), CallError>;
+    /// Asks each feature to try to move forward.
+    fn check_default_initializations(&mut self, batch: &FeatureBatch) -> Result<(), CallError>;
+    /// Delivers init-state notifications.
+    fn on_init_states_changed(&mut self, batch: &StateChangeBatch) -> Result<(), CallError>;
 }

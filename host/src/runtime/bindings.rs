@@ -3,6 +3,11 @@
 wasmtime::component::bindgen!({
     world: "game-feature",
     path: "../wit",
+    with: {
+        "gamefeature:plugin/components.component-request": crate::runtime::host::components::ComponentRequestResource,
+        "gamefeature:plugin/components.extension-handler": crate::runtime::host::components::ExtensionHandlerResource,
+        "gamefeature:plugin/init-states.subscription": crate::runtime::host::init_states::SubscriptionResource,
+    },
 });
 
 pub use exports::gamefeature::plugin::lifecycle;

@@ -7,8 +7,8 @@ use super::bindings::{lifecycle, types, GameFeature, GameFeaturePre};
 use super::sandbox;
 use super::state::InstanceState;
 use crate::feature::{
-    ActivationContext, CallError, ComponentInterface, Deactivation, InstanceEnv, LoadedPlugin, PluginInstance,
-    Provenance,
+    ActivationContext, CallError, ChainBatch, ComponentInterface, Deactivation, ExtensionBatch, FeatureBatch,
+    InstanceEnv, LoadedPlugin, PluginInstance, Provenance, StateChangeBatch,
 };
 
 /// A plugin's component, compiled and pre-instantiated against the host's linker.
@@ -102,5 +102,46 @@ impl PluginInstance for WasmInstance {
 
     fn on_unregistering(&mut self) -> Result<(), CallError> {
         self.bindings.gamefeature_plugin_lifecycle().call_on_unregistering(&mut self.store).map_err(trapped)
+    }
+
+    fn handle_extension_events(&mut self, b: &ExtensionBatch) -> Result<(), CallError> {
+        let handlers = self.bindings.gamefeature_plugin_handlers();
+        handlers
+            .call_handle_extension_events(&mut self.store, &b.handlers, &b.actors, &b.events, &b.names)
+            .map_err(trapped)
+    }
+
+    fn can_change_init_states(&mut self, b: &ChainBatch) -> Result<Vec<bool>, CallError> {
+        let callbacks = self.bindings.gamefeature_plugin_init_state_callbacks();
+        let answers = callbacks
+            .call_can_change_init_states(&mut self.store, &b.actors, &b.features, &b.currents, &b.desireds, &b.names)
+            .map_err(trapped)?;
+        if answers.len() != b.actors.len() {
+            return Err(CallError::Trapped(format!(
+                "can-change-init-states answered {} times for {} entries",
+                answers.len(),
+                b.actors.len()
+            )));
+        }
+        Ok(answers)
+    }
+
+    fn handle_change_init_states(&mut self, b: &ChainBatch) -> Result<(), CallError> {
+        let callbacks = self.bindings.gamefeature_plugin_init_state_callbacks();
+        callbacks
+            .call_handle_change_init_states(&mut self.store, &b.actors, &b.features, &b.currents, &b.desireds, &b.names)
+            .map_err(trapped)
+    }
+
+    fn check_default_initializations(&mut self, b: &FeatureBatch) -> Result<(), CallError> {
+        let callbacks = self.bindings.gamefeature_plugin_init_state_callbacks();
+        callbacks.call_check_default_initializations(&mut self.store, &b.actors, &b.features, &b.names).map_err(trapped)
+    }
+
+    fn on_init_states_changed(&mut self, b: &StateChangeBatch) -> Result<(), CallError> {
+        let callbacks = self.bindings.gamefeature_plugin_init_state_callbacks();
+        callbacks
+            .call_on_init_states_changed(&mut self.store, &b.ids, &b.actors, &b.features, &b.states, &b.names)
+            .map_err(trapped)
     }
 }

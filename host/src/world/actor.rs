@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use super::net::NetRole;
-use crate::component::RequestKey;
+use crate::component::{OwnerId, RequestKey};
 
 /// Names an actor in one world. The low 32 bits index a slot, the high 32 bits count the slot's reuses, so an
 /// id kept after its actor was destroyed never names a later actor in the same slot.
@@ -77,10 +77,14 @@ pub struct Actor {
     pub name: String,
     pub role: NetRole,
     pub components: Vec<Component>,
+    /// Whether the component manager extends it (Unreal's AddReceiver): modular actors are receivers.
+    pub receiver: bool,
+    /// The plugin instance that spawned it, if one did; only that instance may destroy it.
+    pub spawned_by: Option<OwnerId>,
 }
 
 impl Actor {
-    /// The component of the given class, if the actor has one.
+    /// The first component of the given class, if the actor has one.
     pub fn component(&self, class: &str) -> Option<&Component> {
         self.components.iter().find(|c| c.class == class)
     }

@@ -16,7 +16,8 @@ pub use actor::{Actor, ActorId, Component, ComponentOrigin, Value};
 pub use class::{is_valid_class_name, ClassError, ClassRegistry, BUILT_IN_CLASSES, ROOT_ACTOR_CLASS};
 pub use net::{NetMode, NetRole, UnknownNetMode};
 
-use crate::component::{ComponentRequests, RequestHandle, RequestKey};
+use crate::component::{ComponentManager, OwnerId, RequestFlags, RequestHandle, RequestKey};
+use crate::timeline::{track, EventKind, Timeline};
 
 /// A world shared by the experience manager and every plugin instance in it. Plugins reach it only through host
 /// calls, which lock it for the duration of one call; nothing holds the lock while calling into a plugin.
@@ -39,17 +40,59 @@ pub enum WorldError {
     NoSuchComponent { actor: ActorId, component: String },
     #[error("requests on the root class {ROOT_ACTOR_CLASS:?} are refused: they would extend every actor")]
     RootClassRequest,
+    #[error("no init state {0:?} in this world")]
+    UnknownState(String),
+    #[error("actor {actor} has no feature {feature:?}")]
+    UnknownFeature { actor: ActorId, feature: String },
+    #[error("denied: {0}")]
+    Denied(String),
+    #[error("invalid: {0}")]
+    Invalid(String),
     #[error(transparent)]
     Class(#[from] ClassError),
 }
 
-/// Something that happened to a world's actors, for timelines and tests.
+/// Something that happened to a world's actors, for timelines and tests. Shown as the timeline shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum WorldEvent {
-    ActorSpawned { actor: ActorId, class: String },
-    ActorDestroyed { actor: ActorId },
-    ComponentAdded { actor: ActorId, component: String },
-    ComponentRemoved { actor: ActorId, component: String },
+    ActorSpawned {
+        actor: ActorId,
+        class: String,
+    },
+    ActorDestroyed {
+        actor: ActorId,
+    },
+    ComponentAdded {
+        actor: ActorId,
+        component: String,
+    },
+    ComponentRemoved {
+        actor: ActorId,
+        component: String,
+    },
+    /// A custom (not built-in) extension event was sent.
+    EventSent {
+        actor: ActorId,
+        event: String,
+    },
+    InitStateChanged {
+        actor: ActorId,
+        feature: String,
+        state: String,
+    },
+}
+
+impl std::fmt::Display for WorldEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WorldEvent::ActorSpawned { actor, class } => write!(f, "spawned {class} {actor}"),
+            WorldEvent::ActorDestroyed { actor } => write!(f, "destroyed {actor}"),
+            WorldEvent::ComponentAdded { actor, component } => write!(f, "added {component} to {actor}"),
+            WorldEvent::ComponentRemoved { actor, component } => write!(f, "removed {component} from {actor}"),
+            WorldEvent::EventSent { actor, event } => write!(f, "event {event} sent to {actor}"),
+            WorldEvent::InitStateChanged { actor, feature, state } => write!(f, "{actor} {feature} -> {state}"),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -63,13 +106,15 @@ struct Slot {
 pub struct World {
     name: String,
     net_mode: NetMode,
-    classes: ClassRegistry,
+    pub(crate) classes: ClassRegistry,
     slots: Vec<Slot>,
     free_slots: Vec<u32>,
     // Live actors in spawn order, so queries answer in a stable order.
     spawn_order: Vec<ActorId>,
-    requests: ComponentRequests,
+    pub(crate) manager: ComponentManager,
     events: Vec<WorldEvent>,
+    pub(crate) recording: bool,
+    timeline: Option<(Timeline, String)>,
 }
 
 impl World {
@@ -82,8 +127,10 @@ impl World {
             slots: Vec::new(),
             free_slots: Vec::new(),
             spawn_order: Vec::new(),
-            requests: ComponentRequests::default(),
+            manager: ComponentManager::new(),
             events: Vec::new(),
+            recording: true,
+            timeline: None,
         }
     }
 
@@ -104,9 +151,15 @@ impl World {
         Ok(self.classes.declare(class, parent)?)
     }
 
-    /// Spawns an actor of a declared class and registers it as a receiver: it immediately gets the components
-    /// every live request for its class chain asks for.
+    /// Spawns a modular actor, as the game does: it becomes a receiver (requested components are added and
+    /// handlers get `ReceiverAdded`), then begins play (handlers get `GameActorReady`).
     pub fn spawn(&mut self, class: &str) -> Result<ActorId, WorldError> {
+        self.spawn_actor(class, None, true)
+    }
+
+    /// Spawns an actor, owned by `owner` when a plugin spawns it; a `receiver` is a modular actor (see
+    /// [`spawn`](Self::spawn)).
+    pub fn spawn_actor(&mut self, class: &str, owner: Option<OwnerId>, receiver: bool) -> Result<ActorId, WorldError> {
         if !self.classes.contains(class) {
             return Err(WorldError::UnknownClass(class.to_string()));
         }
@@ -126,28 +179,35 @@ impl World {
             // Locally spawned actors are owned by this world; replicas arrive with other roles.
             role: NetRole::Authority,
             components: Vec::new(),
+            receiver: false,
+            spawned_by: owner,
         });
         self.spawn_order.push(id);
-        self.events.push(WorldEvent::ActorSpawned { actor: id, class: class.to_string() });
-        let chain: Vec<&str> = self.classes.chain(class).collect();
-        let wanted: Vec<RequestKey> = self.requests.components_for(&chain).cloned().collect();
-        for key in wanted {
-            self.add_requested_component(id, &key);
+        self.record(|| WorldEvent::ActorSpawned { actor: id, class: class.to_string() });
+        if receiver {
+            self.add_receiver(id)?;
+            self.begin_play(id)?;
         }
         Ok(id)
     }
 
-    /// Destroys an actor: its components go first, then the actor. Its id never names another actor.
+    /// Destroys an actor: it stops being a receiver (its requested components go, handlers get
+    /// `ReceiverRemoved`), its init-state features and the subscriptions watching it are dropped, then the
+    /// actor goes. Its id never names another actor.
     pub fn destroy(&mut self, actor: ActorId) -> Result<(), WorldError> {
+        if self.actor(actor)?.receiver {
+            self.remove_receiver(actor)?;
+        }
+        self.manager.init_states.remove_actor(actor);
         let entry = self.live_slot_mut(actor)?;
         let removed = entry.actor.take().expect("live slot holds an actor");
         entry.generation = entry.generation.wrapping_add(1);
         self.free_slots.push(actor.slot() as u32);
         self.spawn_order.retain(|a| *a != actor);
         for component in removed.components {
-            self.events.push(WorldEvent::ComponentRemoved { actor, component: component.class });
+            self.record(|| WorldEvent::ComponentRemoved { actor, component: component.class });
         }
-        self.events.push(WorldEvent::ActorDestroyed { actor });
+        self.record(|| WorldEvent::ActorDestroyed { actor });
         Ok(())
     }
 
@@ -167,7 +227,7 @@ impl World {
             .ok_or(WorldError::UnknownActor(actor))
     }
 
-    fn actor_mut(&mut self, actor: ActorId) -> Result<&mut Actor, WorldError> {
+    pub(crate) fn actor_mut(&mut self, actor: ActorId) -> Result<&mut Actor, WorldError> {
         Ok(self.live_slot_mut(actor)?.actor.as_mut().expect("live slot holds an actor"))
     }
 
@@ -222,13 +282,15 @@ impl World {
         Ok(())
     }
 
-    /// Starts a component request: every actor of `receiver_class` (or a subclass), now and later, gets a
-    /// `component_class` component while the handle is held. The first request for a pair adds the component to
-    /// existing actors that lack one; later requests for the same pair only count.
+    /// Starts a component request for `owner`: every receiver of `receiver_class` (or a subclass), now and
+    /// later, gets a `component_class` component while the handle is held. The first request for a pair adds
+    /// the component to existing receivers; later requests for the same pair only count.
     pub fn add_component_request(
         &mut self,
+        owner: OwnerId,
         receiver_class: &str,
         component_class: &str,
+        flags: RequestFlags,
     ) -> Result<RequestHandle, WorldError> {
         if receiver_class == ROOT_ACTOR_CLASS {
             return Err(WorldError::RootClassRequest);
@@ -241,52 +303,68 @@ impl World {
         }
         let key =
             RequestKey { receiver_class: receiver_class.to_string(), component_class: component_class.to_string() };
-        let (handle, first) = self.requests.add(key.clone());
+        let (handle, first) = self.manager.requests.add(key.clone(), owner, flags);
         if first {
             for actor in self.actors_of_class(receiver_class)? {
-                self.add_requested_component(actor, &key);
+                if self.actor(actor)?.receiver {
+                    self.add_requested_component(actor, &key);
+                }
             }
         }
         Ok(handle)
     }
 
-    /// Releases a request handle. When it was the last one for its pair, every component that pair created on
-    /// an actor of the receiver class (or a subclass) is removed; components others created stay.
+    /// Releases a request handle. When it was the last one for its pair, every component that pair added to an
+    /// actor of the receiver class (or a subclass) is removed; components others added stay. Releasing a handle
+    /// twice changes nothing.
     pub fn release_component_request(&mut self, handle: RequestHandle) {
-        let Some(key) = self.requests.release(handle) else {
+        let Some(key) = self.manager.requests.release(handle) else {
             return;
         };
-        let origin = ComponentOrigin::Request(key.clone());
         let owners: Vec<ActorId> =
             self.actors().filter(|a| self.classes.is_a(&a.class, &key.receiver_class)).map(|a| a.id).collect();
         for actor in owners {
-            let actor_ref = self.actor_mut(actor).expect("listed actors are alive");
-            let before = actor_ref.components.len();
-            actor_ref.components.retain(|c| !(c.class == key.component_class && c.origin == origin));
-            if actor_ref.components.len() != before {
-                self.events.push(WorldEvent::ComponentRemoved { actor, component: key.component_class.clone() });
-            }
+            self.remove_requested_components(actor, |origin_key| *origin_key == key);
         }
     }
 
-    fn add_requested_component(&mut self, actor: ActorId, key: &RequestKey) {
+    /// Removes an actor's components that requests matching `which` added.
+    pub(crate) fn remove_requested_components(&mut self, actor: ActorId, which: impl Fn(&RequestKey) -> bool) {
+        let actor_ref = self.actor_mut(actor).expect("listed actors are alive");
+        let mut removed = Vec::new();
+        actor_ref.components.retain(|c| match &c.origin {
+            ComponentOrigin::Request(key) if which(key) => {
+                removed.push(c.class.clone());
+                false
+            }
+            _ => true,
+        });
+        for component in removed {
+            self.record(|| WorldEvent::ComponentRemoved { actor, component });
+        }
+    }
+
+    pub(crate) fn add_requested_component(&mut self, actor: ActorId, key: &RequestKey) {
+        let unique = self.manager.requests.flags(key).add_unique;
         let actor_ref = self.actor_mut(actor).expect("requested actors are alive");
-        // One component of a class per actor: a second pair asking for the same class is already satisfied.
-        if actor_ref.component(&key.component_class).is_some() {
+        let origin = ComponentOrigin::Request(key.clone());
+        let present =
+            actor_ref.components.iter().any(|c| c.class == key.component_class && (unique || c.origin == origin));
+        if present {
             return;
         }
         actor_ref.components.push(Component {
             class: key.component_class.clone(),
-            origin: ComponentOrigin::Request(key.clone()),
+            origin,
             replicated: false,
             properties: BTreeMap::new(),
         });
-        self.events.push(WorldEvent::ComponentAdded { actor, component: key.component_class.clone() });
+        self.record(|| WorldEvent::ComponentAdded { actor, component: key.component_class.clone() });
     }
 
     /// Live component requests, for leak checks.
     pub fn live_request_handles(&self) -> usize {
-        self.requests.live_handles()
+        self.manager.requests.live_handles()
     }
 
     /// Components that features added and that are still on actors, for leak checks.
@@ -294,9 +372,30 @@ impl World {
         self.actors().flat_map(|a| &a.components).filter(|c| matches!(c.origin, ComponentOrigin::Request(_))).count()
     }
 
-    /// Takes the events recorded since the last call.
+    /// Takes the events recorded since the last call (when no timeline is attached).
     pub fn drain_events(&mut self) -> Vec<WorldEvent> {
         std::mem::take(&mut self.events)
+    }
+
+    /// Turns the event record on or off (off for large simulations whose events nobody reads).
+    pub fn set_recording(&mut self, on: bool) {
+        self.recording = on;
+    }
+
+    /// Sends the world's events to a timeline as they happen, instead of keeping them for
+    /// [`drain_events`](Self::drain_events).
+    pub fn attach_timeline(&mut self, timeline: Timeline) {
+        self.timeline = Some((timeline, track::world(&self.name)));
+    }
+
+    pub(crate) fn record(&mut self, event: impl FnOnce() -> WorldEvent) {
+        if !self.recording {
+            return;
+        }
+        match &self.timeline {
+            Some((timeline, track)) => timeline.record(track, EventKind::World, event().to_string()),
+            None => self.events.push(event()),
+        }
     }
 }
 
@@ -326,7 +425,7 @@ mod tests {
         let pawn = w.spawn("Pawn").unwrap();
         let character = w.spawn("Character").unwrap();
         let state = w.spawn("PlayerState").unwrap();
-        let handle = w.add_component_request("Pawn", "Health").unwrap();
+        let handle = w.add_component_request(OwnerId::HOST, "Pawn", "Health", RequestFlags::default()).unwrap();
         let later = w.spawn("Character").unwrap();
         for actor in [pawn, character, later] {
             assert!(w.actor(actor).unwrap().component("Health").is_some());
@@ -342,8 +441,8 @@ mod tests {
     fn shared_requests_remove_components_with_the_last_handle() {
         let mut w = world();
         let pawn = w.spawn("Pawn").unwrap();
-        let first = w.add_component_request("Pawn", "Health").unwrap();
-        let second = w.add_component_request("Pawn", "Health").unwrap();
+        let first = w.add_component_request(OwnerId::HOST, "Pawn", "Health", RequestFlags::default()).unwrap();
+        let second = w.add_component_request(OwnerId::HOST, "Pawn", "Health", RequestFlags::default()).unwrap();
         w.release_component_request(first);
         assert!(w.actor(pawn).unwrap().component("Health").is_some());
         w.release_component_request(second);
@@ -353,8 +452,14 @@ mod tests {
     #[test]
     fn root_and_unknown_classes_are_refused() {
         let mut w = world();
-        assert_eq!(w.add_component_request("Actor", "Health").unwrap_err(), WorldError::RootClassRequest);
-        assert_eq!(w.add_component_request("Dragon", "Health").unwrap_err(), WorldError::UnknownClass("Dragon".into()));
+        assert_eq!(
+            w.add_component_request(OwnerId::HOST, "Actor", "Health", RequestFlags::default()).unwrap_err(),
+            WorldError::RootClassRequest
+        );
+        assert_eq!(
+            w.add_component_request(OwnerId::HOST, "Dragon", "Health", RequestFlags::default()).unwrap_err(),
+            WorldError::UnknownClass("Dragon".into())
+        );
         assert_eq!(w.live_request_handles(), 0);
     }
 
@@ -366,7 +471,7 @@ mod tests {
             w.set_property(pawn, "Health", "hp", Value::Integer(1)),
             Err(WorldError::NoSuchComponent { .. })
         ));
-        let _h = w.add_component_request("Pawn", "Health").unwrap();
+        let _h = w.add_component_request(OwnerId::HOST, "Pawn", "Health", RequestFlags::default()).unwrap();
         w.set_property(pawn, "Health", "hp", Value::Integer(7)).unwrap();
         assert_eq!(w.property(pawn, "Health", "hp").unwrap(), Some(&Value::Integer(7)));
         assert_eq!(w.property(pawn, "Health", "armor").unwrap(), None);

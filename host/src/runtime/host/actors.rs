@@ -6,7 +6,7 @@ use crate::runtime::state::InstanceState;
 use crate::world::{self, World};
 
 impl InstanceState {
-    fn with_world<R>(&self, f: impl FnOnce(&mut World) -> R) -> R {
+    pub(crate) fn with_world<R>(&self, f: impl FnOnce(&mut World) -> R) -> R {
         f(&mut world::lock(&self.env.world))
     }
 }
@@ -50,5 +50,20 @@ impl Host for InstanceState {
 
     fn set_property(&mut self, id: ActorId, component: String, name: String, value: Value) -> Result<(), Error> {
         self.with_world(|w| Ok(w.set_property(actor(id), &component, &name, value.into())?))
+    }
+
+    fn spawn_actor(&mut self, class: String, receiver: bool) -> Result<ActorId, Error> {
+        let owner = self.env.owner;
+        self.with_world(|w| Ok(w.spawn_actor(&class, Some(owner), receiver)?.to_raw()))
+    }
+
+    fn destroy_actor(&mut self, id: ActorId) -> Result<(), Error> {
+        let owner = self.env.owner;
+        self.with_world(|w| {
+            if w.actor(actor(id))?.spawned_by != Some(owner) {
+                return Err(Error::Denied(format!("actor {} was not spawned by this plugin", actor(id))));
+            }
+            Ok(w.destroy(actor(id))?)
+        })
     }
 }

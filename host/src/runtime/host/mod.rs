@@ -3,5 +3,7 @@
 
 mod actors;
 mod assets;
+pub(crate) mod components;
+pub(crate) mod init_states;
 mod log;
 mod types;

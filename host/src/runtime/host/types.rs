@@ -44,6 +44,8 @@ impl From<WorldError> for Error {
         match error {
             WorldError::UnknownActor(actor) => Error::UnknownActor(actor.to_raw()),
             WorldError::UnknownClass(class) => Error::UnknownClass(class),
+            WorldError::Denied(why) => Error::Denied(why),
+            WorldError::UnknownState(state) => Error::UnknownState(state),
             other => Error::Invalid(other.to_string()),
         }
     }

@@ -1,0 +1,199 @@
+//! Init-state bookkeeping: the global state order, each actor's features, and subscriptions.
+//!
+//! States are ordinals: `0` is "no state yet", `n` the n-th state of the order, so "reached" is `>=`.
+
+use std::collections::HashMap;
+
+use super::names::Name;
+use super::{OwnerId, SubscriptionId};
+use crate::world::ActorId;
+
+/// Lyra's init states, registered in this order by its game instance.
+pub const LYRA_INIT_STATES: [&str; 4] =
+    ["InitState.Spawned", "InitState.DataAvailable", "InitState.DataInitialized", "InitState.GameplayReady"];
+
+/// One feature of one actor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeatureEntry {
+    pub feature: Name,
+    /// The plugin instance implementing it; its callbacks drive the feature's chain.
+    pub owner: OwnerId,
+    /// The component class implementing it on the actor.
+    pub implementer: String,
+    pub state: u8,
+}
+
+/// What a subscription watches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Watched {
+    Actor(ActorId),
+    Class(String),
+}
+
+/// A subscription to init-state changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subscription {
+    pub owner: OwnerId,
+    pub number: u32,
+    pub watched: Watched,
+    /// `None`: every feature (actor subscriptions only).
+    pub feature: Option<Name>,
+    /// `None`: any state; else states at or after this one.
+    pub state: Option<u8>,
+}
+
+impl Subscription {
+    /// Whether a change of `feature` to `state` concerns this subscription (Unreal's filter: the feature
+    /// matches, and the new state is at or after the required one).
+    pub fn matches(&self, feature: Name, state: u8) -> bool {
+        self.feature.is_none_or(|f| f == feature) && self.state.is_none_or(|required| state >= required)
+    }
+}
+
+/// The init-state data of one world.
+#[derive(Debug, Default)]
+pub struct InitStates {
+    order: Vec<Name>,
+    features: HashMap<ActorId, Vec<FeatureEntry>>,
+    subscriptions: HashMap<SubscriptionId, Subscription>,
+    actor_subscriptions: HashMap<ActorId, Vec<SubscriptionId>>,
+    class_subscriptions: HashMap<String, Vec<SubscriptionId>>,
+    next_id: u64,
+}
+
+impl InitStates {
+    /// Sets the ordered list of states. Features keep their ordinals, so this is for world set-up.
+    pub fn set_order(&mut self, order: Vec<Name>) {
+        self.order = order;
+    }
+
+    pub fn order(&self) -> &[Name] {
+        &self.order
+    }
+
+    /// The ordinal of a state name.
+    pub fn ordinal(&self, state: Name) -> Option<u8> {
+        self.order.iter().position(|s| *s == state).map(|i| i as u8 + 1)
+    }
+
+    /// The state name of an ordinal (`None` for 0).
+    pub fn state_name(&self, ordinal: u8) -> Option<Name> {
+        ordinal.checked_sub(1).and_then(|i| self.order.get(i as usize)).copied()
+    }
+
+    pub fn features(&self, actor: ActorId) -> &[FeatureEntry] {
+        self.features.get(&actor).map_or(&[], Vec::as_slice)
+    }
+
+    pub fn feature(&self, actor: ActorId, feature: Name) -> Option<&FeatureEntry> {
+        self.features(actor).iter().find(|f| f.feature == feature)
+    }
+
+    /// Registers (or re-registers, keeping its state) a feature.
+    pub fn register(&mut self, actor: ActorId, feature: Name, owner: OwnerId, implementer: &str) {
+        let entries = self.features.entry(actor).or_default();
+        match entries.iter_mut().find(|f| f.feature == feature) {
+            Some(entry) => {
+                entry.owner = owner;
+                entry.implementer = implementer.to_string();
+            }
+            None => entries.push(FeatureEntry { feature, owner, implementer: implementer.to_string(), state: 0 }),
+        }
+    }
+
+    pub fn unregister(&mut self, actor: ActorId, feature: Name) -> bool {
+        let Some(entries) = self.features.get_mut(&actor) else {
+            return false;
+        };
+        let before = entries.len();
+        entries.retain(|f| f.feature != feature);
+        before != entries.len()
+    }
+
+    /// Sets a feature's state. Returns false when the feature is not registered.
+    pub fn set_state(&mut self, actor: ActorId, feature: Name, state: u8) -> bool {
+        let entry = self.features.get_mut(&actor).and_then(|e| e.iter_mut().find(|f| f.feature == feature));
+        match entry {
+            Some(entry) => {
+                entry.state = state;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Unreal's `HaveAllFeaturesReachedInitState`.
+    pub fn all_reached(&self, actor: ActorId, state: u8, excluding: Option<Name>) -> bool {
+        self.features(actor).iter().filter(|f| Some(f.feature) != excluding).all(|f| f.state >= state)
+    }
+
+    pub fn subscribe(&mut self, subscription: Subscription) -> SubscriptionId {
+        self.next_id += 1;
+        let id = SubscriptionId(self.next_id);
+        match &subscription.watched {
+            Watched::Actor(actor) => self.actor_subscriptions.entry(*actor).or_default().push(id),
+            Watched::Class(class) => self.class_subscriptions.entry(class.clone()).or_default().push(id),
+        }
+        self.subscriptions.insert(id, subscription);
+        id
+    }
+
+    pub fn unsubscribe(&mut self, id: SubscriptionId) -> Option<Subscription> {
+        let subscription = self.subscriptions.remove(&id)?;
+        let list = match &subscription.watched {
+            Watched::Actor(actor) => self.actor_subscriptions.get_mut(actor),
+            Watched::Class(class) => self.class_subscriptions.get_mut(class),
+        };
+        if let Some(list) = list {
+            list.retain(|s| *s != id);
+        }
+        Some(subscription)
+    }
+
+    pub fn subscription(&self, id: SubscriptionId) -> Option<&Subscription> {
+        self.subscriptions.get(&id)
+    }
+
+    /// Subscriptions to notify of a change, in Unreal's order: the actor's, in registration order, then each
+    /// class's of the actor's chain (most derived first), in registration order.
+    pub fn subscribers(&self, actor: ActorId, class_chain: &[&str], feature: Name, state: u8) -> Vec<SubscriptionId> {
+        let actor_ids = self.actor_subscriptions.get(&actor).into_iter().flatten();
+        let class_ids = class_chain.iter().flat_map(|class| self.class_subscriptions.get(*class).into_iter().flatten());
+        actor_ids.chain(class_ids).copied().filter(|id| self.subscriptions[id].matches(feature, state)).collect()
+    }
+
+    /// Forgets an actor: its features and the subscriptions watching it. Returns those subscriptions' ids.
+    pub fn remove_actor(&mut self, actor: ActorId) -> Vec<SubscriptionId> {
+        self.features.remove(&actor);
+        let ids = self.actor_subscriptions.remove(&actor).unwrap_or_default();
+        for id in &ids {
+            self.subscriptions.remove(id);
+        }
+        ids
+    }
+
+    /// Forgets everything of one plugin instance: the features it implements and its subscriptions.
+    /// Returns (features removed, subscriptions removed).
+    pub fn remove_owner(&mut self, owner: OwnerId) -> (usize, usize) {
+        let mut features = 0;
+        for entries in self.features.values_mut() {
+            let before = entries.len();
+            entries.retain(|f| f.owner != owner);
+            features += before - entries.len();
+        }
+        let ids: Vec<SubscriptionId> =
+            self.subscriptions.iter().filter(|(_, s)| s.owner == owner).map(|(id, _)| *id).collect();
+        for id in &ids {
+            self.unsubscribe(*id);
+        }
+        (features, ids.len())
+    }
+
+    pub fn feature_count(&self) -> usize {
+        self.features.values().map(Vec::len).sum()
+    }
+
+    pub fn subscription_count(&self) -> usize {
+        self.subscriptions.len()
+    }
+}

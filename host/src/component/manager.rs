@@ -1,0 +1,522 @@
+//! The component manager's operations on a world: owners, receivers, extension handlers and events, and the
+//! init-state system. See the [module docs](super) for why these are `World` methods.
+
+use super::handlers::ExtensionHandlers;
+use super::init_state::{InitStates, Subscription, Watched, LYRA_INIT_STATES};
+use super::names::{Name, Names};
+use super::queue::{Work, WorkQueue};
+use super::requests::ComponentRequests;
+use super::{HandlerId, OwnerId, SubscriptionId};
+use crate::world::{ActorId, World, WorldError, WorldEvent};
+
+/// The built-in extension event names.
+pub mod events {
+    pub const RECEIVER_ADDED: &str = "ReceiverAdded";
+    pub const RECEIVER_REMOVED: &str = "ReceiverRemoved";
+    pub const EXTENSION_ADDED: &str = "ExtensionAdded";
+    pub const EXTENSION_REMOVED: &str = "ExtensionRemoved";
+    pub const GAME_ACTOR_READY: &str = "GameActorReady";
+    pub const ALL: [&str; 5] = [RECEIVER_ADDED, RECEIVER_REMOVED, EXTENSION_ADDED, EXTENSION_REMOVED, GAME_ACTOR_READY];
+}
+
+/// The component manager's state in one world.
+#[derive(Debug)]
+pub struct ComponentManager {
+    pub(crate) requests: ComponentRequests,
+    pub(crate) handlers: ExtensionHandlers,
+    pub(crate) init_states: InitStates,
+    pub(crate) names: Names,
+    pub(crate) queue: WorkQueue,
+    owners: Vec<String>,
+    built_in: [Name; 5],
+}
+
+impl ComponentManager {
+    pub(crate) fn new() -> Self {
+        let mut names = Names::default();
+        let built_in = events::ALL.map(|e| names.intern(e));
+        let mut init_states = InitStates::default();
+        init_states.set_order(LYRA_INIT_STATES.iter().map(|s| names.intern(s)).collect());
+        ComponentManager {
+            requests: ComponentRequests::default(),
+            handlers: ExtensionHandlers::default(),
+            init_states,
+            names,
+            queue: WorkQueue::default(),
+            owners: vec!["host".to_string()],
+            built_in,
+        }
+    }
+
+    fn event(&self, index: usize) -> Name {
+        self.built_in[index]
+    }
+}
+
+/// What removing an owner took away.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct OwnerCleanup {
+    pub handlers: usize,
+    pub requests: usize,
+    pub features: usize,
+    pub subscriptions: usize,
+    pub discarded_work: usize,
+}
+
+impl World {
+    /// Registers a plugin instance; everything it adds through the manager is tagged with the returned id.
+    pub fn register_owner(&mut self, label: &str) -> OwnerId {
+        self.manager.owners.push(label.to_string());
+        OwnerId(self.manager.owners.len() as u32 - 1)
+    }
+
+    /// The label an owner was registered with.
+    pub fn owner_label(&self, owner: OwnerId) -> &str {
+        self.manager.owners.get(owner.0 as usize).map_or("?", String::as_str)
+    }
+
+    /// Removes everything an owner added: its queued work is discarded; its handlers are removed, each
+    /// delivering `ExtensionRemoved` for every receiver (queued, so the owner's last delivery); its component
+    /// requests are released; the init-state features it implements and its subscriptions are dropped.
+    pub fn remove_owner(&mut self, owner: OwnerId) -> OwnerCleanup {
+        let before = self.manager.queue.len();
+        self.manager.queue.discard_owner(owner);
+        let mut cleanup = OwnerCleanup { discarded_work: before - self.manager.queue.len(), ..Default::default() };
+        for handler in self.manager.handlers.of_owner(owner) {
+            self.remove_extension_handler(handler);
+            cleanup.handlers += 1;
+        }
+        for handle in self.manager.requests.handles_of(owner) {
+            self.release_component_request(handle);
+            cleanup.requests += 1;
+        }
+        let (features, subscriptions) = self.manager.init_states.remove_owner(owner);
+        cleanup.features = features;
+        cleanup.subscriptions = subscriptions;
+        cleanup
+    }
+
+    /// Forgets every queued item for an owner whose instance can no longer be called.
+    pub fn discard_work(&mut self, owner: OwnerId) {
+        self.manager.queue.discard_owner(owner);
+    }
+
+    // ----- receivers and extension events -----
+
+    /// Makes an actor a receiver: for each class of its chain, most derived first, the components requested on
+    /// that class are added, then that class's handlers get `ReceiverAdded` (Unreal's AddReceiver).
+    pub fn add_receiver(&mut self, actor: ActorId) -> Result<(), WorldError> {
+        let class = self.actor(actor)?.class.clone();
+        if self.actor(actor)?.receiver {
+            return Ok(());
+        }
+        self.actor_mut(actor)?.receiver = true;
+        let chain: Vec<String> = self.classes.chain(&class).map(str::to_string).collect();
+        let event = self.manager.event(0);
+        for level in &chain {
+            let keys: Vec<_> = self.manager.requests.components_for(&[level.as_str()]).cloned().collect();
+            for key in keys {
+                self.add_requested_component(actor, &key);
+            }
+            self.queue_for_class(level, actor, event, false);
+        }
+        Ok(())
+    }
+
+    /// Stops an actor being a receiver: every component requests added to it is removed first, then handlers
+    /// of its chain get `ReceiverRemoved` (Unreal's RemoveReceiver).
+    pub fn remove_receiver(&mut self, actor: ActorId) -> Result<(), WorldError> {
+        if !self.actor(actor)?.receiver {
+            return Ok(());
+        }
+        self.remove_requested_components(actor, |_| true);
+        self.actor_mut(actor)?.receiver = false;
+        let event = self.manager.event(1);
+        self.queue_for_chain(actor, event, false)
+    }
+
+    /// The actor begins play: modular actors send `GameActorReady`.
+    pub fn begin_play(&mut self, actor: ActorId) -> Result<(), WorldError> {
+        let event = self.manager.event(4);
+        self.queue_for_chain(actor, event, false)
+    }
+
+    /// Registers a handler for receivers of `receiver_class` (or a subclass). Existing receivers are delivered
+    /// `ExtensionAdded` at once (queued).
+    pub fn add_extension_handler(
+        &mut self,
+        owner: OwnerId,
+        receiver_class: &str,
+        number: u32,
+    ) -> Result<HandlerId, WorldError> {
+        if !self.classes.contains(receiver_class) {
+            return Err(WorldError::UnknownClass(receiver_class.to_string()));
+        }
+        let id = self.manager.handlers.add(owner, receiver_class, number);
+        let event = self.manager.event(2);
+        for actor in self.receivers_of(receiver_class) {
+            self.manager.queue.push(Work::Extension { owner, handler: id, number, actor, event, final_event: false });
+        }
+        Ok(id)
+    }
+
+    /// Removes a handler: it is delivered `ExtensionRemoved` for every receiver of its class (delivered even
+    /// though the handler is gone by then); events queued for it earlier are dropped. Unknown ids change nothing.
+    pub fn remove_extension_handler(&mut self, id: HandlerId) {
+        let Some(handler) = self.manager.handlers.remove(id) else {
+            return;
+        };
+        let event = self.manager.event(3);
+        for actor in self.receivers_of(&handler.receiver_class) {
+            self.manager.queue.push(Work::Extension {
+                owner: handler.owner,
+                handler: id,
+                number: handler.number,
+                actor,
+                event,
+                final_event: true,
+            });
+        }
+    }
+
+    /// Sends an event to every handler registered now for the actor's class chain, most derived class first.
+    pub fn send_extension_event(&mut self, actor: ActorId, event: &str) -> Result<(), WorldError> {
+        if event.is_empty() {
+            return Err(WorldError::Invalid("an event name may not be empty".into()));
+        }
+        self.actor(actor)?;
+        if !events::ALL.contains(&event) {
+            self.record(|| WorldEvent::EventSent { actor, event: event.to_string() });
+        }
+        let name = self.manager.names.intern(event);
+        self.queue_for_chain(actor, name, false)
+    }
+
+    fn queue_for_chain(&mut self, actor: ActorId, event: Name, final_event: bool) -> Result<(), WorldError> {
+        let class = self.actor(actor)?.class.clone();
+        let chain: Vec<String> = self.classes.chain(&class).map(str::to_string).collect();
+        for level in &chain {
+            self.queue_for_class(level, actor, event, final_event);
+        }
+        Ok(())
+    }
+
+    fn queue_for_class(&mut self, class: &str, actor: ActorId, event: Name, final_event: bool) {
+        let manager = &mut self.manager;
+        for handler in manager.handlers.on_class(class) {
+            manager.queue.push(Work::Extension {
+                owner: handler.owner,
+                handler: handler.id,
+                number: handler.number,
+                actor,
+                event,
+                final_event,
+            });
+        }
+    }
+
+    /// Live receivers whose class is `class` or a subclass, in spawn order.
+    pub fn receivers_of(&self, class: &str) -> Vec<ActorId> {
+        self.actors().filter(|a| a.receiver && self.classes.is_a(&a.class, class)).map(|a| a.id).collect()
+    }
+
+    // ----- the work queue -----
+
+    /// Takes the queued work; work queued while it is delivered waits for the next take.
+    pub fn take_work(&mut self) -> Vec<Work> {
+        self.manager.queue.take()
+    }
+
+    pub fn has_work(&self) -> bool {
+        !self.manager.queue.is_empty()
+    }
+
+    /// Whether queued work still applies: its handler or subscription is live, its feature still implemented
+    /// by the same owner. Removed handlers and subscriptions are skipped, as Unreal skips `bRemoved` delegates.
+    pub fn is_work_live(&self, work: &Work) -> bool {
+        match work {
+            Work::Extension { handler, final_event, .. } => *final_event || self.manager.handlers.is_live(*handler),
+            Work::InitStateChanged { subscription, .. } => {
+                self.manager.init_states.subscription(*subscription).is_some()
+            }
+            Work::ContinueChain { owner, actor, feature }
+            | Work::CheckDefaultInitialization { owner, actor, feature } => {
+                self.manager.init_states.feature(*actor, *feature).is_some_and(|f| f.owner == *owner)
+            }
+        }
+    }
+
+    /// The text of an interned name.
+    pub fn name_text(&self, name: Name) -> &str {
+        self.manager.names.text(name)
+    }
+
+    // ----- init states -----
+
+    /// Replaces the ordered init-state list (done when an experience declares its own).
+    pub fn set_init_states(&mut self, states: &[String]) -> Result<(), WorldError> {
+        if states.is_empty() || states.len() > u8::MAX as usize {
+            return Err(WorldError::Invalid(format!("an init-state list needs 1 to 255 states, not {}", states.len())));
+        }
+        let order: Vec<Name> = states.iter().map(|s| self.manager.names.intern(s)).collect();
+        self.manager.init_states.set_order(order);
+        Ok(())
+    }
+
+    /// The init states, first to last.
+    pub fn init_states(&self) -> Vec<&str> {
+        self.manager.init_states.order().iter().map(|n| &**self.manager.names.text(*n)).collect()
+    }
+
+    /// The ordinal of a state name (1 for the first).
+    pub fn state_ordinal(&self, state: &str) -> Result<u8, WorldError> {
+        self.manager
+            .names
+            .get(state)
+            .and_then(|n| self.manager.init_states.ordinal(n))
+            .ok_or_else(|| WorldError::UnknownState(state.to_string()))
+    }
+
+    /// The name of a state ordinal (`None` for 0 and out of range).
+    pub fn state_text(&self, ordinal: u8) -> Option<&str> {
+        self.manager.init_states.state_name(ordinal).map(|n| &**self.manager.names.text(n))
+    }
+
+    fn feature_name(&self, actor: ActorId, feature: &str) -> Result<Name, WorldError> {
+        self.manager
+            .names
+            .get(feature)
+            .filter(|n| self.manager.init_states.feature(actor, *n).is_some())
+            .ok_or_else(|| WorldError::UnknownFeature { actor, feature: feature.to_string() })
+    }
+
+    /// Registers `feature` on `actor`, implemented by `owner`'s `implementer` component on it.
+    pub fn register_feature(
+        &mut self,
+        owner: OwnerId,
+        actor: ActorId,
+        feature: &str,
+        implementer: &str,
+    ) -> Result<(), WorldError> {
+        let actor_ref = self.actor(actor)?;
+        if actor_ref.component(implementer).is_none() {
+            return Err(WorldError::NoSuchComponent { actor, component: implementer.to_string() });
+        }
+        if feature.is_empty() {
+            return Err(WorldError::Invalid("a feature name may not be empty".into()));
+        }
+        let name = self.manager.names.intern(feature);
+        if let Some(existing) = self.manager.init_states.feature(actor, name) {
+            if existing.owner != owner {
+                return Err(WorldError::Denied(format!(
+                    "feature {feature:?} of actor {actor} is implemented by {}",
+                    self.owner_label(existing.owner)
+                )));
+            }
+        }
+        self.manager.init_states.register(actor, name, owner, implementer);
+        Ok(())
+    }
+
+    /// Removes a feature `owner` registered.
+    pub fn unregister_feature(&mut self, owner: OwnerId, actor: ActorId, feature: &str) -> Result<(), WorldError> {
+        let name = self.feature_name(actor, feature)?;
+        let entry = self.manager.init_states.feature(actor, name).expect("checked above");
+        if entry.owner != owner {
+            return Err(WorldError::Denied(format!("feature {feature:?} of actor {actor} is not this plugin's")));
+        }
+        self.manager.init_states.unregister(actor, name);
+        Ok(())
+    }
+
+    /// A feature's state ordinal (0: none yet).
+    pub fn feature_state(&self, actor: ActorId, feature: &str) -> Result<u8, WorldError> {
+        self.actor(actor)?;
+        let name = self.feature_name(actor, feature)?;
+        Ok(self.manager.init_states.feature(actor, name).expect("checked above").state)
+    }
+
+    /// Unreal's `HaveAllFeaturesReachedInitState`: false for an unknown actor, true with no features.
+    pub fn have_all_features_reached(&self, actor: ActorId, state: u8, excluding: Option<&str>) -> bool {
+        if self.actor(actor).is_err() {
+            return false;
+        }
+        let excluding = excluding.and_then(|f| self.manager.names.get(f));
+        self.manager.init_states.all_reached(actor, state, excluding)
+    }
+
+    /// Sets a feature's state (no order enforced) and queues the matching subscriptions' notifications, with
+    /// this state as their snapshot.
+    pub fn change_feature_state(&mut self, actor: ActorId, feature: &str, state: u8) -> Result<(), WorldError> {
+        let class = self.actor(actor)?.class.clone();
+        let name = self.feature_name(actor, feature)?;
+        if state == 0 || self.manager.init_states.state_name(state).is_none() {
+            return Err(WorldError::UnknownState(format!("#{state}")));
+        }
+        self.change_state_by_name(actor, &class, name, state);
+        Ok(())
+    }
+
+    pub(crate) fn change_state_by_name(&mut self, actor: ActorId, class: &str, feature: Name, state: u8) {
+        self.manager.init_states.set_state(actor, feature, state);
+        if self.recording {
+            let feature_text = self.manager.names.text(feature).to_string();
+            let state_text = self.state_text(state).unwrap_or("?").to_string();
+            self.record(|| WorldEvent::InitStateChanged { actor, feature: feature_text, state: state_text });
+        }
+        let chain: Vec<&str> = self.classes.chain(class).collect();
+        let subscribers = self.manager.init_states.subscribers(actor, &chain, feature, state);
+        for id in subscribers {
+            let subscription = self.manager.init_states.subscription(id).expect("listed subscriptions are live");
+            let work = Work::InitStateChanged {
+                owner: subscription.owner,
+                subscription: id,
+                number: subscription.number,
+                actor,
+                feature,
+                state,
+            };
+            self.manager.queue.push(work);
+        }
+    }
+
+    /// Subscribes `owner` to changes of one actor's features (all when `feature` is `None`) reaching `state` or
+    /// later (any change when `None`). With `call_if_reached`, features already there are notified (queued).
+    pub fn subscribe_actor(
+        &mut self,
+        owner: OwnerId,
+        actor: ActorId,
+        feature: Option<&str>,
+        state: Option<u8>,
+        call_if_reached: bool,
+        number: u32,
+    ) -> Result<SubscriptionId, WorldError> {
+        self.actor(actor)?;
+        let feature = feature.map(|f| self.manager.names.intern(f));
+        let subscription = Subscription { owner, number, watched: Watched::Actor(actor), feature, state };
+        let id = self.manager.init_states.subscribe(subscription);
+        if call_if_reached {
+            self.queue_reached(id, actor);
+        }
+        Ok(id)
+    }
+
+    /// Subscribes `owner` to changes of `feature` on every actor of `class` (or a subclass), now and later.
+    pub fn subscribe_class(
+        &mut self,
+        owner: OwnerId,
+        class: &str,
+        feature: &str,
+        state: Option<u8>,
+        call_if_reached: bool,
+        number: u32,
+    ) -> Result<SubscriptionId, WorldError> {
+        if !self.classes.contains(class) {
+            return Err(WorldError::UnknownClass(class.to_string()));
+        }
+        let feature = Some(self.manager.names.intern(feature));
+        let subscription = Subscription { owner, number, watched: Watched::Class(class.to_string()), feature, state };
+        let id = self.manager.init_states.subscribe(subscription);
+        if call_if_reached {
+            for actor in self.actors_of_class(class)? {
+                self.queue_reached(id, actor);
+            }
+        }
+        Ok(id)
+    }
+
+    fn queue_reached(&mut self, id: SubscriptionId, actor: ActorId) {
+        let subscription = self.manager.init_states.subscription(id).expect("just subscribed").clone();
+        let reached: Vec<(Name, u8)> = self
+            .manager
+            .init_states
+            .features(actor)
+            .iter()
+            .filter(|f| f.state > 0 && subscription.matches(f.feature, f.state))
+            .map(|f| (f.feature, f.state))
+            .collect();
+        for (feature, state) in reached {
+            self.manager.queue.push(Work::InitStateChanged {
+                owner: subscription.owner,
+                subscription: id,
+                number: subscription.number,
+                actor,
+                feature,
+                state,
+            });
+        }
+    }
+
+    /// Drops a subscription. Notifications already queued for it are skipped. Unknown ids change nothing.
+    pub fn unsubscribe(&mut self, id: SubscriptionId) {
+        self.manager.init_states.unsubscribe(id);
+    }
+
+    /// Queues a walk of the feature's chain, driven through its implementer's callbacks.
+    pub fn continue_init_state_chain(&mut self, actor: ActorId, feature: &str) -> Result<(), WorldError> {
+        self.actor(actor)?;
+        let name = self.feature_name(actor, feature)?;
+        let owner = self.manager.init_states.feature(actor, name).expect("checked above").owner;
+        self.manager.queue.push(Work::ContinueChain { owner, actor, feature: name });
+        Ok(())
+    }
+
+    /// Queues `check-default-initializations` for every feature of the actor except `except`.
+    pub fn check_default_initialization_for_implementers(
+        &mut self,
+        actor: ActorId,
+        except: &str,
+    ) -> Result<(), WorldError> {
+        self.actor(actor)?;
+        let except = self.manager.names.get(except);
+        let others: Vec<_> = self
+            .manager
+            .init_states
+            .features(actor)
+            .iter()
+            .filter(|f| Some(f.feature) != except)
+            .map(|f| Work::CheckDefaultInitialization { owner: f.owner, actor, feature: f.feature })
+            .collect();
+        for work in others {
+            self.manager.queue.push(work);
+        }
+        Ok(())
+    }
+
+    /// The next state of a feature's chain and its current one, or `None` at the end of the chain or when the
+    /// feature is gone.
+    pub fn next_chain_step(&self, actor: ActorId, feature: Name) -> Option<(u8, u8)> {
+        let current = self.manager.init_states.feature(actor, feature)?.state;
+        let next = current.checked_add(1)?;
+        self.manager.init_states.state_name(next).map(|_| (current, next))
+    }
+
+    /// Applies one step of a chain walk: the feature moves to `state` (notifications queued).
+    pub fn advance_feature(&mut self, actor: ActorId, feature: Name, state: u8) {
+        let Ok(actor_ref) = self.actor(actor) else {
+            return;
+        };
+        let class = actor_ref.class.clone();
+        if self.manager.init_states.feature(actor, feature).is_some() {
+            self.change_state_by_name(actor, &class, feature, state);
+        }
+    }
+
+    // ----- leak counters -----
+
+    pub fn live_handlers(&self) -> usize {
+        self.manager.handlers.len()
+    }
+
+    pub fn live_subscriptions(&self) -> usize {
+        self.manager.init_states.subscription_count()
+    }
+
+    pub fn live_features(&self) -> usize {
+        self.manager.init_states.feature_count()
+    }
+
+    pub fn queued_work(&self) -> usize {
+        self.manager.queue.len()
+    }
+}

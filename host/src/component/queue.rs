@@ -1,0 +1,75 @@
+//! The work queue: everything the component manager must tell plugins, in the order it happened.
+//!
+//! A component instance cannot be re-entered while it runs, so host calls never call back into Wasm: they
+//! queue work here, and the world's dispatcher delivers it after the current call returns, FIFO. Work caused
+//! while delivering is appended and delivered after everything queued before it — Unreal's init-state queue,
+//! applied to every callback.
+
+use std::collections::VecDeque;
+
+use super::names::Name;
+use super::{HandlerId, OwnerId, SubscriptionId};
+use crate::world::ActorId;
+
+/// One thing to tell one plugin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Work {
+    /// An extension event for a handler. `final_event` marks the `ExtensionRemoved` sent when the handler goes:
+    /// it is delivered even though the handler is gone by then; other events for a removed handler are dropped.
+    Extension { owner: OwnerId, handler: HandlerId, number: u32, actor: ActorId, event: Name, final_event: bool },
+    /// A subscription saw a feature reach a state (the state at the time of the change).
+    InitStateChanged {
+        owner: OwnerId,
+        subscription: SubscriptionId,
+        number: u32,
+        actor: ActorId,
+        feature: Name,
+        state: u8,
+    },
+    /// Walk a feature's init-state chain, asking its implementer.
+    ContinueChain { owner: OwnerId, actor: ActorId, feature: Name },
+    /// Ask a feature's implementer to try to move it forward.
+    CheckDefaultInitialization { owner: OwnerId, actor: ActorId, feature: Name },
+}
+
+impl Work {
+    /// The plugin instance this work is for.
+    pub fn owner(&self) -> OwnerId {
+        match self {
+            Work::Extension { owner, .. }
+            | Work::InitStateChanged { owner, .. }
+            | Work::ContinueChain { owner, .. }
+            | Work::CheckDefaultInitialization { owner, .. } => *owner,
+        }
+    }
+}
+
+/// Work waiting for delivery.
+#[derive(Debug, Default)]
+pub struct WorkQueue {
+    items: VecDeque<Work>,
+}
+
+impl WorkQueue {
+    pub fn push(&mut self, work: Work) {
+        self.items.push_back(work);
+    }
+
+    /// Takes everything queued so far; work queued while it is delivered waits for the next take.
+    pub fn take(&mut self) -> Vec<Work> {
+        self.items.drain(..).collect()
+    }
+
+    /// Forgets every item for `owner` (a plugin being deactivated or quarantined).
+    pub fn discard_owner(&mut self, owner: OwnerId) {
+        self.items.retain(|w| w.owner() != owner);
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}

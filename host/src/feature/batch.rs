@@ -1,0 +1,63 @@
+//! Batches of callbacks for one plugin instance, laid out as the WIT exports take them: parallel flat lists,
+//! with every name sent once per batch.
+
+use std::collections::HashMap;
+
+use crate::component::Name;
+
+/// Builds the `names` list of a batch: each interned name gets an index the first time it is used.
+#[derive(Debug, Default)]
+pub struct BatchNames {
+    indices: HashMap<Name, u32>,
+    pub names: Vec<String>,
+}
+
+impl BatchNames {
+    /// The batch index of a name, adding its text (from `text`) on first use.
+    pub fn index(&mut self, name: Name, text: impl FnOnce() -> String) -> u32 {
+        let names = &mut self.names;
+        *self.indices.entry(name).or_insert_with(|| {
+            names.push(text());
+            names.len() as u32 - 1
+        })
+    }
+}
+
+/// Extension events: handler `handlers[i]` gets event `names[events[i]]` about `actors[i]`.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ExtensionBatch {
+    pub handlers: Vec<u32>,
+    pub actors: Vec<u64>,
+    pub events: Vec<u32>,
+    pub names: Vec<String>,
+}
+
+/// One step of several features' init-state chains: feature `names[features[i]]` of `actors[i]` from state
+/// ordinal `currents[i]` to `desireds[i]`.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ChainBatch {
+    pub actors: Vec<u64>,
+    pub features: Vec<u32>,
+    pub currents: Vec<u8>,
+    pub desireds: Vec<u8>,
+    pub names: Vec<String>,
+}
+
+/// Features to check: feature `names[features[i]]` of `actors[i]`.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct FeatureBatch {
+    pub actors: Vec<u64>,
+    pub features: Vec<u32>,
+    pub names: Vec<String>,
+}
+
+/// Init-state notifications: subscription `ids[i]` saw feature `names[features[i]]` of `actors[i]` reach
+/// state ordinal `states[i]`.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct StateChangeBatch {
+    pub ids: Vec<u32>,
+    pub actors: Vec<u64>,
+    pub features: Vec<u32>,
+    pub states: Vec<u8>,
+    pub names: Vec<String>,
+}

@@ -1,0 +1,76 @@
+//! `gamefeature:plugin/components`: component requests and extension handlers as resources owned by the
+//! calling instance, and extension events.
+
+use wasmtime::component::Resource;
+
+use crate::component::{HandlerId, RequestFlags, RequestHandle};
+use crate::runtime::bindings::gamefeature::plugin::components::{
+    AddFlags, Host, HostComponentRequest, HostExtensionHandler,
+};
+use crate::runtime::bindings::types::{ActorId, Error};
+use crate::runtime::state::InstanceState;
+use crate::world::{self, ActorId as Actor};
+
+/// A component request held by a plugin; dropping it releases the request.
+pub struct ComponentRequestResource(Option<RequestHandle>);
+
+/// An extension handler held by a plugin; dropping it removes the handler.
+pub struct ExtensionHandlerResource(HandlerId);
+
+fn table_error(e: wasmtime::component::ResourceTableError) -> Error {
+    Error::Invalid(format!("too many live handles: {e}"))
+}
+
+impl Host for InstanceState {
+    fn add_component_request(
+        &mut self,
+        receiver: String,
+        component: String,
+        flags: AddFlags,
+    ) -> Result<Resource<ComponentRequestResource>, Error> {
+        let flags = RequestFlags { add_unique: flags.contains(AddFlags::ADD_UNIQUE) };
+        let owner = self.env.owner;
+        let handle = self.with_world(|w| w.add_component_request(owner, &receiver, &component, flags))?;
+        self.table.push(ComponentRequestResource(Some(handle))).map_err(table_error)
+    }
+
+    fn add_extension_handler(
+        &mut self,
+        receiver: String,
+        handler: u32,
+    ) -> Result<Resource<ExtensionHandlerResource>, Error> {
+        let owner = self.env.owner;
+        let id = self.with_world(|w| w.add_extension_handler(owner, &receiver, handler))?;
+        self.table.push(ExtensionHandlerResource(id)).map_err(table_error)
+    }
+
+    fn send_extension_event(&mut self, actor: ActorId, event: String) -> Result<(), Error> {
+        Ok(self.with_world(|w| w.send_extension_event(Actor::from_raw(actor), &event))?)
+    }
+
+    fn add_receiver(&mut self, actor: ActorId) -> Result<(), Error> {
+        Ok(self.with_world(|w| w.add_receiver(Actor::from_raw(actor)))?)
+    }
+
+    fn remove_receiver(&mut self, actor: ActorId) -> Result<(), Error> {
+        Ok(self.with_world(|w| w.remove_receiver(Actor::from_raw(actor)))?)
+    }
+}
+
+impl HostComponentRequest for InstanceState {
+    fn drop(&mut self, request: Resource<ComponentRequestResource>) -> wasmtime::Result<()> {
+        let ComponentRequestResource(handle) = self.table.delete(request)?;
+        if let Some(handle) = handle {
+            world::lock(&self.env.world).release_component_request(handle);
+        }
+        Ok(())
+    }
+}
+
+impl HostExtensionHandler for InstanceState {
+    fn drop(&mut self, handler: Resource<ExtensionHandlerResource>) -> wasmtime::Result<()> {
+        let ExtensionHandlerResource(id) = self.table.delete(handler)?;
+        world::lock(&self.env.world).remove_extension_handler(id);
+        Ok(())
+    }
+}
