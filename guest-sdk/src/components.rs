@@ -6,7 +6,8 @@
 //! is deactivated.
 
 pub use crate::bindings::gamefeature::plugin::components::{
-    add_receiver, remove_receiver, send_extension_event, AddFlags, ComponentRequest, ExtensionHandler,
+    add_component_request, add_receiver, remove_receiver, send_extension_event, AddFlags, ComponentRequest,
+    ExtensionHandler,
 };
 use crate::world::ActorId;
 use crate::Error;
@@ -27,7 +28,7 @@ pub mod events {
 
 /// Asks for a `component` on every actor of class `receiver` (or a subclass) while the handle lives.
 pub fn request_component(receiver: &str, component: &str) -> Result<ComponentRequest, Error> {
-    crate::bindings::gamefeature::plugin::components::add_component_request(receiver, component, AddFlags::empty())
+    add_component_request(receiver, component, AddFlags::empty())
 }
 
 /// Starts delivering events about receivers of class `receiver` to

@@ -4,8 +4,8 @@
 //! this instance runs in; an [`Error`](crate::Error) is recoverable.
 
 pub use crate::bindings::gamefeature::plugin::actors::{
-    actor_class, actors_of_class, components_of, current_net_mode, get_property, has_authority, is_a, set_property,
-    world_name,
+    actor_class, actors_of_class, components_of, current_net_mode, destroy_actor, get_property, has_authority, is_a,
+    set_property, spawn_actor, world_name,
 };
 pub use crate::bindings::gamefeature::plugin::assets::read_asset;
 pub use crate::bindings::gamefeature::plugin::types::ActorId;

@@ -205,6 +205,30 @@ async fn input_binding() {
     manager.end_play().await.unwrap();
 }
 
+#[tokio::test]
+async fn manager_probe() {
+    let plugins = PluginDir::with(&[MANAGER_PROBE]);
+    let experiences = ExperienceDir::new();
+    experiences.write("script.txt", "handler 3 Pawn\nspawn Pawn\nbogus command\n");
+    let path = experiences.write(
+        "e.toml",
+        &format!("{}[bundles.Equipped]\nscript = \"script.txt\"\n", experience_with_features(&["manager-probe"])),
+    );
+    let session = session(&plugins);
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    let spawned = world::lock(manager.world()).actors_of_class("Pawn").unwrap();
+    assert_eq!(spawned.len(), 1, "the script spawned a pawn");
+    let pawn = spawned[0].to_raw();
+    assert_eq!(
+        info_logs(&session, "manager-probe", "w"),
+        [format!("event 3 {pawn} ReceiverAdded"), format!("event 3 {pawn} GameActorReady")]
+    );
+    let warnings = session.timeline().texts(&track::instance("manager-probe", "w"), EventKind::Log(LogLevel::Warn));
+    assert_eq!(warnings, ["unknown command \"bogus command\""]);
+    manager.end_play().await.unwrap();
+}
+
 macro_rules! assert_plugin_has_a_test {
     ($name:ident, $constant:ident) => {
         #[allow(unused_imports)]

@@ -1,0 +1,77 @@
+//! A scriptable component-manager client for tests. At activation it runs each line of its `script` asset; an
+//! extension event named `do:<command>` runs that command. It logs `event <handler> <actor> <name>` for every
+//! extension event and `init <id> <actor> <feature> <state>` for every init-state notification.
+//!
+//! Commands: `handler N CLASS`, `drop-handler N`, `request RECEIVER COMPONENT`, `request-unique RECEIVER
+//! COMPONENT`, `drop-request RECEIVER COMPONENT`, `send CLASS EVENT`, `subscribe-class N CLASS FEATURE`,
+//! `drop-subscription N`, `spawn CLASS`.
+
+use std::collections::HashMap;
+
+use gamefeature_sdk::components::{self, AddFlags, ComponentRequest, ExtensionHandler};
+use gamefeature_sdk::init_state::{self, Subscription};
+use gamefeature_sdk::world::{self, ActorId};
+use gamefeature_sdk::{export_plugin, log, ActivationContext, Plugin};
+
+#[derive(Default)]
+struct Probe {
+    handlers: HashMap<u32, ExtensionHandler>,
+    requests: HashMap<String, ComponentRequest>,
+    subscriptions: HashMap<u32, Subscription>,
+}
+
+impl Probe {
+    fn run(&mut self, command: &str) {
+        let words: Vec<&str> = command.split_whitespace().collect();
+        let number = |text: &str| text.parse::<u32>().unwrap_or(0);
+        let result = match words.as_slice() {
+            ["handler", n, class] => {
+                components::add_extension_handler(class, number(n)).map(|h| drop(self.handlers.insert(number(n), h)))
+            }
+            ["drop-handler", n] => Ok(drop(self.handlers.remove(&number(n)))),
+            ["request", receiver, component] => components::request_component(receiver, component)
+                .map(|r| drop(self.requests.insert(format!("{receiver}/{component}"), r))),
+            ["request-unique", receiver, component] => {
+                components::add_component_request(receiver, component, AddFlags::ADD_UNIQUE)
+                    .map(|r| drop(self.requests.insert(format!("{receiver}/{component}"), r)))
+            }
+            ["drop-request", receiver, component] => Ok(drop(self.requests.remove(&format!("{receiver}/{component}")))),
+            ["send", class, event] => world::actors_of_class(class)
+                .and_then(|actors| actors.into_iter().try_for_each(|actor| components::send_event(actor, event))),
+            ["subscribe-class", n, class, feature] => init_state::subscribe_class(class, feature, None, true, number(n))
+                .map(|s| drop(self.subscriptions.insert(number(n), s))),
+            ["drop-subscription", n] => Ok(drop(self.subscriptions.remove(&number(n)))),
+            ["spawn", class] => world::spawn_actor(class, true).map(drop),
+            _ => {
+                log::warn(&format!("unknown command {command:?}"));
+                Ok(())
+            }
+        };
+        if let Err(e) = result {
+            log::warn(&format!("{command}: {e:?}"));
+        }
+    }
+}
+
+impl Plugin for Probe {
+    fn on_activating(&mut self, _context: &ActivationContext) -> Result<(), String> {
+        let script = world::read_asset_text("script").unwrap_or_default();
+        for line in script.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            self.run(line);
+        }
+        Ok(())
+    }
+
+    fn on_extension_event(&mut self, handler: u32, actor: ActorId, event: &str) {
+        log::info(&format!("event {handler} {actor} {event}"));
+        if let Some(command) = event.strip_prefix("do:") {
+            self.run(command);
+        }
+    }
+
+    fn on_init_state_changed(&mut self, subscription: u32, actor: ActorId, feature: &str, state: &str) {
+        log::info(&format!("init {subscription} {actor} {feature} {state}"));
+    }
+}
+
+export_plugin!(Probe);

@@ -1,0 +1,252 @@
+//! The component manager through real plugins: event order, subclass matching, shared requests, handle drops,
+//! stateless events, and deactivation in the middle of Lyra's character flow.
+
+use gamefeature_host::game;
+use gamefeature_host::timeline::{track, EventKind, LogLevel};
+use gamefeature_host::world::{self, ActorId, NetMode, World};
+use gamefeature_host::{ExperienceManager, Session};
+use gamefeature_tests::*;
+
+/// Adds a copy of the probe plugin named `name`, running `script` at activation.
+fn probe(plugins: &PluginDir, name: &str, script: &str) {
+    let manifest = format!(
+        "[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\napi = \"0.1.0\"\ncomponent = \"manager_probe.wasm\"\n\
+         [bundles.Equipped]\nscript = \"script.txt\"\n"
+    );
+    let folder = plugins.add_custom(name, &manifest, Some(&MANAGER_PROBE));
+    std::fs::write(folder.join("script.txt"), script).unwrap();
+}
+
+/// A loaded world with `features`, after `before` ran on the empty world.
+async fn world_with(
+    plugins: &PluginDir,
+    features: &[&str],
+    before: impl FnOnce(&mut World),
+) -> (Session, ExperienceManager, ExperienceDir) {
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(features));
+    let session = session(plugins);
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.with_world(before);
+    let report = manager.load(&path).await.unwrap().clone();
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    (session, manager, experiences)
+}
+
+fn logs(session: &Session, plugin: &str) -> Vec<String> {
+    session.timeline().texts(&track::instance(plugin, "w"), EventKind::Log(LogLevel::Info))
+}
+
+fn raw(actor: ActorId) -> u64 {
+    actor.to_raw()
+}
+
+#[tokio::test]
+async fn receiver_events_follow_unreal_order() {
+    let plugins = PluginDir::with(&[]);
+    probe(&plugins, "probe", "handler 1 Pawn\nhandler 2 Character\nrequest Pawn Shield\n");
+    let mut existing = None;
+    let (session, mut manager, _e) =
+        world_with(&plugins, &["probe"], |w| existing = Some(w.spawn("Character").unwrap())).await;
+    let a = raw(existing.unwrap());
+    assert_eq!(logs(&session, "probe"), [format!("event 1 {a} ExtensionAdded"), format!("event 2 {a} ExtensionAdded")]);
+
+    let b = manager.with_world(|w| w.spawn("Character").unwrap());
+    manager.with_world(|w| w.destroy(b).unwrap());
+    let b = raw(b);
+    assert_eq!(
+        logs(&session, "probe")[2..],
+        [
+            // Most derived class first: the Character handler, then the Pawn handler.
+            format!("event 2 {b} ReceiverAdded"),
+            format!("event 1 {b} ReceiverAdded"),
+            format!("event 2 {b} GameActorReady"),
+            format!("event 1 {b} GameActorReady"),
+            format!("event 2 {b} ReceiverRemoved"),
+            format!("event 1 {b} ReceiverRemoved"),
+        ]
+    );
+    // Components are added before handlers hear of the receiver, and removed before they hear it went.
+    let world_events = session.timeline().texts(&track::world("w"), EventKind::World);
+    let actor = ActorId::from_raw(b);
+    let added = world_events.iter().position(|e| *e == format!("added Shield to {actor}")).unwrap();
+    let removed = world_events.iter().position(|e| *e == format!("removed Shield from {actor}")).unwrap();
+    let destroyed = world_events.iter().position(|e| *e == format!("destroyed {actor}")).unwrap();
+    assert!(added < removed && removed < destroyed);
+    manager.end_play().await.unwrap();
+}
+
+#[tokio::test]
+async fn handlers_and_requests_match_subclasses_only() {
+    let plugins = PluginDir::with(&[]);
+    probe(&plugins, "probe", "handler 1 Pawn\nrequest Pawn Shield\n");
+    let (session, mut manager, _e) = world_with(&plugins, &["probe"], |_| {}).await;
+    let (character, pawn, state) = manager
+        .with_world(|w| (w.spawn("Character").unwrap(), w.spawn("Pawn").unwrap(), w.spawn("PlayerState").unwrap()));
+    let heard: Vec<String> = logs(&session, "probe").into_iter().filter(|l| l.ends_with("ReceiverAdded")).collect();
+    assert_eq!(
+        heard,
+        [format!("event 1 {} ReceiverAdded", raw(character)), format!("event 1 {} ReceiverAdded", raw(pawn))]
+    );
+    let w = world::lock(manager.world());
+    assert!(w.actor(character).unwrap().component("Shield").is_some());
+    assert!(w.actor(pawn).unwrap().component("Shield").is_some());
+    assert!(w.actor(state).unwrap().component("Shield").is_none());
+    drop(w);
+    manager.end_play().await.unwrap();
+}
+
+#[tokio::test]
+async fn two_plugins_share_a_component_request() {
+    let plugins = PluginDir::with(&[]);
+    probe(&plugins, "probe-a", "request Pawn Shield\n");
+    probe(&plugins, "probe-b", "request Pawn Shield\n");
+    let mut pawn = None;
+    let (_session, mut manager, _e) =
+        world_with(&plugins, &["probe-a", "probe-b"], |w| pawn = Some(w.spawn("Pawn").unwrap())).await;
+    let pawn = pawn.unwrap();
+    let shields = |manager: &ExperienceManager| {
+        world::lock(manager.world()).actor(pawn).unwrap().components.iter().filter(|c| c.class == "Shield").count()
+    };
+    assert_eq!(shields(&manager), 1, "one request pair, one component");
+    assert!(manager.deactivate_feature("probe-a").await);
+    assert_eq!(shields(&manager), 1, "probe-b still holds the request");
+    assert!(manager.deactivate_feature("probe-b").await);
+    assert_eq!(shields(&manager), 0, "the last handle took it away");
+    manager.end_play().await.unwrap();
+}
+
+#[tokio::test]
+async fn dropping_handles_undoes_them_even_mid_dispatch() {
+    let plugins = PluginDir::with(&[]);
+    probe(&plugins, "probe", "handler 1 Pawn\nrequest Pawn Shield\n");
+    let mut pawns = Vec::new();
+    let (session, mut manager, _e) =
+        world_with(&plugins, &["probe"], |w| pawns = vec![w.spawn("Pawn").unwrap(), w.spawn("Pawn").unwrap()]).await;
+    let (first, second) = (pawns[0], pawns[1]);
+
+    manager.with_world(|w| w.send_extension_event(first, "do:drop-request Pawn Shield").unwrap());
+    assert_eq!(
+        world::lock(manager.world()).requested_component_count(),
+        0,
+        "dropping the request removed its components"
+    );
+
+    // The handler drops itself while a batch is being delivered; the queue keeps going safely.
+    manager.with_world(|w| {
+        w.send_extension_event(first, "do:drop-handler 1").unwrap();
+        w.send_extension_event(second, "Queued").unwrap();
+    });
+    manager.with_world(|w| w.send_extension_event(second, "After").unwrap());
+    let tail: Vec<String> = logs(&session, "probe").into_iter().skip(3).collect();
+    assert_eq!(
+        tail,
+        [
+            format!("event 1 {} do:drop-handler 1", raw(first)),
+            format!("event 1 {} Queued", raw(second)),
+            format!("event 1 {} ExtensionRemoved", raw(first)),
+            format!("event 1 {} ExtensionRemoved", raw(second)),
+        ],
+        "ExtensionRemoved for every receiver; nothing after the handler is gone"
+    );
+    assert_eq!(world::lock(manager.world()).live_handlers(), 0);
+    manager.end_play().await.unwrap();
+}
+
+#[tokio::test]
+async fn custom_events_are_stateless() {
+    let plugins = PluginDir::with(&[]);
+    probe(&plugins, "probe", "handler 1 Pawn\n");
+    let mut pawn = None;
+    let (session, mut manager, _e) = world_with(&plugins, &["probe"], |w| {
+        let p = w.spawn("Pawn").unwrap();
+        w.send_extension_event(p, "Early").unwrap();
+        pawn = Some(p);
+    })
+    .await;
+    let pawn = raw(pawn.unwrap());
+    manager.with_world(|w| w.send_extension_event(ActorId::from_raw(pawn), "Late").unwrap());
+    assert_eq!(logs(&session, "probe"), [format!("event 1 {pawn} ExtensionAdded"), format!("event 1 {pawn} Late")]);
+    manager.end_play().await.unwrap();
+}
+
+#[tokio::test]
+async fn class_subscriptions_call_if_reached_and_then_on_change() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    probe(&plugins, "probe", "subscribe-class 7 Character Hero\n");
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["lyra-character"]));
+    let session = session(&plugins);
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    let player = manager.with_world(|w| game::spawn_player(w, "Character")).unwrap();
+    manager.activate_feature("probe").await.unwrap();
+    let pawn = raw(player.pawn);
+    assert_eq!(
+        logs(&session, "probe"),
+        [format!("init 7 {pawn} Hero InitState.Spawned")],
+        "already reached: called at once"
+    );
+    manager.with_world(|w| game::possess(w, &player)).unwrap();
+    manager.with_world(|w| game::replicate_player_state(w, &player)).unwrap();
+    assert_eq!(
+        logs(&session, "probe")[1..],
+        [
+            format!("init 7 {pawn} Hero InitState.DataAvailable"),
+            format!("init 7 {pawn} Hero InitState.DataInitialized"),
+            format!("init 7 {pawn} Hero InitState.GameplayReady"),
+        ]
+    );
+    manager.end_play().await.unwrap();
+}
+
+#[tokio::test]
+async fn deactivating_mid_flow_leaves_nothing_and_reactivating_reapplies() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER, INPUT_BINDING]);
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["lyra-character", "input-binding"]));
+    let session = session(&plugins);
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    let player = manager.with_world(|w| game::spawn_player(w, "Character")).unwrap();
+    {
+        let w = world::lock(manager.world());
+        assert_eq!((w.live_features(), w.live_subscriptions(), w.live_handlers()), (2, 2, 2));
+        // The controller arrives, but before the plugins hear of it the feature is deactivated.
+        drop(w);
+        game::possess(&mut world::lock(manager.world()), &player).unwrap();
+    }
+    assert!(manager.deactivate_feature("lyra-character").await);
+    {
+        let w = world::lock(manager.world());
+        assert_eq!(w.live_features(), 0, "its init-state features are gone");
+        assert_eq!(w.live_subscriptions(), 0, "its subscriptions are gone");
+        assert_eq!(w.live_handlers(), 1, "input-binding keeps its handler");
+        let pawn = w.actor(player.pawn).unwrap();
+        assert!(pawn.component("PawnExtensionComponent").is_none() && pawn.component("HeroComponent").is_none());
+        assert_eq!(w.queued_work(), 0);
+    }
+    let lyra_logs = logs(&session, "lyra-character");
+    assert!(
+        !lyra_logs.iter().any(|l| l.contains("ControllerChanged")),
+        "its queued events were discarded: {lyra_logs:?}"
+    );
+    let calls = session.timeline().texts(&track::instance("lyra-character", "w"), EventKind::Call);
+    assert!(calls.iter().any(|c| c == "on-unregistering ok"), "{calls:?}");
+
+    // Activating it again applies it to the pawn that exists now, which finishes its flow.
+    manager.activate_feature("lyra-character").await.unwrap();
+    manager.with_world(|w| game::replicate_player_state(w, &player)).unwrap();
+    let w = world::lock(manager.world());
+    for feature in ["PawnExtension", "Hero"] {
+        let state = w.feature_state(player.pawn, feature).unwrap();
+        assert_eq!(w.state_text(state), Some("InitState.GameplayReady"), "{feature}");
+    }
+    drop(w);
+    manager.end_play().await.unwrap();
+    let w = world::lock(manager.world());
+    assert_eq!(
+        (w.live_features(), w.live_subscriptions(), w.live_handlers(), w.requested_component_count()),
+        (0, 0, 0, 0)
+    );
+}
