@@ -9,6 +9,8 @@
 mod handlers;
 mod init_state;
 mod manager;
+#[cfg(test)]
+mod model_tests;
 mod names;
 mod queue;
 mod requests;
