@@ -229,6 +229,26 @@ async fn manager_probe() {
     manager.end_play().await.unwrap();
 }
 
+#[tokio::test]
+async fn event_sink() {
+    let plugins = PluginDir::with(&[EVENT_SINK]);
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["event-sink"]));
+    let session = session(&plugins);
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    manager.with_world(|w| {
+        let pawn = w.spawn("Pawn").unwrap();
+        for _ in 0..5 {
+            w.send_extension_event(pawn, "Tick").unwrap();
+        }
+        w.spawn("PlayerState").unwrap();
+    });
+    manager.end_play().await.unwrap();
+    // ReceiverAdded, GameActorReady and five ticks for the pawn; nothing for the player state.
+    assert_eq!(info_logs(&session, "event-sink", "w"), ["received 7 events"]);
+}
+
 macro_rules! assert_plugin_has_a_test {
     ($name:ident, $constant:ident) => {
         #[allow(unused_imports)]

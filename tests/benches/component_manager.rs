@@ -1,0 +1,135 @@
+//! Component-manager benchmarks: extension-event delivery into a Rust plugin — one export call per event
+//! versus one batched call for many — side by side with a native `Box<dyn Handler>` doing the same work, and
+//! 10,000 pawns taken through Lyra's init chain by the example `lyra-character` plugin.
+//!
+//! Run with `RUST_BACKTRACE` unset (these machines set it, and every error would capture a backtrace):
+//!
+//! ```sh
+//! env -u RUST_BACKTRACE cargo bench -p gamefeature-tests --bench component_manager
+//! ```
+
+use std::hint::black_box;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use gamefeature_host::experience::ManagerOptions;
+use gamefeature_host::feature::{ExtensionBatch, InstanceEnv, LoadedPlugin, PluginManifest};
+use gamefeature_host::game;
+use gamefeature_host::runtime::{Runtime, RuntimeConfig};
+use gamefeature_host::world::{self, NetMode, World};
+use gamefeature_host::Timeline;
+use gamefeature_tests::*;
+
+const EVENTS: usize = 4096;
+
+/// What the `event-sink` plugin does per event, as a native handler.
+trait Handler {
+    fn on_extension_event(&mut self, handler: u32, actor: u64, event: &str);
+}
+
+#[derive(Default)]
+struct Sink {
+    events: u64,
+    checksum: u64,
+}
+
+impl Handler for Sink {
+    fn on_extension_event(&mut self, _handler: u32, actor: u64, _event: &str) {
+        self.events += 1;
+        self.checksum = self.checksum.wrapping_add(actor);
+    }
+}
+
+fn event_dispatch(c: &mut Criterion) {
+    let plugins = PluginDir::with(&[EVENT_SINK]);
+    let manifest = PluginManifest::read(&plugins.folder(&EVENT_SINK)).unwrap();
+    let runtime = Runtime::new(RuntimeConfig { max_instances: 8, ..RuntimeConfig::default() }).unwrap();
+    let code = runtime.load_plugin(&manifest).unwrap();
+    let world = Arc::new(Mutex::new(World::new("bench", NetMode::Standalone)));
+    let owner = world::lock(&world).register_owner("event-sink");
+    let env = InstanceEnv {
+        plugin: Arc::from("event-sink"),
+        owner,
+        world_name: Arc::from("bench"),
+        net_mode: NetMode::Standalone,
+        world,
+        assets: Arc::default(),
+        timeline: Timeline::new(),
+    };
+    let mut instance = code.instantiate(env).unwrap();
+    let batch = ExtensionBatch {
+        handlers: vec![1; EVENTS],
+        actors: (0..EVENTS as u64).collect(),
+        events: vec![0; EVENTS],
+        names: vec!["Tick".to_string()],
+    };
+    let single =
+        ExtensionBatch { handlers: vec![1], actors: vec![7], events: vec![0], names: vec!["Tick".to_string()] };
+
+    let mut group = c.benchmark_group("extension_events");
+    group.throughput(Throughput::Elements(EVENTS as u64));
+    let mut native: Box<dyn Handler> = Box::new(Sink::default());
+    group.bench_function("native_box_dyn", |b| {
+        b.iter(|| {
+            let batch = black_box(&batch);
+            for i in 0..EVENTS {
+                native.on_extension_event(batch.handlers[i], batch.actors[i], &batch.names[batch.events[i] as usize]);
+            }
+        })
+    });
+    group.bench_function("wasm_batched_4096", |b| {
+        b.iter(|| instance.handle_extension_events(black_box(&batch)).unwrap())
+    });
+    group.bench_function("wasm_one_call_per_event", |b| {
+        b.iter(|| {
+            for _ in 0..EVENTS {
+                instance.handle_extension_events(black_box(&single)).unwrap();
+            }
+        })
+    });
+    group.finish();
+}
+
+fn init_chain(c: &mut Criterion) {
+    const PAWNS: usize = 10_000;
+    let tokio = tokio::runtime::Runtime::new().unwrap();
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["lyra-character"]));
+    let cache = tempfile::TempDir::new().unwrap();
+    let session = session_with(&plugins, Some(cache.path()), ManagerOptions::default());
+
+    let mut group = c.benchmark_group("init_chain");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(PAWNS as u64));
+    group.bench_function("10000_pawns_two_features_to_gameplay_ready", |b| {
+        b.iter_custom(|iterations| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iterations {
+                let mut manager = session.create_world("bench", NetMode::Standalone);
+                tokio.block_on(manager.load(&path)).unwrap();
+                manager.with_world(|w| w.set_recording(false));
+                let started = Instant::now();
+                let players: Vec<game::Player> =
+                    manager.with_world(|w| (0..PAWNS).map(|_| game::spawn_player(w, "Character").unwrap()).collect());
+                manager.with_world(|w| players.iter().for_each(|p| game::possess(w, p).unwrap()));
+                manager.with_world(|w| players.iter().for_each(|p| game::replicate_player_state(w, p).unwrap()));
+                total += started.elapsed();
+                {
+                    let w = world::lock(manager.world());
+                    let ready = w.state_ordinal("InitState.GameplayReady").unwrap();
+                    let last = players.last().unwrap().pawn;
+                    assert_eq!(w.feature_state(last, "Hero").unwrap(), ready);
+                    assert_eq!(w.feature_state(last, "PawnExtension").unwrap(), ready);
+                }
+                tokio.block_on(manager.end_play()).unwrap();
+            }
+            total
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, event_dispatch, init_chain);
+criterion_main!(benches);
