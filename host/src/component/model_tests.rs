@@ -166,7 +166,7 @@ proptest! {
                     while i < model.requests.len() {
                         if model.requests[i].0 == owner {
                             model.requests.remove(i);
-                            request_handles.remove(i);
+                            let _released_by_remove_owner = request_handles.remove(i);
                         } else {
                             i += 1;
                         }

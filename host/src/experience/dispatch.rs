@@ -8,7 +8,6 @@
 //! pawns cost a handful of calls, and one batch never holds two chains of the same actor.
 
 use std::collections::{BTreeMap, HashSet};
-use std::mem::discriminant;
 
 use crate::component::{OwnerId, Work};
 use crate::feature::{
@@ -69,12 +68,9 @@ impl Instances {
             if work.is_empty() {
                 return Ok(failures);
             }
-            for (owner, items) in by_owner(work) {
-                let mut start = 0;
-                while start < items.len() {
-                    let kind = discriminant(&items[start]);
-                    let end = start + items[start..].iter().take_while(|w| discriminant(*w) == kind).count();
-                    if let Err(failure) = self.deliver(world, timeline, owner, &items[start..end]) {
+            for (owner, kinds) in by_owner(work) {
+                for items in kinds.iter().filter(|items| !items.is_empty()) {
+                    if let Err(failure) = self.deliver(world, timeline, owner, items) {
                         let mut w = world::lock(world);
                         w.remove_owner(owner);
                         w.discard_work(owner);
@@ -83,7 +79,6 @@ impl Instances {
                         failures.push(failure);
                         break;
                     }
-                    start = end;
                 }
             }
         }
@@ -166,17 +161,28 @@ pub struct PumpOverflow {
     pub failures: Vec<DeliveryFailure>,
 }
 
-/// Groups a round's work by instance, instances in the order of their first item, each instance's items in
-/// their own order: one instance's events of a round arrive in one batch instead of alternating with other
-/// instances' one by one.
-fn by_owner(work: Vec<Work>) -> Vec<(OwnerId, Vec<Work>)> {
-    let mut groups: Vec<(OwnerId, Vec<Work>)> = Vec::new();
+/// Groups a round's work by instance (instances in the order of their first item) and, per instance, by kind
+/// in delivery order — extension events, init-state notifications, default-initialization checks, chain walks
+/// — each kind keeping the order its items were queued in. One instance's work of a round is then a handful
+/// of batched calls however many actors it concerns.
+fn by_owner(work: Vec<Work>) -> Vec<(OwnerId, [Vec<Work>; 4])> {
+    let mut groups: Vec<(OwnerId, [Vec<Work>; 4])> = Vec::new();
     for item in work {
         let owner = item.owner();
-        match groups.iter_mut().find(|(o, _)| *o == owner) {
-            Some((_, items)) => items.push(item),
-            None => groups.push((owner, vec![item])),
-        }
+        let kind = match item {
+            Work::Extension { .. } => 0,
+            Work::InitStateChanged { .. } => 1,
+            Work::CheckDefaultInitialization { .. } => 2,
+            Work::ContinueChain { .. } => 3,
+        };
+        let index = match groups.iter().position(|(o, _)| *o == owner) {
+            Some(index) => index,
+            None => {
+                groups.push((owner, Default::default()));
+                groups.len() - 1
+            }
+        };
+        groups[index].1[kind].push(item);
     }
     groups
 }
