@@ -1,6 +1,26 @@
 //! Logging into the host's log. Lines are tagged with the plugin's name by the host.
 
-use crate::bindings::gamefeature::plugin::log::{log, Level};
+use std::cell::Cell;
+
+pub use crate::bindings::gamefeature::plugin::log::Level;
+use crate::bindings::gamefeature::plugin::log::{enabled as host_enabled, log};
+
+thread_local! {
+    // The host's answer per level, asked once per instance: trace, debug, info, warn, error.
+    static ENABLED: [Cell<Option<bool>>; 5] = const { [const { Cell::new(None) }; 5] };
+}
+
+/// Whether the host keeps lines at `level`. Check it before formatting an expensive line.
+pub fn enabled(level: Level) -> bool {
+    ENABLED.with(|cache| {
+        let slot = &cache[level as usize];
+        slot.get().unwrap_or_else(|| {
+            let answer = host_enabled(level);
+            slot.set(Some(answer));
+            answer
+        })
+    })
+}
 
 /// Logs at trace level.
 pub fn trace(message: &str) {

@@ -56,6 +56,7 @@ fn event_dispatch(c: &mut Criterion) {
         world,
         assets: Arc::default(),
         timeline: Timeline::new(),
+        log_level: gamefeature_host::timeline::LogLevel::Info,
     };
     let mut instance = code.instantiate(env).unwrap();
     let batch = ExtensionBatch {

@@ -95,6 +95,7 @@ fn instantiate(c: &mut Criterion) {
             world: Arc::new(std::sync::Mutex::new(World::new("bench", NetMode::Standalone))),
             assets: Arc::default(),
             timeline: Timeline::new(),
+            log_level: gamefeature_host::timeline::LogLevel::Info,
         };
         group.bench_function(label, |b| b.iter(|| code.instantiate(env.clone()).expect("instantiates")));
     }

@@ -185,6 +185,9 @@ async fn lyra_character() {
     ];
     let positions: Vec<usize> = order.iter().map(|t| position(t)).collect();
     assert!(positions.windows(2).all(|w| w[0] < w[1]), "{positions:?} in {world_events:#?}");
+    let debug_lines =
+        session.timeline().texts(&track::instance("lyra-character", "w"), EventKind::Log(LogLevel::Debug));
+    assert!(debug_lines.is_empty(), "below the default Info threshold nothing is kept: {debug_lines:?}");
     manager.end_play().await.unwrap();
     let w = world::lock(manager.world());
     assert_eq!((w.live_features(), w.live_subscriptions(), w.live_handlers()), (0, 0, 0));

@@ -10,6 +10,7 @@ use gamefeature_host::experience::{ChaosDelay, ManagerOptions};
 use gamefeature_host::feature::{Provenance, API_VERSION};
 use gamefeature_host::game;
 use gamefeature_host::runtime::RuntimeConfig;
+use gamefeature_host::timeline::LogLevel;
 use gamefeature_host::world::{self, NetMode};
 use gamefeature_host::{Session, SessionOptions};
 
@@ -94,7 +95,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let options = SessionOptions {
                 plugin_dirs: cli.plugin_dirs,
                 runtime,
-                manager: ManagerOptions { chaos, ..ManagerOptions::default() },
+                // The timeline is for reading what plugins do: show their debug lines too.
+                manager: ManagerOptions { chaos, plugin_log_level: LogLevel::Debug, ..ManagerOptions::default() },
             };
             run_experience(&experience, net_mode, players, trace.as_deref(), options)
         }

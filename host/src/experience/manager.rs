@@ -30,7 +30,7 @@ use crate::feature::{
     ActionDef, ActivationContext, ActiveAction, CallError, Deactivation, FeatureError, FeatureSubsystem, InstanceEnv,
     PluginError, PluginInstance, Transition,
 };
-use crate::timeline::{track, EventKind, Timeline};
+use crate::timeline::{track, EventKind, LogLevel, Timeline};
 use crate::world::{self, NetMode, SharedWorld};
 
 /// How an experience manager behaves; the defaults suit a game.
@@ -42,6 +42,8 @@ pub struct ManagerOptions {
     pub deactivation_deadline: Duration,
     /// How often a held deactivation is polled.
     pub deactivation_poll: Duration,
+    /// Plugin log lines below this level are dropped (and plugins asking `log.enabled` skip formatting them).
+    pub plugin_log_level: LogLevel,
 }
 
 impl Default for ManagerOptions {
@@ -50,6 +52,7 @@ impl Default for ManagerOptions {
             chaos: None,
             deactivation_deadline: Duration::from_secs(5),
             deactivation_poll: Duration::from_millis(2),
+            plugin_log_level: LogLevel::Info,
         }
     }
 }
@@ -390,6 +393,7 @@ impl ExperienceManager {
             world: self.world.clone(),
             assets,
             timeline: self.timeline.clone(),
+            log_level: self.options.plugin_log_level,
         };
         let started = Instant::now();
         let instance = match code.instantiate(env) {

@@ -10,7 +10,7 @@ use super::batch::{ChainBatch, ExtensionBatch, FeatureBatch, StateChangeBatch};
 use super::manifest::PluginManifest;
 use crate::assets::Assets;
 use crate::component::OwnerId;
-use crate::timeline::Timeline;
+use crate::timeline::{LogLevel, Timeline};
 use crate::world::{NetMode, SharedWorld};
 
 /// Makes a plugin's code ready to run: the subsystem's `Loading` transition.
@@ -70,6 +70,8 @@ pub struct InstanceEnv {
     /// The experience's and the plugin's loaded bundles.
     pub assets: Arc<Assets>,
     pub timeline: Timeline,
+    /// Plugin log lines below this level are dropped.
+    pub log_level: LogLevel,
 }
 
 /// A failed call into a plugin.

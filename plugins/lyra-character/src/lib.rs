@@ -15,6 +15,7 @@ use std::collections::HashMap;
 
 use gamefeature_sdk::components::{self, events, ExtensionHandler};
 use gamefeature_sdk::init_state::{self, Subscription, DATA_AVAILABLE, DATA_INITIALIZED, GAMEPLAY_READY, SPAWNED};
+use gamefeature_sdk::log::Level;
 use gamefeature_sdk::world::{self, ActorId};
 use gamefeature_sdk::{export_plugin, log, ActivationContext, Deactivation, Plugin, Value};
 
@@ -84,7 +85,9 @@ impl Plugin for LyraCharacter {
                 self.pawns.remove(&pawn);
             }
             "ControllerChanged" | "PlayerStateReplicated" => {
-                log::info(&format!("pawn {pawn}: {event}, checking initialization"));
+                if log::enabled(Level::Debug) {
+                    log::debug(&format!("pawn {pawn}: {event}, checking initialization"));
+                }
                 let _ = init_state::check_default_initialization(pawn, PAWN_EXTENSION);
             }
             _ => {}
@@ -97,22 +100,30 @@ impl Plugin for LyraCharacter {
             (PAWN_EXTENSION, DATA_AVAILABLE) => {
                 let ready = possession(pawn, "controller");
                 if !ready {
-                    log::info(&format!("pawn {pawn}: PawnExtension waits for its controller"));
+                    if log::enabled(Level::Debug) {
+                        log::debug(&format!("pawn {pawn}: PawnExtension waits for its controller"));
+                    }
                 }
                 ready
             }
             (PAWN_EXTENSION, DATA_INITIALIZED) => {
-                let ready = init_state::have_all_features_reached(pawn, DATA_AVAILABLE, Some(PAWN_EXTENSION))
-                    .unwrap_or(false);
+                let ready =
+                    init_state::have_all_features_reached(pawn, DATA_AVAILABLE, Some(PAWN_EXTENSION)).unwrap_or(false);
                 if !ready {
-                    log::info(&format!("pawn {pawn}: PawnExtension waits for every feature to reach DataAvailable"));
+                    if log::enabled(Level::Debug) {
+                        log::debug(&format!(
+                            "pawn {pawn}: PawnExtension waits for every feature to reach DataAvailable"
+                        ));
+                    }
                 }
                 ready
             }
             (HERO, DATA_AVAILABLE) => {
                 let ready = possession(pawn, "player-state");
                 if !ready {
-                    log::info(&format!("pawn {pawn}: Hero waits for its player state"));
+                    if log::enabled(Level::Debug) {
+                        log::debug(&format!("pawn {pawn}: Hero waits for its player state"));
+                    }
                 }
                 ready
             }
@@ -125,7 +136,9 @@ impl Plugin for LyraCharacter {
 
     fn handle_change_init_state(&mut self, pawn: ActorId, feature: &str, _current: Option<&str>, desired: &str) {
         if feature == HERO && desired == DATA_INITIALIZED {
-            log::info(&format!("pawn {pawn}: Hero initializes abilities and asks for input bindings"));
+            if log::enabled(Level::Debug) {
+                log::debug(&format!("pawn {pawn}: Hero initializes abilities and asks for input bindings"));
+            }
             if let Err(e) = components::send_event(pawn, "BindInputsNow") {
                 log::warn(&format!("BindInputsNow: {e:?}"));
             }

@@ -38,8 +38,10 @@ impl Probe {
             ["drop-request", receiver, component] => Ok(drop(self.requests.remove(&format!("{receiver}/{component}")))),
             ["send", class, event] => world::actors_of_class(class)
                 .and_then(|actors| actors.into_iter().try_for_each(|actor| components::send_event(actor, event))),
-            ["subscribe-class", n, class, feature] => init_state::subscribe_class(class, feature, None, true, number(n))
-                .map(|s| drop(self.subscriptions.insert(number(n), s))),
+            ["subscribe-class", n, class, feature] => {
+                init_state::subscribe_class(class, feature, None, true, number(n))
+                    .map(|s| drop(self.subscriptions.insert(number(n), s)))
+            }
             ["drop-subscription", n] => Ok(drop(self.subscriptions.remove(&number(n)))),
             ["spawn", class] => world::spawn_actor(class, true).map(drop),
             _ => {

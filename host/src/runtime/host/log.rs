@@ -7,8 +7,26 @@ use crate::timeline::{track, EventKind, LogLevel};
 /// Longer lines are cut: a log line is for people, and a plugin must not fill the host's memory through it.
 const MAX_LINE: usize = 4096;
 
+fn level_of(level: Level) -> LogLevel {
+    match level {
+        Level::Trace => LogLevel::Trace,
+        Level::Debug => LogLevel::Debug,
+        Level::Info => LogLevel::Info,
+        Level::Warn => LogLevel::Warn,
+        Level::Error => LogLevel::Error,
+    }
+}
+
 impl Host for InstanceState {
+    fn enabled(&mut self, level: Level) -> bool {
+        level_of(level) >= self.env.log_level
+    }
+
     fn log(&mut self, level: Level, message: String) {
+        let level = level_of(level);
+        if level < self.env.log_level {
+            return;
+        }
         let mut line = message;
         if line.len() > MAX_LINE {
             let mut cut = MAX_LINE;
@@ -19,13 +37,6 @@ impl Host for InstanceState {
             line.push_str(" [cut]");
         }
         let plugin = &*self.env.plugin;
-        let level = match level {
-            Level::Trace => LogLevel::Trace,
-            Level::Debug => LogLevel::Debug,
-            Level::Info => LogLevel::Info,
-            Level::Warn => LogLevel::Warn,
-            Level::Error => LogLevel::Error,
-        };
         match level {
             LogLevel::Trace => tracing::trace!(plugin, "{line}"),
             LogLevel::Debug => tracing::debug!(plugin, "{line}"),

@@ -1,0 +1,40 @@
+//! Times each phase of 10,000 pawns going through Lyra's init chain, for finding where the time goes.
+//! `env -u RUST_BACKTRACE cargo run --release -p gamefeature-tests --example init_phases`
+
+use std::time::Instant;
+
+use gamefeature_host::experience::ManagerOptions;
+use gamefeature_host::game;
+use gamefeature_host::timeline::EventKind;
+use gamefeature_host::world::NetMode;
+use gamefeature_tests::*;
+
+fn main() {
+    let pawns: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(10_000);
+    let tokio = tokio::runtime::Runtime::new().unwrap();
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["lyra-character"]));
+    let session = session_with(&plugins, None, ManagerOptions::default());
+    let mut manager = session.create_world("bench", NetMode::Standalone);
+    tokio.block_on(manager.load(&path)).unwrap();
+    manager.with_world(|w| w.set_recording(false));
+    let calls_before = session.timeline().events().iter().filter(|e| e.kind == EventKind::Call).count();
+    let started = Instant::now();
+    let players: Vec<game::Player> =
+        manager.with_world(|w| (0..pawns).map(|_| game::spawn_player(w, "Character").unwrap()).collect());
+    let spawned = started.elapsed();
+    manager.with_world(|w| players.iter().for_each(|p| game::possess(w, p).unwrap()));
+    let possessed = started.elapsed();
+    manager.with_world(|w| players.iter().for_each(|p| game::replicate_player_state(w, p).unwrap()));
+    let ready = started.elapsed();
+    let events = session.timeline().events();
+    let calls = events.iter().filter(|e| e.kind == EventKind::Call).count() - calls_before;
+    let logs = events.iter().filter(|e| matches!(e.kind, EventKind::Log(_))).count();
+    println!(
+        "{pawns} pawns: spawn {spawned:?}, possess {:?}, player state {:?}; total {ready:?}",
+        possessed - spawned,
+        ready - possessed
+    );
+    println!("batched calls recorded: {calls}; plugin log lines: {logs}");
+}
