@@ -88,11 +88,14 @@ fn instantiate(c: &mut Criterion) {
     for (label, pooling) in [("pooling", true), ("on_demand", false)] {
         let runtime = Runtime::new(RuntimeConfig { pooling, max_instances: 100, ..RuntimeConfig::default() }).unwrap();
         let code = runtime.load_plugin(&manifest).unwrap();
+        let world = Arc::new(std::sync::Mutex::new(World::new("bench", NetMode::Standalone)));
+        let owner = gamefeature_host::world::lock(&world).register_owner("shooter-core");
         let env = InstanceEnv {
             plugin: Arc::from("shooter-core"),
+            owner,
             world_name: Arc::from("bench"),
             net_mode: NetMode::Standalone,
-            world: Arc::new(std::sync::Mutex::new(World::new("bench", NetMode::Standalone))),
+            world,
             assets: Arc::default(),
             timeline: Timeline::new(),
             log_level: gamefeature_host::timeline::LogLevel::Info,

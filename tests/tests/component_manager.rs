@@ -88,11 +88,12 @@ async fn handlers_and_requests_match_subclasses_only() {
         heard,
         [format!("event 1 {} ReceiverAdded", raw(character)), format!("event 1 {} ReceiverAdded", raw(pawn))]
     );
-    let w = world::lock(manager.world());
-    assert!(w.actor(character).unwrap().component("Shield").is_some());
-    assert!(w.actor(pawn).unwrap().component("Shield").is_some());
-    assert!(w.actor(state).unwrap().component("Shield").is_none());
-    drop(w);
+    {
+        let w = world::lock(manager.world());
+        assert!(w.actor(character).unwrap().component("Shield").is_some());
+        assert!(w.actor(pawn).unwrap().component("Shield").is_some());
+        assert!(w.actor(state).unwrap().component("Shield").is_none());
+    }
     manager.end_play().await.unwrap();
 }
 
@@ -237,12 +238,13 @@ async fn deactivating_mid_flow_leaves_nothing_and_reactivating_reapplies() {
     // Activating it again applies it to the pawn that exists now, which finishes its flow.
     manager.activate_feature("lyra-character").await.unwrap();
     manager.with_world(|w| game::replicate_player_state(w, &player)).unwrap();
-    let w = world::lock(manager.world());
-    for feature in ["PawnExtension", "Hero"] {
-        let state = w.feature_state(player.pawn, feature).unwrap();
-        assert_eq!(w.state_text(state), Some("InitState.GameplayReady"), "{feature}");
+    {
+        let w = world::lock(manager.world());
+        for feature in ["PawnExtension", "Hero"] {
+            let state = w.feature_state(player.pawn, feature).unwrap();
+            assert_eq!(w.state_text(state), Some("InitState.GameplayReady"), "{feature}");
+        }
     }
-    drop(w);
     manager.end_play().await.unwrap();
     let w = world::lock(manager.world());
     assert_eq!(
