@@ -32,10 +32,8 @@ impl Plugin for InputBinding {
                     Err(e) => log::warn(&format!("pawn {pawn}: cannot bind input: {e:?}")),
                 }
             }
-            events::EXTENSION_REMOVED | events::RECEIVER_REMOVED => {
-                if self.bound.remove(&pawn) {
-                    let _ = world::set_property(pawn, "HeroComponent", "input-bindings", &Value::Text(String::new()));
-                }
+            events::EXTENSION_REMOVED | events::RECEIVER_REMOVED if self.bound.remove(&pawn) => {
+                let _ = world::set_property(pawn, "HeroComponent", "input-bindings", &Value::Text(String::new()));
             }
             _ => {}
         }

@@ -37,6 +37,14 @@ struct LyraCharacter {
     pawns: HashMap<ActorId, Pawn>,
 }
 
+/// Passes `ready` through, logging (at debug level) what the pawn still waits for when it is not.
+fn waits_unless(ready: bool, pawn: ActorId, waiting: &str) -> bool {
+    if !ready && log::enabled(Level::Debug) {
+        log::debug(&format!("pawn {pawn}: {waiting}"));
+    }
+    ready
+}
+
 fn possession(pawn: ActorId, what: &str) -> bool {
     matches!(world::get_property(pawn, "Possession", what), Ok(Some(Value::Integer(_))))
 }
@@ -95,43 +103,23 @@ impl Plugin for LyraCharacter {
     }
 
     fn can_change_init_state(&mut self, pawn: ActorId, feature: &str, current: Option<&str>, desired: &str) -> bool {
-        let allowed = match (feature, desired) {
+        match (feature, desired) {
             (_, SPAWNED) => current.is_none(),
             (PAWN_EXTENSION, DATA_AVAILABLE) => {
-                let ready = possession(pawn, "controller");
-                if !ready {
-                    if log::enabled(Level::Debug) {
-                        log::debug(&format!("pawn {pawn}: PawnExtension waits for its controller"));
-                    }
-                }
-                ready
+                waits_unless(possession(pawn, "controller"), pawn, "PawnExtension waits for its controller")
             }
-            (PAWN_EXTENSION, DATA_INITIALIZED) => {
-                let ready =
-                    init_state::have_all_features_reached(pawn, DATA_AVAILABLE, Some(PAWN_EXTENSION)).unwrap_or(false);
-                if !ready {
-                    if log::enabled(Level::Debug) {
-                        log::debug(&format!(
-                            "pawn {pawn}: PawnExtension waits for every feature to reach DataAvailable"
-                        ));
-                    }
-                }
-                ready
-            }
+            (PAWN_EXTENSION, DATA_INITIALIZED) => waits_unless(
+                init_state::have_all_features_reached(pawn, DATA_AVAILABLE, Some(PAWN_EXTENSION)).unwrap_or(false),
+                pawn,
+                "PawnExtension waits for every feature to reach DataAvailable",
+            ),
             (HERO, DATA_AVAILABLE) => {
-                let ready = possession(pawn, "player-state");
-                if !ready {
-                    if log::enabled(Level::Debug) {
-                        log::debug(&format!("pawn {pawn}: Hero waits for its player state"));
-                    }
-                }
-                ready
+                waits_unless(possession(pawn, "player-state"), pawn, "Hero waits for its player state")
             }
             (HERO, DATA_INITIALIZED) => init_state::reached(pawn, PAWN_EXTENSION, DATA_INITIALIZED),
             (_, GAMEPLAY_READY) => true,
             _ => false,
-        };
-        allowed
+        }
     }
 
     fn handle_change_init_state(&mut self, pawn: ActorId, feature: &str, _current: Option<&str>, desired: &str) {

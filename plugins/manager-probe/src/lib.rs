@@ -28,21 +28,30 @@ impl Probe {
             ["handler", n, class] => {
                 components::add_extension_handler(class, number(n)).map(|h| drop(self.handlers.insert(number(n), h)))
             }
-            ["drop-handler", n] => Ok(drop(self.handlers.remove(&number(n)))),
+            ["drop-handler", n] => {
+                self.handlers.remove(&number(n));
+                Ok(())
+            }
             ["request", receiver, component] => components::request_component(receiver, component)
                 .map(|r| drop(self.requests.insert(format!("{receiver}/{component}"), r))),
             ["request-unique", receiver, component] => {
                 components::add_component_request(receiver, component, AddFlags::ADD_UNIQUE)
                     .map(|r| drop(self.requests.insert(format!("{receiver}/{component}"), r)))
             }
-            ["drop-request", receiver, component] => Ok(drop(self.requests.remove(&format!("{receiver}/{component}")))),
+            ["drop-request", receiver, component] => {
+                self.requests.remove(&format!("{receiver}/{component}"));
+                Ok(())
+            }
             ["send", class, event] => world::actors_of_class(class)
                 .and_then(|actors| actors.into_iter().try_for_each(|actor| components::send_event(actor, event))),
             ["subscribe-class", n, class, feature] => {
                 init_state::subscribe_class(class, feature, None, true, number(n))
                     .map(|s| drop(self.subscriptions.insert(number(n), s)))
             }
-            ["drop-subscription", n] => Ok(drop(self.subscriptions.remove(&number(n)))),
+            ["drop-subscription", n] => {
+                self.subscriptions.remove(&number(n));
+                Ok(())
+            }
             ["spawn", class] => world::spawn_actor(class, true).map(drop),
             _ => {
                 log::warn(&format!("unknown command {command:?}"));
