@@ -252,6 +252,20 @@ async fn event_sink() {
     assert_eq!(info_logs(&session, "event-sink", "w"), ["received 7 events"]);
 }
 
+/// The hostile plugin's behaviours are exercised in `sandbox.rs`; here it is harmless without one.
+#[tokio::test]
+async fn hostile() {
+    let plugins = PluginDir::with(&[HOSTILE]);
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["hostile"]));
+    let session = session(&plugins);
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    let report = manager.load(&path).await.unwrap().clone();
+    assert_eq!(report.active, ["hostile"]);
+    manager.with_world(|w| w.spawn("Pawn").unwrap());
+    manager.end_play().await.unwrap();
+}
+
 macro_rules! assert_plugin_has_a_test {
     ($name:ident, $constant:ident) => {
         #[allow(unused_imports)]

@@ -8,6 +8,7 @@
 
 mod bindings;
 mod cache;
+mod epoch;
 mod host;
 mod instance;
 mod sandbox;
@@ -15,17 +16,18 @@ mod state;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 pub use cache::ComponentCache;
 pub use instance::{WasmInstance, WasmPlugin};
-pub use sandbox::DEFAULT_MEMORY_LIMIT;
+pub use sandbox::{DEFAULT_CALL_DEADLINE, DEFAULT_MEMORY_LIMIT};
 
 use crate::feature::{ComponentInterface, LoadError, LoadedPlugin, PluginLoader, PluginManifest, Provenance};
 use bindings::{GameFeature, GameFeaturePre};
+use epoch::EpochTicker;
 use state::InstanceState;
 
 /// How the runtime is set up.
@@ -39,11 +41,19 @@ pub struct RuntimeConfig {
     pub max_instances: u32,
     /// How much linear memory one plugin instance may use.
     pub memory_limit: usize,
+    /// How long one call into a plugin may run before it is stopped (and the plugin quarantined).
+    pub call_deadline: Duration,
 }
 
 impl Default for RuntimeConfig {
     fn default() -> Self {
-        RuntimeConfig { cache_dir: None, pooling: true, max_instances: 1000, memory_limit: DEFAULT_MEMORY_LIMIT }
+        RuntimeConfig {
+            cache_dir: None,
+            pooling: true,
+            max_instances: 1000,
+            memory_limit: DEFAULT_MEMORY_LIMIT,
+            call_deadline: DEFAULT_CALL_DEADLINE,
+        }
     }
 }
 
@@ -58,11 +68,13 @@ pub struct Runtime {
     linker: Linker<InstanceState>,
     cache: Option<ComponentCache>,
     config: RuntimeConfig,
+    _ticker: EpochTicker,
 }
 
 impl Runtime {
     pub fn new(config: RuntimeConfig) -> Result<Arc<Self>, RuntimeError> {
         let mut wasm = Config::new();
+        wasm.epoch_interruption(true);
         if config.pooling {
             let mut pool = PoolingAllocationConfig::default();
             let instances = config.max_instances;
@@ -80,7 +92,8 @@ impl Runtime {
         GameFeature::add_to_linker::<InstanceState, HasSelf<InstanceState>>(&mut linker, |state| state)
             .map_err(|e| RuntimeError(format!("{e:#}")))?;
         let cache = config.cache_dir.clone().map(ComponentCache::new);
-        Ok(Arc::new(Runtime { engine, linker, cache, config }))
+        let ticker = EpochTicker::start(&engine).map_err(|e| RuntimeError(format!("starting the epoch clock: {e}")))?;
+        Ok(Arc::new(Runtime { engine, linker, cache, config, _ticker: ticker }))
     }
 
     pub fn engine(&self) -> &Engine {
@@ -121,7 +134,13 @@ impl Runtime {
             imports: ty.imports(&self.engine).map(|(name, _)| name.to_string()).collect(),
             exports: ty.exports(&self.engine).map(|(name, _)| name.to_string()).collect(),
         };
-        Ok(Arc::new(WasmPlugin { pre, provenance, interface, memory_limit: self.config.memory_limit }))
+        Ok(Arc::new(WasmPlugin {
+            pre,
+            provenance,
+            interface,
+            memory_limit: self.config.memory_limit,
+            deadline_ticks: epoch::ticks(self.config.call_deadline),
+        }))
     }
 }
 

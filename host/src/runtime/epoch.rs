@@ -1,0 +1,49 @@
+//! The clock behind per-call deadlines: a thread that advances the engine's epoch every millisecond.
+//!
+//! wasmtime checks the epoch at function entries and loop back-edges, so an instance whose deadline (a number
+//! of ticks ahead of the epoch when its call started) passes traps at the next check, whatever it is doing —
+//! an endless loop included. Checking costs a load and a compare; the thread wakes a thousand times a second.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use wasmtime::Engine;
+
+/// How long one epoch tick lasts.
+pub const TICK: Duration = Duration::from_millis(1);
+
+/// Advances an engine's epoch every [`TICK`] until dropped.
+pub struct EpochTicker {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl EpochTicker {
+    pub fn start(engine: &Engine) -> std::io::Result<Self> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (engine, flag) = (engine.clone(), stop.clone());
+        let thread = std::thread::Builder::new().name("gamefeature-epoch".into()).spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                std::thread::sleep(TICK);
+                engine.increment_epoch();
+            }
+        })?;
+        Ok(EpochTicker { stop, thread: Some(thread) })
+    }
+}
+
+impl Drop for EpochTicker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The number of ticks a deadline spans (at least one).
+pub fn ticks(deadline: Duration) -> u64 {
+    (deadline.as_micros().div_ceil(TICK.as_micros()) as u64).max(1)
+}

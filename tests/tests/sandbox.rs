@@ -1,0 +1,87 @@
+//! Hostile plugins: each is stopped with a precise cause and quarantined (error state, nothing of it left in
+//! the world), while a well-behaved plugin beside it completes Lyra's character flow.
+
+use gamefeature_host::feature::PluginState;
+use gamefeature_host::game;
+use gamefeature_host::timeline::{track, EventKind};
+use gamefeature_host::world::{self, NetMode};
+use gamefeature_tests::*;
+
+/// Adds a copy of the hostile plugin that behaves as `behaviour` says.
+fn hostile(plugins: &PluginDir, behaviour: &str) {
+    let manifest = "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\napi = \"0.1.0\"\ncomponent = \"hostile.wasm\"\n\
+                    [bundles.Equipped]\nbehaviour = \"behaviour.txt\"\n";
+    let folder = plugins.add_custom("hostile", manifest, Some(&HOSTILE));
+    std::fs::write(folder.join("behaviour.txt"), behaviour).unwrap();
+}
+
+/// Loads `hostile` (behaving as told) beside `lyra-character`, plays one player through the character flow, and
+/// returns the hostile plugin's failure cause.
+async fn quarantine(behaviour: &str) -> String {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile(&plugins, behaviour);
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["hostile", "lyra-character"]));
+    let session = session(&plugins);
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    let player = manager.with_world(|w| game::spawn_player(w, "Character")).unwrap();
+    manager.with_world(|w| game::possess(w, &player)).unwrap();
+    manager.with_world(|w| game::replicate_player_state(w, &player)).unwrap();
+
+    // The neighbour finished its flow.
+    {
+        let w = world::lock(manager.world());
+        for feature in ["PawnExtension", "Hero"] {
+            let state = w.feature_state(player.pawn, feature).unwrap();
+            assert_eq!(w.state_text(state), Some("InitState.GameplayReady"), "{behaviour}: {feature}");
+        }
+    }
+    assert_eq!(manager.live_features(), ["lyra-character"], "{behaviour}: only the hostile plugin is gone");
+    let cause = match session.features().state("hostile") {
+        Some(PluginState::Error(error)) => error.cause,
+        other => panic!("{behaviour}: expected an error state, got {other:?}"),
+    };
+    let failures = session.timeline().texts(&track::experience("w"), EventKind::Failure);
+    assert!(
+        failures.iter().any(|f| f.starts_with("hostile failed")),
+        "{behaviour}: shown in the timeline: {failures:?}"
+    );
+    manager.end_play().await.unwrap();
+    let w = world::lock(manager.world());
+    assert_eq!(
+        (w.live_handlers(), w.live_subscriptions(), w.live_features(), w.requested_component_count()),
+        (0, 0, 0, 0)
+    );
+    cause
+}
+
+#[tokio::test]
+async fn an_endless_loop_in_a_lifecycle_call_hits_the_deadline() {
+    let cause = quarantine("loop-activating").await;
+    assert!(cause.contains("on-activating") && cause.contains("exceeded its call deadline"), "{cause}");
+}
+
+#[tokio::test]
+async fn an_endless_loop_in_an_event_handler_hits_the_deadline() {
+    let cause = quarantine("loop-event").await;
+    assert!(cause.contains("handle-extension-events") && cause.contains("exceeded its call deadline"), "{cause}");
+}
+
+#[tokio::test]
+async fn a_memory_bomb_hits_the_memory_limit() {
+    let cause = quarantine("memory-activating").await;
+    assert!(cause.contains("on-activating") && cause.contains("exceeded its memory limit"), "{cause}");
+}
+
+#[tokio::test]
+async fn a_panic_in_an_event_handler_is_a_trap() {
+    let cause = quarantine("panic-event").await;
+    assert!(cause.contains("handle-extension-events") && cause.contains("panic"), "{cause}");
+}
+
+#[tokio::test]
+async fn a_stack_overflow_is_a_trap() {
+    let cause = quarantine("stack-overflow-activating").await;
+    assert!(cause.contains("on-activating") && cause.contains("stack overflow"), "{cause}");
+}
