@@ -9,16 +9,14 @@
 //! ```
 
 use std::hint::black_box;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use gamefeature_host::experience::ManagerOptions;
-use gamefeature_host::feature::{ExtensionBatch, InstanceEnv, LoadedPlugin, PluginManifest};
+use gamefeature_host::feature::{ExtensionBatch, LoadedPlugin, PluginManifest};
 use gamefeature_host::game;
 use gamefeature_host::runtime::{Runtime, RuntimeConfig};
-use gamefeature_host::world::{self, NetMode, World};
-use gamefeature_host::Timeline;
+use gamefeature_host::world::{self, NetMode};
 use gamefeature_tests::*;
 
 const EVENTS: usize = 4096;
@@ -46,18 +44,7 @@ fn event_dispatch(c: &mut Criterion) {
     let manifest = PluginManifest::read(&plugins.folder(&EVENT_SINK)).unwrap();
     let runtime = Runtime::new(RuntimeConfig { max_instances: 8, ..RuntimeConfig::default() }).unwrap();
     let code = runtime.load_plugin(&manifest).unwrap();
-    let world = Arc::new(Mutex::new(World::new("bench", NetMode::Standalone)));
-    let owner = world::lock(&world).register_owner("event-sink");
-    let env = InstanceEnv {
-        plugin: Arc::from("event-sink"),
-        owner,
-        world_name: Arc::from("bench"),
-        net_mode: NetMode::Standalone,
-        world,
-        assets: Arc::default(),
-        timeline: Timeline::new(),
-        log_level: gamefeature_host::timeline::LogLevel::Info,
-    };
+    let env = standalone_env("event-sink");
     let mut instance = code.instantiate(env).unwrap();
     let batch = ExtensionBatch {
         handlers: vec![1; EVENTS],

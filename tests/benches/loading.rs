@@ -7,15 +7,14 @@
 //! env -u RUST_BACKTRACE cargo bench -p gamefeature-tests --bench loading
 //! ```
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use gamefeature_host::experience::ManagerOptions;
-use gamefeature_host::feature::{InstanceEnv, LoadedPlugin};
+use gamefeature_host::feature::LoadedPlugin;
 use gamefeature_host::runtime::{Runtime, RuntimeConfig};
-use gamefeature_host::world::{NetMode, World};
-use gamefeature_host::{Session, Timeline};
+use gamefeature_host::world::NetMode;
+use gamefeature_host::Session;
 use gamefeature_tests::*;
 
 /// Times `load` alone; end of play runs between samples, untimed, so every sample loads from scratch.
@@ -88,18 +87,7 @@ fn instantiate(c: &mut Criterion) {
     for (label, pooling) in [("pooling", true), ("on_demand", false)] {
         let runtime = Runtime::new(RuntimeConfig { pooling, max_instances: 100, ..RuntimeConfig::default() }).unwrap();
         let code = runtime.load_plugin(&manifest).unwrap();
-        let world = Arc::new(std::sync::Mutex::new(World::new("bench", NetMode::Standalone)));
-        let owner = gamefeature_host::world::lock(&world).register_owner("shooter-core");
-        let env = InstanceEnv {
-            plugin: Arc::from("shooter-core"),
-            owner,
-            world_name: Arc::from("bench"),
-            net_mode: NetMode::Standalone,
-            world,
-            assets: Arc::default(),
-            timeline: Timeline::new(),
-            log_level: gamefeature_host::timeline::LogLevel::Info,
-        };
+        let env = standalone_env("shooter-core");
         group.bench_function(label, |b| b.iter(|| code.instantiate(env.clone()).expect("instantiates")));
     }
     group.finish();

@@ -3,8 +3,14 @@
 
 use std::path::Path;
 
+use std::sync::{Arc, Mutex};
+
 use gamefeature_host::experience::ManagerOptions;
+use gamefeature_host::feature::InstanceEnv;
 use gamefeature_host::runtime::RuntimeConfig;
+use gamefeature_host::timeline::LogLevel;
+use gamefeature_host::world::{self, NetMode, World};
+use gamefeature_host::Timeline;
 use gamefeature_host::{Session, SessionOptions};
 
 pub use gamefeature_plugin_artifacts::*;
@@ -34,4 +40,21 @@ pub fn session_with(plugins: &PluginDir, cache_dir: Option<&Path>, manager: Mana
 pub fn experience_with_features(features: &[&str]) -> String {
     let list: Vec<String> = features.iter().map(|f| format!("{f:?}")).collect();
     format!("[experience]\nname = \"test\"\nfeatures = [{}]\n", list.join(", "))
+}
+
+/// What a plugin instance needs to run outside an experience (benchmarks instantiate plugins directly): a
+/// fresh standalone world in which `plugin` is registered as an owner.
+pub fn standalone_env(plugin: &str) -> InstanceEnv {
+    let world = Arc::new(Mutex::new(World::new("bench", NetMode::Standalone)));
+    let owner = world::lock(&world).register_owner(plugin);
+    InstanceEnv {
+        plugin: Arc::from(plugin),
+        owner,
+        world_name: Arc::from("bench"),
+        net_mode: NetMode::Standalone,
+        world,
+        assets: Arc::default(),
+        timeline: Timeline::new(),
+        log_level: LogLevel::Info,
+    }
 }
