@@ -4,7 +4,7 @@
 //! `gfhost run` prints it and writes it as a Chrome trace. Each event sits on a *track* (one per experience,
 //! plugin, plugin-in-world and world), which becomes a row in Perfetto.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -52,7 +52,9 @@ pub struct TimelineEvent {
 
 struct Inner {
     start: Instant,
-    events: Vec<TimelineEvent>,
+    events: VecDeque<TimelineEvent>,
+    // Keep at most this many events, dropping the oldest: a long-running server's timeline stays bounded.
+    retention: Option<usize>,
 }
 
 /// A timeline shared by everything that records into it. Cloning shares it.
@@ -76,7 +78,8 @@ impl Default for Timeline {
 impl Timeline {
     /// An empty timeline starting now.
     pub fn new() -> Self {
-        Timeline { inner: Arc::new(Mutex::new(Inner { start: Instant::now(), events: Vec::new() })) }
+        let inner = Inner { start: Instant::now(), events: VecDeque::new(), retention: None };
+        Timeline { inner: Arc::new(Mutex::new(inner)) }
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -88,12 +91,24 @@ impl Timeline {
     pub fn record(&self, track: impl Into<String>, kind: EventKind, text: impl Into<String>) {
         let mut inner = self.lock();
         let at = inner.start.elapsed();
-        inner.events.push(TimelineEvent { at, track: track.into(), kind, text: text.into() });
+        inner.events.push_back(TimelineEvent { at, track: track.into(), kind, text: text.into() });
+        if inner.retention.is_some_and(|keep| inner.events.len() > keep) {
+            inner.events.pop_front();
+        }
     }
 
-    /// Every event so far, in the order recorded.
+    /// Keeps only the newest `events` events from now on (`None`: keep everything, the default).
+    pub fn set_retention(&self, events: Option<usize>) {
+        let mut inner = self.lock();
+        inner.retention = events;
+        while events.is_some_and(|keep| inner.events.len() > keep) {
+            inner.events.pop_front();
+        }
+    }
+
+    /// Every event kept, in the order recorded.
     pub fn events(&self) -> Vec<TimelineEvent> {
-        self.lock().events.clone()
+        self.lock().events.iter().cloned().collect()
     }
 
     /// The texts of one track's events of one kind, in order: what tests compare.
@@ -126,7 +141,7 @@ impl Timeline {
     /// complete events spanning until the track's next state; everything else becomes an instant event.
     pub fn to_chrome_trace(&self) -> Value {
         let inner = self.lock();
-        let end = inner.events.last().map(|e| e.at).unwrap_or_default();
+        let end = inner.events.back().map(|e| e.at).unwrap_or_default();
         let mut tids: HashMap<&str, usize> = HashMap::new();
         let mut trace = Vec::new();
         for (index, e) in inner.events.iter().enumerate() {
@@ -141,8 +156,9 @@ impl Timeline {
             let ts = micros(e.at);
             match e.kind {
                 EventKind::State => {
-                    let until = inner.events[index + 1..]
-                        .iter()
+                    let until = inner
+                        .events
+                        .range(index + 1..)
                         .find(|later| later.track == e.track && later.kind == EventKind::State)
                         .map_or(end, |later| later.at);
                     trace.push(json!({
@@ -194,6 +210,17 @@ pub mod track {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retention_keeps_the_newest_events() {
+        let t = Timeline::new();
+        for i in 0..5 {
+            t.record("a", EventKind::Note, i.to_string());
+        }
+        t.set_retention(Some(3));
+        t.record("a", EventKind::Note, "5");
+        assert_eq!(t.texts("a", EventKind::Note), ["3", "4", "5"]);
+    }
 
     #[test]
     fn chrome_trace_has_an_event_per_state_and_names_tracks() {

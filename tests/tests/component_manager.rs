@@ -252,3 +252,39 @@ async fn deactivating_mid_flow_leaves_nothing_and_reactivating_reapplies() {
         (0, 0, 0, 0)
     );
 }
+
+/// The soak test's short form (`cargo run --release -p gamefeature-tests --example soak` runs 10,000 cycles):
+/// activating and deactivating a plugin that adds components, handlers, init-state features and subscriptions
+/// leaves nothing behind, cycle after cycle.
+#[tokio::test]
+async fn repeated_activation_leaves_nothing_behind() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER, BASE_GAMEPLAY]);
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["base-gameplay"]));
+    let session = session(&plugins);
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    manager.with_world(|w| {
+        for _ in 0..5 {
+            w.spawn("Character").unwrap();
+        }
+    });
+    for _ in 0..50 {
+        manager.activate_feature("lyra-character").await.unwrap();
+        {
+            let w = world::lock(manager.world());
+            assert_eq!((w.requested_component_count(), w.live_features(), w.live_subscriptions()), (10, 10, 10));
+        }
+        assert!(manager.deactivate_feature("lyra-character").await);
+        let w = world::lock(manager.world());
+        let left = (
+            w.requested_component_count(),
+            w.live_handlers(),
+            w.live_subscriptions(),
+            w.live_features(),
+            w.queued_work(),
+        );
+        assert_eq!(left, (0, 0, 0, 0, 0));
+    }
+    manager.end_play().await.unwrap();
+}

@@ -27,7 +27,8 @@ pub struct ComponentManager {
     pub(crate) init_states: InitStates,
     pub(crate) names: Names,
     pub(crate) queue: WorkQueue,
-    owners: Vec<String>,
+    owners: std::collections::HashMap<OwnerId, String>,
+    next_owner: u32,
     built_in: [Name; 5],
 }
 
@@ -43,7 +44,8 @@ impl ComponentManager {
             init_states,
             names,
             queue: WorkQueue::default(),
-            owners: vec!["host".to_string()],
+            owners: std::collections::HashMap::from([(OwnerId::HOST, "host".to_string())]),
+            next_owner: 1,
             built_in,
         }
     }
@@ -66,13 +68,25 @@ pub struct OwnerCleanup {
 impl World {
     /// Registers a plugin instance; everything it adds through the manager is tagged with the returned id.
     pub fn register_owner(&mut self, label: &str) -> OwnerId {
-        self.manager.owners.push(label.to_string());
-        OwnerId(self.manager.owners.len() as u32 - 1)
+        let owner = OwnerId(self.manager.next_owner);
+        self.manager.next_owner += 1;
+        self.manager.owners.insert(owner, label.to_string());
+        owner
     }
 
-    /// The label an owner was registered with.
+    /// The label an owner was registered with (`?` once retired).
     pub fn owner_label(&self, owner: OwnerId) -> &str {
-        self.manager.owners.get(owner.0 as usize).map_or("?", String::as_str)
+        self.manager.owners.get(&owner).map_or("?", String::as_str)
+    }
+
+    /// Forgets an owner for good, after [`remove_owner`](Self::remove_owner): its id is never reused, so
+    /// anything still naming it names nobody.
+    pub fn retire_owner(&mut self, owner: OwnerId) {
+        self.remove_owner(owner);
+        self.discard_work(owner);
+        if owner != OwnerId::HOST {
+            self.manager.owners.remove(&owner);
+        }
     }
 
     /// Removes everything an owner added: its queued work is discarded; its handlers are removed, each

@@ -500,7 +500,7 @@ impl ExperienceManager {
         for action in feature.actions {
             action.deactivate(&mut w);
         }
-        w.discard_work(feature.owner);
+        w.retire_owner(feature.owner);
         drop(w);
         self.instances.remove(feature.owner);
     }
@@ -584,9 +584,7 @@ impl ExperienceManager {
                 self.record_call(name, "on-unregistering", &outcome);
             }
             // Whatever the last calls queued has nobody left to reach.
-            let mut w = world::lock(&self.world);
-            w.remove_owner(*owner);
-            w.discard_work(*owner);
+            world::lock(&self.world).retire_owner(*owner);
         }
     }
 
