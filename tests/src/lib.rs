@@ -15,10 +15,16 @@ use gamefeature_host::{Session, SessionOptions};
 
 pub use gamefeature_plugin_artifacts::*;
 
-/// Runtime settings for tests: a small instance pool (many engines share one test process) and the given
-/// cache directory.
+/// Runtime settings for tests: a small instance pool (many engines share one test process), the given cache
+/// directory, and a call deadline long enough that a busy machine descheduling a test thread never trips it
+/// (the deadline is wall-clock time); endless loops still hit it.
 pub fn runtime_config(cache_dir: Option<&Path>) -> RuntimeConfig {
-    RuntimeConfig { cache_dir: cache_dir.map(Path::to_path_buf), max_instances: 32, ..RuntimeConfig::default() }
+    RuntimeConfig {
+        cache_dir: cache_dir.map(Path::to_path_buf),
+        max_instances: 32,
+        call_deadline: std::time::Duration::from_millis(500),
+        ..RuntimeConfig::default()
+    }
 }
 
 /// A session over one plugin directory, without a compile cache.

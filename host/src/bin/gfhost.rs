@@ -27,6 +27,9 @@ struct Cli {
     /// Compile every component, ignoring and not writing the cache.
     #[arg(long, global = true)]
     no_cache: bool,
+    /// How long one call into a plugin may run before the plugin is stopped and quarantined.
+    #[arg(long, global = true, default_value_t = 10)]
+    call_deadline_ms: u64,
     #[command(subcommand)]
     command: Command,
 }
@@ -88,7 +91,8 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     let cache_dir = if cli.no_cache { None } else { Some(cli.cache_dir.clone().unwrap_or_else(default_cache_dir)) };
-    let runtime = RuntimeConfig { cache_dir, ..RuntimeConfig::default() };
+    let call_deadline = std::time::Duration::from_millis(cli.call_deadline_ms);
+    let runtime = RuntimeConfig { cache_dir, call_deadline, ..RuntimeConfig::default() };
     match cli.command {
         Command::Run { experience, net_mode, chaos_delay, seed, trace, players } => {
             let chaos = chaos_delay.map(|(min_secs, random_secs)| ChaosDelay { min_secs, random_secs, seed });
