@@ -266,6 +266,18 @@ async fn hostile() {
     manager.end_play().await.unwrap();
 }
 
+#[tokio::test]
+async fn wrong_wit_version() {
+    let plugins = PluginDir::with(&[WRONG_WIT_VERSION]);
+    let session = session(&plugins);
+    let error = session.features().load("wrong-wit-version").await.unwrap_err().to_string();
+    assert!(error.contains("wrong_wit_version.wasm"), "names the file: {error}");
+    assert!(
+        error.contains("built against gamefeature:plugin@0.2.0; this host implements 0.1.0"),
+        "names both versions: {error}"
+    );
+}
+
 macro_rules! assert_plugin_has_a_test {
     ($name:ident, $constant:ident) => {
         #[allow(unused_imports)]

@@ -25,7 +25,9 @@ pub use cache::ComponentCache;
 pub use instance::{WasmInstance, WasmPlugin};
 pub use sandbox::{DEFAULT_CALL_DEADLINE, DEFAULT_MEMORY_LIMIT};
 
-use crate::feature::{ComponentInterface, LoadError, LoadedPlugin, PluginLoader, PluginManifest, Provenance};
+use crate::feature::{
+    ComponentInterface, LoadError, LoadedPlugin, PluginLoader, PluginManifest, Provenance, API_VERSION,
+};
 use bindings::{GameFeature, GameFeaturePre};
 use epoch::EpochTicker;
 use state::InstanceState;
@@ -125,15 +127,20 @@ impl Runtime {
                 (component, Provenance::Compiled { took: started.elapsed() })
             }
         };
-        let incompatible =
-            |e: wasmtime::Error| LoadError::Incompatible { path: shown.clone(), cause: format!("{e:#}") };
-        let pre = self.linker.instantiate_pre(&component).map_err(incompatible)?;
-        let pre = GameFeaturePre::new(pre).map_err(incompatible)?;
         let ty = component.component_type();
         let interface = ComponentInterface {
             imports: ty.imports(&self.engine).map(|(name, _)| name.to_string()).collect(),
             exports: ty.exports(&self.engine).map(|(name, _)| name.to_string()).collect(),
         };
+        if let Some(version) = foreign_api_version(&interface) {
+            let cause =
+                format!("it was built against gamefeature:plugin@{version}; this host implements {API_VERSION}");
+            return Err(LoadError::Incompatible { path: shown, cause });
+        }
+        let incompatible =
+            |e: wasmtime::Error| LoadError::Incompatible { path: shown.clone(), cause: format!("{e:#}") };
+        let pre = self.linker.instantiate_pre(&component).map_err(incompatible)?;
+        let pre = GameFeaturePre::new(pre).map_err(incompatible)?;
         Ok(Arc::new(WasmPlugin {
             pre,
             provenance,
@@ -142,6 +149,19 @@ impl Runtime {
             deadline_ticks: epoch::ticks(self.config.call_deadline),
         }))
     }
+}
+
+/// The `gamefeature:plugin` version a component was built against, when it is not the one this host
+/// implements: a clearer error than "no matching import".
+fn foreign_api_version(interface: &ComponentInterface) -> Option<String> {
+    interface
+        .imports
+        .iter()
+        .chain(&interface.exports)
+        .filter_map(|name| name.strip_prefix("gamefeature:plugin/"))
+        .filter_map(|rest| rest.split_once('@').map(|(_, version)| version))
+        .find(|version| *version != API_VERSION)
+        .map(str::to_string)
 }
 
 impl PluginLoader for Runtime {
