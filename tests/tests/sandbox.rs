@@ -85,3 +85,31 @@ async fn a_stack_overflow_is_a_trap() {
     let cause = quarantine("stack-overflow-activating").await;
     assert!(cause.contains("on-activating") && cause.contains("stack overflow"), "{cause}");
 }
+
+#[tokio::test]
+async fn oversized_names_are_refused_as_recoverable_errors() {
+    let plugins = PluginDir::with(&[MANAGER_PROBE]);
+    let long = "x".repeat(300);
+    let experiences = ExperienceDir::new();
+    experiences.write("script.txt", &format!("handler 1 Pawn\nsend Pawn {long}\nsend Pawn Fine\n"));
+    let path = experiences.write(
+        "e.toml",
+        &format!("{}[bundles.Equipped]\nscript = \"script.txt\"\n", experience_with_features(&["manager-probe"])),
+    );
+    let session = session(&plugins);
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.with_world(|w| w.spawn("Pawn").unwrap());
+    manager.load(&path).await.unwrap();
+    let warnings = session
+        .timeline()
+        .texts(&track::instance("manager-probe", "w"), EventKind::Log(gamefeature_host::timeline::LogLevel::Warn));
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("event name is 300 bytes, longer than 256"), "{warnings:?}");
+    // The refusal is recoverable: the plugin carries on and its next event goes out.
+    let infos = session
+        .timeline()
+        .texts(&track::instance("manager-probe", "w"), EventKind::Log(gamefeature_host::timeline::LogLevel::Info));
+    assert!(infos.iter().any(|l| l.ends_with(" Fine")), "{infos:?}");
+    assert_eq!(manager.live_features(), ["manager-probe"]);
+    manager.end_play().await.unwrap();
+}

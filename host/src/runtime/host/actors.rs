@@ -1,5 +1,6 @@
 //! `gamefeature:plugin/actors`: the plugin's world, through the same checks the host's own code goes through.
 
+use super::{check_name, MAX_TEXT_BYTES};
 use crate::runtime::bindings::gamefeature::plugin::actors::Host;
 use crate::runtime::bindings::types::{ActorId, Error, NetMode, Value};
 use crate::runtime::state::InstanceState;
@@ -49,10 +50,20 @@ impl Host for InstanceState {
     }
 
     fn set_property(&mut self, id: ActorId, component: String, name: String, value: Value) -> Result<(), Error> {
+        check_name("property name", &name)?;
+        if let Value::Text(text) = &value {
+            if text.len() > MAX_TEXT_BYTES {
+                return Err(Error::Invalid(format!(
+                    "text value is {} bytes, longer than {MAX_TEXT_BYTES}",
+                    text.len()
+                )));
+            }
+        }
         self.with_world(|w| Ok(w.set_property(actor(id), &component, &name, value.into())?))
     }
 
     fn spawn_actor(&mut self, class: String, receiver: bool) -> Result<ActorId, Error> {
+        check_name("class", &class)?;
         let owner = self.env.owner;
         self.with_world(|w| Ok(w.spawn_actor(&class, Some(owner), receiver)?.to_raw()))
     }

@@ -3,6 +3,7 @@
 
 use wasmtime::component::Resource;
 
+use super::check_name;
 use crate::component::{HandlerId, RequestFlags, RequestHandle};
 use crate::runtime::bindings::gamefeature::plugin::components::{
     AddFlags, Host, HostComponentRequest, HostExtensionHandler,
@@ -28,6 +29,8 @@ impl Host for InstanceState {
         component: String,
         flags: AddFlags,
     ) -> Result<Resource<ComponentRequestResource>, Error> {
+        check_name("receiver class", &receiver)?;
+        check_name("component class", &component)?;
         let flags = RequestFlags { add_unique: flags.contains(AddFlags::ADD_UNIQUE) };
         let owner = self.env.owner;
         let handle = self.with_world(|w| w.add_component_request(owner, &receiver, &component, flags))?;
@@ -45,6 +48,7 @@ impl Host for InstanceState {
     }
 
     fn send_extension_event(&mut self, actor: ActorId, event: String) -> Result<(), Error> {
+        check_name("event name", &event)?;
         Ok(self.with_world(|w| w.send_extension_event(Actor::from_raw(actor), &event))?)
     }
 

@@ -3,6 +3,7 @@
 
 use wasmtime::component::Resource;
 
+use super::check_name;
 use crate::component::SubscriptionId;
 use crate::runtime::bindings::gamefeature::plugin::init_states::{Host, HostSubscription};
 use crate::runtime::bindings::types::{ActorId, Error};
@@ -22,6 +23,8 @@ impl Host for InstanceState {
     }
 
     fn register_feature(&mut self, actor: ActorId, feature: String, implementer: String) -> Result<(), Error> {
+        check_name("feature name", &feature)?;
+        check_name("implementer class", &implementer)?;
         let owner = self.env.owner;
         Ok(self.with_world(|w| w.register_feature(owner, Actor::from_raw(actor), &feature, &implementer))?)
     }
@@ -72,6 +75,9 @@ impl Host for InstanceState {
         call_if_reached: bool,
         id: u32,
     ) -> Result<Resource<SubscriptionResource>, Error> {
+        if let Some(feature) = &feature {
+            check_name("feature name", feature)?;
+        }
         let owner = self.env.owner;
         let subscription = self.with_world(|w| {
             let state = state_of(w, &state)?;
@@ -88,6 +94,8 @@ impl Host for InstanceState {
         call_if_reached: bool,
         id: u32,
     ) -> Result<Resource<SubscriptionResource>, Error> {
+        check_name("class", &class)?;
+        check_name("feature name", &feature)?;
         let owner = self.env.owner;
         let subscription = self.with_world(|w| {
             let state = state_of(w, &state)?;

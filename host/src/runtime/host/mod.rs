@@ -7,3 +7,20 @@ pub(crate) mod components;
 pub(crate) mod init_states;
 mod log;
 mod types;
+
+use crate::runtime::bindings::types::Error;
+
+/// Longest name (class, component, event, feature, state, property) a plugin may pass: names are interned and
+/// shown in logs, so a plugin must not be able to grow the host's tables with megabyte-long ones.
+pub(crate) const MAX_NAME_BYTES: usize = 256;
+
+/// Longest text property value a plugin may store.
+pub(crate) const MAX_TEXT_BYTES: usize = 64 << 10;
+
+/// Refuses a name longer than [`MAX_NAME_BYTES`].
+pub(crate) fn check_name(what: &str, name: &str) -> Result<(), Error> {
+    if name.len() > MAX_NAME_BYTES {
+        return Err(Error::Invalid(format!("{what} is {} bytes, longer than {MAX_NAME_BYTES}", name.len())));
+    }
+    Ok(())
+}
