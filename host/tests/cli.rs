@@ -15,6 +15,8 @@ fn gfhost(args: &[&str], plugins: &Path, cache: &Path) -> Output {
         .arg(cache)
         // Wall-clock deadlines must not trip when the machine running the tests is busy.
         .args(["--call-deadline-ms", "1000"])
+        .arg("--config")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../gfhost.toml"))
         .env_remove("GFHOST_LOG")
         .output()
         .expect("running gfhost")

@@ -86,7 +86,7 @@ fn init_chain(c: &mut Criterion) {
     let experiences = ExperienceDir::new();
     let path = experiences.write("e.toml", &experience_with_features(&["lyra-character"]));
     let cache = tempfile::TempDir::new().unwrap();
-    let session = session_with(&plugins, Some(cache.path()), ManagerOptions::default());
+    let session = session_with(&plugins, Some(cache.path()), trusted());
 
     let mut group = c.benchmark_group("init_chain");
     group.sample_size(10);

@@ -59,7 +59,7 @@ fn experience_load(c: &mut Criterion) {
     let ten_features =
         experiences.write("ten.toml", &format!("[experience]\nname = \"ten\"\nfeatures = [{}]\n", ten.join(", ")));
     let cache = tempfile::TempDir::new().unwrap();
-    let fast_teardown = ManagerOptions { deactivation_poll: Duration::from_micros(50), ..ManagerOptions::default() };
+    let fast_teardown = ManagerOptions { deactivation_poll: Duration::from_micros(50), ..trusted() };
     let session = |cache_dir: Option<&std::path::Path>| session_with(&plugins, cache_dir, fast_teardown.clone());
 
     let mut group = c.benchmark_group("experience_load");

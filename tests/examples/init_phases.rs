@@ -15,7 +15,7 @@ fn main() {
     let plugins = PluginDir::with(&[LYRA_CHARACTER]);
     let experiences = ExperienceDir::new();
     let path = experiences.write("e.toml", &experience_with_features(&["lyra-character"]));
-    let session = session_with(&plugins, None, ManagerOptions::default());
+    let session = session_with(&plugins, None, trusted());
     let mut manager = session.create_world("bench", NetMode::Standalone);
     tokio.block_on(manager.load(&path)).unwrap();
     manager.with_world(|w| w.set_recording(false));

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use gamefeature_host::experience::ManagerOptions;
-use gamefeature_host::feature::InstanceEnv;
+use gamefeature_host::feature::{GrantPolicy, InstanceEnv, Permissions};
 use gamefeature_host::runtime::RuntimeConfig;
 use gamefeature_host::timeline::LogLevel;
 use gamefeature_host::world::{self, NetMode, World};
@@ -27,9 +27,14 @@ pub fn runtime_config(cache_dir: Option<&Path>) -> RuntimeConfig {
     }
 }
 
-/// A session over one plugin directory, without a compile cache.
+/// Manager options for the project's own test plugins: they are trusted with what their manifests declare.
+pub fn trusted() -> ManagerOptions {
+    ManagerOptions { grants: GrantPolicy::Declared, ..ManagerOptions::default() }
+}
+
+/// A session over one plugin directory, without a compile cache, trusting its plugins' declared permissions.
 pub fn session(plugins: &PluginDir) -> Session {
-    session_with(plugins, None, ManagerOptions::default())
+    session_with(plugins, None, trusted())
 }
 
 /// A session over one plugin directory with a cache directory and manager options.
@@ -62,5 +67,6 @@ pub fn standalone_env(plugin: &str) -> InstanceEnv {
         assets: Arc::default(),
         timeline: Timeline::new(),
         log_level: LogLevel::Info,
+        permissions: Arc::new(Permissions::default()),
     }
 }

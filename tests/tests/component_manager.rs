@@ -11,7 +11,8 @@ use gamefeature_tests::*;
 fn probe(plugins: &PluginDir, name: &str, script: &str) {
     let manifest = format!(
         "[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\napi = \"0.1.0\"\ncomponent = \"manager_probe.wasm\"\n\
-         [bundles.Equipped]\nscript = \"script.txt\"\n"
+         [bundles.Equipped]\nscript = \"script.txt\"\n\
+         [permissions]\nspawn-actors = true\nsend-events = true\ncomponent-requests = [\"*\"]\n"
     );
     let folder = plugins.add_custom(name, &manifest, Some(&MANAGER_PROBE));
     std::fs::write(folder.join("script.txt"), script).unwrap();

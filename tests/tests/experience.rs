@@ -30,8 +30,7 @@ async fn load_states_follow_lyra_and_skip_what_does_not_apply() {
     manager.end_play().await.unwrap();
     assert_eq!(manager.visited_states(), [Unloaded, Loading, ExecutingActions, Loaded, Deactivating, Unloaded]);
 
-    let chaos =
-        ManagerOptions { chaos: Some(ChaosDelay { min_secs: 0.0, random_secs: 0.01, seed: 3 }), ..Default::default() };
+    let chaos = ManagerOptions { chaos: Some(ChaosDelay { min_secs: 0.0, random_secs: 0.01, seed: 3 }), ..trusted() };
     let session = session_with(&plugins, None, chaos);
     let mut manager = session.create_world("chaotic", NetMode::Standalone);
     manager.load(&with_features).await.unwrap();
@@ -216,7 +215,7 @@ async fn a_held_deactivation_past_its_deadline_is_reported_and_play_still_ends()
     let plugins = PluginDir::with(&[SLOW_TEARDOWN]);
     let experiences = ExperienceDir::new();
     let path = experiences.write("e.toml", &experience_with_features(&["slow-teardown"]));
-    let options = ManagerOptions { deactivation_deadline: Duration::ZERO, ..ManagerOptions::default() };
+    let options = ManagerOptions { deactivation_deadline: Duration::ZERO, ..trusted() };
     let session = session_with(&plugins, None, options);
     let mut manager = session.create_world("w", NetMode::Standalone);
     manager.load(&path).await.unwrap();
@@ -236,7 +235,7 @@ async fn a_fixed_chaos_seed_gives_the_same_timeline() {
         let path = path.clone();
         async move {
             let chaos = ChaosDelay { min_secs: 0.001, random_secs: 0.05, seed };
-            let session = session_with(plugins, None, ManagerOptions { chaos: Some(chaos), ..Default::default() });
+            let session = session_with(plugins, None, ManagerOptions { chaos: Some(chaos), ..trusted() });
             let mut manager = session.create_world("w", NetMode::Standalone);
             let delay = manager.load(&path).await.unwrap().chaos_delay;
             manager.end_play().await.unwrap();

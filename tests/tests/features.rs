@@ -78,7 +78,7 @@ async fn the_second_load_reads_the_compile_cache() {
     let plugins = PluginDir::with(&[BASE_GAMEPLAY]);
     let cache = tempfile::TempDir::new().unwrap();
     let load = || async {
-        let session = session_with(&plugins, Some(cache.path()), ManagerOptions::default());
+        let session = session_with(&plugins, Some(cache.path()), trusted());
         session.features().load("base-gameplay").await.unwrap();
         session.timeline().texts(&track::plugin("base-gameplay"), EventKind::Load)
     };

@@ -113,3 +113,69 @@ async fn oversized_names_are_refused_as_recoverable_errors() {
     assert_eq!(manager.live_features(), ["manager-probe"]);
     manager.end_play().await.unwrap();
 }
+
+/// Loads the probe plugin with `script` under `grants`, beside one existing pawn; returns its warnings.
+async fn probe_under(
+    grants: gamefeature_host::feature::GrantPolicy,
+    script: &str,
+) -> (Vec<String>, Vec<String>, usize) {
+    let plugins = PluginDir::with(&[MANAGER_PROBE]);
+    let experiences = ExperienceDir::new();
+    experiences.write("script.txt", script);
+    let path = experiences.write(
+        "e.toml",
+        &format!("{}[bundles.Equipped]\nscript = \"script.txt\"\n", experience_with_features(&["manager-probe"])),
+    );
+    let options = gamefeature_host::experience::ManagerOptions { grants, ..Default::default() };
+    let session = session_with(&plugins, None, options);
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.with_world(|w| w.spawn("Pawn").unwrap());
+    manager.load(&path).await.unwrap();
+    let instance = track::instance("manager-probe", "w");
+    let warnings = session.timeline().texts(&instance, EventKind::Log(gamefeature_host::timeline::LogLevel::Warn));
+    let infos = session.timeline().texts(&instance, EventKind::Log(gamefeature_host::timeline::LogLevel::Info));
+    let (pawns, shields) = {
+        let w = world::lock(manager.world());
+        let pawns = w.actors_of_class("Pawn").unwrap();
+        let shields = pawns.iter().filter(|p| w.actor(**p).unwrap().component("Shield").is_some()).count();
+        (pawns.len(), shields)
+    };
+    assert_eq!(manager.live_features(), ["manager-probe"], "a refused call is recoverable");
+    manager.end_play().await.unwrap();
+    (warnings, infos, pawns * 10 + shields)
+}
+
+#[tokio::test]
+async fn ungranted_calls_are_denied_logged_and_without_effect() {
+    let script = "handler 1 Pawn\nspawn Pawn\nsend Pawn Hello\nrequest Pawn Shield\n";
+    let (warnings, infos, pawns_and_shields) =
+        probe_under(gamefeature_host::feature::GrantPolicy::default(), script).await;
+    for permission in ["spawn-actors", "send-events", "component-requests on Pawn"] {
+        let host_line = format!("denied: plugin \"manager-probe\" lacks the {permission} permission");
+        assert!(warnings.iter().any(|w| w.starts_with(&host_line)), "{permission}: {warnings:#?}");
+    }
+    // The plugin saw each refusal as a `denied` error (it logs the errors it gets).
+    assert_eq!(warnings.iter().filter(|w| w.contains("Denied(")).count(), 3, "{warnings:#?}");
+    assert_eq!(pawns_and_shields, 10, "one pawn (the game's), no shield");
+    assert!(!infos.iter().any(|l| l.ends_with("Hello")), "no event was sent: {infos:?}");
+}
+
+#[tokio::test]
+async fn a_plugin_gets_only_what_it_declared_and_was_granted() {
+    use gamefeature_host::feature::{GrantPolicy, Permissions};
+    // Granted more than it declares (manager-probe declares requests on "*"): requests only on Pawn.
+    let grants = GrantPolicy::Explicit(
+        [(
+            "manager-probe".to_string(),
+            Permissions { spawn_actors: false, send_events: true, component_requests: vec!["Pawn".into()] },
+        )]
+        .into(),
+    );
+    let script = "handler 1 Pawn\nsend Pawn Hello\nrequest Pawn Shield\nrequest Character Armor\nspawn Pawn\n";
+    let (warnings, infos, pawns_and_shields) = probe_under(grants, script).await;
+    assert!(infos.iter().any(|l| l.ends_with("Hello")), "granted: {infos:?}");
+    assert_eq!(pawns_and_shields, 11, "the requested shield, and no spawned pawn");
+    let denied: Vec<&String> = warnings.iter().filter(|w| w.starts_with("denied:")).collect();
+    assert_eq!(denied.len(), 2, "{denied:#?}");
+    assert!(denied[0].contains("component-requests on Character") && denied[1].contains("spawn-actors"), "{denied:#?}");
+}

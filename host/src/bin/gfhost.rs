@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use gamefeature_host::experience::{ChaosDelay, ManagerOptions};
-use gamefeature_host::feature::{Provenance, API_VERSION};
+use gamefeature_host::feature::{GrantPolicy, Provenance, API_VERSION};
 use gamefeature_host::game;
 use gamefeature_host::runtime::RuntimeConfig;
 use gamefeature_host::timeline::LogLevel;
@@ -27,6 +27,9 @@ struct Cli {
     /// Compile every component, ignoring and not writing the cache.
     #[arg(long, global = true)]
     no_cache: bool,
+    /// Host configuration granting plugins permissions [default: ./gfhost.toml when present, else nothing granted].
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
     /// How long one call into a plugin may run before the plugin is stopped and quarantined.
     #[arg(long, global = true, default_value_t = 10)]
     call_deadline_ms: u64,
@@ -91,6 +94,11 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     let cache_dir = if cli.no_cache { None } else { Some(cli.cache_dir.clone().unwrap_or_else(default_cache_dir)) };
+    let grants = match &cli.config {
+        Some(path) => GrantPolicy::from_file(path)?,
+        None if Path::new("gfhost.toml").is_file() => GrantPolicy::from_file(Path::new("gfhost.toml"))?,
+        None => GrantPolicy::default(),
+    };
     let call_deadline = std::time::Duration::from_millis(cli.call_deadline_ms);
     let runtime = RuntimeConfig { cache_dir, call_deadline, ..RuntimeConfig::default() };
     match cli.command {
@@ -100,7 +108,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 plugin_dirs: cli.plugin_dirs,
                 runtime,
                 // The timeline is for reading what plugins do: show their debug lines too.
-                manager: ManagerOptions { chaos, plugin_log_level: LogLevel::Debug, ..ManagerOptions::default() },
+                manager: ManagerOptions {
+                    chaos,
+                    plugin_log_level: LogLevel::Debug,
+                    grants,
+                    ..ManagerOptions::default()
+                },
             };
             run_experience(&experience, net_mode, players, trace.as_deref(), options)
         }

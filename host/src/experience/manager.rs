@@ -27,8 +27,8 @@ use super::load_state::ExperienceLoadState;
 use crate::assets::{AssetLoadError, Assets, BundleName};
 use crate::component::OwnerId;
 use crate::feature::{
-    ActionDef, ActivationContext, ActiveAction, CallError, Deactivation, FeatureError, FeatureSubsystem, InstanceEnv,
-    PluginError, PluginInstance, Transition,
+    ActionDef, ActivationContext, ActiveAction, CallError, Deactivation, FeatureError, FeatureSubsystem, GrantPolicy,
+    InstanceEnv, PluginError, PluginInstance, Transition,
 };
 use crate::timeline::{track, EventKind, LogLevel, Timeline};
 use crate::world::{self, NetMode, SharedWorld};
@@ -44,6 +44,8 @@ pub struct ManagerOptions {
     pub deactivation_poll: Duration,
     /// Plugin log lines below this level are dropped (and plugins asking `log.enabled` skip formatting them).
     pub plugin_log_level: LogLevel,
+    /// What plugins are granted beyond their sandbox; by default nothing.
+    pub grants: GrantPolicy,
 }
 
 impl Default for ManagerOptions {
@@ -53,6 +55,7 @@ impl Default for ManagerOptions {
             deactivation_deadline: Duration::from_secs(5),
             deactivation_poll: Duration::from_millis(2),
             plugin_log_level: LogLevel::Info,
+            grants: GrantPolicy::default(),
         }
     }
 }
@@ -394,6 +397,7 @@ impl ExperienceManager {
             assets,
             timeline: self.timeline.clone(),
             log_level: self.options.plugin_log_level,
+            permissions: Arc::new(self.options.grants.effective(name, &manifest.permissions)),
         };
         let started = Instant::now();
         let instance = match code.instantiate(env) {

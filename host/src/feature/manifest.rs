@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::action::ActionDef;
+use super::permissions::Permissions;
 use crate::assets::{resolve_within, BundleDeclarations};
 use crate::world::is_valid_class_name;
 
@@ -28,6 +29,8 @@ struct ManifestFile {
     actions: Vec<ActionDef>,
     #[serde(default)]
     bundles: BundleDeclarations,
+    #[serde(default)]
+    permissions: Permissions,
 }
 
 #[derive(Debug, Deserialize)]
@@ -74,6 +77,8 @@ pub struct PluginManifest {
     pub component_classes: Vec<String>,
     pub actions: Vec<ActionDef>,
     pub bundles: BundleDeclarations,
+    /// What the plugin asks to be allowed; the host grants some or all of it.
+    pub permissions: Permissions,
 }
 
 /// Why a manifest was refused. Displayed with the file it came from by [`ManifestError`].
@@ -156,6 +161,7 @@ impl PluginManifest {
             component_classes: file.components.classes,
             actions: file.actions,
             bundles: file.bundles,
+            permissions: file.permissions,
         })
     }
 }

@@ -4,6 +4,7 @@ mod action;
 mod batch;
 mod discovery;
 mod manifest;
+mod permissions;
 mod plugin;
 mod state;
 mod subsystem;
@@ -17,6 +18,7 @@ pub use discovery::{discover, DiscoveryReport};
 pub use manifest::{
     is_valid_plugin_name, Dependency, ManifestError, ManifestProblem, PluginManifest, API_VERSION, MANIFEST_FILE,
 };
+pub use permissions::{GrantPolicy, GrantsError, Permissions};
 pub use plugin::{
     ActivationContext, CallError, ComponentInterface, Deactivation, InstanceEnv, LoadError, LoadedPlugin,
     PluginInstance, PluginLoader, Provenance,

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::batch::{ChainBatch, ExtensionBatch, FeatureBatch, StateChangeBatch};
 use super::manifest::PluginManifest;
+use super::permissions::Permissions;
 use crate::assets::Assets;
 use crate::component::OwnerId;
 use crate::timeline::{LogLevel, Timeline};
@@ -72,6 +73,8 @@ pub struct InstanceEnv {
     pub timeline: Timeline,
     /// Plugin log lines below this level are dropped.
     pub log_level: LogLevel,
+    /// What the plugin may do: what it declared and was granted.
+    pub permissions: Arc<Permissions>,
 }
 
 /// A failed call into a plugin.

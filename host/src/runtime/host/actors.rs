@@ -64,11 +64,13 @@ impl Host for InstanceState {
 
     fn spawn_actor(&mut self, class: String, receiver: bool) -> Result<ActorId, Error> {
         check_name("class", &class)?;
+        self.require(self.env.permissions.spawn_actors, "spawn-actors")?;
         let owner = self.env.owner;
         self.with_world(|w| Ok(w.spawn_actor(&class, Some(owner), receiver)?.to_raw()))
     }
 
     fn destroy_actor(&mut self, id: ActorId) -> Result<(), Error> {
+        self.require(self.env.permissions.spawn_actors, "spawn-actors")?;
         let owner = self.env.owner;
         self.with_world(|w| {
             if w.actor(actor(id))?.spawned_by != Some(owner) {

@@ -31,6 +31,8 @@ impl Host for InstanceState {
     ) -> Result<Resource<ComponentRequestResource>, Error> {
         check_name("receiver class", &receiver)?;
         check_name("component class", &component)?;
+        let allowed = self.env.permissions.may_request_components_on(&receiver);
+        self.require(allowed, &format!("component-requests on {receiver}"))?;
         let flags = RequestFlags { add_unique: flags.contains(AddFlags::ADD_UNIQUE) };
         let owner = self.env.owner;
         let handle = self.with_world(|w| w.add_component_request(owner, &receiver, &component, flags))?;
@@ -49,14 +51,17 @@ impl Host for InstanceState {
 
     fn send_extension_event(&mut self, actor: ActorId, event: String) -> Result<(), Error> {
         check_name("event name", &event)?;
+        self.require(self.env.permissions.send_events, "send-events")?;
         Ok(self.with_world(|w| w.send_extension_event(Actor::from_raw(actor), &event))?)
     }
 
     fn add_receiver(&mut self, actor: ActorId) -> Result<(), Error> {
+        self.require(self.env.permissions.spawn_actors, "spawn-actors")?;
         Ok(self.with_world(|w| w.add_receiver(Actor::from_raw(actor)))?)
     }
 
     fn remove_receiver(&mut self, actor: ActorId) -> Result<(), Error> {
+        self.require(self.env.permissions.spawn_actors, "spawn-actors")?;
         Ok(self.with_world(|w| w.remove_receiver(Actor::from_raw(actor)))?)
     }
 }

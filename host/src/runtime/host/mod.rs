@@ -24,3 +24,29 @@ pub(crate) fn check_name(what: &str, name: &str) -> Result<(), Error> {
     }
     Ok(())
 }
+
+use crate::runtime::state::InstanceState;
+use crate::timeline::{track, EventKind, LogLevel};
+
+impl InstanceState {
+    /// Refuses a call the plugin has no permission for: a `denied` error naming the permission, and a log line.
+    pub(crate) fn denied(&self, permission: &str) -> Error {
+        let plugin = &*self.env.plugin;
+        let message = format!(
+            "plugin {plugin:?} lacks the {permission} permission (declare it in its plugin.toml and grant it in the \
+             host configuration)"
+        );
+        tracing::warn!(plugin, "{message}");
+        let line = format!("denied: {message}");
+        self.env.timeline.record(track::instance(plugin, &self.env.world_name), EventKind::Log(LogLevel::Warn), line);
+        Error::Denied(message)
+    }
+
+    pub(crate) fn require(&self, allowed: bool, permission: &str) -> Result<(), Error> {
+        if allowed {
+            Ok(())
+        } else {
+            Err(self.denied(permission))
+        }
+    }
+}
