@@ -12,7 +12,6 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use gamefeature_host::experience::ManagerOptions;
 use gamefeature_host::feature::{ExtensionBatch, LoadedPlugin, PluginManifest};
 use gamefeature_host::game;
 use gamefeature_host::runtime::{Runtime, RuntimeConfig};

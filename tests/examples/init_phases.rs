@@ -3,7 +3,6 @@
 
 use std::time::Instant;
 
-use gamefeature_host::experience::ManagerOptions;
 use gamefeature_host::game;
 use gamefeature_host::timeline::EventKind;
 use gamefeature_host::world::NetMode;

@@ -1,6 +1,5 @@
 //! The feature subsystem with real plugins: dependencies, cycles, the compile cache and bad input.
 
-use gamefeature_host::experience::ManagerOptions;
 use gamefeature_host::feature::{Destination, FeatureError, PluginState, Transition};
 use gamefeature_host::timeline::{track, EventKind};
 use gamefeature_host::world::NetMode;
