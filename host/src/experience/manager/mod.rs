@@ -15,21 +15,20 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::task::JoinSet;
 
 use super::callbacks::{LoadedCallback, LoadedCallbacks, LoadedExperience, Priority};
 use super::chaos::ChaosDelay;
 use super::definition::{DefinitionError, ExperienceDefinition};
-use super::dispatch::{Instances, LiveInstance};
+mod in_world;
+
+use super::dispatch::Instances;
 use super::load_state::ExperienceLoadState;
 use crate::assets::{AssetLoadError, Assets, BundleName};
 use crate::component::OwnerId;
-use crate::feature::{
-    ActionDef, ActivationContext, ActiveAction, CallError, Deactivation, FeatureError, FeatureSubsystem, GrantPolicy,
-    InstanceEnv, PluginError, PluginInstance, Transition,
-};
+use crate::feature::{ActivationContext, ActiveAction, CallError, FeatureSubsystem, GrantPolicy};
 use crate::timeline::{track, EventKind, LogLevel, Timeline};
 use crate::world::{self, NetMode, SharedWorld};
 
@@ -369,151 +368,6 @@ impl ExperienceManager {
         self.timeline.record(track::instance(plugin, &self.world_name), EventKind::Call, text);
     }
 
-    /// Creates the plugin's instance in this world and runs its actions; on failure, records it and leaves
-    /// nothing of the plugin in the world.
-    async fn run_feature_actions(&mut self, name: &str) {
-        let Some(code) = self.features.code(name) else {
-            self.fail(name, "ExecutingActions", "plugin is not loaded".into());
-            return;
-        };
-        let manifest = self.features.manifest(name).expect("loaded plugins are installed");
-        let assets = if manifest.bundles.is_empty() {
-            self.assets.clone()
-        } else {
-            let mut merged = (*self.assets).clone();
-            if let Err(e) = merged.add(&manifest.dir, &manifest.bundles, self.net_mode).await {
-                self.fail_feature(name, Transition::Loading, format!("{}: {e}", manifest.manifest_path.display()));
-                return;
-            }
-            Arc::new(merged)
-        };
-        let owner = world::lock(&self.world).register_owner(name);
-        let env = InstanceEnv {
-            plugin: Arc::from(name),
-            owner,
-            world_name: self.world_name.clone(),
-            net_mode: self.net_mode,
-            world: self.world.clone(),
-            assets,
-            timeline: self.timeline.clone(),
-            log_level: self.options.plugin_log_level,
-            permissions: Arc::new(self.options.grants.effective(name, &manifest.permissions)),
-        };
-        let started = Instant::now();
-        let instance = match code.instantiate(env) {
-            Ok(instance) => instance,
-            Err(e) => {
-                self.fail_feature(name, Transition::Loading, format!("instantiating: {e}"));
-                return;
-            }
-        };
-        self.timeline.record(
-            track::instance(name, &self.world_name),
-            EventKind::Load,
-            format!("instantiated in {:.1} us", started.elapsed().as_secs_f64() * 1e6),
-        );
-        self.instances.insert(owner, LiveInstance { plugin: name.to_string(), instance });
-        self.in_world.push(FeatureInWorld { name: name.to_string(), owner, actions: Vec::new() });
-        let index = self.in_world.len() - 1;
-        if let Err((during, cause)) = self.activate_instance(index, &manifest.actions) {
-            let feature = self.in_world.remove(index);
-            self.remove_from_world(feature);
-            self.fail_feature(name, during, cause);
-        }
-    }
-
-    /// Calls one lifecycle hook of a live instance and records it; `None` when the instance is gone.
-    fn call<R: std::fmt::Debug>(
-        &mut self,
-        owner: OwnerId,
-        hook: &str,
-        f: impl FnOnce(&mut dyn PluginInstance) -> Result<R, CallError>,
-    ) -> Option<Result<R, CallError>> {
-        let live = self.instances.get_mut(owner)?;
-        let plugin = live.plugin.clone();
-        let outcome = f(live.instance.as_mut());
-        self.record_call(&plugin, hook, &outcome);
-        Some(outcome)
-    }
-
-    /// Delivers the world's queued work to the instances, then shows what happened in the timeline. Game code
-    /// that changes the world directly calls this afterwards (or uses [`with_world`](Self::with_world)).
-    pub fn pump(&mut self) {
-        let failures = match self.instances.pump(&self.world, &self.timeline) {
-            Ok(failures) => failures,
-            Err(overflow) => {
-                self.fail("experience", "dispatch", overflow.to_string());
-                overflow.failures
-            }
-        };
-        for failure in failures {
-            let cause = format!("{}: {}", failure.call, failure.error);
-            self.fail_feature(&failure.plugin, Transition::Activating, cause);
-        }
-    }
-
-    /// Runs game code on the world, then delivers what it caused to the plugins.
-    pub fn with_world<R>(&mut self, f: impl FnOnce(&mut crate::world::World) -> R) -> R {
-        let result = f(&mut world::lock(&self.world));
-        self.pump();
-        result
-    }
-
-    /// Plugins with a live instance in this world, in activation order.
-    pub fn live_features(&self) -> Vec<String> {
-        self.in_world.iter().filter(|f| self.instances.contains(f.owner)).map(|f| f.name.clone()).collect()
-    }
-
-    /// Lyra's order for one feature: registering, loading, the manifest's built-in actions, activating,
-    /// activated; queued work is delivered after each call.
-    fn activate_instance(&mut self, index: usize, manifest_actions: &[ActionDef]) -> Result<(), (Transition, String)> {
-        let owner = self.in_world[index].owner;
-        let gone = || (Transition::Activating, "the instance trapped".to_string());
-        let outcome = self.call(owner, "on-registering", |i| i.on_registering()).ok_or_else(gone)?;
-        outcome.map_err(|e| (Transition::Registering, format!("on-registering: {e}")))?;
-        self.pump();
-        let outcome = self.call(owner, "on-loading", |i| i.on_loading()).ok_or_else(gone)?;
-        outcome.map_err(|e| (Transition::Loading, format!("on-loading: {e}")))?;
-        self.pump();
-        // The manifest's built-in actions come first, so the plugin's own code finds the components it declared.
-        for action in manifest_actions {
-            let result = action.activate(&mut world::lock(&self.world), owner);
-            let active = result.map_err(|e| (Transition::Activating, format!("action {}: {e}", action.describe())))?;
-            self.in_world[index].actions.push(active);
-        }
-        let context = self.context();
-        let outcome = self.call(owner, "on-activating", |i| i.on_activating(&context)).ok_or_else(gone)?;
-        outcome.map_err(|e| (Transition::Activating, format!("on-activating: {e}")))?;
-        self.pump();
-        let outcome = self.call(owner, "on-activated", |i| i.on_activated()).ok_or_else(gone)?;
-        outcome.map_err(|e| (Transition::Activating, format!("on-activated: {e}")))?;
-        self.pump();
-        if self.instances.contains(owner) {
-            Ok(())
-        } else {
-            Err(gone())
-        }
-    }
-
-    /// Takes a feature out of the world: what its instance still holds is dropped (its handlers' last
-    /// `ExtensionRemoved` delivered while it is still alive), its actions are undone, its instance goes.
-    fn remove_from_world(&mut self, feature: FeatureInWorld) {
-        world::lock(&self.world).remove_owner(feature.owner);
-        self.pump();
-        let mut w = world::lock(&self.world);
-        for action in feature.actions {
-            action.deactivate(&mut w);
-        }
-        w.retire_owner(feature.owner);
-        drop(w);
-        self.instances.remove(feature.owner);
-    }
-
-    fn fail_feature(&mut self, name: &str, during: Transition, cause: String) {
-        self.fail(name, &format!("{during:?}"), cause.clone());
-        self.features.record_error(name, PluginError { during, cause });
-    }
-
     /// Ends play: deactivates every feature in this world (waiting for held deactivations up to the deadline),
     /// undoes every action, releases the features and returns to `Unloaded`.
     pub async fn end_play(&mut self) -> Result<(), ExperienceError> {
@@ -548,87 +402,6 @@ impl ExperienceManager {
         Ok(())
     }
 
-    /// Deactivates features in the given order: every one is asked to deactivate (and waited for while it
-    /// holds deactivation open), then each leaves the world (what it still holds is dropped, its handlers'
-    /// last `ExtensionRemoved` delivered, its actions undone), then every one unloads and unregisters.
-    async fn teardown(&mut self, features: Vec<FeatureInWorld>) {
-        let context = self.context();
-        let mut pending = Vec::new();
-        for feature in &features {
-            match self.call(feature.owner, "on-deactivating", |i| i.on_deactivating(&context)) {
-                Some(Ok(Deactivation::Pending)) => pending.push(feature.owner),
-                Some(Err(e)) => self.fail(&feature.name, "Deactivating", e.to_string()),
-                _ => {}
-            }
-            self.pump();
-        }
-        self.wait_for_pausers(&features, pending).await;
-        let mut leaving = Vec::new();
-        for feature in features {
-            let (name, owner) = (feature.name.clone(), feature.owner);
-            world::lock(&self.world).remove_owner(owner);
-            self.pump();
-            {
-                let mut w = world::lock(&self.world);
-                for action in feature.actions {
-                    action.deactivate(&mut w);
-                }
-            }
-            leaving.push((name, owner, self.instances.remove(owner)));
-        }
-        for (name, _, instance) in &mut leaving {
-            if let Some(live) = instance {
-                let outcome = live.instance.on_unloading();
-                self.record_call(name, "on-unloading", &outcome);
-            }
-        }
-        for (name, owner, instance) in &mut leaving {
-            if let Some(live) = instance {
-                let outcome = live.instance.on_unregistering();
-                self.record_call(name, "on-unregistering", &outcome);
-            }
-            // Whatever the last calls queued has nobody left to reach.
-            world::lock(&self.world).retire_owner(*owner);
-        }
-    }
-
-    /// Deactivates one feature mid-game: it leaves this world as at end of play (its handlers get
-    /// `ExtensionRemoved`, its components, init-state features and subscriptions go, its queued work is
-    /// discarded) while every other feature keeps running. Returns false if the feature is not in this world.
-    pub async fn deactivate_feature(&mut self, name: &str) -> bool {
-        let Some(index) = self.in_world.iter().position(|f| f.name == name) else {
-            return false;
-        };
-        let feature = self.in_world.remove(index);
-        self.teardown(vec![feature]).await;
-        if let Some(position) = self.activated.iter().position(|f| f == name) {
-            self.activated.remove(position);
-            if let Err(e) = self.features.deactivate(name).await {
-                self.fail(name, "Deactivating", e.to_string());
-            }
-        }
-        self.report.active = self.live_features();
-        true
-    }
-
-    /// Activates one more feature mid-game: it is brought up in the subsystem and its instance applied to the
-    /// world as it is now (existing receivers get its components and `ExtensionAdded`).
-    pub async fn activate_feature(&mut self, name: &str) -> Result<(), FeatureError> {
-        if self.in_world.iter().any(|f| f.name == name) {
-            return Ok(());
-        }
-        self.features.activate(name).await?;
-        self.activated.push(name.to_string());
-        for plugin in self.features.activation_order(name)? {
-            if !self.in_world.iter().any(|f| f.name == plugin) {
-                self.run_feature_actions(&plugin).await;
-            }
-        }
-        self.pump();
-        self.report.active = self.live_features();
-        Ok(())
-    }
-
     fn all_feature_closure(&self, features: &[String]) -> Vec<String> {
         let mut all: Vec<String> = Vec::new();
         for feature in features {
@@ -639,41 +412,5 @@ impl ExperienceManager {
             }
         }
         all
-    }
-
-    async fn wait_for_pausers(&mut self, features: &[FeatureInWorld], mut pending: Vec<OwnerId>) {
-        if pending.is_empty() {
-            return;
-        }
-        let deadline = Instant::now() + self.options.deactivation_deadline;
-        self.timeline.record(
-            track::experience(&self.world_name),
-            EventKind::Note,
-            format!("waiting for {} plugin(s) holding deactivation open", pending.len()),
-        );
-        let name_of = |owner: OwnerId| features.iter().find(|f| f.owner == owner).map_or("?", |f| f.name.as_str());
-        while !pending.is_empty() {
-            if Instant::now() >= deadline {
-                for owner in pending.drain(..) {
-                    let cause = format!(
-                        "still deactivating after {:?}; continuing without it",
-                        self.options.deactivation_deadline
-                    );
-                    self.fail(name_of(owner), "Deactivating", cause);
-                }
-                break;
-            }
-            tokio::time::sleep(self.options.deactivation_poll).await;
-            let mut still = Vec::new();
-            for owner in pending {
-                match self.call(owner, "poll-deactivation", |i| i.poll_deactivation()) {
-                    Some(Ok(Deactivation::Pending)) => still.push(owner),
-                    Some(Err(e)) => self.fail(name_of(owner), "Deactivating", e.to_string()),
-                    _ => {}
-                }
-                self.pump();
-            }
-            pending = still;
-        }
     }
 }
