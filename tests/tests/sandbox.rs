@@ -87,6 +87,12 @@ async fn a_stack_overflow_is_a_trap() {
 }
 
 #[tokio::test]
+async fn refused_calls_past_the_budget_quarantine() {
+    let cause = quarantine("refusals-activating").await;
+    assert!(cause.contains("on-activating") && cause.contains("made 5000 refused host calls in one call"), "{cause}");
+}
+
+#[tokio::test]
 async fn oversized_names_are_refused_as_recoverable_errors() {
     let plugins = PluginDir::with(&[MANAGER_PROBE]);
     let long = "x".repeat(300);

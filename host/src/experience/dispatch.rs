@@ -11,7 +11,8 @@ use std::collections::{BTreeMap, HashSet};
 
 use crate::component::{OwnerId, Work};
 use crate::feature::{
-    BatchNames, CallError, ChainBatch, ExtensionBatch, FeatureBatch, PluginInstance, StateChangeBatch,
+    within_refusal_budget, BatchNames, CallError, ChainBatch, ExtensionBatch, FeatureBatch, PluginInstance,
+    StateChangeBatch,
 };
 use crate::timeline::{track, EventKind, Timeline};
 use crate::world::{self, ActorId, SharedWorld, World};
@@ -107,8 +108,8 @@ impl Instances {
                     return Ok(());
                 }
                 record("handle-extension-events", batch.actors.len());
-                live.instance
-                    .handle_extension_events(&batch)
+                let outcome = live.instance.handle_extension_events(&batch);
+                within_refusal_budget(live.instance.as_mut(), batch.actors.len(), outcome)
                     .map_err(|e| fail(&live.plugin, "handle-extension-events", e))
             }
             Work::InitStateChanged { .. } => {
@@ -117,8 +118,8 @@ impl Instances {
                     return Ok(());
                 }
                 record("on-init-states-changed", batch.actors.len());
-                live.instance
-                    .on_init_states_changed(&batch)
+                let outcome = live.instance.on_init_states_changed(&batch);
+                within_refusal_budget(live.instance.as_mut(), batch.actors.len(), outcome)
                     .map_err(|e| fail(&live.plugin, "on-init-states-changed", e))
             }
             Work::CheckDefaultInitialization { .. } => {
@@ -127,8 +128,8 @@ impl Instances {
                     return Ok(());
                 }
                 record("check-default-initializations", batch.actors.len());
-                live.instance
-                    .check_default_initializations(&batch)
+                let outcome = live.instance.check_default_initializations(&batch);
+                within_refusal_budget(live.instance.as_mut(), batch.actors.len(), outcome)
                     .map_err(|e| fail(&live.plugin, "check-default-initializations", e))
             }
             Work::ContinueChain { .. } => {
@@ -223,13 +224,17 @@ fn walk_chains(
         if steps.is_empty() {
             return Ok(());
         }
-        let answers = live.instance.can_change_init_states(&batch).map_err(|e| ("can-change-init-states", e))?;
+        let answers = live.instance.can_change_init_states(&batch);
+        let answers = within_refusal_budget(live.instance.as_mut(), batch.actors.len(), answers)
+            .map_err(|e| ("can-change-init-states", e))?;
         let allowed: Vec<_> = steps.iter().zip(&answers).filter(|(_, yes)| **yes).map(|(step, _)| *step).collect();
         if allowed.is_empty() {
             return Ok(());
         }
         let batch = chain_batch(&world::lock(world), &allowed);
-        live.instance.handle_change_init_states(&batch).map_err(|e| ("handle-change-init-states", e))?;
+        let outcome = live.instance.handle_change_init_states(&batch);
+        within_refusal_budget(live.instance.as_mut(), batch.actors.len(), outcome)
+            .map_err(|e| ("handle-change-init-states", e))?;
         let mut w = world::lock(world);
         for (actor, feature, (_, desired)) in &allowed {
             w.advance_feature(*actor, *feature, *desired);

@@ -20,8 +20,8 @@ pub use manifest::{
 };
 pub use permissions::{GrantPolicy, GrantsError, Permissions};
 pub use plugin::{
-    ActivationContext, CallError, ComponentInterface, Deactivation, InstanceEnv, LoadError, LoadedPlugin,
-    PluginInstance, PluginLoader, Provenance,
+    within_refusal_budget, ActivationContext, CallError, ComponentInterface, Deactivation, InstanceEnv, LoadError,
+    LoadedPlugin, PluginInstance, PluginLoader, Provenance, REFUSED_CALLS_BUDGET,
 };
 pub use state::{Destination, PluginError, PluginState, Transition};
 pub use subsystem::{FeatureError, FeatureSubsystem, Observer, PluginInfo, StateChange};

@@ -124,4 +124,29 @@ pub trait PluginInstance: Send {
     fn check_default_initializations(&mut self, batch: &FeatureBatch) -> Result<(), CallError>;
     /// Delivers init-state notifications.
     fn on_init_states_changed(&mut self, batch: &StateChangeBatch) -> Result<(), CallError>;
+
+    /// How many of the plugin's host calls were refused (returned an error) since this was last asked.
+    fn take_refused_calls(&mut self) -> u32 {
+        0
+    }
+}
+
+/// Refused host calls one call into a plugin may make, beyond one per batch entry, before the plugin is
+/// quarantined: a plugin hammering the host with bad calls is broken or probing it.
+pub const REFUSED_CALLS_BUDGET: u32 = 1000;
+
+/// Checks a finished call against [`REFUSED_CALLS_BUDGET`], turning an over-budget call into a trap.
+pub fn within_refusal_budget<R>(
+    instance: &mut dyn PluginInstance,
+    entries: usize,
+    outcome: Result<R, CallError>,
+) -> Result<R, CallError> {
+    let refused = instance.take_refused_calls();
+    let budget = REFUSED_CALLS_BUDGET.saturating_add(entries as u32);
+    if refused > budget && outcome.is_ok() {
+        return Err(CallError::Trapped(format!(
+            "made {refused} refused host calls in one call, over its budget of {budget}"
+        )));
+    }
+    outcome
 }

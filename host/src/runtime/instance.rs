@@ -27,6 +27,7 @@ impl LoadedPlugin for WasmPlugin {
             table: ResourceTable::new(),
             limits: sandbox::store_limits(self.memory_limit),
             env,
+            refused: 0,
         };
         let mut store = Store::new(self.pre.engine(), state);
         store.limiter(|state| &mut state.limits);
@@ -125,6 +126,10 @@ fn context(context: &ActivationContext) -> types::ActivationContext {
 }
 
 impl PluginInstance for WasmInstance {
+    fn take_refused_calls(&mut self) -> u32 {
+        std::mem::take(&mut self.store.data_mut().refused)
+    }
+
     fn on_registering(&mut self) -> Result<(), CallError> {
         guard(|| {
             refused_or_trapped(

@@ -12,6 +12,8 @@ pub struct InstanceState {
     pub(crate) table: ResourceTable,
     pub(crate) limits: StoreLimits,
     pub(crate) env: InstanceEnv,
+    /// Host calls refused since the instance was last asked (see `PluginInstance::take_refused_calls`).
+    pub(crate) refused: u32,
 }
 
 impl WasiView for InstanceState {

@@ -3,7 +3,8 @@
 //! - `loop-activating` / `loop-event`: never returns from `on-activating` / from an extension event;
 //! - `memory-activating`: allocates until something stops it;
 //! - `panic-event`: panics handling an extension event;
-//! - `stack-overflow-activating`: recurses without end.
+//! - `stack-overflow-activating`: recurses without end;
+//! - `refusals-activating`: makes thousands of host calls the host must refuse.
 //!
 //! Event behaviours listen to every `Pawn`; they misbehave on the first event.
 
@@ -55,6 +56,11 @@ impl Plugin for Hostile {
             },
             "stack-overflow-activating" => {
                 recurse(0);
+            }
+            "refusals-activating" => {
+                for _ in 0..5000 {
+                    let _ = world::actor_class(u64::MAX);
+                }
             }
             _ => self.handler = Some(components::add_extension_handler("Pawn", 1).map_err(|e| format!("{e:?}"))?),
         }

@@ -8,7 +8,8 @@ use super::{ExperienceManager, FeatureInWorld};
 use crate::component::OwnerId;
 use crate::experience::dispatch::LiveInstance;
 use crate::feature::{
-    ActionDef, CallError, Deactivation, FeatureError, InstanceEnv, PluginError, PluginInstance, Transition,
+    within_refusal_budget, ActionDef, CallError, Deactivation, FeatureError, InstanceEnv, PluginError, PluginInstance,
+    Transition,
 };
 use crate::timeline::{track, EventKind};
 use crate::world;
@@ -77,6 +78,7 @@ impl ExperienceManager {
         let live = self.instances.get_mut(owner)?;
         let plugin = live.plugin.clone();
         let outcome = f(live.instance.as_mut());
+        let outcome = within_refusal_budget(live.instance.as_mut(), 0, outcome);
         self.record_call(&plugin, hook, &outcome);
         Some(outcome)
     }

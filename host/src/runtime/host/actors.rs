@@ -4,11 +4,26 @@ use super::{check_name, MAX_TEXT_BYTES};
 use crate::runtime::bindings::gamefeature::plugin::actors::Host;
 use crate::runtime::bindings::types::{ActorId, Error, NetMode, Value};
 use crate::runtime::state::InstanceState;
-use crate::world::{self, World};
+use crate::world::{self, World, WorldError};
 
 impl InstanceState {
-    pub(crate) fn with_world<R>(&self, f: impl FnOnce(&mut World) -> R) -> R {
+    /// Runs a query that cannot fail on the world.
+    pub(crate) fn read_world<R>(&self, f: impl FnOnce(&mut World) -> R) -> R {
         f(&mut world::lock(&self.env.world))
+    }
+
+    /// Runs one world operation, counting a refusal for the recoverable-error budget.
+    pub(crate) fn world_op<T>(&mut self, f: impl FnOnce(&mut World) -> Result<T, WorldError>) -> Result<T, Error> {
+        self.world_call(|w| f(w).map_err(Error::from))
+    }
+
+    /// Runs a fallible call on the world, counting refusals for the recoverable-error budget.
+    pub(crate) fn world_call<T>(&mut self, f: impl FnOnce(&mut World) -> Result<T, Error>) -> Result<T, Error> {
+        let result = f(&mut world::lock(&self.env.world));
+        if result.is_err() {
+            self.refused += 1;
+        }
+        result
     }
 }
 
@@ -26,27 +41,27 @@ impl Host for InstanceState {
     }
 
     fn actor_class(&mut self, id: ActorId) -> Result<String, Error> {
-        self.with_world(|w| Ok(w.actor(actor(id))?.class.clone()))
+        self.world_call(|w| Ok(w.actor(actor(id))?.class.clone()))
     }
 
     fn is_a(&mut self, id: ActorId, class: String) -> Result<bool, Error> {
-        self.with_world(|w| Ok(w.is_a(actor(id), &class)?))
+        self.world_call(|w| Ok(w.is_a(actor(id), &class)?))
     }
 
     fn actors_of_class(&mut self, class: String) -> Result<Vec<ActorId>, Error> {
-        self.with_world(|w| Ok(w.actors_of_class(&class)?.into_iter().map(world::ActorId::to_raw).collect()))
+        self.world_call(|w| Ok(w.actors_of_class(&class)?.into_iter().map(world::ActorId::to_raw).collect()))
     }
 
     fn has_authority(&mut self, id: ActorId) -> Result<bool, Error> {
-        self.with_world(|w| Ok(w.has_authority(actor(id))?))
+        self.world_call(|w| Ok(w.has_authority(actor(id))?))
     }
 
     fn components_of(&mut self, id: ActorId) -> Result<Vec<String>, Error> {
-        self.with_world(|w| Ok(w.actor(actor(id))?.components.iter().map(|c| c.class.clone()).collect()))
+        self.world_call(|w| Ok(w.actor(actor(id))?.components.iter().map(|c| c.class.clone()).collect()))
     }
 
     fn get_property(&mut self, id: ActorId, component: String, name: String) -> Result<Option<Value>, Error> {
-        self.with_world(|w| Ok(w.property(actor(id), &component, &name)?.cloned().map(Value::from)))
+        self.world_call(|w| Ok(w.property(actor(id), &component, &name)?.cloned().map(Value::from)))
     }
 
     fn set_property(&mut self, id: ActorId, component: String, name: String, value: Value) -> Result<(), Error> {
@@ -59,20 +74,20 @@ impl Host for InstanceState {
                 )));
             }
         }
-        self.with_world(|w| Ok(w.set_property(actor(id), &component, &name, value.into())?))
+        self.world_call(|w| Ok(w.set_property(actor(id), &component, &name, value.into())?))
     }
 
     fn spawn_actor(&mut self, class: String, receiver: bool) -> Result<ActorId, Error> {
         check_name("class", &class)?;
         self.require(self.env.permissions.spawn_actors, "spawn-actors")?;
         let owner = self.env.owner;
-        self.with_world(|w| Ok(w.spawn_actor(&class, Some(owner), receiver)?.to_raw()))
+        self.world_call(|w| Ok(w.spawn_actor(&class, Some(owner), receiver)?.to_raw()))
     }
 
     fn destroy_actor(&mut self, id: ActorId) -> Result<(), Error> {
         self.require(self.env.permissions.spawn_actors, "spawn-actors")?;
         let owner = self.env.owner;
-        self.with_world(|w| {
+        self.world_call(|w| {
             if w.actor(actor(id))?.spawned_by != Some(owner) {
                 return Err(Error::Denied(format!("actor {} was not spawned by this plugin", actor(id))));
             }

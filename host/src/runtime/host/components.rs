@@ -35,7 +35,7 @@ impl Host for InstanceState {
         self.require(allowed, &format!("component-requests on {receiver}"))?;
         let flags = RequestFlags { add_unique: flags.contains(AddFlags::ADD_UNIQUE) };
         let owner = self.env.owner;
-        let handle = self.with_world(|w| w.add_component_request(owner, &receiver, &component, flags))?;
+        let handle = self.world_op(|w| w.add_component_request(owner, &receiver, &component, flags))?;
         self.table.push(ComponentRequestResource(Some(handle))).map_err(table_error)
     }
 
@@ -45,24 +45,24 @@ impl Host for InstanceState {
         handler: u32,
     ) -> Result<Resource<ExtensionHandlerResource>, Error> {
         let owner = self.env.owner;
-        let id = self.with_world(|w| w.add_extension_handler(owner, &receiver, handler))?;
+        let id = self.world_op(|w| w.add_extension_handler(owner, &receiver, handler))?;
         self.table.push(ExtensionHandlerResource(id)).map_err(table_error)
     }
 
     fn send_extension_event(&mut self, actor: ActorId, event: String) -> Result<(), Error> {
         check_name("event name", &event)?;
         self.require(self.env.permissions.send_events, "send-events")?;
-        Ok(self.with_world(|w| w.send_extension_event(Actor::from_raw(actor), &event))?)
+        Ok(self.world_op(|w| w.send_extension_event(Actor::from_raw(actor), &event))?)
     }
 
     fn add_receiver(&mut self, actor: ActorId) -> Result<(), Error> {
         self.require(self.env.permissions.spawn_actors, "spawn-actors")?;
-        Ok(self.with_world(|w| w.add_receiver(Actor::from_raw(actor)))?)
+        Ok(self.world_op(|w| w.add_receiver(Actor::from_raw(actor)))?)
     }
 
     fn remove_receiver(&mut self, actor: ActorId) -> Result<(), Error> {
         self.require(self.env.permissions.spawn_actors, "spawn-actors")?;
-        Ok(self.with_world(|w| w.remove_receiver(Actor::from_raw(actor)))?)
+        Ok(self.world_op(|w| w.remove_receiver(Actor::from_raw(actor)))?)
     }
 }
 

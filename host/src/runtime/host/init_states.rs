@@ -19,30 +19,30 @@ fn state_of(world: &World, state: &Option<String>) -> Result<Option<u8>, WorldEr
 
 impl Host for InstanceState {
     fn states(&mut self) -> Vec<String> {
-        self.with_world(|w| w.init_states().into_iter().map(str::to_string).collect())
+        self.read_world(|w| w.init_states().into_iter().map(str::to_string).collect())
     }
 
     fn register_feature(&mut self, actor: ActorId, feature: String, implementer: String) -> Result<(), Error> {
         check_name("feature name", &feature)?;
         check_name("implementer class", &implementer)?;
         let owner = self.env.owner;
-        Ok(self.with_world(|w| w.register_feature(owner, Actor::from_raw(actor), &feature, &implementer))?)
+        Ok(self.world_op(|w| w.register_feature(owner, Actor::from_raw(actor), &feature, &implementer))?)
     }
 
     fn unregister_feature(&mut self, actor: ActorId, feature: String) -> Result<(), Error> {
         let owner = self.env.owner;
-        Ok(self.with_world(|w| w.unregister_feature(owner, Actor::from_raw(actor), &feature))?)
+        Ok(self.world_op(|w| w.unregister_feature(owner, Actor::from_raw(actor), &feature))?)
     }
 
     fn feature_state(&mut self, actor: ActorId, feature: String) -> Result<Option<String>, Error> {
-        self.with_world(|w| {
+        self.world_call(|w| {
             let state = w.feature_state(Actor::from_raw(actor), &feature)?;
             Ok(w.state_text(state).map(str::to_string))
         })
     }
 
     fn has_feature_reached(&mut self, actor: ActorId, feature: String, state: String) -> Result<bool, Error> {
-        self.with_world(|w| {
+        self.world_call(|w| {
             let wanted = w.state_ordinal(&state)?;
             Ok(w.feature_state(Actor::from_raw(actor), &feature)? >= wanted)
         })
@@ -54,14 +54,14 @@ impl Host for InstanceState {
         state: String,
         excluding: Option<String>,
     ) -> Result<bool, Error> {
-        self.with_world(|w| {
+        self.world_call(|w| {
             let wanted = w.state_ordinal(&state)?;
             Ok(w.have_all_features_reached(Actor::from_raw(actor), wanted, excluding.as_deref()))
         })
     }
 
     fn change_feature_state(&mut self, actor: ActorId, feature: String, state: String) -> Result<(), Error> {
-        self.with_world(|w| {
+        self.world_call(|w| {
             let ordinal = w.state_ordinal(&state)?;
             Ok(w.change_feature_state(Actor::from_raw(actor), &feature, ordinal)?)
         })
@@ -79,7 +79,7 @@ impl Host for InstanceState {
             check_name("feature name", feature)?;
         }
         let owner = self.env.owner;
-        let subscription = self.with_world(|w| {
+        let subscription = self.world_op(|w| {
             let state = state_of(w, &state)?;
             w.subscribe_actor(owner, Actor::from_raw(actor), feature.as_deref(), state, call_if_reached, id)
         })?;
@@ -97,7 +97,7 @@ impl Host for InstanceState {
         check_name("class", &class)?;
         check_name("feature name", &feature)?;
         let owner = self.env.owner;
-        let subscription = self.with_world(|w| {
+        let subscription = self.world_op(|w| {
             let state = state_of(w, &state)?;
             w.subscribe_class(owner, &class, &feature, state, call_if_reached, id)
         })?;
@@ -105,11 +105,11 @@ impl Host for InstanceState {
     }
 
     fn continue_init_state_chain(&mut self, actor: ActorId, feature: String) -> Result<(), Error> {
-        Ok(self.with_world(|w| w.continue_init_state_chain(Actor::from_raw(actor), &feature))?)
+        Ok(self.world_op(|w| w.continue_init_state_chain(Actor::from_raw(actor), &feature))?)
     }
 
     fn check_default_initialization_for_implementers(&mut self, actor: ActorId, except: String) -> Result<(), Error> {
-        Ok(self.with_world(|w| w.check_default_initialization_for_implementers(Actor::from_raw(actor), &except))?)
+        Ok(self.world_op(|w| w.check_default_initialization_for_implementers(Actor::from_raw(actor), &except))?)
     }
 }
 

@@ -30,7 +30,8 @@ use crate::timeline::{track, EventKind, LogLevel};
 
 impl InstanceState {
     /// Refuses a call the plugin has no permission for: a `denied` error naming the permission, and a log line.
-    pub(crate) fn denied(&self, permission: &str) -> Error {
+    pub(crate) fn denied(&mut self, permission: &str) -> Error {
+        self.refused += 1;
         let plugin = &*self.env.plugin;
         let message = format!(
             "plugin {plugin:?} lacks the {permission} permission (declare it in its plugin.toml and grant it in the \
@@ -42,7 +43,7 @@ impl InstanceState {
         Error::Denied(message)
     }
 
-    pub(crate) fn require(&self, allowed: bool, permission: &str) -> Result<(), Error> {
+    pub(crate) fn require(&mut self, allowed: bool, permission: &str) -> Result<(), Error> {
         if allowed {
             Ok(())
         } else {
