@@ -52,17 +52,17 @@ impl Host for InstanceState {
     fn send_extension_event(&mut self, actor: ActorId, event: String) -> Result<(), Error> {
         check_name("event name", &event)?;
         self.require(self.env.permissions.send_events, "send-events")?;
-        Ok(self.world_op(|w| w.send_extension_event(Actor::from_raw(actor), &event))?)
+        self.world_op(|w| w.send_extension_event(Actor::from_raw(actor), &event))
     }
 
     fn add_receiver(&mut self, actor: ActorId) -> Result<(), Error> {
         self.require(self.env.permissions.spawn_actors, "spawn-actors")?;
-        Ok(self.world_op(|w| w.add_receiver(Actor::from_raw(actor)))?)
+        self.world_op(|w| w.add_receiver(Actor::from_raw(actor)))
     }
 
     fn remove_receiver(&mut self, actor: ActorId) -> Result<(), Error> {
         self.require(self.env.permissions.spawn_actors, "spawn-actors")?;
-        Ok(self.world_op(|w| w.remove_receiver(Actor::from_raw(actor)))?)
+        self.world_op(|w| w.remove_receiver(Actor::from_raw(actor)))
     }
 }
 

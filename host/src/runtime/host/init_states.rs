@@ -26,12 +26,12 @@ impl Host for InstanceState {
         check_name("feature name", &feature)?;
         check_name("implementer class", &implementer)?;
         let owner = self.env.owner;
-        Ok(self.world_op(|w| w.register_feature(owner, Actor::from_raw(actor), &feature, &implementer))?)
+        self.world_op(|w| w.register_feature(owner, Actor::from_raw(actor), &feature, &implementer))
     }
 
     fn unregister_feature(&mut self, actor: ActorId, feature: String) -> Result<(), Error> {
         let owner = self.env.owner;
-        Ok(self.world_op(|w| w.unregister_feature(owner, Actor::from_raw(actor), &feature))?)
+        self.world_op(|w| w.unregister_feature(owner, Actor::from_raw(actor), &feature))
     }
 
     fn feature_state(&mut self, actor: ActorId, feature: String) -> Result<Option<String>, Error> {
@@ -105,11 +105,11 @@ impl Host for InstanceState {
     }
 
     fn continue_init_state_chain(&mut self, actor: ActorId, feature: String) -> Result<(), Error> {
-        Ok(self.world_op(|w| w.continue_init_state_chain(Actor::from_raw(actor), &feature))?)
+        self.world_op(|w| w.continue_init_state_chain(Actor::from_raw(actor), &feature))
     }
 
     fn check_default_initialization_for_implementers(&mut self, actor: ActorId, except: String) -> Result<(), Error> {
-        Ok(self.world_op(|w| w.check_default_initialization_for_implementers(Actor::from_raw(actor), &except))?)
+        self.world_op(|w| w.check_default_initialization_for_implementers(Actor::from_raw(actor), &except))
     }
 }
 
