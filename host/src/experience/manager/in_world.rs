@@ -79,8 +79,17 @@ impl ExperienceManager {
         let plugin = live.plugin.clone();
         let outcome = f(live.instance.as_mut());
         let outcome = within_refusal_budget(live.instance.as_mut(), 0, outcome);
+        if let Err(CallError::Trapped(cause)) = &outcome {
+            self.record_quarantine(&plugin, hook, cause);
+        }
         self.record_call(&plugin, hook, &outcome);
         Some(outcome)
+    }
+
+    /// Shows a quarantine on the plugin's track: it trapped, so it is stopped and everything it added removed.
+    fn record_quarantine(&self, plugin: &str, call: &str, cause: &str) {
+        let text = format!("quarantined: {call} {cause}");
+        self.timeline.record(track::instance(plugin, &self.world_name), EventKind::Failure, text);
     }
 
     /// Delivers the world's queued work to the instances, then shows what happened in the timeline. Game code
@@ -94,6 +103,9 @@ impl ExperienceManager {
             }
         };
         for failure in failures {
+            if let CallError::Trapped(cause) = &failure.error {
+                self.record_quarantine(&failure.plugin, failure.call, cause);
+            }
             let cause = format!("{}: {}", failure.call, failure.error);
             self.fail_feature(&failure.plugin, Transition::Activating, cause);
         }
