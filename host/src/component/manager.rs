@@ -381,17 +381,15 @@ impl World {
         let chain: Vec<&str> = self.classes.chain(class).collect();
         let subscribers = self.manager.init_states.subscribers(actor, &chain, feature, state);
         for id in subscribers {
-            let subscription = self.manager.init_states.subscription(id).expect("listed subscriptions are live");
-            let work = Work::InitStateChanged {
-                owner: subscription.owner,
-                subscription: id,
-                number: subscription.number,
-                actor,
-                feature,
-                state,
-            };
-            self.manager.queue.push(work);
+            self.queue_notification(id, actor, feature, state);
         }
+    }
+
+    /// Queues one subscription's notification that `feature` of `actor` reached `state`.
+    fn queue_notification(&mut self, id: SubscriptionId, actor: ActorId, feature: Name, state: u8) {
+        let subscription = self.manager.init_states.subscription(id).expect("notified subscriptions are live");
+        let (owner, number) = (subscription.owner, subscription.number);
+        self.manager.queue.push(Work::InitStateChanged { owner, subscription: id, number, actor, feature, state });
     }
 
     /// Subscribes `owner` to changes of one actor's features (all when `feature` is `None`) reaching `state` or
@@ -440,7 +438,7 @@ impl World {
     }
 
     fn queue_reached(&mut self, id: SubscriptionId, actor: ActorId) {
-        let subscription = self.manager.init_states.subscription(id).expect("just subscribed").clone();
+        let subscription = self.manager.init_states.subscription(id).expect("just subscribed");
         let reached: Vec<(Name, u8)> = self
             .manager
             .init_states
@@ -450,14 +448,7 @@ impl World {
             .map(|f| (f.feature, f.state))
             .collect();
         for (feature, state) in reached {
-            self.manager.queue.push(Work::InitStateChanged {
-                owner: subscription.owner,
-                subscription: id,
-                number: subscription.number,
-                actor,
-                feature,
-                state,
-            });
+            self.queue_notification(id, actor, feature, state);
         }
     }
 
