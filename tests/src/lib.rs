@@ -70,3 +70,26 @@ pub fn standalone_env(plugin: &str) -> InstanceEnv {
         permissions: Arc::new(Permissions::default()),
     }
 }
+
+/// A standalone world named `w` that loaded an experience enabling every plugin given, in order, with the plugin
+/// folder, experience folder and session it needs. Once loaded, plugins run from memory, so destructuring with
+/// `..` (which deletes the folders) is fine unless a test loads again.
+pub struct LoadedWorld {
+    pub plugins: PluginDir,
+    pub experiences: ExperienceDir,
+    pub session: Session,
+    pub manager: gamefeature_host::ExperienceManager,
+    pub report: gamefeature_host::experience::LoadReport,
+}
+
+/// Loads `plugins` (trusted with their declared permissions) into a fresh standalone world `w`.
+pub async fn load_world(plugins: &[TestPlugin]) -> LoadedWorld {
+    let dir = PluginDir::with(plugins);
+    let experiences = ExperienceDir::new();
+    let names: Vec<&str> = plugins.iter().map(|p| p.name).collect();
+    let path = experiences.write("e.toml", &experience_with_features(&names));
+    let session = session(&dir);
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    let report = manager.load(&path).await.expect("the experience loads").clone();
+    LoadedWorld { plugins: dir, experiences, session, manager, report }
+}

@@ -67,12 +67,7 @@ async fn shooter_core() {
 
 #[tokio::test]
 async fn failing_activation() {
-    let plugins = PluginDir::with(&[FAILING_ACTIVATION]);
-    let experiences = ExperienceDir::new();
-    let path = experiences.write("e.toml", &experience_with_features(&["failing-activation"]));
-    let session = session(&plugins);
-    let mut manager = session.create_world("w", NetMode::Standalone);
-    let report = manager.load(&path).await.unwrap().clone();
+    let LoadedWorld { session, mut manager, report, .. } = load_world(&[FAILING_ACTIVATION]).await;
     assert!(report.active.is_empty());
     let calls = session.timeline().texts(&track::instance("failing-activation", "w"), EventKind::Call);
     assert_eq!(
@@ -86,12 +81,7 @@ async fn failing_activation() {
 
 #[tokio::test]
 async fn slow_teardown() {
-    let plugins = PluginDir::with(&[SLOW_TEARDOWN]);
-    let experiences = ExperienceDir::new();
-    let path = experiences.write("e.toml", &experience_with_features(&["slow-teardown"]));
-    let session = session(&plugins);
-    let mut manager = session.create_world("w", NetMode::Standalone);
-    manager.load(&path).await.unwrap();
+    let LoadedWorld { session, mut manager, .. } = load_world(&[SLOW_TEARDOWN]).await;
     manager.end_play().await.unwrap();
     let polls = session
         .timeline()
@@ -105,12 +95,7 @@ async fn slow_teardown() {
 
 #[tokio::test]
 async fn missing_exports() {
-    let plugins = PluginDir::with(&[MISSING_EXPORTS]);
-    let experiences = ExperienceDir::new();
-    let path = experiences.write("e.toml", &experience_with_features(&["missing-exports"]));
-    let session = session(&plugins);
-    let mut manager = session.create_world("w", NetMode::Standalone);
-    let report = manager.load(&path).await.unwrap().clone();
+    let LoadedWorld { mut manager, report, .. } = load_world(&[MISSING_EXPORTS]).await;
     assert!(report.active.is_empty());
     assert!(report.failures[0].cause.contains("does not fit the gamefeature:plugin world"), "{}", report.failures[0]);
     manager.end_play().await.unwrap();
@@ -118,12 +103,7 @@ async fn missing_exports() {
 
 #[tokio::test]
 async fn asset_probe() {
-    let plugins = PluginDir::with(&[ASSET_PROBE]);
-    let experiences = ExperienceDir::new();
-    let path = experiences.write("e.toml", &experience_with_features(&["asset-probe"]));
-    let session = session(&plugins);
-    let mut manager = session.create_world("w", NetMode::Standalone);
-    manager.load(&path).await.unwrap();
+    let LoadedWorld { session, mut manager, .. } = load_world(&[ASSET_PROBE]).await;
     assert_eq!(
         info_logs(&session, "asset-probe", "w"),
         ["equipped: no", "client-only: no", "server-only: no", "own-data: yes"],
@@ -134,18 +114,10 @@ async fn asset_probe() {
 
 /// Lyra's character flow for one pawn whose controller and player state arrive after it: the init states it
 /// goes through, in order, per feature.
-async fn lyra_flow(
-    plugins: &[TestPlugin],
-) -> (PluginDir, gamefeature_host::Session, gamefeature_host::ExperienceManager, game::Player) {
-    let dir = PluginDir::with(plugins);
-    let experiences = ExperienceDir::new();
-    let names: Vec<&str> = plugins.iter().map(|p| p.name).collect();
-    let path = experiences.write("e.toml", &experience_with_features(&names));
-    let session = session(&dir);
-    let mut manager = session.create_world("w", NetMode::Standalone);
-    manager.load(&path).await.unwrap();
-    let player = manager.with_world(|w| game::spawn_player(w, "Character")).unwrap();
-    (dir, session, manager, player)
+async fn lyra_flow(plugins: &[TestPlugin]) -> (LoadedWorld, game::Player) {
+    let mut loaded = load_world(plugins).await;
+    let player = loaded.manager.with_world(|w| game::spawn_player(w, "Character")).unwrap();
+    (loaded, player)
 }
 
 fn states_of(manager: &gamefeature_host::ExperienceManager, pawn: world::ActorId, feature: &str) -> Option<String> {
@@ -155,7 +127,7 @@ fn states_of(manager: &gamefeature_host::ExperienceManager, pawn: world::ActorId
 
 #[tokio::test]
 async fn lyra_character() {
-    let (_plugins, session, mut manager, player) = lyra_flow(&[LYRA_CHARACTER]).await;
+    let (LoadedWorld { session, mut manager, .. }, player) = lyra_flow(&[LYRA_CHARACTER]).await;
     let pawn = player.pawn;
     assert_eq!(states_of(&manager, pawn, "PawnExtension").as_deref(), Some("InitState.Spawned"));
     assert_eq!(states_of(&manager, pawn, "Hero").as_deref(), Some("InitState.Spawned"));
@@ -195,7 +167,7 @@ async fn lyra_character() {
 
 #[tokio::test]
 async fn input_binding() {
-    let (_plugins, session, mut manager, player) = lyra_flow(&[LYRA_CHARACTER, INPUT_BINDING]).await;
+    let (LoadedWorld { session, mut manager, .. }, player) = lyra_flow(&[LYRA_CHARACTER, INPUT_BINDING]).await;
     manager.with_world(|w| game::possess(w, &player)).unwrap();
     let bindings = |manager: &gamefeature_host::ExperienceManager| {
         world::lock(manager.world()).property(player.pawn, "HeroComponent", "input-bindings").unwrap().cloned()
@@ -234,12 +206,7 @@ async fn manager_probe() {
 
 #[tokio::test]
 async fn event_sink() {
-    let plugins = PluginDir::with(&[EVENT_SINK]);
-    let experiences = ExperienceDir::new();
-    let path = experiences.write("e.toml", &experience_with_features(&["event-sink"]));
-    let session = session(&plugins);
-    let mut manager = session.create_world("w", NetMode::Standalone);
-    manager.load(&path).await.unwrap();
+    let LoadedWorld { session, mut manager, .. } = load_world(&[EVENT_SINK]).await;
     manager.with_world(|w| {
         let pawn = w.spawn("Pawn").unwrap();
         for _ in 0..5 {
@@ -255,12 +222,7 @@ async fn event_sink() {
 /// The hostile plugin's behaviours are exercised in `sandbox.rs`; here it is harmless without one.
 #[tokio::test]
 async fn hostile() {
-    let plugins = PluginDir::with(&[HOSTILE]);
-    let experiences = ExperienceDir::new();
-    let path = experiences.write("e.toml", &experience_with_features(&["hostile"]));
-    let session = session(&plugins);
-    let mut manager = session.create_world("w", NetMode::Standalone);
-    let report = manager.load(&path).await.unwrap().clone();
+    let LoadedWorld { mut manager, report, .. } = load_world(&[HOSTILE]).await;
     assert_eq!(report.active, ["hostile"]);
     manager.with_world(|w| w.spawn("Pawn").unwrap());
     manager.end_play().await.unwrap();
