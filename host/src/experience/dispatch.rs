@@ -97,40 +97,24 @@ impl Instances {
             return Ok(()); // The host's own work, or an instance already gone.
         };
         let world_name = world::lock(world).name().to_string();
-        let fail = |plugin: &str, call, error| DeliveryFailure { owner, plugin: plugin.to_string(), call, error };
-        let record = |call: &str, count: usize| {
-            timeline.record(track::instance(&live.plugin, &world_name), EventKind::Call, format!("{call} ({count})"));
-        };
-        match &run[0] {
+        let outcome = match &run[0] {
             Work::Extension { .. } => {
                 let batch = extension_batch(&world::lock(world), run);
-                if batch.actors.is_empty() {
-                    return Ok(());
-                }
-                record("handle-extension-events", batch.actors.len());
-                let outcome = live.instance.handle_extension_events(&batch);
-                within_refusal_budget(live.instance.as_mut(), batch.actors.len(), outcome)
-                    .map_err(|e| fail(&live.plugin, "handle-extension-events", e))
+                call_batch(live, timeline, &world_name, "handle-extension-events", batch.actors.len(), |i| {
+                    i.handle_extension_events(&batch)
+                })
             }
             Work::InitStateChanged { .. } => {
                 let batch = state_change_batch(&world::lock(world), run);
-                if batch.actors.is_empty() {
-                    return Ok(());
-                }
-                record("on-init-states-changed", batch.actors.len());
-                let outcome = live.instance.on_init_states_changed(&batch);
-                within_refusal_budget(live.instance.as_mut(), batch.actors.len(), outcome)
-                    .map_err(|e| fail(&live.plugin, "on-init-states-changed", e))
+                call_batch(live, timeline, &world_name, "on-init-states-changed", batch.actors.len(), |i| {
+                    i.on_init_states_changed(&batch)
+                })
             }
             Work::CheckDefaultInitialization { .. } => {
                 let batch = feature_batch(&world::lock(world), run);
-                if batch.actors.is_empty() {
-                    return Ok(());
-                }
-                record("check-default-initializations", batch.actors.len());
-                let outcome = live.instance.check_default_initializations(&batch);
-                within_refusal_budget(live.instance.as_mut(), batch.actors.len(), outcome)
-                    .map_err(|e| fail(&live.plugin, "check-default-initializations", e))
+                call_batch(live, timeline, &world_name, "check-default-initializations", batch.actors.len(), |i| {
+                    i.check_default_initializations(&batch)
+                })
             }
             Work::ContinueChain { .. } => {
                 let live_chains: Vec<(ActorId, crate::component::Name)> = {
@@ -145,13 +129,29 @@ impl Instances {
                         .filter(|chain| seen.insert(*chain))
                         .collect()
                 };
-                for wave in waves(live_chains) {
-                    walk_chains(world, live, &wave).map_err(|(call, e)| fail(&live.plugin, call, e))?;
-                }
-                Ok(())
+                waves(live_chains).iter().try_for_each(|wave| walk_chains(world, live, wave))
             }
-        }
+        };
+        outcome.map_err(|(call, error)| DeliveryFailure { owner, plugin: live.plugin.clone(), call, error })
     }
+}
+
+/// Makes one batched call — skipped when every item of the run went stale — recorded in the timeline and held
+/// to the refusal budget.
+fn call_batch(
+    live: &mut LiveInstance,
+    timeline: &Timeline,
+    world_name: &str,
+    call: &'static str,
+    entries: usize,
+    send: impl FnOnce(&mut dyn PluginInstance) -> Result<(), CallError>,
+) -> Result<(), (&'static str, CallError)> {
+    if entries == 0 {
+        return Ok(());
+    }
+    timeline.record(track::instance(&live.plugin, world_name), EventKind::Call, format!("{call} ({entries})"));
+    let outcome = send(live.instance.as_mut());
+    within_refusal_budget(live.instance.as_mut(), entries, outcome).map_err(|e| (call, e))
 }
 
 /// The pump gave up after [`MAX_ROUNDS`] rounds of work causing more work.
