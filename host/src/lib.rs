@@ -18,6 +18,7 @@
 
 pub mod assets;
 pub mod component;
+pub mod config;
 pub mod experience;
 pub mod feature;
 pub mod game;

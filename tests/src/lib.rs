@@ -68,6 +68,7 @@ pub fn standalone_env(plugin: &str) -> InstanceEnv {
         timeline: Timeline::new(),
         log_level: LogLevel::Info,
         permissions: Arc::new(Permissions::default()),
+        data_dir: None,
     }
 }
 

@@ -173,7 +173,7 @@ async fn a_plugin_gets_only_what_it_declared_and_was_granted() {
     let grants = GrantPolicy::Explicit(
         [(
             "manager-probe".to_string(),
-            Permissions { spawn_actors: false, send_events: true, component_requests: vec!["Pawn".into()] },
+            Permissions { send_events: true, component_requests: vec!["Pawn".into()], ..Permissions::default() },
         )]
         .into(),
     );

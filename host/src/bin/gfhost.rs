@@ -6,8 +6,9 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
+use gamefeature_host::config::HostConfig;
 use gamefeature_host::experience::{ChaosDelay, ManagerOptions};
-use gamefeature_host::feature::{GrantPolicy, Provenance, API_VERSION};
+use gamefeature_host::feature::{Provenance, API_VERSION};
 use gamefeature_host::game;
 use gamefeature_host::runtime::RuntimeConfig;
 use gamefeature_host::timeline::LogLevel;
@@ -30,9 +31,10 @@ struct Cli {
     /// Host configuration granting plugins permissions [default: ./gfhost.toml when present, else nothing granted].
     #[arg(long, global = true)]
     config: Option<PathBuf>,
-    /// How long one call into a plugin may run before the plugin is stopped and quarantined.
-    #[arg(long, global = true, default_value_t = 10)]
-    call_deadline_ms: u64,
+    /// How long one call into a plugin may run before the plugin is stopped and quarantined
+    /// [default: the configuration's [sandbox] call-deadline-ms, else 10].
+    #[arg(long, global = true)]
+    call_deadline_ms: Option<u64>,
     #[command(subcommand)]
     command: Command,
 }
@@ -94,13 +96,15 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     let cache_dir = if cli.no_cache { None } else { Some(cli.cache_dir.clone().unwrap_or_else(default_cache_dir)) };
-    let grants = match &cli.config {
-        Some(path) => GrantPolicy::from_file(path)?,
-        None if Path::new("gfhost.toml").is_file() => GrantPolicy::from_file(Path::new("gfhost.toml"))?,
-        None => GrantPolicy::default(),
+    let config = match &cli.config {
+        Some(path) => HostConfig::from_file(path)?,
+        None if Path::new("gfhost.toml").is_file() => HostConfig::from_file(Path::new("gfhost.toml"))?,
+        None => HostConfig::default(),
     };
-    let call_deadline = std::time::Duration::from_millis(cli.call_deadline_ms);
-    let runtime = RuntimeConfig { cache_dir, call_deadline, ..RuntimeConfig::default() };
+    let mut runtime = RuntimeConfig { cache_dir, ..RuntimeConfig::default() }.with_host_config(&config);
+    if let Some(ms) = cli.call_deadline_ms {
+        runtime.call_deadline = std::time::Duration::from_millis(ms);
+    }
     match cli.command {
         Command::Run { experience, net_mode, chaos_delay, seed, trace, players } => {
             let chaos = chaos_delay.map(|(min_secs, random_secs)| ChaosDelay { min_secs, random_secs, seed });
@@ -111,7 +115,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 manager: ManagerOptions {
                     chaos,
                     plugin_log_level: LogLevel::Debug,
-                    grants,
+                    grants: config.grants,
+                    data_dir: config.data_dir,
                     ..ManagerOptions::default()
                 },
             };

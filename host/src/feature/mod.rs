@@ -18,7 +18,7 @@ pub use discovery::{discover, DiscoveryReport};
 pub use manifest::{
     is_valid_plugin_name, Dependency, ManifestError, ManifestProblem, PluginManifest, API_VERSION, MANIFEST_FILE,
 };
-pub use permissions::{GrantPolicy, GrantsError, Permissions};
+pub use permissions::{FsPermissions, GrantPolicy, Permissions};
 pub use plugin::{
     within_refusal_budget, ActivationContext, CallError, ComponentInterface, Deactivation, InstanceEnv, LoadError,
     LoadedPlugin, PluginInstance, PluginLoader, Provenance, REFUSED_CALLS_BUDGET,

@@ -5,7 +5,6 @@
 //! with a `denied` error naming the permission, and logged.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde::Deserialize;
 
@@ -22,6 +21,18 @@ pub struct Permissions {
     /// Receiver classes the plugin may request components on; `"*"` for any.
     #[serde(default)]
     pub component_requests: Vec<String>,
+    /// Filesystem access (`fs.data = true` in TOML).
+    #[serde(default)]
+    pub fs: FsPermissions,
+}
+
+/// What a plugin may reach of the host's filesystem: at most a directory of its own.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FsPermissions {
+    /// A private, writable data directory, seen by the plugin as `/data`.
+    #[serde(default)]
+    pub data: bool,
 }
 
 impl Permissions {
@@ -40,6 +51,7 @@ impl Permissions {
             spawn_actors: self.spawn_actors && other.spawn_actors,
             send_events: self.send_events && other.send_events,
             component_requests,
+            fs: FsPermissions { data: self.fs.data && other.fs.data },
         }
     }
 
@@ -65,31 +77,7 @@ impl Default for GrantPolicy {
     }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct GrantsFile {
-    #[serde(default)]
-    grants: BTreeMap<String, Permissions>,
-}
-
-/// A host configuration file that could not be used.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}: {problem}", path.display())]
-pub struct GrantsError {
-    pub path: std::path::PathBuf,
-    pub problem: String,
-}
-
 impl GrantPolicy {
-    /// Reads `[grants.<plugin>]` tables from a host configuration file.
-    pub fn from_file(path: &Path) -> Result<Self, GrantsError> {
-        let error = |problem: String| GrantsError { path: path.to_path_buf(), problem };
-        let text = std::fs::read_to_string(path).map_err(|e| error(format!("cannot read it: {e}")))?;
-        let file: GrantsFile =
-            toml::from_str(&text).map_err(|e| error(format!("malformed TOML: {}", e.to_string().trim_end())))?;
-        Ok(GrantPolicy::Explicit(file.grants))
-    }
-
     /// What `plugin`, declaring `declared`, may actually do.
     pub fn effective(&self, plugin: &str, declared: &Permissions) -> Permissions {
         match self {
@@ -110,6 +98,7 @@ mod tests {
             spawn_actors: spawn,
             send_events: send,
             component_requests: classes.iter().map(|c| c.to_string()).collect(),
+            fs: FsPermissions::default(),
         }
     }
 

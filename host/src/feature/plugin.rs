@@ -75,6 +75,8 @@ pub struct InstanceEnv {
     pub log_level: LogLevel,
     /// What the plugin may do: what it declared and was granted.
     pub permissions: Arc<Permissions>,
+    /// The plugin's own data directory on the host, when it was granted `fs.data`.
+    pub data_dir: Option<std::path::PathBuf>,
 }
 
 /// A failed call into a plugin.

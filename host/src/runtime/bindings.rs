@@ -3,6 +3,8 @@
 wasmtime::component::bindgen!({
     world: "game-feature",
     path: "../wit",
+    // Exports are called with wasmtime's async API (see `runtime::drive`); the host's own imports never wait.
+    exports: { default: async },
     with: {
         "gamefeature:plugin/components.component-request": crate::runtime::host::components::ComponentRequestResource,
         "gamefeature:plugin/components.extension-handler": crate::runtime::host::components::ExtensionHandlerResource,

@@ -1,11 +1,15 @@
 //! Loaded plugin code and its per-world instances.
 
+use std::future::Future;
+use std::time::{Duration, Instant};
+
 use wasmtime::component::ResourceTable;
 use wasmtime::Store;
 
 use super::bindings::{lifecycle, types, GameFeature, GameFeaturePre};
+use super::limits::Limits;
 use super::state::InstanceState;
-use super::{epoch, sandbox};
+use super::{drive, epoch, sandbox};
 use crate::feature::{
     ActivationContext, CallError, ChainBatch, ComponentInterface, Deactivation, ExtensionBatch, FeatureBatch,
     InstanceEnv, LoadedPlugin, PluginInstance, Provenance, StateChangeBatch,
@@ -16,25 +20,34 @@ pub struct WasmPlugin {
     pub(super) pre: GameFeaturePre<InstanceState>,
     pub(super) provenance: Provenance,
     pub(super) interface: ComponentInterface,
-    pub(super) memory_limit: usize,
-    pub(super) deadline_ticks: u64,
+    pub(super) limits: Limits,
+}
+
+impl WasmPlugin {
+    /// The limits this plugin's instances run under.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
 }
 
 impl LoadedPlugin for WasmPlugin {
     fn instantiate(&self, env: InstanceEnv) -> Result<Box<dyn PluginInstance>, CallError> {
+        let wasi = sandbox::wasi_context(&env).map_err(CallError::Trapped)?;
         let state = InstanceState {
-            wasi: sandbox::wasi_context(),
+            wasi,
             table: ResourceTable::new(),
-            limits: sandbox::store_limits(self.memory_limit),
+            limits: sandbox::store_limits(self.limits.memory),
             env,
             refused: 0,
         };
         let mut store = Store::new(self.pre.engine(), state);
         store.limiter(|state| &mut state.limits);
         store.epoch_deadline_trap();
-        store.set_epoch_deadline(self.deadline_ticks);
-        let bindings = self.pre.instantiate(&mut store).map_err(trapped)?;
-        Ok(Box::new(WasmInstance { store, bindings, deadline_ticks: self.deadline_ticks }))
+        let mut instance = WasmInstance { store, bindings: None, limits: self.limits.clone() };
+        let wall = instance.arm(0);
+        let bindings = finish(self.pre.instantiate_async(&mut instance.store), wall, &self.limits)?;
+        instance.bindings = Some(bindings);
+        Ok(Box::new(instance))
     }
 
     fn provenance(&self) -> Provenance {
@@ -49,13 +62,50 @@ impl LoadedPlugin for WasmPlugin {
 /// One plugin's instance in one world, with its own store: nothing is shared with other instances.
 pub struct WasmInstance {
     store: Store<InstanceState>,
-    bindings: GameFeature,
-    deadline_ticks: u64,
+    /// Set once instantiated; calls are only made after that.
+    bindings: Option<GameFeature>,
+    limits: Limits,
 }
 
-/// Runs a call into the plugin, turning a panic of the host code serving it into a trap, so a plugin can never
-/// take the host down. (Today this happens when a plugin writes to its standard output or error while the host
-/// runs inside an async runtime: wasmtime-wasi's synchronous stdio blocks on the runtime, which it refuses.)
+/// Time a batch may spend on each of its entries beyond the per-call deadline, so a batch of ten thousand
+/// events is not held to the budget of one.
+const PER_ENTRY: Duration = Duration::from_micros(5);
+
+/// Fuel a batch gets per entry, as a share of the per-call budget (the same share as [`PER_ENTRY`] of the
+/// default deadline).
+const FUEL_SHARE_PER_ENTRY: u64 = 2000;
+
+/// How long after its deadline a call waiting inside a WASI function (not running code, which the epoch
+/// stops) is abandoned.
+const WAIT_GRACE: Duration = Duration::from_millis(1);
+
+impl WasmInstance {
+    /// Gives the store a fresh deadline (and fuel) for a call covering `entries` batch entries; returns the
+    /// wall-clock time past which waiting for the call is abandoned.
+    fn arm(&mut self, entries: usize) -> Instant {
+        let deadline = self.limits.call_deadline + PER_ENTRY * entries as u32;
+        self.store.set_epoch_deadline(epoch::ticks(deadline));
+        if let Some(fuel) = self.limits.fuel {
+            let budget = fuel.saturating_add((fuel / FUEL_SHARE_PER_ENTRY).saturating_mul(entries as u64));
+            // Fuel is only unavailable when the engine was built without it, which `Limits` rules out.
+            let _ = self.store.set_fuel(budget);
+        }
+        Instant::now() + deadline + WAIT_GRACE
+    }
+}
+
+/// Runs a call's future to completion and turns its failure into a [`CallError`] naming the cause.
+fn finish<R>(call: impl Future<Output = wasmtime::Result<R>>, wall: Instant, limits: &Limits) -> Result<R, CallError> {
+    guard(|| match drive::until_deadline(call, wall) {
+        Some(result) => result.map_err(|e| trapped(e, limits)),
+        None => Err(CallError::Trapped(format!(
+            "waited inside a WASI call past its call deadline ({:?}); plugins must not sleep or block",
+            limits.call_deadline
+        ))),
+    })
+}
+
+/// Runs host code serving a plugin, turning a panic into a trap, so a plugin can never take the host down.
 fn guard<R>(call: impl FnOnce() -> Result<R, CallError>) -> Result<R, CallError> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)) {
         Ok(result) => result,
@@ -65,37 +115,18 @@ fn guard<R>(call: impl FnOnce() -> Result<R, CallError>) -> Result<R, CallError>
                 .map(String::as_str)
                 .or_else(|| panic.downcast_ref::<&str>().copied())
                 .unwrap_or("unknown panic");
-            let cause = if message.contains("Cannot start a runtime from within a runtime") {
-                "wrote to its standard output or error, which plugins cannot do while the host runs asynchronously \
-                 (a Rust plugin's panic message does this)"
-                    .to_string()
-            } else {
-                format!("the host failed serving it: {message}")
-            };
-            Err(CallError::Trapped(cause))
+            Err(CallError::Trapped(format!("the host failed serving it: {message}")))
         }
     }
 }
 
-/// The store, with a fresh deadline for the call about to be made.
-fn fresh(store: &mut Store<InstanceState>, deadline_ticks: u64) -> &mut Store<InstanceState> {
-    store.set_epoch_deadline(deadline_ticks);
-    store
-}
-
-/// A batch's deadline: the per-call deadline plus an allowance per entry, so a batch of ten thousand events
-/// is not held to the budget of one.
-fn batch_ticks(deadline_ticks: u64, entries: usize) -> u64 {
-    deadline_ticks + epoch::ticks(PER_ENTRY * entries as u32)
-}
-
-/// Time a batch may spend on each of its entries beyond the per-call deadline.
-const PER_ENTRY: std::time::Duration = std::time::Duration::from_micros(5);
-
-/// Describes a trap by its cause first: a deadline, a memory limit, or what the guest did.
-fn trapped(error: wasmtime::Error) -> CallError {
+/// Describes a trap by its cause first: a deadline, a limit, or what the guest did.
+fn trapped(error: wasmtime::Error, limits: &Limits) -> CallError {
     let cause = match error.downcast_ref::<wasmtime::Trap>() {
-        Some(wasmtime::Trap::Interrupt) => "exceeded its call deadline".to_string(),
+        Some(wasmtime::Trap::Interrupt) => format!("exceeded its call deadline ({:?})", limits.call_deadline),
+        Some(wasmtime::Trap::OutOfFuel) => {
+            format!("exhausted its fuel budget ({} units per call)", limits.fuel.unwrap_or_default())
+        }
         Some(wasmtime::Trap::StackOverflow) => "overflowed its stack".to_string(),
         Some(wasmtime::Trap::UnreachableCodeReached) => "panicked or aborted (unreachable executed)".to_string(),
         Some(wasmtime::Trap::MemoryOutOfBounds) => {
@@ -103,15 +134,15 @@ fn trapped(error: wasmtime::Error) -> CallError {
         }
         Some(trap) => format!("{trap}"),
         None if format!("{error:#}").contains("forcing trap when growing memory") => {
-            format!("exceeded its memory limit ({error:#})")
+            format!("exceeded its memory limit of {} MiB ({error:#})", limits.memory >> 20)
         }
         None => format!("{error:#}"),
     };
     CallError::Trapped(cause)
 }
 
-fn refused_or_trapped(result: wasmtime::Result<Result<(), String>>) -> Result<(), CallError> {
-    result.map_err(trapped)?.map_err(CallError::Refused)
+fn refused_or_trapped(result: Result<Result<(), String>, CallError>) -> Result<(), CallError> {
+    result?.map_err(CallError::Refused)
 }
 
 fn deactivation(value: lifecycle::Deactivation) -> Deactivation {
@@ -125,172 +156,122 @@ fn context(context: &ActivationContext) -> types::ActivationContext {
     types::ActivationContext { world_name: context.world_name.clone(), net_mode: context.net_mode.into() }
 }
 
+/// Calls one export: arms the deadline for `$entries` batch entries, then runs
+/// `bindings.$interface().$export(store, args…)` to completion.
+macro_rules! call_export {
+    ($self:ident, $entries:expr, $interface:ident . $export:ident ( $($arg:expr),* )) => {{
+        let wall = $self.arm($entries);
+        let bindings = $self.bindings.as_ref().expect("a WasmInstance is only handed out once instantiated");
+        finish(bindings.$interface().$export(&mut $self.store $(, $arg)*), wall, &$self.limits)
+    }};
+}
+
 impl PluginInstance for WasmInstance {
     fn take_refused_calls(&mut self) -> u32 {
         std::mem::take(&mut self.store.data_mut().refused)
     }
 
     fn on_registering(&mut self) -> Result<(), CallError> {
-        guard(|| {
-            refused_or_trapped(
-                self.bindings
-                    .gamefeature_plugin_lifecycle()
-                    .call_on_registering(fresh(&mut self.store, self.deadline_ticks)),
-            )
-        })
+        refused_or_trapped(call_export!(self, 0, gamefeature_plugin_lifecycle.call_on_registering()))
     }
 
     fn on_loading(&mut self) -> Result<(), CallError> {
-        guard(|| {
-            refused_or_trapped(
-                self.bindings
-                    .gamefeature_plugin_lifecycle()
-                    .call_on_loading(fresh(&mut self.store, self.deadline_ticks)),
-            )
-        })
+        refused_or_trapped(call_export!(self, 0, gamefeature_plugin_lifecycle.call_on_loading()))
     }
 
     fn on_activating(&mut self, ctx: &ActivationContext) -> Result<(), CallError> {
-        guard(|| {
-            let ctx = context(ctx);
-            refused_or_trapped(
-                self.bindings
-                    .gamefeature_plugin_lifecycle()
-                    .call_on_activating(fresh(&mut self.store, self.deadline_ticks), &ctx),
-            )
-        })
+        let ctx = context(ctx);
+        refused_or_trapped(call_export!(self, 0, gamefeature_plugin_lifecycle.call_on_activating(&ctx)))
     }
 
     fn on_activated(&mut self) -> Result<(), CallError> {
-        guard(|| {
-            self.bindings
-                .gamefeature_plugin_lifecycle()
-                .call_on_activated(fresh(&mut self.store, self.deadline_ticks))
-                .map_err(trapped)
-        })
+        call_export!(self, 0, gamefeature_plugin_lifecycle.call_on_activated())
     }
 
     fn on_deactivating(&mut self, ctx: &ActivationContext) -> Result<Deactivation, CallError> {
-        guard(|| {
-            let ctx = context(ctx);
-            let lifecycle = self.bindings.gamefeature_plugin_lifecycle();
-            lifecycle
-                .call_on_deactivating(fresh(&mut self.store, self.deadline_ticks), &ctx)
-                .map(deactivation)
-                .map_err(trapped)
-        })
+        let ctx = context(ctx);
+        call_export!(self, 0, gamefeature_plugin_lifecycle.call_on_deactivating(&ctx)).map(deactivation)
     }
 
     fn poll_deactivation(&mut self) -> Result<Deactivation, CallError> {
-        guard(|| {
-            let lifecycle = self.bindings.gamefeature_plugin_lifecycle();
-            lifecycle
-                .call_poll_deactivation(fresh(&mut self.store, self.deadline_ticks))
-                .map(deactivation)
-                .map_err(trapped)
-        })
+        call_export!(self, 0, gamefeature_plugin_lifecycle.call_poll_deactivation()).map(deactivation)
     }
 
     fn on_unloading(&mut self) -> Result<(), CallError> {
-        guard(|| {
-            self.bindings
-                .gamefeature_plugin_lifecycle()
-                .call_on_unloading(fresh(&mut self.store, self.deadline_ticks))
-                .map_err(trapped)
-        })
+        call_export!(self, 0, gamefeature_plugin_lifecycle.call_on_unloading())
     }
 
     fn on_unregistering(&mut self) -> Result<(), CallError> {
-        guard(|| {
-            self.bindings
-                .gamefeature_plugin_lifecycle()
-                .call_on_unregistering(fresh(&mut self.store, self.deadline_ticks))
-                .map_err(trapped)
-        })
+        call_export!(self, 0, gamefeature_plugin_lifecycle.call_on_unregistering())
     }
 
     fn handle_extension_events(&mut self, b: &ExtensionBatch) -> Result<(), CallError> {
-        guard(|| {
-            let handlers = self.bindings.gamefeature_plugin_handlers();
-            handlers
-                .call_handle_extension_events(
-                    fresh(&mut self.store, batch_ticks(self.deadline_ticks, b.actors.len())),
-                    &b.handlers,
-                    &b.actors,
-                    &b.events,
-                    &b.names,
-                )
-                .map_err(trapped)
-        })
+        call_export!(
+            self,
+            b.actors.len(),
+            gamefeature_plugin_handlers.call_handle_extension_events(&b.handlers, &b.actors, &b.events, &b.names)
+        )
     }
 
     fn can_change_init_states(&mut self, b: &ChainBatch) -> Result<Vec<bool>, CallError> {
-        guard(|| {
-            let callbacks = self.bindings.gamefeature_plugin_init_state_callbacks();
-            let answers = callbacks
-                .call_can_change_init_states(
-                    fresh(&mut self.store, batch_ticks(self.deadline_ticks, b.actors.len())),
-                    &b.actors,
-                    &b.features,
-                    &b.currents,
-                    &b.desireds,
-                    &b.names,
-                )
-                .map_err(trapped)?;
-            if answers.len() != b.actors.len() {
-                return Err(CallError::Trapped(format!(
-                    "can-change-init-states answered {} times for {} entries",
-                    answers.len(),
-                    b.actors.len()
-                )));
-            }
-            Ok(answers)
-        })
+        let answers = call_export!(
+            self,
+            b.actors.len(),
+            gamefeature_plugin_init_state_callbacks.call_can_change_init_states(
+                &b.actors,
+                &b.features,
+                &b.currents,
+                &b.desireds,
+                &b.names
+            )
+        )?;
+        if answers.len() != b.actors.len() {
+            return Err(CallError::Trapped(format!(
+                "can-change-init-states answered {} times for {} entries",
+                answers.len(),
+                b.actors.len()
+            )));
+        }
+        Ok(answers)
     }
 
     fn handle_change_init_states(&mut self, b: &ChainBatch) -> Result<(), CallError> {
-        guard(|| {
-            let callbacks = self.bindings.gamefeature_plugin_init_state_callbacks();
-            callbacks
-                .call_handle_change_init_states(
-                    fresh(&mut self.store, batch_ticks(self.deadline_ticks, b.actors.len())),
-                    &b.actors,
-                    &b.features,
-                    &b.currents,
-                    &b.desireds,
-                    &b.names,
-                )
-                .map_err(trapped)
-        })
+        call_export!(
+            self,
+            b.actors.len(),
+            gamefeature_plugin_init_state_callbacks.call_handle_change_init_states(
+                &b.actors,
+                &b.features,
+                &b.currents,
+                &b.desireds,
+                &b.names
+            )
+        )
     }
 
     fn check_default_initializations(&mut self, b: &FeatureBatch) -> Result<(), CallError> {
-        guard(|| {
-            let callbacks = self.bindings.gamefeature_plugin_init_state_callbacks();
-            callbacks
-                .call_check_default_initializations(
-                    fresh(&mut self.store, batch_ticks(self.deadline_ticks, b.actors.len())),
-                    &b.actors,
-                    &b.features,
-                    &b.names,
-                )
-                .map_err(trapped)
-        })
+        call_export!(
+            self,
+            b.actors.len(),
+            gamefeature_plugin_init_state_callbacks.call_check_default_initializations(
+                &b.actors,
+                &b.features,
+                &b.names
+            )
+        )
     }
 
     fn on_init_states_changed(&mut self, b: &StateChangeBatch) -> Result<(), CallError> {
-        guard(|| {
-            let callbacks = self.bindings.gamefeature_plugin_init_state_callbacks();
-            callbacks
-                .call_on_init_states_changed(
-                    fresh(&mut self.store, batch_ticks(self.deadline_ticks, b.actors.len())),
-                    &b.ids,
-                    &b.actors,
-                    &b.features,
-                    &b.states,
-                    &b.names,
-                )
-                .map_err(trapped)
-        })
+        call_export!(
+            self,
+            b.actors.len(),
+            gamefeature_plugin_init_state_callbacks.call_on_init_states_changed(
+                &b.ids,
+                &b.actors,
+                &b.features,
+                &b.states,
+                &b.names
+            )
+        )
     }
 }

@@ -8,12 +8,16 @@
 
 mod bindings;
 mod cache;
+mod drive;
 mod epoch;
 mod host;
 mod instance;
+mod limits;
 mod sandbox;
 mod state;
+mod stdio;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -23,8 +27,10 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 
 pub use cache::ComponentCache;
 pub use instance::{WasmInstance, WasmPlugin};
+pub use limits::Limits;
 pub use sandbox::{DEFAULT_CALL_DEADLINE, DEFAULT_MEMORY_LIMIT};
 
+use crate::config::{HostConfig, LimitOverrides};
 use crate::feature::{
     ComponentInterface, LoadError, LoadedPlugin, PluginLoader, PluginManifest, Provenance, API_VERSION,
 };
@@ -45,6 +51,35 @@ pub struct RuntimeConfig {
     pub memory_limit: usize,
     /// How long one call into a plugin may run before it is stopped (and the plugin quarantined).
     pub call_deadline: Duration,
+    /// A deterministic budget of fuel (roughly, instructions) per call; off when `None`. Metering costs some
+    /// speed, so it is off by default; the deadline stops endless loops either way.
+    pub fuel: Option<u64>,
+    /// Per-plugin overrides of the limits above.
+    pub plugin_limits: BTreeMap<String, LimitOverrides>,
+}
+
+impl RuntimeConfig {
+    /// Applies a host configuration's `[sandbox]` defaults and `[limits.<plugin>]` overrides.
+    pub fn with_host_config(mut self, config: &HostConfig) -> Self {
+        if let Some(deadline) = config.defaults.call_deadline() {
+            self.call_deadline = deadline;
+        }
+        if let Some(memory) = config.defaults.memory_bytes() {
+            self.memory_limit = memory;
+        }
+        self.fuel = config.defaults.fuel.or(self.fuel);
+        self.plugin_limits.extend(config.limits.clone());
+        self
+    }
+
+    /// The most memory any plugin may have: what each pooled instance slot reserves.
+    fn largest_memory_limit(&self) -> usize {
+        self.plugin_limits.values().filter_map(LimitOverrides::memory_bytes).fold(self.memory_limit, usize::max)
+    }
+
+    fn meters_fuel(&self) -> bool {
+        self.fuel.is_some() || self.plugin_limits.values().any(|limits| limits.fuel.is_some())
+    }
 }
 
 impl Default for RuntimeConfig {
@@ -55,6 +90,8 @@ impl Default for RuntimeConfig {
             max_instances: 1000,
             memory_limit: DEFAULT_MEMORY_LIMIT,
             call_deadline: DEFAULT_CALL_DEADLINE,
+            fuel: None,
+            plugin_limits: BTreeMap::new(),
         }
     }
 }
@@ -77,6 +114,7 @@ impl Runtime {
     pub fn new(config: RuntimeConfig) -> Result<Arc<Self>, RuntimeError> {
         let mut wasm = Config::new();
         wasm.epoch_interruption(true);
+        wasm.consume_fuel(config.meters_fuel());
         if config.pooling {
             let mut pool = PoolingAllocationConfig::default();
             let instances = config.max_instances;
@@ -85,12 +123,12 @@ impl Runtime {
                 .total_core_instances(instances * 4)
                 .total_memories(instances * 2)
                 .total_tables(instances * 8)
-                .max_memory_size(config.memory_limit);
+                .max_memory_size(config.largest_memory_limit());
             wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         }
         let engine = Engine::new(&wasm).map_err(|e| RuntimeError(format!("{e:#}")))?;
         let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| RuntimeError(format!("{e:#}")))?;
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(|e| RuntimeError(format!("{e:#}")))?;
         GameFeature::add_to_linker::<InstanceState, HasSelf<InstanceState>>(&mut linker, |state| state)
             .map_err(|e| RuntimeError(format!("{e:#}")))?;
         let cache = config.cache_dir.clone().map(ComponentCache::new);
@@ -141,13 +179,8 @@ impl Runtime {
             |e: wasmtime::Error| LoadError::Incompatible { path: shown.clone(), cause: format!("{e:#}") };
         let pre = self.linker.instantiate_pre(&component).map_err(incompatible)?;
         let pre = GameFeaturePre::new(pre).map_err(incompatible)?;
-        Ok(Arc::new(WasmPlugin {
-            pre,
-            provenance,
-            interface,
-            memory_limit: self.config.memory_limit,
-            deadline_ticks: epoch::ticks(self.config.call_deadline),
-        }))
+        let limits = Limits::of(&manifest.name, &self.config);
+        Ok(Arc::new(WasmPlugin { pre, provenance, interface, limits }))
     }
 }
 

@@ -1,11 +1,21 @@
 //! What a plugin instance may use: its WASI context and resource limits.
 //!
 //! A Rust `wasm32-wasip2` component imports `wasi:cli` and `wasi:io` even when it does no I/O (its standard
-//! library does), so every instance gets a WASI context — an empty one: no preopened directories, no
-//! environment, no arguments, no inherited stdio, no network.
+//! library does), so every instance gets a WASI context — an almost empty one: no environment, no arguments,
+//! no stdin, no network, no clocks beyond reading the time; its stdout and stderr become log lines of the
+//! plugin; and no filesystem, except for a plugin granted `fs.data`, which sees its own directory as `/data`
+//! and nothing else (wasmtime-wasi opens every path through cap-std beneath that directory, so `..`,
+//! absolute paths and symlinks leading out of it are refused).
 
 use wasmtime::{StoreLimits, StoreLimitsBuilder};
-use wasmtime_wasi::{WasiCtx, WasiCtxBuilder};
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
+
+use super::stdio::PluginOutput;
+use crate::feature::InstanceEnv;
+use crate::timeline::LogLevel;
+
+/// Where a plugin granted `fs.data` finds its data directory.
+pub const DATA_DIR: &str = "/data";
 
 /// Memory a plugin instance may grow to by default.
 pub const DEFAULT_MEMORY_LIMIT: usize = 64 << 20;
@@ -13,9 +23,17 @@ pub const DEFAULT_MEMORY_LIMIT: usize = 64 << 20;
 /// How long one call into a plugin may run by default. A frame is 16 ms; a plugin taking most of it is broken.
 pub const DEFAULT_CALL_DEADLINE: std::time::Duration = std::time::Duration::from_millis(10);
 
-/// The default WASI context: nothing granted.
-pub fn wasi_context() -> WasiCtx {
-    WasiCtxBuilder::new().build()
+/// The WASI context of one instance: output into the log, and the data directory if one was granted.
+pub fn wasi_context(env: &InstanceEnv) -> Result<WasiCtx, String> {
+    let mut wasi = WasiCtxBuilder::new();
+    wasi.stdout(PluginOutput::new(env.clone(), LogLevel::Info)).stderr(PluginOutput::new(env.clone(), LogLevel::Warn));
+    if let Some(dir) = &env.data_dir {
+        // File operations run on the calling thread: they are short, and the call's deadline bounds them.
+        wasi.allow_blocking_current_thread(true);
+        wasi.preopened_dir(dir, DATA_DIR, FsPerms::ReadWrite)
+            .map_err(|e| format!("cannot open its data directory {}: {e:#}", dir.display()))?;
+    }
+    Ok(wasi.build())
 }
 
 /// Limits applied to every plugin instance's store.

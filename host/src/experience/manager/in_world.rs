@@ -1,6 +1,7 @@
 //! One feature's life in a world: its instance is created and taken through Lyra's order, queued work is
 //! delivered to it, and at deactivation (end of play or mid-game) it leaves nothing behind.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -11,7 +12,7 @@ use crate::feature::{
     within_refusal_budget, ActionDef, CallError, Deactivation, FeatureError, InstanceEnv, PluginError, PluginInstance,
     Transition,
 };
-use crate::timeline::{track, EventKind};
+use crate::timeline::{track, EventKind, LogLevel};
 use crate::world;
 
 impl ExperienceManager {
@@ -33,6 +34,14 @@ impl ExperienceManager {
             }
             Arc::new(merged)
         };
+        let permissions = self.options.grants.effective(name, &manifest.permissions);
+        let data_dir = match self.data_dir(name, manifest.permissions.fs.data, permissions.fs.data) {
+            Ok(dir) => dir,
+            Err(cause) => {
+                self.fail_feature(name, Transition::Loading, cause);
+                return;
+            }
+        };
         let owner = world::lock(&self.world).register_owner(name);
         let env = InstanceEnv {
             plugin: Arc::from(name),
@@ -43,7 +52,8 @@ impl ExperienceManager {
             assets,
             timeline: self.timeline.clone(),
             log_level: self.options.plugin_log_level,
-            permissions: Arc::new(self.options.grants.effective(name, &manifest.permissions)),
+            permissions: Arc::new(permissions),
+            data_dir,
         };
         let started = Instant::now();
         let instance = match code.instantiate(env) {
@@ -69,6 +79,34 @@ impl ExperienceManager {
     }
 
     /// Calls one lifecycle hook of a live instance and records it; `None` when the instance is gone.
+    /// The data directory of a plugin granted `fs.data` (created if needed); a warning when it declared
+    /// the permission but will not get a directory.
+    fn data_dir(&self, name: &str, declared: bool, granted: bool) -> Result<Option<PathBuf>, String> {
+        let warn = |why: &str| {
+            let line = format!("declared fs.data but {why}: it has no filesystem");
+            tracing::warn!(plugin = name, "{line}");
+            self.timeline.record(track::instance(name, &self.world_name), EventKind::Log(LogLevel::Warn), line);
+        };
+        match (&self.options.data_dir, declared && granted) {
+            (_, false) => {
+                if declared {
+                    warn("was not granted it in the host configuration");
+                }
+                Ok(None)
+            }
+            (None, true) => {
+                warn("the host has no data directory configured ([sandbox] data-dir)");
+                Ok(None)
+            }
+            (Some(root), true) => {
+                let dir = root.join(name);
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| format!("cannot create its data directory {}: {e}", dir.display()))?;
+                Ok(Some(dir))
+            }
+        }
+    }
+
     fn call<R: std::fmt::Debug>(
         &mut self,
         owner: OwnerId,

@@ -13,7 +13,7 @@
 //! `Installed`.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -45,6 +45,9 @@ pub struct ManagerOptions {
     pub plugin_log_level: LogLevel,
     /// What plugins are granted beyond their sandbox; by default nothing.
     pub grants: GrantPolicy,
+    /// Parent of the data directories of plugins granted `fs.data` (each gets `<data_dir>/<plugin>`); without
+    /// it, such plugins get no filesystem.
+    pub data_dir: Option<PathBuf>,
 }
 
 impl Default for ManagerOptions {
@@ -55,6 +58,7 @@ impl Default for ManagerOptions {
             deactivation_poll: Duration::from_millis(2),
             plugin_log_level: LogLevel::Info,
             grants: GrantPolicy::default(),
+            data_dir: None,
         }
     }
 }

@@ -5,7 +5,7 @@ mod actors;
 mod assets;
 pub(crate) mod components;
 pub(crate) mod init_states;
-mod log;
+pub(crate) mod log;
 mod types;
 
 use crate::runtime::bindings::types::Error;

@@ -1,0 +1,150 @@
+//! Host configuration (`gfhost.toml`): what each plugin is granted and the limits it runs under.
+//!
+//! ```toml
+//! [sandbox]                      # defaults for every plugin
+//! call-deadline-ms = 10          # one call into a plugin may run this long
+//! memory-mib = 64                # linear memory one instance may grow to
+//! fuel = 50_000_000              # optional: a deterministic instruction budget per call
+//! data-dir = "plugin-data"       # parent of the directories granted with fs.data (relative to this file)
+//!
+//! [limits.big-simulation]        # per-plugin overrides of the limits above
+//! call-deadline-ms = 40
+//!
+//! [grants.my-plugin]             # what a plugin may do beyond its sandbox (see `Permissions`)
+//! spawn-actors = true
+//! fs.data = true
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::feature::{GrantPolicy, Permissions};
+
+/// Limits a plugin's instances run under; every field left out keeps the host's default.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct LimitOverrides {
+    pub call_deadline_ms: Option<u64>,
+    pub memory_mib: Option<u64>,
+    pub fuel: Option<u64>,
+}
+
+impl LimitOverrides {
+    pub fn call_deadline(&self) -> Option<Duration> {
+        self.call_deadline_ms.map(Duration::from_millis)
+    }
+
+    pub fn memory_bytes(&self) -> Option<usize> {
+        self.memory_mib.map(|mib| (mib as usize).saturating_mul(1 << 20))
+    }
+}
+
+/// A parsed host configuration file.
+#[derive(Debug, Clone, Default)]
+pub struct HostConfig {
+    pub grants: GrantPolicy,
+    /// Defaults for every plugin (`[sandbox]`).
+    pub defaults: LimitOverrides,
+    /// Per-plugin overrides (`[limits.<plugin>]`).
+    pub limits: BTreeMap<String, LimitOverrides>,
+    /// Where the directories of plugins granted `fs.data` live, resolved against the file's directory.
+    pub data_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    #[serde(default)]
+    sandbox: SandboxSection,
+    #[serde(default)]
+    limits: BTreeMap<String, LimitOverrides>,
+    #[serde(default)]
+    grants: BTreeMap<String, Permissions>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+struct SandboxSection {
+    call_deadline_ms: Option<u64>,
+    memory_mib: Option<u64>,
+    fuel: Option<u64>,
+    data_dir: Option<PathBuf>,
+}
+
+/// A host configuration file that could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {problem}", path.display())]
+pub struct ConfigError {
+    pub path: PathBuf,
+    pub problem: String,
+}
+
+impl HostConfig {
+    /// Reads a host configuration file. Plugins it does not list under `[grants]` are granted nothing.
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let error = |problem: String| ConfigError { path: path.to_path_buf(), problem };
+        let text = std::fs::read_to_string(path).map_err(|e| error(format!("cannot read it: {e}")))?;
+        Self::parse(&text, path.parent().unwrap_or(Path::new("."))).map_err(error)
+    }
+
+    /// Parses a configuration whose relative paths are relative to `base`.
+    pub fn parse(text: &str, base: &Path) -> Result<Self, String> {
+        let file: ConfigFile =
+            toml::from_str(text).map_err(|e| format!("malformed TOML: {}", e.to_string().trim_end()))?;
+        let sandbox = file.sandbox;
+        let defaults = LimitOverrides {
+            call_deadline_ms: sandbox.call_deadline_ms,
+            memory_mib: sandbox.memory_mib,
+            fuel: sandbox.fuel,
+        };
+        for (plugin, limits) in std::iter::once(("[sandbox]", &defaults))
+            .chain(file.limits.iter().map(|(name, limits)| (name.as_str(), limits)))
+        {
+            if limits.call_deadline_ms == Some(0) || limits.memory_mib == Some(0) || limits.fuel == Some(0) {
+                return Err(format!("limits of {plugin}: a limit of 0 would stop every call; leave it out instead"));
+            }
+        }
+        Ok(HostConfig {
+            grants: GrantPolicy::Explicit(file.grants),
+            defaults,
+            limits: file.limits,
+            data_dir: sandbox.data_dir.map(|dir| base.join(dir)),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_defaults_overrides_grants_and_a_data_dir_relative_to_the_file() {
+        let text = r#"
+            [sandbox]
+            call-deadline-ms = 12
+            data-dir = "data"
+            [limits.sim]
+            fuel = 1000
+            memory-mib = 8
+            [grants.sim]
+            fs.data = true
+        "#;
+        let config = HostConfig::parse(text, Path::new("/etc/game")).unwrap();
+        assert_eq!(config.defaults.call_deadline(), Some(Duration::from_millis(12)));
+        assert_eq!(config.limits["sim"].fuel, Some(1000));
+        assert_eq!(config.limits["sim"].memory_bytes(), Some(8 << 20));
+        assert_eq!(config.data_dir, Some(PathBuf::from("/etc/game/data")));
+        let declared = Permissions { fs: crate::feature::FsPermissions { data: true }, ..Permissions::default() };
+        assert!(config.grants.effective("sim", &declared).fs.data);
+        assert!(!config.grants.effective("other", &declared).fs.data);
+    }
+
+    #[test]
+    fn refuses_unknown_keys_and_zero_limits() {
+        assert!(HostConfig::parse("[sandbox]\ncall-deadline = 3\n", Path::new(".")).unwrap_err().contains("unknown"));
+        assert!(HostConfig::parse("[limits.x]\nfuel = 0\n", Path::new(".")).unwrap_err().contains("limits of x"));
+    }
+}

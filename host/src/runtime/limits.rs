@@ -1,0 +1,28 @@
+//! The limits one plugin's instances run under: the runtime's defaults with the plugin's overrides applied.
+
+use std::time::Duration;
+
+use super::RuntimeConfig;
+
+/// Resolved limits of one plugin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Linear memory one instance may grow to, in bytes.
+    pub memory: usize,
+    /// How long one call may run (batches get a little more per entry).
+    pub call_deadline: Duration,
+    /// Instructions' worth of fuel per call, when fuel metering is on.
+    pub fuel: Option<u64>,
+}
+
+impl Limits {
+    /// The limits of `plugin` under `config`. Memory is capped by what the instance pool reserves per slot.
+    pub fn of(plugin: &str, config: &RuntimeConfig) -> Limits {
+        let overrides = config.plugin_limits.get(plugin).cloned().unwrap_or_default();
+        Limits {
+            memory: overrides.memory_bytes().unwrap_or(config.memory_limit).min(config.largest_memory_limit()),
+            call_deadline: overrides.call_deadline().unwrap_or(config.call_deadline),
+            fuel: overrides.fuel.or(config.fuel),
+        }
+    }
+}
