@@ -5,6 +5,7 @@
 //! call-deadline-ms = 10          # one call into a plugin may run this long
 //! memory-mib = 64                # linear memory one instance may grow to
 //! fuel = 50_000_000              # optional: a deterministic instruction budget per call
+//! world-changes = 100_000        # events, requests, spawns, … one call may make before it counts as a flood
 //! data-dir = "plugin-data"       # parent of the directories granted with fs.data (relative to this file)
 //!
 //! [limits.big-simulation]        # per-plugin overrides of the limits above
@@ -30,6 +31,8 @@ pub struct LimitOverrides {
     pub call_deadline_ms: Option<u64>,
     pub memory_mib: Option<u64>,
     pub fuel: Option<u64>,
+    /// World changes (events, requests, spawns, init-state changes…) one call may make.
+    pub world_changes: Option<u32>,
 }
 
 impl LimitOverrides {
@@ -71,6 +74,7 @@ struct SandboxSection {
     call_deadline_ms: Option<u64>,
     memory_mib: Option<u64>,
     fuel: Option<u64>,
+    world_changes: Option<u32>,
     data_dir: Option<PathBuf>,
 }
 
@@ -99,11 +103,16 @@ impl HostConfig {
             call_deadline_ms: sandbox.call_deadline_ms,
             memory_mib: sandbox.memory_mib,
             fuel: sandbox.fuel,
+            world_changes: sandbox.world_changes,
         };
         for (plugin, limits) in std::iter::once(("[sandbox]", &defaults))
             .chain(file.limits.iter().map(|(name, limits)| (name.as_str(), limits)))
         {
-            if limits.call_deadline_ms == Some(0) || limits.memory_mib == Some(0) || limits.fuel == Some(0) {
+            let zero = limits.call_deadline_ms == Some(0)
+                || limits.memory_mib == Some(0)
+                || limits.fuel == Some(0)
+                || limits.world_changes == Some(0);
+            if zero {
                 return Err(format!("limits of {plugin}: a limit of 0 would stop every call; leave it out instead"));
             }
         }

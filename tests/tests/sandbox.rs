@@ -1,95 +1,399 @@
 //! Hostile plugins: each is stopped with a precise cause and quarantined (error state, nothing of it left in
-//! the world), while a well-behaved plugin beside it completes Lyra's character flow.
+//! the world), while a well-behaved plugin beside it completes Lyra's character flow. Also the sandbox's
+//! defaults: output routed to the log, the data directory, permissions.
 
+use std::path::Path;
+use std::time::Duration;
+
+use gamefeature_host::config::LimitOverrides;
+use gamefeature_host::experience::{ExperienceManager, ManagerOptions};
 use gamefeature_host::feature::PluginState;
 use gamefeature_host::game;
-use gamefeature_host::timeline::{track, EventKind};
+use gamefeature_host::runtime::RuntimeConfig;
+use gamefeature_host::timeline::{track, EventKind, LogLevel};
 use gamefeature_host::world::{self, NetMode};
+use gamefeature_host::{Session, SessionOptions};
 use gamefeature_tests::*;
 
-/// Adds a copy of the hostile plugin that behaves as `behaviour` says.
-fn hostile(plugins: &PluginDir, behaviour: &str) {
-    let manifest = "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\napi = \"0.1.0\"\ncomponent = \"hostile.wasm\"\n\
-                    [bundles.Equipped]\nbehaviour = \"behaviour.txt\"\n";
-    let folder = plugins.add_custom("hostile", manifest, Some(&HOSTILE));
-    std::fs::write(folder.join("behaviour.txt"), behaviour).unwrap();
+/// The hostile plugin's manifest under `name`: it declares every permission, so the tests see what the sandbox
+/// itself stops.
+fn hostile_manifest(name: &str) -> String {
+    format!(
+        "[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\napi = \"0.1.0\"\ncomponent = \"hostile.wasm\"\n\
+         [permissions]\nspawn-actors = true\nsend-events = true\ncomponent-requests = [\"*\"]\nfs.data = true\n\
+         [bundles.Equipped]\nbehaviour = \"behaviour.txt\"\n"
+    )
 }
 
-/// Loads `hostile` (behaving as told) beside `lyra-character`, plays one player through the character flow, and
-/// returns the hostile plugin's failure cause.
-async fn quarantine(behaviour: &str) -> String {
-    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
-    hostile(&plugins, behaviour);
-    let experiences = ExperienceDir::new();
-    let path = experiences.write("e.toml", &experience_with_features(&["hostile", "lyra-character"]));
-    let session = session(&plugins);
-    let mut manager = session.create_world("w", NetMode::Standalone);
-    manager.load(&path).await.unwrap();
+/// Adds a copy of the hostile plugin named `name` that behaves as `behaviour` says.
+fn hostile_named(plugins: &PluginDir, name: &str, behaviour: &str) -> std::path::PathBuf {
+    let folder = plugins.add_custom(name, &hostile_manifest(name), Some(&HOSTILE));
+    std::fs::write(folder.join("behaviour.txt"), behaviour).unwrap();
+    folder
+}
+
+fn hostile(plugins: &PluginDir, behaviour: &str) {
+    hostile_named(plugins, "hostile", behaviour);
+}
+
+/// A session like the tests' default, with changes to its runtime and manager settings.
+fn custom_session(
+    plugins: &PluginDir,
+    runtime: impl FnOnce(&mut RuntimeConfig),
+    manager: impl FnOnce(&mut ManagerOptions),
+) -> Session {
+    let mut options = SessionOptions {
+        plugin_dirs: vec![plugins.path().to_path_buf()],
+        runtime: runtime_config(None),
+        manager: trusted(),
+    };
+    runtime(&mut options.runtime);
+    manager(&mut options.manager);
+    Session::new(options).expect("the runtime starts")
+}
+
+/// Plays one player through Lyra's character flow and checks lyra-character brought it to GameplayReady.
+fn play_one_player(manager: &mut ExperienceManager, behaviour: &str) {
     let player = manager.with_world(|w| game::spawn_player(w, "Character")).unwrap();
     manager.with_world(|w| game::possess(w, &player)).unwrap();
     manager.with_world(|w| game::replicate_player_state(w, &player)).unwrap();
-
-    // The neighbour finished its flow.
-    {
-        let w = world::lock(manager.world());
-        for feature in ["PawnExtension", "Hero"] {
-            let state = w.feature_state(player.pawn, feature).unwrap();
-            assert_eq!(w.state_text(state), Some("InitState.GameplayReady"), "{behaviour}: {feature}");
-        }
+    let w = world::lock(manager.world());
+    for feature in ["PawnExtension", "Hero"] {
+        let state = w.feature_state(player.pawn, feature).unwrap();
+        assert_eq!(w.state_text(state), Some("InitState.GameplayReady"), "{behaviour}: {feature}");
     }
-    assert_eq!(manager.live_features(), ["lyra-character"], "{behaviour}: only the hostile plugin is gone");
-    let cause = match session.features().state("hostile") {
-        Some(PluginState::Error(error)) => error.cause,
-        other => panic!("{behaviour}: expected an error state, got {other:?}"),
-    };
+}
+
+/// When the hostile plugin is expected to be stopped.
+#[derive(Clone, Copy, PartialEq)]
+enum Stopped {
+    /// While loading or playing: it is gone before end of play.
+    DuringPlay,
+    /// At end of play (a misdeed in deactivation).
+    AtEndOfPlay,
+}
+
+/// Loads `hostile` (behaving as told) beside `lyra-character` in `session`, plays one player through the
+/// character flow, ends play, and returns the hostile plugin's failure cause.
+async fn quarantine_in(session: &Session, behaviour: &str, stopped: Stopped) -> String {
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["hostile", "lyra-character"]));
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    play_one_player(&mut manager, behaviour);
+    if stopped == Stopped::DuringPlay {
+        assert_eq!(manager.live_features(), ["lyra-character"], "{behaviour}: only the hostile plugin is gone");
+        assert!(
+            matches!(session.features().state("hostile"), Some(PluginState::Error(_))),
+            "{behaviour}: in an error state"
+        );
+    }
+    manager.end_play().await.unwrap();
+    let quarantines = session.timeline().texts(&track::instance("hostile", "w"), EventKind::Failure);
+    assert_eq!(quarantines.len(), 1, "{behaviour}: quarantined once: {quarantines:#?}");
     let failures = session.timeline().texts(&track::experience("w"), EventKind::Failure);
     assert!(
         failures.iter().any(|f| f.starts_with("hostile failed")),
         "{behaviour}: shown in the timeline: {failures:?}"
     );
-    manager.end_play().await.unwrap();
+    let cause = quarantines[0].clone();
     let w = world::lock(manager.world());
     assert_eq!(
         (w.live_handlers(), w.live_subscriptions(), w.live_features(), w.requested_component_count()),
-        (0, 0, 0, 0)
+        (0, 0, 0, 0),
+        "{behaviour}: nothing left behind"
     );
     cause
 }
 
-#[tokio::test]
-async fn an_endless_loop_in_a_lifecycle_call_hits_the_deadline() {
-    let cause = quarantine("loop-activating").await;
-    assert!(cause.contains("on-activating") && cause.contains("exceeded its call deadline"), "{cause}");
+/// One test per hostile behaviour: the cause must name the export and contain each expected phrase.
+macro_rules! hostile_test {
+    ($name:ident, $behaviour:literal, $stopped:expr, [$($expected:literal),+]) => {
+        #[tokio::test]
+        async fn $name() {
+            let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+            hostile(&plugins, $behaviour);
+            let cause = quarantine_in(&session(&plugins), $behaviour, $stopped).await;
+            $(assert!(cause.contains($expected), "{}: {cause}", $behaviour);)+
+        }
+    };
+}
+
+// An endless loop in each kind of callback hits the call deadline.
+hostile_test!(
+    loop_in_registering,
+    "loop-registering",
+    Stopped::DuringPlay,
+    ["on-registering", "exceeded its call deadline"]
+);
+hostile_test!(
+    loop_in_activating,
+    "loop-activating",
+    Stopped::DuringPlay,
+    ["on-activating", "exceeded its call deadline"]
+);
+hostile_test!(
+    loop_in_deactivating,
+    "loop-deactivating",
+    Stopped::AtEndOfPlay,
+    ["on-deactivating", "exceeded its call deadline"]
+);
+hostile_test!(
+    loop_in_event_handler,
+    "loop-event",
+    Stopped::DuringPlay,
+    ["handle-extension-events", "exceeded its call deadline"]
+);
+hostile_test!(
+    loop_in_can_change,
+    "loop-can-change",
+    Stopped::DuringPlay,
+    ["can-change-init-states", "exceeded its call deadline"]
+);
+hostile_test!(
+    loop_in_handle_change,
+    "loop-handle-change",
+    Stopped::DuringPlay,
+    ["handle-change-init-states", "exceeded its call deadline"]
+);
+hostile_test!(
+    loop_in_default_init,
+    "loop-default-init",
+    Stopped::DuringPlay,
+    ["check-default-initializations", "exceeded its call deadline"]
+);
+hostile_test!(
+    loop_in_state_changed,
+    "loop-state-changed",
+    Stopped::DuringPlay,
+    ["on-init-states-changed", "exceeded its call deadline"]
+);
+
+// Traps of every kind.
+hostile_test!(panic_in_activating, "panic-activating", Stopped::DuringPlay, ["on-activating", "panicked"]);
+hostile_test!(
+    a_memory_bomb_hits_the_memory_limit,
+    "memory-activating",
+    Stopped::DuringPlay,
+    ["on-activating", "exceeded its memory limit of 64 MiB"]
+);
+hostile_test!(
+    a_stack_overflow_is_a_trap,
+    "stack-overflow-activating",
+    Stopped::DuringPlay,
+    ["on-activating", "stack overflow"]
+);
+hostile_test!(
+    refused_calls_past_the_budget_quarantine,
+    "refusals-activating",
+    Stopped::DuringPlay,
+    ["on-activating", "made 5000 refused host calls in one call"]
+);
+hostile_test!(
+    a_sleep_is_cut_off_at_the_deadline,
+    "sleep-activating",
+    Stopped::DuringPlay,
+    ["on-activating", "waited inside a WASI call past its call deadline"]
+);
+
+// Flooding the host with work: past the cap, changes are refused and the plugin is quarantined when the
+// call returns. (A cap of 10,000 rather than the default 100,000 keeps the unoptimised test build quick.)
+async fn flood(behaviour: &str) -> String {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile(&plugins, behaviour);
+    let session = custom_session(&plugins, |runtime| runtime.world_changes = 10_000, |_| {});
+    quarantine_in(&session, behaviour, Stopped::DuringPlay).await
 }
 
 #[tokio::test]
-async fn an_endless_loop_in_an_event_handler_hits_the_deadline() {
-    let cause = quarantine("loop-event").await;
-    assert!(cause.contains("handle-extension-events") && cause.contains("exceeded its call deadline"), "{cause}");
+async fn flooding_with_events() {
+    let cause = flood("flood-events").await;
+    assert!(cause.contains("on-activating flooded the host: tried 11001 world changes in one call"), "{cause}");
 }
 
 #[tokio::test]
-async fn a_memory_bomb_hits_the_memory_limit() {
-    let cause = quarantine("memory-activating").await;
-    assert!(cause.contains("on-activating") && cause.contains("exceeded its memory limit"), "{cause}");
+async fn flooding_with_actors() {
+    let cause = flood("flood-spawns").await;
+    assert!(cause.contains("on-activating flooded the host") && cause.contains("over its cap of 10000"), "{cause}");
 }
 
 #[tokio::test]
-async fn a_panic_in_an_event_handler_is_a_trap() {
-    let cause = quarantine("panic-event").await;
-    assert!(cause.contains("handle-extension-events") && cause.contains("panic"), "{cause}");
+async fn flooding_with_requests() {
+    let cause = flood("flood-requests").await;
+    assert!(cause.contains("on-activating flooded the host") && cause.contains("over its cap of 10000"), "{cause}");
+}
+
+// Handles it does not hold.
+hostile_test!(
+    a_forged_handle_is_a_trap,
+    "forge-handle",
+    Stopped::DuringPlay,
+    ["on-activating", "unknown handle index 4242"]
+);
+hostile_test!(
+    a_handle_used_after_drop_is_a_trap,
+    "use-after-drop",
+    Stopped::DuringPlay,
+    ["on-activating", "unknown handle index"]
+);
+
+#[tokio::test]
+async fn a_panic_in_an_event_handler_is_a_trap_and_its_message_is_logged() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile(&plugins, "panic-event");
+    let session = session(&plugins);
+    let cause = quarantine_in(&session, "panic-event", Stopped::DuringPlay).await;
+    assert!(cause.contains("handle-extension-events") && cause.contains("panicked"), "{cause}");
+    let warnings = session.timeline().texts(&track::instance("hostile", "w"), EventKind::Log(LogLevel::Warn));
+    assert!(warnings.iter().any(|l| l.contains("hostile plugin panics on purpose in event")), "{warnings:#?}");
 }
 
 #[tokio::test]
-async fn a_stack_overflow_is_a_trap() {
-    let cause = quarantine("stack-overflow-activating").await;
-    assert!(cause.contains("on-activating") && cause.contains("stack overflow"), "{cause}");
+async fn fuel_gives_a_deterministic_budget() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile(&plugins, "loop-activating");
+    let session = custom_session(
+        &plugins,
+        |runtime| {
+            runtime.fuel = Some(20_000_000);
+            runtime.call_deadline = Duration::from_secs(30);
+        },
+        |_| {},
+    );
+    let cause = quarantine_in(&session, "loop-activating", Stopped::DuringPlay).await;
+    assert!(cause.contains("on-activating") && cause.contains("exhausted its fuel budget (20000000"), "{cause}");
 }
 
 #[tokio::test]
-async fn refused_calls_past_the_budget_quarantine() {
-    let cause = quarantine("refusals-activating").await;
-    assert!(cause.contains("on-activating") && cause.contains("made 5000 refused host calls in one call"), "{cause}");
+async fn a_plugin_can_be_given_its_own_deadline() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile(&plugins, "loop-activating");
+    let session = custom_session(
+        &plugins,
+        |runtime| {
+            runtime
+                .plugin_limits
+                .insert("hostile".into(), LimitOverrides { call_deadline_ms: Some(30), ..LimitOverrides::default() });
+        },
+        |_| {},
+    );
+    let cause = quarantine_in(&session, "loop-activating", Stopped::DuringPlay).await;
+    assert!(cause.contains("exceeded its call deadline (30ms)"), "{cause}");
+}
+
+#[tokio::test]
+async fn huge_strings_are_refused_or_cut_and_the_plugin_goes_on() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile(&plugins, "huge-strings");
+    let session = session(&plugins);
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["hostile", "lyra-character"]));
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    play_one_player(&mut manager, "huge-strings");
+    assert_eq!(manager.live_features(), ["hostile", "lyra-character"]);
+    let instance = track::instance("hostile", "w");
+    let infos = session.timeline().texts(&instance, EventKind::Log(LogLevel::Info));
+    let long = infos.iter().find(|l| l.starts_with("hhhh")).expect("the long line is logged");
+    assert!(long.len() < 5000 && long.ends_with("[cut]"), "cut to the log's limit: {} bytes", long.len());
+    let warnings = session.timeline().texts(&instance, EventKind::Log(LogLevel::Warn));
+    for refusal in [
+        "huge event name: Some(Err(Error::Invalid(\"event name is 4194304 bytes",
+        "huge component class: Some(Err(Error::Invalid(\"component class is 4194304 bytes",
+        "huge property: Some(Err(Error::Invalid(\"text value is 4194304 bytes",
+    ] {
+        assert!(warnings.iter().any(|w| w.starts_with(refusal)), "{refusal}: {warnings:#?}");
+    }
+    manager.end_play().await.unwrap();
+}
+
+#[tokio::test]
+async fn standard_output_and_error_become_log_lines_of_the_plugin() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile(&plugins, "print");
+    let session = session(&plugins);
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["hostile", "lyra-character"]));
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    play_one_player(&mut manager, "print");
+    assert_eq!(manager.live_features(), ["hostile", "lyra-character"], "printing is allowed");
+    manager.end_play().await.unwrap();
+    let instance = track::instance("hostile", "w");
+    let infos = session.timeline().texts(&instance, EventKind::Log(LogLevel::Info));
+    let warnings = session.timeline().texts(&instance, EventKind::Log(LogLevel::Warn));
+    assert!(infos.contains(&"hello from stdout".to_string()), "{infos:#?}");
+    assert!(warnings.contains(&"complaint on stderr".to_string()), "{warnings:#?}");
+    assert!(infos.contains(&"a last line without a newline".to_string()), "flushed when the instance goes: {infos:#?}");
+}
+
+/// Runs the hostile plugin's filesystem probe with `data_dir` as the host's data directory (if any) and
+/// returns its `fs …` log lines.
+async fn fs_probe(data_dir: Option<&Path>) -> (Vec<String>, Vec<String>) {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile(&plugins, "fs-probe");
+    let session = custom_session(&plugins, |_| {}, |manager| manager.data_dir = data_dir.map(Path::to_path_buf));
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["hostile", "lyra-character"]));
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    play_one_player(&mut manager, "fs-probe");
+    assert_eq!(manager.live_features(), ["hostile", "lyra-character"], "refused file access is recoverable");
+    manager.end_play().await.unwrap();
+    let instance = track::instance("hostile", "w");
+    let infos = session.timeline().texts(&instance, EventKind::Log(LogLevel::Info));
+    let warnings = session.timeline().texts(&instance, EventKind::Log(LogLevel::Warn));
+    (infos.into_iter().filter(|l| l.starts_with("fs ")).collect(), warnings)
+}
+
+#[tokio::test]
+async fn a_granted_data_directory_is_the_only_file_access_and_escapes_are_refused() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("outside.txt"), "secret").unwrap();
+    // A symlink planted inside the plugin's directory, pointing out of it.
+    std::fs::create_dir_all(root.path().join("hostile")).unwrap();
+    std::os::unix::fs::symlink(root.path(), root.path().join("hostile/link")).unwrap();
+    let (lines, _) = fs_probe(Some(root.path())).await;
+    assert_eq!(lines.len(), 7, "{lines:#?}");
+    assert_eq!(lines[0], "fs own /data/own.txt: READ 4 bytes");
+    for line in &lines[1..] {
+        assert!(line.contains(": refused ("), "{line}");
+    }
+    assert_eq!(std::fs::read_to_string(root.path().join("hostile/own.txt")).unwrap(), "mine");
+    assert!(!root.path().join("written-outside.txt").exists());
+}
+
+#[tokio::test]
+async fn without_a_data_directory_a_plugin_has_no_filesystem() {
+    let (lines, warnings) = fs_probe(None).await;
+    assert!(lines.iter().all(|l| l.contains(": refused (")), "{lines:#?}");
+    assert!(
+        warnings.iter().any(|w| w.contains("declared fs.data but the host has no data directory configured")),
+        "{warnings:#?}"
+    );
+}
+
+#[tokio::test]
+async fn a_handle_dropped_after_deactivation_releases_nothing_of_anybody_else() {
+    let plugins = PluginDir::with(&[]);
+    hostile_named(&plugins, "hostile", "hold-request");
+    hostile_named(&plugins, "hostile-too", "hold-request");
+    let session = session(&plugins);
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["hostile", "hostile-too"]));
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    let pawn = manager.with_world(|w| w.spawn("Pawn").unwrap());
+    manager.load(&path).await.unwrap();
+    let has_shared =
+        |manager: &mut ExperienceManager| manager.with_world(|w| w.actor(pawn).unwrap().component("Shared").is_some());
+    assert!(has_shared(&mut manager));
+    assert!(manager.deactivate_feature("hostile").await);
+    let infos = session.timeline().texts(&track::instance("hostile", "w"), EventKind::Log(LogLevel::Info));
+    assert!(infos.contains(&"dropped the held request after deactivation".to_string()), "{infos:#?}");
+    assert!(has_shared(&mut manager), "the other plugin's request still holds the component");
+    assert_eq!(manager.live_features(), ["hostile-too"]);
+    manager.end_play().await.unwrap();
+    assert!(!has_shared(&mut manager));
 }
 
 #[tokio::test]

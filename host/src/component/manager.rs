@@ -132,7 +132,7 @@ impl World {
             for key in keys {
                 self.add_requested_component(actor, &key);
             }
-            self.queue_for_class(level, actor, event, false);
+            self.queue_for_class(level, actor, event, false, None);
         }
         Ok(())
     }
@@ -146,13 +146,13 @@ impl World {
         self.remove_requested_components(actor, |_| true);
         self.actor_mut(actor)?.receiver = false;
         let event = self.manager.event(1);
-        self.queue_for_chain(actor, event, false)
+        self.queue_for_chain(actor, event, false, None)
     }
 
     /// The actor begins play: modular actors send `GameActorReady`.
     pub fn begin_play(&mut self, actor: ActorId) -> Result<(), WorldError> {
         let event = self.manager.event(4);
-        self.queue_for_chain(actor, event, false)
+        self.queue_for_chain(actor, event, false, None)
     }
 
     /// Registers a handler for receivers of `receiver_class` (or a subclass). Existing receivers are delivered
@@ -169,7 +169,15 @@ impl World {
         let id = self.manager.handlers.add(owner, receiver_class, number);
         let event = self.manager.event(2);
         for actor in self.receivers_of(receiver_class) {
-            self.manager.queue.push(Work::Extension { owner, handler: id, number, actor, event, final_event: false });
+            self.manager.queue.push(Work::Extension {
+                owner,
+                handler: id,
+                number,
+                actor,
+                event,
+                final_event: false,
+                sender: None,
+            });
         }
         Ok(id)
     }
@@ -189,12 +197,23 @@ impl World {
                 actor,
                 event,
                 final_event: true,
+                sender: None,
             });
         }
     }
 
     /// Sends an event to every handler registered now for the actor's class chain, most derived class first.
     pub fn send_extension_event(&mut self, actor: ActorId, event: &str) -> Result<(), WorldError> {
+        self.send_extension_event_from(None, actor, event)
+    }
+
+    /// Sends an event on behalf of a plugin: if the plugin goes before the event is delivered, so does the event.
+    pub fn send_extension_event_from(
+        &mut self,
+        sender: Option<OwnerId>,
+        actor: ActorId,
+        event: &str,
+    ) -> Result<(), WorldError> {
         if event.is_empty() {
             return Err(WorldError::Invalid("an event name may not be empty".into()));
         }
@@ -203,19 +222,32 @@ impl World {
             self.record(|| WorldEvent::EventSent { actor, event: event.to_string() });
         }
         let name = self.manager.names.intern(event);
-        self.queue_for_chain(actor, name, false)
+        self.queue_for_chain(actor, name, false, sender)
     }
 
-    fn queue_for_chain(&mut self, actor: ActorId, event: Name, final_event: bool) -> Result<(), WorldError> {
+    fn queue_for_chain(
+        &mut self,
+        actor: ActorId,
+        event: Name,
+        final_event: bool,
+        sender: Option<OwnerId>,
+    ) -> Result<(), WorldError> {
         let class = self.actor(actor)?.class.clone();
         let chain: Vec<String> = self.classes.chain(&class).map(str::to_string).collect();
         for level in &chain {
-            self.queue_for_class(level, actor, event, final_event);
+            self.queue_for_class(level, actor, event, final_event, sender);
         }
         Ok(())
     }
 
-    fn queue_for_class(&mut self, class: &str, actor: ActorId, event: Name, final_event: bool) {
+    fn queue_for_class(
+        &mut self,
+        class: &str,
+        actor: ActorId,
+        event: Name,
+        final_event: bool,
+        sender: Option<OwnerId>,
+    ) {
         let manager = &mut self.manager;
         for handler in manager.handlers.on_class(class) {
             manager.queue.push(Work::Extension {
@@ -225,6 +257,7 @@ impl World {
                 actor,
                 event,
                 final_event,
+                sender,
             });
         }
     }

@@ -16,7 +16,16 @@ use crate::world::ActorId;
 pub enum Work {
     /// An extension event for a handler. `final_event` marks the `ExtensionRemoved` sent when the handler goes:
     /// it is delivered even though the handler is gone by then; other events for a removed handler are dropped.
-    Extension { owner: OwnerId, handler: HandlerId, number: u32, actor: ActorId, event: Name, final_event: bool },
+    /// `sender` is the plugin that sent a custom event: its events die with it.
+    Extension {
+        owner: OwnerId,
+        handler: HandlerId,
+        number: u32,
+        actor: ActorId,
+        event: Name,
+        final_event: bool,
+        sender: Option<OwnerId>,
+    },
     /// A subscription saw a feature reach a state (the state at the time of the change).
     InitStateChanged {
         owner: OwnerId,
@@ -33,6 +42,14 @@ pub enum Work {
 }
 
 impl Work {
+    /// The plugin whose call caused this work, when it is a custom event a plugin sent.
+    pub fn sender(&self) -> Option<OwnerId> {
+        match self {
+            Work::Extension { sender, .. } => *sender,
+            _ => None,
+        }
+    }
+
     /// The plugin instance this work is for.
     pub fn owner(&self) -> OwnerId {
         match self {
@@ -60,9 +77,9 @@ impl WorkQueue {
         self.items.drain(..).collect()
     }
 
-    /// Forgets every item for `owner` (a plugin being deactivated or quarantined).
+    /// Forgets every item for `owner` (a plugin being deactivated or quarantined), and the events it sent.
     pub fn discard_owner(&mut self, owner: OwnerId) {
-        self.items.retain(|w| w.owner() != owner);
+        self.items.retain(|w| w.owner() != owner && w.sender() != Some(owner));
     }
 
     pub fn len(&self) -> usize {
@@ -71,5 +88,33 @@ impl WorkQueue {
 
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::component::names::Names;
+
+    #[test]
+    fn discarding_an_owner_drops_its_work_and_the_events_it_sent() {
+        let mut names = Names::default();
+        let event = names.intern("Flood");
+        let (sender, receiver) = (OwnerId(1), OwnerId(2));
+        let extension = |sender| Work::Extension {
+            owner: receiver,
+            handler: HandlerId(7),
+            number: 1,
+            actor: ActorId::from_raw(1),
+            event,
+            final_event: false,
+            sender,
+        };
+        let mut queue = WorkQueue::default();
+        queue.push(extension(Some(sender)));
+        queue.push(extension(None));
+        queue.push(Work::ContinueChain { owner: sender, actor: ActorId::from_raw(1), feature: event });
+        queue.discard_owner(sender);
+        assert_eq!(queue.take(), vec![extension(None)]);
     }
 }

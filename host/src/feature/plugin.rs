@@ -133,6 +133,15 @@ pub trait PluginInstance: Send {
     }
 }
 
+/// World changes (events sent, requests and handlers added, actors spawned, init-state changes, …) one call
+/// into a plugin may make by default, beyond [`WORLD_CHANGES_PER_ENTRY`] per batch entry. Each change can queue work for
+/// every plugin in the world; a plugin making more than this in one call is flooding the host, and is
+/// quarantined when the call returns (its changes past the cap are refused).
+pub const WORLD_CHANGES_PER_CALL: u32 = 100_000;
+
+/// Extra world changes a batch allows per entry.
+pub const WORLD_CHANGES_PER_ENTRY: u32 = 8;
+
 /// Refused host calls one call into a plugin may make, beyond one per batch entry, before the plugin is
 /// quarantined: a plugin hammering the host with bad calls is broken or probing it.
 pub const REFUSED_CALLS_BUDGET: u32 = 1000;

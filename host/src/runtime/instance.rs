@@ -12,7 +12,7 @@ use super::state::InstanceState;
 use super::{drive, epoch, sandbox};
 use crate::feature::{
     ActivationContext, CallError, ChainBatch, ComponentInterface, Deactivation, ExtensionBatch, FeatureBatch,
-    InstanceEnv, LoadedPlugin, PluginInstance, Provenance, StateChangeBatch,
+    InstanceEnv, LoadedPlugin, PluginInstance, Provenance, StateChangeBatch, WORLD_CHANGES_PER_ENTRY,
 };
 
 /// A plugin's component, compiled and pre-instantiated against the host's linker.
@@ -39,6 +39,8 @@ impl LoadedPlugin for WasmPlugin {
             limits: sandbox::store_limits(self.limits.memory),
             env,
             refused: 0,
+            changes: 0,
+            change_cap: self.limits.world_changes,
         };
         let mut store = Store::new(self.pre.engine(), state);
         store.limiter(|state| &mut state.limits);
@@ -90,18 +92,38 @@ impl WasmInstance {
             // Fuel is only unavailable when the engine was built without it, which `Limits` rules out.
             let _ = self.store.set_fuel(budget);
         }
+        let state = self.store.data_mut();
+        state.changes = 0;
+        state.change_cap =
+            self.limits.world_changes.saturating_add(WORLD_CHANGES_PER_ENTRY.saturating_mul(entries as u32));
         Instant::now() + deadline + WAIT_GRACE
+    }
+
+    /// A finished call's result, unless the plugin flooded the host during it.
+    fn unless_flooded<R>(&self, result: Result<R, CallError>) -> Result<R, CallError> {
+        let state = self.store.data();
+        if result.is_ok() && state.flooded() {
+            return Err(CallError::Trapped(format!(
+                "flooded the host: tried {} world changes in one call, over its cap of {}",
+                state.changes, state.change_cap
+            )));
+        }
+        result
     }
 }
 
 /// Runs a call's future to completion and turns its failure into a [`CallError`] naming the cause.
+///
+/// WASI's timers need a tokio runtime: when the host is not inside one, wasmtime-wasi's own serves them.
 fn finish<R>(call: impl Future<Output = wasmtime::Result<R>>, wall: Instant, limits: &Limits) -> Result<R, CallError> {
-    guard(|| match drive::until_deadline(call, wall) {
-        Some(result) => result.map_err(|e| trapped(e, limits)),
-        None => Err(CallError::Trapped(format!(
-            "waited inside a WASI call past its call deadline ({:?}); plugins must not sleep or block",
-            limits.call_deadline
-        ))),
+    wasmtime_wasi::runtime::with_ambient_tokio_runtime(|| {
+        guard(|| match drive::until_deadline(call, wall) {
+            Some(result) => result.map_err(|e| trapped(e, limits)),
+            None => Err(CallError::Trapped(format!(
+                "waited inside a WASI call past its call deadline ({:?}); plugins must not sleep or block",
+                limits.call_deadline
+            ))),
+        })
     })
 }
 
@@ -162,7 +184,8 @@ macro_rules! call_export {
     ($self:ident, $entries:expr, $interface:ident . $export:ident ( $($arg:expr),* )) => {{
         let wall = $self.arm($entries);
         let bindings = $self.bindings.as_ref().expect("a WasmInstance is only handed out once instantiated");
-        finish(bindings.$interface().$export(&mut $self.store $(, $arg)*), wall, &$self.limits)
+        let result = finish(bindings.$interface().$export(&mut $self.store $(, $arg)*), wall, &$self.limits);
+        $self.unless_flooded(result)
     }};
 }
 

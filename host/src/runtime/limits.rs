@@ -13,6 +13,8 @@ pub struct Limits {
     pub call_deadline: Duration,
     /// Instructions' worth of fuel per call, when fuel metering is on.
     pub fuel: Option<u64>,
+    /// World changes one call may make (batches get more per entry) before it counts as flooding the host.
+    pub world_changes: u32,
 }
 
 impl Limits {
@@ -23,6 +25,7 @@ impl Limits {
             memory: overrides.memory_bytes().unwrap_or(config.memory_limit).min(config.largest_memory_limit()),
             call_deadline: overrides.call_deadline().unwrap_or(config.call_deadline),
             fuel: overrides.fuel.or(config.fuel),
+            world_changes: overrides.world_changes.unwrap_or(config.world_changes),
         }
     }
 }

@@ -33,6 +33,7 @@ pub use sandbox::{DEFAULT_CALL_DEADLINE, DEFAULT_MEMORY_LIMIT};
 use crate::config::{HostConfig, LimitOverrides};
 use crate::feature::{
     ComponentInterface, LoadError, LoadedPlugin, PluginLoader, PluginManifest, Provenance, API_VERSION,
+    WORLD_CHANGES_PER_CALL,
 };
 use bindings::{GameFeature, GameFeaturePre};
 use epoch::EpochTicker;
@@ -54,6 +55,8 @@ pub struct RuntimeConfig {
     /// A deterministic budget of fuel (roughly, instructions) per call; off when `None`. Metering costs some
     /// speed, so it is off by default; the deadline stops endless loops either way.
     pub fuel: Option<u64>,
+    /// World changes one call may make before the plugin counts as flooding the host.
+    pub world_changes: u32,
     /// Per-plugin overrides of the limits above.
     pub plugin_limits: BTreeMap<String, LimitOverrides>,
 }
@@ -68,6 +71,7 @@ impl RuntimeConfig {
             self.memory_limit = memory;
         }
         self.fuel = config.defaults.fuel.or(self.fuel);
+        self.world_changes = config.defaults.world_changes.unwrap_or(self.world_changes);
         self.plugin_limits.extend(config.limits.clone());
         self
     }
@@ -91,6 +95,7 @@ impl Default for RuntimeConfig {
             memory_limit: DEFAULT_MEMORY_LIMIT,
             call_deadline: DEFAULT_CALL_DEADLINE,
             fuel: None,
+            world_changes: WORLD_CHANGES_PER_CALL,
             plugin_limits: BTreeMap::new(),
         }
     }

@@ -14,6 +14,9 @@ pub struct InstanceState {
     pub(crate) env: InstanceEnv,
     /// Host calls refused since the instance was last asked (see `PluginInstance::take_refused_calls`).
     pub(crate) refused: u32,
+    /// World changes made in the current call, and how many it may make.
+    pub(crate) changes: u32,
+    pub(crate) change_cap: u32,
 }
 
 impl WasiView for InstanceState {

@@ -1,21 +1,39 @@
-//! A plugin written to break its sandbox. Its `behaviour` asset names what it does:
+//! A plugin written to break its sandbox. Its `behaviour` asset names what it does.
 //!
-//! - `loop-activating` / `loop-event`: never returns from `on-activating` / from an extension event;
+//! Misbehaving in a callback, `<misdeed>-<callback>`:
+//! - misdeeds: `loop` (never returns), `panic`;
+//! - callbacks: `registering`, `activating`, `deactivating`, `event` (an extension event), `can-change`,
+//!   `handle-change`, `default-init`, `state-changed` (the init-state callbacks, for a feature `Hostile` it
+//!   registers on every pawn).
+//!
+//! In `on-activating`:
 //! - `memory-activating`: allocates until something stops it;
-//! - `panic-event`: panics handling an extension event;
 //! - `stack-overflow-activating`: recurses without end;
-//! - `refusals-activating`: makes thousands of host calls the host must refuse.
+//! - `refusals-activating`: makes thousands of host calls the host must refuse;
+//! - `sleep-activating`: sleeps for a minute;
+//! - `flood-events` / `flood-spawns` / `flood-requests`: a million events, actors or component requests;
+//! - `huge-strings`: megabyte-long names, log lines and property values;
+//! - `forge-handle`: drops a resource handle it was never given;
+//! - `use-after-drop`: drops a component request, then drops it again through its old handle;
+//! - `print`: writes to its standard output and error (allowed: the lines go to the host log);
+//! - `fs-probe`: writes a file of its own under `/data`, then tries paths that escape it, logging each outcome.
 //!
-//! Event behaviours listen to every `Pawn`; they misbehave on the first event.
+//! `hold-request` asks for `(Pawn, Shared)` and lets go of it only in `on-unregistering`, after the host has
+//! deactivated it.
 
-use gamefeature_sdk::components::{self, ExtensionHandler};
+use gamefeature_sdk::components::{self, ComponentRequest, ExtensionHandler};
+use gamefeature_sdk::init_state::{self, Subscription};
 use gamefeature_sdk::world::{self, ActorId};
-use gamefeature_sdk::{export_plugin, ActivationContext, Plugin};
+use gamefeature_sdk::{export_plugin, log, ActivationContext, Deactivation, Plugin, Value};
+
+const FEATURE: &str = "Hostile";
 
 #[derive(Default)]
 struct Hostile {
     behaviour: String,
     handler: Option<ExtensionHandler>,
+    held: Option<ComponentRequest>,
+    subscriptions: Vec<Subscription>,
     hoard: Vec<Vec<u8>>,
 }
 
@@ -37,17 +55,100 @@ fn recurse(depth: u64) -> u64 {
     recurse(depth + 1).wrapping_add(frame[7])
 }
 
+impl Hostile {
+    /// Misbehaves if the behaviour is a misdeed in `callback`.
+    fn misbehave_in(&self, callback: &str) {
+        match self.behaviour.strip_suffix(callback).and_then(|b| b.strip_suffix('-')) {
+            Some("loop") => {
+                spin();
+            }
+            Some("panic") => panic!("hostile plugin panics on purpose in {callback}"),
+            _ => {}
+        }
+    }
+
+    fn targets_init_states(&self) -> bool {
+        ["can-change", "handle-change", "default-init", "state-changed"].iter().any(|c| self.behaviour.ends_with(c))
+    }
+
+    /// Takes part in a pawn's initialisation, so the init-state callbacks come to this plugin.
+    fn join_init(&mut self, pawn: ActorId) {
+        if init_state::register_feature(pawn, FEATURE, "HostileComponent").is_err() {
+            return;
+        }
+        if let Ok(subscription) = init_state::subscribe_actor(pawn, None, None, false, 1) {
+            self.subscriptions.push(subscription);
+        }
+        let _ = init_state::continue_chain(pawn, FEATURE);
+    }
+
+    /// Floods the host with `what` until a million are sent or a thousand in a row are refused.
+    fn flood(&mut self, what: &str) {
+        let pawn = world::spawn_actor("Pawn", false).ok();
+        let mut requests = Vec::new();
+        let mut refused_in_a_row = 0;
+        for i in 0..1_000_000u32 {
+            let refused = match what {
+                "events" => pawn.map(|p| components::send_event(p, "Flood")).unwrap_or(Ok(())).is_err(),
+                "spawns" => world::spawn_actor("Pawn", false).is_err(),
+                _ => match components::request_component("Pawn", &format!("Flood{}", i % 64)) {
+                    Ok(request) => {
+                        requests.push(request);
+                        false
+                    }
+                    Err(_) => true,
+                },
+            };
+            refused_in_a_row = if refused { refused_in_a_row + 1 } else { 0 };
+            if refused_in_a_row == 1000 {
+                log::warn(&format!("flood {what}: a thousand refusals in a row after {i} calls"));
+                return;
+            }
+        }
+    }
+
+    fn huge_strings(&mut self) {
+        let huge = "h".repeat(4 << 20);
+        let pawn = world::spawn_actor("Pawn", false).ok();
+        log::info(&huge);
+        let outcomes = [
+            ("event name", pawn.map(|p| components::send_event(p, &huge))),
+            ("component class", Some(components::request_component("Pawn", &huge).map(drop))),
+            ("property", pawn.map(|p| world::set_property(p, "Pawn", "Note", &Value::Text(huge.clone())))),
+        ];
+        for (what, outcome) in outcomes {
+            log::warn(&format!("huge {what}: {outcome:?}"));
+        }
+    }
+
+    fn fs_probe(&mut self) {
+        let own = std::fs::write("/data/own.txt", b"mine").and_then(|()| std::fs::read_to_string("/data/own.txt"));
+        log::info(&format!("fs own /data/own.txt: {}", outcome(own.map(|text| text.len()))));
+        for path in ["/data/../outside.txt", "/outside.txt", "/etc/passwd", "../outside.txt", "/data/link/outside.txt"] {
+            log::info(&format!("fs escape {path}: {}", outcome(std::fs::read_to_string(path).map(|t| t.len()))));
+        }
+        let write = std::fs::write("/data/../written-outside.txt", b"escaped");
+        log::info(&format!("fs escape write /data/../written-outside.txt: {}", outcome(write.map(|()| 0))));
+    }
+}
+
+fn outcome(result: std::io::Result<usize>) -> String {
+    match result {
+        Ok(bytes) => format!("READ {bytes} bytes"),
+        Err(e) => format!("refused ({e})"),
+    }
+}
+
 impl Plugin for Hostile {
-    fn on_loading(&mut self) -> Result<(), String> {
+    fn on_registering(&mut self) -> Result<(), String> {
         self.behaviour = world::read_asset_text("behaviour").unwrap_or_default().trim().to_string();
+        self.misbehave_in("registering");
         Ok(())
     }
 
     fn on_activating(&mut self, _context: &ActivationContext) -> Result<(), String> {
+        self.misbehave_in("activating");
         match self.behaviour.as_str() {
-            "loop-activating" => {
-                spin();
-            }
             "memory-activating" => loop {
                 // Reserve without touching: memory grows as fast as the allocator can ask for it.
                 let mut chunk = Vec::with_capacity(8 << 20);
@@ -62,19 +163,82 @@ impl Plugin for Hostile {
                     let _ = world::actor_class(u64::MAX);
                 }
             }
-            _ => self.handler = Some(components::add_extension_handler("Pawn", 1).map_err(|e| format!("{e:?}"))?),
+            "sleep-activating" => std::thread::sleep(std::time::Duration::from_secs(60)),
+            "flood-events" => self.flood("events"),
+            "flood-spawns" => self.flood("spawns"),
+            "flood-requests" => self.flood("requests"),
+            "huge-strings" => self.huge_strings(),
+            "forge-handle" => {
+                // SAFETY: deliberately unsound — the point is to show the host refuses it.
+                drop(unsafe { ComponentRequest::from_handle(4242) });
+            }
+            "use-after-drop" => {
+                let request = components::request_component("Pawn", "Shield").map_err(|e| format!("{e:?}"))?;
+                let handle = request.handle();
+                drop(request);
+                // SAFETY: deliberately unsound, as above.
+                drop(unsafe { ComponentRequest::from_handle(handle) });
+            }
+            "print" => {
+                println!("hello from stdout");
+                eprintln!("complaint on stderr");
+                print!("a last line without a newline");
+                let _ = std::io::Write::flush(&mut std::io::stdout());
+            }
+            "fs-probe" => self.fs_probe(),
+            "hold-request" => {
+                self.held = Some(components::request_component("Pawn", "Shared").map_err(|e| format!("{e:?}"))?);
+            }
+            _ if self.targets_init_states() => {
+                // The implementer of an init-state feature must be a component of the actor.
+                let request = components::request_component("Pawn", "HostileComponent");
+                self.held = Some(request.map_err(|e| format!("{e:?}"))?);
+            }
+            _ => {}
         }
+        self.handler = Some(components::add_extension_handler("Pawn", 1).map_err(|e| format!("{e:?}"))?);
         Ok(())
     }
 
-    fn on_extension_event(&mut self, _handler: u32, _actor: ActorId, _event: &str) {
-        match self.behaviour.as_str() {
-            "loop-event" => {
-                spin();
-            }
-            "panic-event" => panic!("hostile plugin panics on purpose"),
-            _ => {}
+    fn on_deactivating(&mut self, _context: &ActivationContext) -> Deactivation {
+        self.misbehave_in("deactivating");
+        Deactivation::Done
+    }
+
+    fn on_unregistering(&mut self) {
+        // The host removed everything this plugin added when it deactivated; letting go of the stale handle now
+        // must not release anybody else's request for the same pair.
+        if let Some(request) = self.held.take() {
+            drop(request);
+            log::info("dropped the held request after deactivation");
         }
+    }
+
+    fn on_extension_event(&mut self, _handler: u32, actor: ActorId, event: &str) {
+        self.misbehave_in("event");
+        if self.targets_init_states()
+            && (event == components::events::EXTENSION_ADDED || event == components::events::RECEIVER_ADDED)
+        {
+            self.join_init(actor);
+        }
+    }
+
+    fn can_change_init_state(&mut self, _: ActorId, _: &str, _: Option<&str>, _: &str) -> bool {
+        self.misbehave_in("can-change");
+        true
+    }
+
+    fn handle_change_init_state(&mut self, _: ActorId, _: &str, _: Option<&str>, _: &str) {
+        self.misbehave_in("handle-change");
+    }
+
+    fn check_default_initialization(&mut self, actor: ActorId, feature: &str) {
+        self.misbehave_in("default-init");
+        let _ = init_state::continue_chain(actor, feature);
+    }
+
+    fn on_init_state_changed(&mut self, _: u32, _: ActorId, _: &str, _: &str) {
+        self.misbehave_in("state-changed");
     }
 }
 

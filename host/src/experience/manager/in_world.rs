@@ -220,7 +220,14 @@ impl ExperienceManager {
         for feature in &features {
             match self.call(feature.owner, "on-deactivating", |i| i.on_deactivating(&context)) {
                 Some(Ok(Deactivation::Pending)) => pending.push(feature.owner),
-                Some(Err(e)) => self.fail(&feature.name, "Deactivating", e.to_string()),
+                Some(Err(e)) => {
+                    if matches!(e, CallError::Trapped(_)) {
+                        // A trapped instance is never called again; the world forgets it below, as it does
+                        // every leaving feature.
+                        self.instances.remove(feature.owner);
+                    }
+                    self.fail(&feature.name, "Deactivating", e.to_string());
+                }
                 _ => {}
             }
             self.pump();

@@ -12,9 +12,29 @@ impl InstanceState {
         f(&mut world::lock(&self.env.world))
     }
 
-    /// Runs one world operation, counting a refusal for the recoverable-error budget.
+    /// Runs one world operation that changes the world, counting it against the call's change cap and a
+    /// refusal against the recoverable-error budget.
     pub(crate) fn world_op<T>(&mut self, f: impl FnOnce(&mut World) -> Result<T, WorldError>) -> Result<T, Error> {
+        self.count_change()?;
         self.world_call(|w| f(w).map_err(Error::from))
+    }
+
+    /// Counts one world change against the call's cap; past it, the change is refused.
+    pub(crate) fn count_change(&mut self) -> Result<(), Error> {
+        self.changes = self.changes.saturating_add(1);
+        if self.changes > self.change_cap {
+            self.refused += 1;
+            return Err(Error::Denied(format!(
+                "more than {} world changes in one call: the plugin is flooding the host",
+                self.change_cap
+            )));
+        }
+        Ok(())
+    }
+
+    /// Whether the current call went past its change cap.
+    pub(crate) fn flooded(&self) -> bool {
+        self.changes > self.change_cap
     }
 
     /// Runs a fallible call on the world, counting refusals for the recoverable-error budget.
@@ -74,18 +94,21 @@ impl Host for InstanceState {
                 )));
             }
         }
+        self.count_change()?;
         self.world_call(|w| Ok(w.set_property(actor(id), &component, &name, value.into())?))
     }
 
     fn spawn_actor(&mut self, class: String, receiver: bool) -> Result<ActorId, Error> {
         check_name("class", &class)?;
         self.require(self.env.permissions.spawn_actors, "spawn-actors")?;
+        self.count_change()?;
         let owner = self.env.owner;
         self.world_call(|w| Ok(w.spawn_actor(&class, Some(owner), receiver)?.to_raw()))
     }
 
     fn destroy_actor(&mut self, id: ActorId) -> Result<(), Error> {
         self.require(self.env.permissions.spawn_actors, "spawn-actors")?;
+        self.count_change()?;
         let owner = self.env.owner;
         self.world_call(|w| {
             if w.actor(actor(id))?.spawned_by != Some(owner) {

@@ -52,7 +52,8 @@ impl Host for InstanceState {
     fn send_extension_event(&mut self, actor: ActorId, event: String) -> Result<(), Error> {
         check_name("event name", &event)?;
         self.require(self.env.permissions.send_events, "send-events")?;
-        self.world_op(|w| w.send_extension_event(Actor::from_raw(actor), &event))
+        let sender = Some(self.env.owner);
+        self.world_op(|w| w.send_extension_event_from(sender, Actor::from_raw(actor), &event))
     }
 
     fn add_receiver(&mut self, actor: ActorId) -> Result<(), Error> {
