@@ -113,6 +113,33 @@ fn run_reports_failures_and_exits_non_zero() {
 }
 
 #[test]
+fn run_shows_a_quarantine_in_the_timeline_and_the_trace() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    let folder = plugins.add_custom(
+        "hostile",
+        "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\napi = \"0.1.0\"\ncomponent = \"hostile.wasm\"\n\
+         [bundles.Equipped]\nbehaviour = \"behaviour.txt\"\n",
+        Some(&HOSTILE),
+    );
+    std::fs::write(folder.join("behaviour.txt"), "panic-activating").unwrap();
+    let experiences = ExperienceDir::new();
+    let experience = experiences
+        .write("e.toml", "[experience]\nname = \"e\"\nfeatures = [\"hostile\", \"lyra-character\"]\n[pawn-data]\npawn-class = \"Character\"\n");
+    let trace = experiences.path().join("t.json");
+    let cache = tempfile::TempDir::new().unwrap();
+    let args = ["run", experience.to_str().unwrap(), "--trace", trace.to_str().unwrap()];
+    let output = gfhost(&args, plugins.path(), cache.path());
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(2), "{text}\n{}", String::from_utf8_lossy(&output.stderr));
+    let quarantine = "quarantined: on-activating panicked or aborted (unreachable executed)";
+    assert!(text.lines().any(|l| l.contains("plugin:hostile") && l.contains(quarantine)), "{text}");
+    assert!(text.contains("hostile plugin panics on purpose in activating"), "its stderr is in the log: {text}");
+    assert!(std::fs::read_to_string(&trace).unwrap().contains(quarantine));
+    // The neighbour carried on: its pawn reached the last init state.
+    assert!(text.contains("InitState.GameplayReady"), "{text}");
+}
+
+#[test]
 fn a_missing_experience_is_a_clear_error() {
     let plugins = PluginDir::with(&[]);
     let cache = tempfile::TempDir::new().unwrap();
