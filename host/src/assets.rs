@@ -60,6 +60,24 @@ pub fn resolve_within(base: &Path, relative: &str) -> Result<PathBuf, PathEscape
     Ok(base.join(path))
 }
 
+/// Reads the file at `relative` beneath `base`. Besides [`resolve_within`]'s check of the path's text, the
+/// file is opened through cap-std beneath `base`, so a symlink (at any step) leading out of `base` is refused
+/// too: a plugin or experience folder can only ever read what is inside it.
+pub fn read_within(base: &Path, relative: &str) -> Result<Vec<u8>, ReadWithinError> {
+    resolve_within(base, relative).map_err(ReadWithinError::Escapes)?;
+    let dir = cap_std::fs::Dir::open_ambient_dir(base, cap_std::ambient_authority()).map_err(ReadWithinError::Io)?;
+    dir.read(relative).map_err(ReadWithinError::Io)
+}
+
+/// Why [`read_within`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadWithinError {
+    #[error(transparent)]
+    Escapes(PathEscapes),
+    #[error(transparent)]
+    Io(std::io::Error),
+}
+
 /// An asset file that could not be read.
 #[derive(Debug, thiserror::Error)]
 #[error("asset {name:?} of bundle {bundle} ({}): {source}", path.display())]
@@ -99,10 +117,14 @@ impl Assets {
                 self.loaded_bundles.push(bundle);
             }
             for (name, relative) in declared.get(&bundle).into_iter().flatten() {
-                let path = resolve_within(base, relative).map_err(AssetLoadError::Escapes)?;
-                let bytes = tokio::fs::read(&path).await.map_err(|source| {
-                    AssetLoadError::Read(AssetReadError { name: name.clone(), bundle, path: path.clone(), source })
-                })?;
+                let path = base.join(relative);
+                let bytes = match read_within(base, relative) {
+                    Ok(bytes) => bytes,
+                    Err(ReadWithinError::Escapes(escapes)) => return Err(AssetLoadError::Escapes(escapes)),
+                    Err(ReadWithinError::Io(source)) => {
+                        return Err(AssetLoadError::Read(AssetReadError { name: name.clone(), bundle, path, source }))
+                    }
+                };
                 self.files.insert(name.clone(), bytes.into());
             }
         }

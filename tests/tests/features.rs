@@ -152,6 +152,24 @@ async fn a_missing_component_file_fails_loading_with_its_path() {
 }
 
 #[tokio::test]
+async fn a_component_symlinked_from_outside_its_folder_is_refused() {
+    let plugins = PluginDir::with(&[BASE_GAMEPLAY]);
+    let component = plugins.folder(&BASE_GAMEPLAY).join("base_gameplay.wasm");
+    let outside = tempfile::TempDir::new().unwrap();
+    std::fs::rename(&component, outside.path().join("real.wasm")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("real.wasm"), &component).unwrap();
+    let session = session(&plugins);
+    let error = session.features().load("base-gameplay").await.unwrap_err().to_string();
+    assert_eq!(
+        error,
+        format!(
+            "plugin \"base-gameplay\" failed while Loading: component file {}: a path led outside of the filesystem",
+            component.display()
+        )
+    );
+}
+
+#[tokio::test]
 async fn a_component_lacking_the_lifecycle_export_is_refused() {
     let plugins = PluginDir::with(&[MISSING_EXPORTS]);
     let session = session(&plugins);
@@ -194,6 +212,9 @@ async fn unknown_features_and_experience_problems_are_clear() {
     assert!(report.failures[0].cause.contains("no plugin named \"no-such-feature\" is installed"));
     manager.end_play().await.unwrap();
 
+    // A file inside the experience folder that is a symlink to one outside it.
+    let outside = tempfile::NamedTempFile::new().unwrap();
+    std::os::unix::fs::symlink(outside.path(), experiences.path().join("leak.txt")).unwrap();
     let cases = [
         ("malformed.toml", "[experience\nname = 1".to_string(), "malformed TOML"),
         (
@@ -209,7 +230,17 @@ async fn unknown_features_and_experience_problems_are_clear() {
         (
             "missing-set.toml",
             "[experience]\nname = \"x\"\naction-sets = [\"sets/none.toml\"]\n".into(),
-            "cannot read action set",
+            "cannot read it",
+        ),
+        (
+            "symlinked-data.toml",
+            "[experience]\nname = \"x\"\n[bundles.Equipped]\nleak = \"leak.txt\"\n".into(),
+            "leak.txt): a path led outside of the filesystem",
+        ),
+        (
+            "symlinked-set.toml",
+            "[experience]\nname = \"x\"\naction-sets = [\"leak.txt\"]\n".into(),
+            "cannot read it: a path led outside of the filesystem",
         ),
         ("bad-class.toml", "[experience]\nname = \"x\"\n[classes]\nHero = \"NoSuchParent\"\n".into(), "unknown parent"),
     ];

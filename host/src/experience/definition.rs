@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::assets::{resolve_within, BundleDeclarations};
+use crate::assets::{read_within, resolve_within, BundleDeclarations};
 use crate::feature::{is_valid_plugin_name, ActionDef};
 
 #[derive(Debug, Deserialize)]
@@ -119,7 +119,9 @@ impl ExperienceDefinition {
         let mut action_sets = Vec::new();
         for relative in &file.experience.action_sets {
             let set_path = resolve_within(dir, relative).map_err(|e| error(path, format!("action set: {e}")))?;
-            let set = load_action_set(&set_path).await.map_err(|e| error(path, format!("action set {e}")))?;
+            let text = read_within(dir, relative)
+                .map_err(|e| error(path, format!("action set {}: cannot read it: {e}", set_path.display())))?;
+            let set = parse_action_set(&set_path, &text).map_err(|e| error(path, format!("action set {e}")))?;
             action_sets.push(set);
         }
         Ok(ExperienceDefinition {
@@ -149,11 +151,11 @@ impl ExperienceDefinition {
     }
 }
 
-async fn load_action_set(path: &Path) -> Result<ActionSet, DefinitionError> {
+fn parse_action_set(path: &Path, bytes: &[u8]) -> Result<ActionSet, DefinitionError> {
     let error = |problem: String| DefinitionError { path: path.to_path_buf(), problem };
-    let text = tokio::fs::read_to_string(path).await.map_err(|e| error(format!("cannot read action set: {e}")))?;
+    let text = std::str::from_utf8(bytes).map_err(|e| error(format!("action set is not UTF-8: {e}")))?;
     let file: ActionSetFile =
-        toml::from_str(&text).map_err(|e| error(format!("malformed TOML: {}", e.to_string().trim_end())))?;
+        toml::from_str(text).map_err(|e| error(format!("malformed TOML: {}", e.to_string().trim_end())))?;
     check_feature_names(&file.action_set.features).map_err(error)?;
     check_bundle_paths(path.parent().unwrap_or(Path::new(".")), &file.bundles).map_err(error)?;
     Ok(ActionSet {

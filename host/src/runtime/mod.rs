@@ -30,6 +30,7 @@ pub use instance::{WasmInstance, WasmPlugin};
 pub use limits::Limits;
 pub use sandbox::{DEFAULT_CALL_DEADLINE, DEFAULT_MEMORY_LIMIT};
 
+use crate::assets::{read_within, ReadWithinError};
 use crate::config::{HostConfig, LimitOverrides};
 use crate::feature::{
     ComponentInterface, LoadError, LoadedPlugin, PluginLoader, PluginManifest, Provenance, API_VERSION,
@@ -153,9 +154,13 @@ impl Runtime {
     pub fn load_plugin(&self, manifest: &PluginManifest) -> Result<Arc<WasmPlugin>, LoadError> {
         let path = &manifest.component_path;
         let shown = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => LoadError::MissingComponent { path: shown.clone() },
-            _ => LoadError::Other { path: shown.clone(), cause: e.to_string() },
+        // Read through cap-std beneath the plugin's folder: a symlinked component cannot lead out of it.
+        let relative = path.strip_prefix(&manifest.dir).ok().and_then(|p| p.to_str()).unwrap_or_default();
+        let bytes = read_within(&manifest.dir, relative).map_err(|e| match e {
+            ReadWithinError::Io(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                LoadError::MissingComponent { path: shown.clone() }
+            }
+            e => LoadError::Other { path: shown.clone(), cause: e.to_string() },
         })?;
         let started = Instant::now();
         let cached = self.cache.as_ref().and_then(|cache| cache.fetch(&self.engine, &bytes));
