@@ -2,9 +2,9 @@
 //!
 //! Misbehaving in a callback, `<misdeed>-<callback>`:
 //! - misdeeds: `loop` (never returns), `panic`;
-//! - callbacks: `registering`, `activating`, `deactivating`, `event` (an extension event), `can-change`,
-//!   `handle-change`, `default-init`, `state-changed` (the init-state callbacks, for a feature `Hostile` it
-//!   registers on every pawn).
+//! - callbacks: the lifecycle's `registering`, `loading`, `activating`, `activated`, `deactivating`,
+//!   `unloading`, `unregistering`; `event` (an extension event); and the init-state callbacks `can-change`,
+//!   `handle-change`, `default-init`, `state-changed` (for a feature `Hostile` it registers on every pawn).
 //!
 //! In `on-activating`:
 //! - `memory-activating`: allocates until something stops it;
@@ -13,7 +13,7 @@
 //! - `sleep-activating`: sleeps for a minute;
 //! - `flood-events` / `flood-spawns` / `flood-requests`: a million events, actors or component requests;
 //! - `huge-strings`: megabyte-long names, log lines and property values;
-//! - `forge-handle`: drops a resource handle it was never given;
+//! - `forge-handle`: drops a resource handle it was never given (one its neighbour holds under that number);
 //! - `use-after-drop`: drops a component request, then drops it again through its old handle;
 //! - `print`: writes to its standard output and error (allowed: the lines go to the host log);
 //! - `fs-probe`: writes a file of its own under `/data`, then tries paths that escape it, logging each outcome.
@@ -170,7 +170,9 @@ impl Plugin for Hostile {
             "huge-strings" => self.huge_strings(),
             "forge-handle" => {
                 // SAFETY: deliberately unsound — the point is to show the host refuses it.
-                drop(unsafe { ComponentRequest::from_handle(4242) });
+                // Handle 1 is the first handle of every instance's own table: lyra-character holds one, this
+                // instance none yet. Tables are per instance, so the number names nothing here.
+                drop(unsafe { ComponentRequest::from_handle(1) });
             }
             "use-after-drop" => {
                 let request = components::request_component("Pawn", "Shield").map_err(|e| format!("{e:?}"))?;
@@ -200,12 +202,26 @@ impl Plugin for Hostile {
         Ok(())
     }
 
+    fn on_loading(&mut self) -> Result<(), String> {
+        self.misbehave_in("loading");
+        Ok(())
+    }
+
+    fn on_activated(&mut self) {
+        self.misbehave_in("activated");
+    }
+
     fn on_deactivating(&mut self, _context: &ActivationContext) -> Deactivation {
         self.misbehave_in("deactivating");
         Deactivation::Done
     }
 
+    fn on_unloading(&mut self) {
+        self.misbehave_in("unloading");
+    }
+
     fn on_unregistering(&mut self) {
+        self.misbehave_in("unregistering");
         // The host removed everything this plugin added when it deactivated; letting go of the stale handle now
         // must not release anybody else's request for the same pair.
         if let Some(request) = self.held.take() {

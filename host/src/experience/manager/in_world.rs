@@ -247,18 +247,33 @@ impl ExperienceManager {
             leaving.push((name, owner, self.instances.remove(owner)));
         }
         for (name, _, instance) in &mut leaving {
-            if let Some(live) = instance {
-                let outcome = live.instance.on_unloading();
-                self.record_call(name, "on-unloading", &outcome);
-            }
+            self.last_call(name, instance, "on-unloading", |i| i.on_unloading());
         }
         for (name, owner, instance) in &mut leaving {
-            if let Some(live) = instance {
-                let outcome = live.instance.on_unregistering();
-                self.record_call(name, "on-unregistering", &outcome);
-            }
+            self.last_call(name, instance, "on-unregistering", |i| i.on_unregistering());
             // Whatever the last calls queued has nobody left to reach.
             world::lock(&self.world).retire_owner(*owner);
+        }
+    }
+
+    /// One of the calls a leaving instance gets after it left the world. An instance that traps in one is
+    /// quarantined (shown, and not called again); there is nothing left of it in the world to remove.
+    fn last_call(
+        &mut self,
+        name: &str,
+        instance: &mut Option<LiveInstance>,
+        hook: &str,
+        f: impl FnOnce(&mut dyn PluginInstance) -> Result<(), CallError>,
+    ) {
+        let Some(live) = instance else {
+            return;
+        };
+        let outcome = f(live.instance.as_mut());
+        self.record_call(name, hook, &outcome);
+        if let Err(CallError::Trapped(cause)) = &outcome {
+            self.record_quarantine(name, hook, cause);
+            self.fail(name, hook, format!("trapped: {cause}"));
+            *instance = None;
         }
     }
 

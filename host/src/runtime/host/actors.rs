@@ -1,6 +1,6 @@
 //! `gamefeature:plugin/actors`: the plugin's world, through the same checks the host's own code goes through.
 
-use super::{check_name, MAX_TEXT_BYTES};
+use super::MAX_TEXT_BYTES;
 use crate::runtime::bindings::gamefeature::plugin::actors::Host;
 use crate::runtime::bindings::types::{ActorId, Error, NetMode, Value};
 use crate::runtime::state::InstanceState;
@@ -85,21 +85,16 @@ impl Host for InstanceState {
     }
 
     fn set_property(&mut self, id: ActorId, component: String, name: String, value: Value) -> Result<(), Error> {
-        check_name("property name", &name)?;
+        self.check_name("property name", &name)?;
         if let Value::Text(text) = &value {
-            if text.len() > MAX_TEXT_BYTES {
-                return Err(Error::Invalid(format!(
-                    "text value is {} bytes, longer than {MAX_TEXT_BYTES}",
-                    text.len()
-                )));
-            }
+            self.check_size("text value", text.len(), MAX_TEXT_BYTES)?;
         }
         self.count_change()?;
         self.world_call(|w| Ok(w.set_property(actor(id), &component, &name, value.into())?))
     }
 
     fn spawn_actor(&mut self, class: String, receiver: bool) -> Result<ActorId, Error> {
-        check_name("class", &class)?;
+        self.check_name("class", &class)?;
         self.require(self.env.permissions.spawn_actors, "spawn-actors")?;
         self.count_change()?;
         let owner = self.env.owner;

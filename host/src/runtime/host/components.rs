@@ -3,7 +3,6 @@
 
 use wasmtime::component::Resource;
 
-use super::check_name;
 use crate::component::{HandlerId, RequestFlags, RequestHandle};
 use crate::runtime::bindings::gamefeature::plugin::components::{
     AddFlags, Host, HostComponentRequest, HostExtensionHandler,
@@ -29,8 +28,8 @@ impl Host for InstanceState {
         component: String,
         flags: AddFlags,
     ) -> Result<Resource<ComponentRequestResource>, Error> {
-        check_name("receiver class", &receiver)?;
-        check_name("component class", &component)?;
+        self.check_name("receiver class", &receiver)?;
+        self.check_name("component class", &component)?;
         let allowed = self.env.permissions.may_request_components_on(&receiver);
         self.require(allowed, &format!("component-requests on {receiver}"))?;
         let flags = RequestFlags { add_unique: flags.contains(AddFlags::ADD_UNIQUE) };
@@ -50,7 +49,7 @@ impl Host for InstanceState {
     }
 
     fn send_extension_event(&mut self, actor: ActorId, event: String) -> Result<(), Error> {
-        check_name("event name", &event)?;
+        self.check_name("event name", &event)?;
         self.require(self.env.permissions.send_events, "send-events")?;
         let sender = Some(self.env.owner);
         self.world_op(|w| w.send_extension_event_from(sender, Actor::from_raw(actor), &event))

@@ -3,7 +3,6 @@
 
 use wasmtime::component::Resource;
 
-use super::check_name;
 use crate::component::SubscriptionId;
 use crate::runtime::bindings::gamefeature::plugin::init_states::{Host, HostSubscription};
 use crate::runtime::bindings::types::{ActorId, Error};
@@ -23,8 +22,8 @@ impl Host for InstanceState {
     }
 
     fn register_feature(&mut self, actor: ActorId, feature: String, implementer: String) -> Result<(), Error> {
-        check_name("feature name", &feature)?;
-        check_name("implementer class", &implementer)?;
+        self.check_name("feature name", &feature)?;
+        self.check_name("implementer class", &implementer)?;
         let owner = self.env.owner;
         self.world_op(|w| w.register_feature(owner, Actor::from_raw(actor), &feature, &implementer))
     }
@@ -76,7 +75,7 @@ impl Host for InstanceState {
         id: u32,
     ) -> Result<Resource<SubscriptionResource>, Error> {
         if let Some(feature) = &feature {
-            check_name("feature name", feature)?;
+            self.check_name("feature name", feature)?;
         }
         let owner = self.env.owner;
         let subscription = self.world_op(|w| {
@@ -94,8 +93,8 @@ impl Host for InstanceState {
         call_if_reached: bool,
         id: u32,
     ) -> Result<Resource<SubscriptionResource>, Error> {
-        check_name("class", &class)?;
-        check_name("feature name", &feature)?;
+        self.check_name("class", &class)?;
+        self.check_name("feature name", &feature)?;
         let owner = self.env.owner;
         let subscription = self.world_op(|w| {
             let state = state_of(w, &state)?;

@@ -17,14 +17,6 @@ pub(crate) const MAX_NAME_BYTES: usize = 256;
 /// Longest text property value a plugin may store.
 pub(crate) const MAX_TEXT_BYTES: usize = 64 << 10;
 
-/// Refuses a name longer than [`MAX_NAME_BYTES`].
-pub(crate) fn check_name(what: &str, name: &str) -> Result<(), Error> {
-    if name.len() > MAX_NAME_BYTES {
-        return Err(Error::Invalid(format!("{what} is {} bytes, longer than {MAX_NAME_BYTES}", name.len())));
-    }
-    Ok(())
-}
-
 use crate::runtime::state::InstanceState;
 use crate::timeline::{track, EventKind, LogLevel};
 
@@ -41,6 +33,20 @@ impl InstanceState {
         let line = format!("denied: {message}");
         self.env.timeline.record(track::instance(plugin, &self.env.world_name), EventKind::Log(LogLevel::Warn), line);
         Error::Denied(message)
+    }
+
+    /// Refuses a name longer than [`MAX_NAME_BYTES`] (counted against the recoverable-error budget).
+    pub(crate) fn check_name(&mut self, what: &str, name: &str) -> Result<(), Error> {
+        self.check_size(what, name.len(), MAX_NAME_BYTES)
+    }
+
+    /// Refuses a value of `len` bytes longer than `max` (counted against the recoverable-error budget).
+    pub(crate) fn check_size(&mut self, what: &str, len: usize, max: usize) -> Result<(), Error> {
+        if len > max {
+            self.refused += 1;
+            return Err(Error::Invalid(format!("{what} is {len} bytes, longer than {max}")));
+        }
+        Ok(())
     }
 
     pub(crate) fn require(&mut self, allowed: bool, permission: &str) -> Result<(), Error> {
