@@ -461,3 +461,28 @@ async fn a_plugin_gets_only_what_it_declared_and_was_granted() {
     assert_eq!(denied.len(), 2, "{denied:#?}");
     assert!(denied[0].contains("component-requests on Character") && denied[1].contains("spawn-actors"), "{denied:#?}");
 }
+
+/// Games do not have to run the host inside an async runtime: a plugin called from a plain thread (here, the
+/// event dispatch after play starts) still has its output routed and its trap quarantined.
+#[test]
+fn a_plugin_called_outside_any_async_runtime_is_sandboxed_the_same() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile(&plugins, "panic-event");
+    let session = session(&plugins);
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["hostile", "lyra-character"]));
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(manager.load(&path)).unwrap();
+    assert_eq!(manager.live_features(), ["hostile", "lyra-character"]);
+    // Outside `block_on`: no tokio context on this thread while the plugins run.
+    assert!(tokio::runtime::Handle::try_current().is_err());
+    play_one_player(&mut manager, "panic-event");
+    assert_eq!(manager.live_features(), ["lyra-character"]);
+    let instance = track::instance("hostile", "w");
+    let warnings = session.timeline().texts(&instance, EventKind::Log(LogLevel::Warn));
+    assert!(warnings.iter().any(|l| l.contains("hostile plugin panics on purpose in event")), "{warnings:#?}");
+    let quarantines = session.timeline().texts(&instance, EventKind::Failure);
+    assert!(quarantines[0].contains("handle-extension-events panicked"), "{quarantines:#?}");
+    runtime.block_on(manager.end_play()).unwrap();
+}
