@@ -1,6 +1,6 @@
 //! Extension handlers: which plugin wants events about which receiver class.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::{HandlerId, OwnerId};
 

@@ -2,7 +2,7 @@
 //!
 //! States are ordinals: `0` is "no state yet", `n` the n-th state of the order, so "reached" is `>=`.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::names::Name;
 use super::{OwnerId, SubscriptionId};

@@ -1,7 +1,7 @@
 //! Interned names: event, feature and state names cross the WIT boundary as strings, but inside the host they
 //! are small integers, compared and hashed for free.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 /// An interned name.

@@ -3,7 +3,7 @@
 //! Requests are ref-counted per (receiver class, component class) pair, as in Unreal: only the first request
 //! for a pair creates components on existing actors, and only releasing the last one removes them.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::OwnerId;
 

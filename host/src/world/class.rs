@@ -3,7 +3,7 @@
 //! Plugins name classes by string; the world owns the hierarchy, declared in data, so "is a Pawn a subclass of
 //! Actor" is answered in one place for every guest language.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// The root of every actor class. Requests on it are refused, as in Unreal: they would touch every actor.
 pub const ROOT_ACTOR_CLASS: &str = "Actor";
@@ -41,7 +41,7 @@ pub struct ClassRegistry {
 
 impl Default for ClassRegistry {
     fn default() -> Self {
-        let mut registry = ClassRegistry { parents: HashMap::from([(ROOT_ACTOR_CLASS.to_string(), None)]) };
+        let mut registry = ClassRegistry { parents: HashMap::from_iter([(ROOT_ACTOR_CLASS.to_string(), None)]) };
         for (class, parent) in BUILT_IN_CLASSES {
             registry.declare(class, parent).expect("built-in classes are well formed");
         }
