@@ -64,6 +64,30 @@ fn play_one_player(manager: &mut ExperienceManager, behaviour: &str) {
     }
 }
 
+/// Loads `hostile` and `lyra-character` into a world "w" of `session` and plays one player through the flow.
+async fn play_beside_lyra(session: &Session, behaviour: &str) -> ExperienceManager {
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["hostile", "lyra-character"]));
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    play_one_player(&mut manager, behaviour);
+    manager
+}
+
+/// The hostile plugin's log lines at `level`.
+fn hostile_lines(session: &Session, level: LogLevel) -> Vec<String> {
+    session.timeline().texts(&track::instance("hostile", "w"), EventKind::Log(level))
+}
+
+/// Plays `behaviour` beside lyra-character in `session`, checks the hostile plugin was tolerated (still live at
+/// the end of play), and returns its info and warning lines.
+async fn tolerated(session: &Session, behaviour: &str) -> (Vec<String>, Vec<String>) {
+    let mut manager = play_beside_lyra(session, behaviour).await;
+    assert_eq!(manager.live_features(), ["hostile", "lyra-character"], "{behaviour} is recoverable");
+    manager.end_play().await.unwrap();
+    (hostile_lines(session, LogLevel::Info), hostile_lines(session, LogLevel::Warn))
+}
+
 /// When the hostile plugin is expected to be stopped.
 #[derive(Clone, Copy, PartialEq)]
 enum Stopped {
@@ -76,11 +100,7 @@ enum Stopped {
 /// Loads `hostile` (behaving as told) beside `lyra-character` in `session`, plays one player through the
 /// character flow, ends play, and returns the hostile plugin's failure cause.
 async fn quarantine_in(session: &Session, behaviour: &str, stopped: Stopped) -> String {
-    let experiences = ExperienceDir::new();
-    let path = experiences.write("e.toml", &experience_with_features(&["hostile", "lyra-character"]));
-    let mut manager = session.create_world("w", NetMode::Standalone);
-    manager.load(&path).await.unwrap();
-    play_one_player(&mut manager, behaviour);
+    let mut manager = play_beside_lyra(session, behaviour).await;
     if stopped == Stopped::DuringPlay {
         assert_eq!(manager.live_features(), ["lyra-character"], "{behaviour}: only the hostile plugin is gone");
         assert!(
@@ -216,7 +236,7 @@ async fn a_panic_in_an_event_handler_is_a_trap_and_its_message_is_logged() {
     let session = session(&plugins);
     let cause = quarantine_in(&session, "panic-event", Stopped::DuringPlay).await;
     assert!(cause.contains("handle-extension-events") && cause.contains("panicked"), "{cause}");
-    let warnings = session.timeline().texts(&track::instance("hostile", "w"), EventKind::Log(LogLevel::Warn));
+    let warnings = hostile_lines(&session, LogLevel::Warn);
     assert!(warnings.iter().any(|l| l.contains("hostile plugin panics on purpose in event")), "{warnings:#?}");
 }
 
@@ -257,18 +277,9 @@ async fn a_plugin_can_be_given_its_own_deadline() {
 async fn huge_strings_are_refused_or_cut_and_the_plugin_goes_on() {
     let plugins = PluginDir::with(&[LYRA_CHARACTER]);
     hostile(&plugins, "huge-strings");
-    let session = session(&plugins);
-    let experiences = ExperienceDir::new();
-    let path = experiences.write("e.toml", &experience_with_features(&["hostile", "lyra-character"]));
-    let mut manager = session.create_world("w", NetMode::Standalone);
-    manager.load(&path).await.unwrap();
-    play_one_player(&mut manager, "huge-strings");
-    assert_eq!(manager.live_features(), ["hostile", "lyra-character"]);
-    let instance = track::instance("hostile", "w");
-    let infos = session.timeline().texts(&instance, EventKind::Log(LogLevel::Info));
+    let (infos, warnings) = tolerated(&session(&plugins), "huge-strings").await;
     let long = infos.iter().find(|l| l.starts_with("hhhh")).expect("the long line is logged");
     assert!(long.len() < 5000 && long.ends_with("[cut]"), "cut to the log's limit: {} bytes", long.len());
-    let warnings = session.timeline().texts(&instance, EventKind::Log(LogLevel::Warn));
     for refusal in [
         "huge event name: Some(Err(Error::Invalid(\"event name is 4194304 bytes",
         "huge component class: Some(Err(Error::Invalid(\"component class is 4194304 bytes",
@@ -276,45 +287,25 @@ async fn huge_strings_are_refused_or_cut_and_the_plugin_goes_on() {
     ] {
         assert!(warnings.iter().any(|w| w.starts_with(refusal)), "{refusal}: {warnings:#?}");
     }
-    manager.end_play().await.unwrap();
 }
 
 #[tokio::test]
 async fn standard_output_and_error_become_log_lines_of_the_plugin() {
     let plugins = PluginDir::with(&[LYRA_CHARACTER]);
     hostile(&plugins, "print");
-    let session = session(&plugins);
-    let experiences = ExperienceDir::new();
-    let path = experiences.write("e.toml", &experience_with_features(&["hostile", "lyra-character"]));
-    let mut manager = session.create_world("w", NetMode::Standalone);
-    manager.load(&path).await.unwrap();
-    play_one_player(&mut manager, "print");
-    assert_eq!(manager.live_features(), ["hostile", "lyra-character"], "printing is allowed");
-    manager.end_play().await.unwrap();
-    let instance = track::instance("hostile", "w");
-    let infos = session.timeline().texts(&instance, EventKind::Log(LogLevel::Info));
-    let warnings = session.timeline().texts(&instance, EventKind::Log(LogLevel::Warn));
+    let (infos, warnings) = tolerated(&session(&plugins), "print").await;
     assert!(infos.contains(&"hello from stdout".to_string()), "{infos:#?}");
     assert!(warnings.contains(&"complaint on stderr".to_string()), "{warnings:#?}");
     assert!(infos.contains(&"a last line without a newline".to_string()), "flushed when the instance goes: {infos:#?}");
 }
 
 /// Runs the hostile plugin's filesystem probe with `data_dir` as the host's data directory (if any) and
-/// returns its `fs …` log lines.
+/// returns its `fs …` log lines and its warnings.
 async fn fs_probe(data_dir: Option<&Path>) -> (Vec<String>, Vec<String>) {
     let plugins = PluginDir::with(&[LYRA_CHARACTER]);
     hostile(&plugins, "fs-probe");
     let session = custom_session(&plugins, |_| {}, |manager| manager.data_dir = data_dir.map(Path::to_path_buf));
-    let experiences = ExperienceDir::new();
-    let path = experiences.write("e.toml", &experience_with_features(&["hostile", "lyra-character"]));
-    let mut manager = session.create_world("w", NetMode::Standalone);
-    manager.load(&path).await.unwrap();
-    play_one_player(&mut manager, "fs-probe");
-    assert_eq!(manager.live_features(), ["hostile", "lyra-character"], "refused file access is recoverable");
-    manager.end_play().await.unwrap();
-    let instance = track::instance("hostile", "w");
-    let infos = session.timeline().texts(&instance, EventKind::Log(LogLevel::Info));
-    let warnings = session.timeline().texts(&instance, EventKind::Log(LogLevel::Warn));
+    let (infos, warnings) = tolerated(&session, "fs-probe").await;
     (infos.into_iter().filter(|l| l.starts_with("fs ")).collect(), warnings)
 }
 
