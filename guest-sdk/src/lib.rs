@@ -25,6 +25,12 @@
 //!
 //! The host creates one instance of the plugin per world, so the value of your plugin type is per-world state:
 //! keep it there rather than in globals.
+//!
+//! The sandbox: [`log`] is the way to talk to the host's log, but `println!` and `eprintln!` work too (each
+//! line becomes an `info` or `warn` line of the plugin; a panic's message is logged before the host stops the
+//! plugin). There is no filesystem unless the plugin's `plugin.toml` declares `fs.data = true` under
+//! `[permissions]` and the host grants it: then `std::fs` reaches a private directory at `/data`, and nothing
+//! else. Every call has a deadline (10 ms by default): never sleep or wait in a hook.
 
 use std::any::Any;
 use std::cell::RefCell;
