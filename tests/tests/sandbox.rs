@@ -123,6 +123,7 @@ async fn quarantine_in(session: &Session, behaviour: &str, stopped: Stopped) -> 
         (0, 0, 0, 0),
         "{behaviour}: nothing left behind"
     );
+    assert_eq!(w.actors().filter(|a| a.spawned_by.is_some()).count(), 0, "{behaviour}: no actor it spawned");
     cause
 }
 

@@ -63,6 +63,7 @@ pub struct OwnerCleanup {
     pub features: usize,
     pub subscriptions: usize,
     pub discarded_work: usize,
+    pub actors: usize,
 }
 
 impl World {
@@ -91,7 +92,8 @@ impl World {
 
     /// Removes everything an owner added: its queued work is discarded; its handlers are removed, each
     /// delivering `ExtensionRemoved` for every receiver (queued, so the owner's last delivery); its component
-    /// requests are released; the init-state features it implements and its subscriptions are dropped.
+    /// requests are released; the init-state features it implements and its subscriptions are dropped; and the
+    /// actors it spawned are destroyed (other plugins' handlers get `ReceiverRemoved` for them).
     pub fn remove_owner(&mut self, owner: OwnerId) -> OwnerCleanup {
         let before = self.manager.queue.len();
         self.manager.queue.discard_owner(owner);
@@ -107,6 +109,14 @@ impl World {
         let (features, subscriptions) = self.manager.init_states.remove_owner(owner);
         cleanup.features = features;
         cleanup.subscriptions = subscriptions;
+        if owner != OwnerId::HOST {
+            let spawned: Vec<ActorId> = self.actors().filter(|a| a.spawned_by == Some(owner)).map(|a| a.id).collect();
+            for actor in spawned {
+                if self.destroy(actor).is_ok() {
+                    cleanup.actors += 1;
+                }
+            }
+        }
         cleanup
     }
 
