@@ -6,6 +6,7 @@
 //! memory-mib = 64                # linear memory one instance may grow to
 //! fuel = 50_000_000              # optional: a deterministic instruction budget per call
 //! world-changes = 100_000        # events, requests, spawns, … one call may make before it counts as a flood
+//! handles = 100_000              # requests, handlers and subscriptions one instance may hold
 //! data-dir = "plugin-data"       # parent of the directories granted with fs.data (relative to this file)
 //!
 //! [limits.big-simulation]        # per-plugin overrides of the limits above
@@ -33,6 +34,8 @@ pub struct LimitOverrides {
     pub fuel: Option<u64>,
     /// World changes (events, requests, spawns, init-state changes…) one call may make.
     pub world_changes: Option<u32>,
+    /// Handles (requests, handlers, subscriptions) one instance may hold.
+    pub handles: Option<u32>,
 }
 
 impl LimitOverrides {
@@ -75,6 +78,7 @@ struct SandboxSection {
     memory_mib: Option<u64>,
     fuel: Option<u64>,
     world_changes: Option<u32>,
+    handles: Option<u32>,
     data_dir: Option<PathBuf>,
 }
 
@@ -104,6 +108,7 @@ impl HostConfig {
             memory_mib: sandbox.memory_mib,
             fuel: sandbox.fuel,
             world_changes: sandbox.world_changes,
+            handles: sandbox.handles,
         };
         for (plugin, limits) in std::iter::once(("[sandbox]", &defaults))
             .chain(file.limits.iter().map(|(name, limits)| (name.as_str(), limits)))
@@ -111,7 +116,8 @@ impl HostConfig {
             let zero = limits.call_deadline_ms == Some(0)
                 || limits.memory_mib == Some(0)
                 || limits.fuel == Some(0)
-                || limits.world_changes == Some(0);
+                || limits.world_changes == Some(0)
+                || limits.handles == Some(0);
             if zero {
                 return Err(format!("limits of {plugin}: a limit of 0 would stop every call; leave it out instead"));
             }

@@ -291,6 +291,17 @@ async fn huge_strings_are_refused_or_cut_and_the_plugin_goes_on() {
 }
 
 #[tokio::test]
+async fn an_instance_holds_only_so_many_handles() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile(&plugins, "hoard-handles");
+    let session = custom_session(&plugins, |runtime| runtime.max_handles = 1000, |_| {});
+    let (_, warnings) = tolerated(&session, "hoard-handles").await;
+    let expected = "hoarded 1000 handles, then: Error::Invalid(\"the plugin holds 1000 live handles, the most one \
+                    instance may; drop some first\")";
+    assert!(warnings.iter().any(|w| w == expected), "{warnings:#?}");
+}
+
+#[tokio::test]
 async fn standard_output_and_error_become_log_lines_of_the_plugin() {
     let plugins = PluginDir::with(&[LYRA_CHARACTER]);
     hostile(&plugins, "print");

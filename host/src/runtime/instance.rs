@@ -41,6 +41,8 @@ impl LoadedPlugin for WasmPlugin {
             refused: 0,
             changes: 0,
             change_cap: self.limits.world_changes,
+            handles: 0,
+            max_handles: self.limits.handles,
         };
         let mut store = Store::new(self.pre.engine(), state);
         store.limiter(|state| &mut state.limits);

@@ -15,6 +15,8 @@ pub struct Limits {
     pub fuel: Option<u64>,
     /// World changes one call may make (batches get more per entry) before it counts as flooding the host.
     pub world_changes: u32,
+    /// Handles one instance may hold at once.
+    pub handles: u32,
 }
 
 impl Limits {
@@ -26,6 +28,7 @@ impl Limits {
             call_deadline: overrides.call_deadline().unwrap_or(config.call_deadline),
             fuel: overrides.fuel.or(config.fuel),
             world_changes: overrides.world_changes.unwrap_or(config.world_changes),
+            handles: overrides.handles.unwrap_or(config.max_handles),
         }
     }
 }

@@ -26,6 +26,7 @@ use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 pub use cache::ComponentCache;
+pub use host::DEFAULT_MAX_HANDLES;
 pub use instance::{WasmInstance, WasmPlugin};
 pub use limits::Limits;
 pub use sandbox::{DEFAULT_CALL_DEADLINE, DEFAULT_MEMORY_LIMIT};
@@ -62,6 +63,8 @@ pub struct RuntimeConfig {
     pub fuel: Option<u64>,
     /// World changes one call may make before the plugin counts as flooding the host.
     pub world_changes: u32,
+    /// Handles (requests, handlers, subscriptions) one instance may hold at once.
+    pub max_handles: u32,
     /// Per-plugin overrides of the limits above.
     pub plugin_limits: BTreeMap<String, LimitOverrides>,
 }
@@ -77,6 +80,7 @@ impl RuntimeConfig {
         }
         self.fuel = config.defaults.fuel.or(self.fuel);
         self.world_changes = config.defaults.world_changes.unwrap_or(self.world_changes);
+        self.max_handles = config.defaults.handles.unwrap_or(self.max_handles);
         self.plugin_limits.extend(config.limits.clone());
         self
     }
@@ -101,6 +105,7 @@ impl Default for RuntimeConfig {
             call_deadline: DEFAULT_CALL_DEADLINE,
             fuel: None,
             world_changes: WORLD_CHANGES_PER_CALL,
+            max_handles: DEFAULT_MAX_HANDLES,
             plugin_limits: BTreeMap::new(),
         }
     }

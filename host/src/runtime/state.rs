@@ -17,6 +17,9 @@ pub struct InstanceState {
     /// World changes made in the current call, and how many it may make.
     pub(crate) changes: u32,
     pub(crate) change_cap: u32,
+    /// Handles the plugin holds, and how many it may.
+    pub(crate) handles: u32,
+    pub(crate) max_handles: u32,
 }
 
 impl WasiView for InstanceState {

@@ -13,6 +13,7 @@
 //! - `sleep-activating`: sleeps for a minute;
 //! - `flood-events` / `flood-spawns` / `flood-requests`: a million events, actors or component requests;
 //! - `huge-strings`: megabyte-long names, log lines and property values;
+//! - `hoard-handles`: asks for component requests until the host refuses one, and keeps them;
 //! - `forge-handle`: drops a resource handle it was never given (one its neighbour holds under that number);
 //! - `use-after-drop`: drops a component request, then drops it again through its old handle;
 //! - `print`: writes to its standard output and error (allowed: the lines go to the host log);
@@ -33,6 +34,7 @@ struct Hostile {
     behaviour: String,
     handler: Option<ExtensionHandler>,
     held: Option<ComponentRequest>,
+    hoard_of_handles: Vec<ComponentRequest>,
     subscriptions: Vec<Subscription>,
     hoard: Vec<Vec<u8>>,
 }
@@ -188,6 +190,19 @@ impl Plugin for Hostile {
                 let _ = std::io::Write::flush(&mut std::io::stdout());
             }
             "fs-probe" => self.fs_probe(),
+            "hoard-handles" => {
+                while self.hoard_of_handles.len() < 1_000_000 {
+                    match components::request_component("Pawn", "Hoarded") {
+                        Ok(request) => self.hoard_of_handles.push(request),
+                        Err(e) => {
+                            log::warn(&format!("hoarded {} handles, then: {e:?}", self.hoard_of_handles.len()));
+                            break;
+                        }
+                    }
+                }
+                // Room for the extension handler every behaviour adds below.
+                self.hoard_of_handles.pop();
+            }
             "hold-request" => {
                 self.held = Some(components::request_component("Pawn", "Shared").map_err(|e| format!("{e:?}"))?);
             }

@@ -17,10 +17,6 @@ pub struct ComponentRequestResource(Option<RequestHandle>);
 /// An extension handler held by a plugin; dropping it removes the handler.
 pub struct ExtensionHandlerResource(HandlerId);
 
-fn table_error(e: wasmtime::component::ResourceTableError) -> Error {
-    Error::Invalid(format!("too many live handles: {e}"))
-}
-
 impl Host for InstanceState {
     fn add_component_request(
         &mut self,
@@ -33,9 +29,26 @@ impl Host for InstanceState {
         let allowed = self.env.permissions.may_request_components_on(&receiver);
         self.require(allowed, &format!("component-requests on {receiver}"))?;
         let flags = RequestFlags { add_unique: flags.contains(AddFlags::ADD_UNIQUE) };
+        self.reserve_handle()?;
+        // The handle exists before the request, so the request never outlives a handle that failed.
+        let resource = self.push_handle(ComponentRequestResource(None), |_| {})?;
         let owner = self.env.owner;
-        let handle = self.world_op(|w| w.add_component_request(owner, &receiver, &component, flags))?;
-        self.table.push(ComponentRequestResource(Some(handle))).map_err(table_error)
+        match self.world_op(|w| w.add_component_request(owner, &receiver, &component, flags)) {
+            Ok(handle) => match self.table.get_mut(&resource) {
+                Ok(slot) => {
+                    slot.0 = Some(handle);
+                    Ok(resource)
+                }
+                Err(e) => {
+                    world::lock(&self.env.world).release_component_request(handle);
+                    Err(Error::Invalid(format!("cannot hand out another handle: {e}")))
+                }
+            },
+            Err(e) => {
+                let _ = self.take_handle(resource);
+                Err(e)
+            }
+        }
     }
 
     fn add_extension_handler(
@@ -43,9 +56,10 @@ impl Host for InstanceState {
         receiver: String,
         handler: u32,
     ) -> Result<Resource<ExtensionHandlerResource>, Error> {
+        self.reserve_handle()?;
         let owner = self.env.owner;
         let id = self.world_op(|w| w.add_extension_handler(owner, &receiver, handler))?;
-        self.table.push(ExtensionHandlerResource(id)).map_err(table_error)
+        self.push_handle(ExtensionHandlerResource(id), |w| w.remove_extension_handler(id))
     }
 
     fn send_extension_event(&mut self, actor: ActorId, event: String) -> Result<(), Error> {
@@ -68,7 +82,7 @@ impl Host for InstanceState {
 
 impl HostComponentRequest for InstanceState {
     fn drop(&mut self, request: Resource<ComponentRequestResource>) -> wasmtime::Result<()> {
-        let ComponentRequestResource(handle) = self.table.delete(request)?;
+        let ComponentRequestResource(handle) = self.take_handle(request)?;
         if let Some(handle) = handle {
             world::lock(&self.env.world).release_component_request(handle);
         }
@@ -78,7 +92,7 @@ impl HostComponentRequest for InstanceState {
 
 impl HostExtensionHandler for InstanceState {
     fn drop(&mut self, handler: Resource<ExtensionHandlerResource>) -> wasmtime::Result<()> {
-        let ExtensionHandlerResource(id) = self.table.delete(handler)?;
+        let ExtensionHandlerResource(id) = self.take_handle(handler)?;
         world::lock(&self.env.world).remove_extension_handler(id);
         Ok(())
     }

@@ -77,12 +77,13 @@ impl Host for InstanceState {
         if let Some(feature) = &feature {
             self.check_name("feature name", feature)?;
         }
+        self.reserve_handle()?;
         let owner = self.env.owner;
         let subscription = self.world_op(|w| {
             let state = state_of(w, &state)?;
             w.subscribe_actor(owner, Actor::from_raw(actor), feature.as_deref(), state, call_if_reached, id)
         })?;
-        self.push_subscription(subscription)
+        self.push_handle(SubscriptionResource(subscription), |w| w.unsubscribe(subscription))
     }
 
     fn subscribe_class(
@@ -95,12 +96,13 @@ impl Host for InstanceState {
     ) -> Result<Resource<SubscriptionResource>, Error> {
         self.check_name("class", &class)?;
         self.check_name("feature name", &feature)?;
+        self.reserve_handle()?;
         let owner = self.env.owner;
         let subscription = self.world_op(|w| {
             let state = state_of(w, &state)?;
             w.subscribe_class(owner, &class, &feature, state, call_if_reached, id)
         })?;
-        self.push_subscription(subscription)
+        self.push_handle(SubscriptionResource(subscription), |w| w.unsubscribe(subscription))
     }
 
     fn continue_init_state_chain(&mut self, actor: ActorId, feature: String) -> Result<(), Error> {
@@ -112,18 +114,9 @@ impl Host for InstanceState {
     }
 }
 
-impl InstanceState {
-    fn push_subscription(&mut self, id: SubscriptionId) -> Result<Resource<SubscriptionResource>, Error> {
-        self.table.push(SubscriptionResource(id)).map_err(|e| {
-            world::lock(&self.env.world).unsubscribe(id);
-            Error::Invalid(format!("too many live handles: {e}"))
-        })
-    }
-}
-
 impl HostSubscription for InstanceState {
     fn drop(&mut self, subscription: Resource<SubscriptionResource>) -> wasmtime::Result<()> {
-        let SubscriptionResource(id) = self.table.delete(subscription)?;
+        let SubscriptionResource(id) = self.take_handle(subscription)?;
         world::lock(&self.env.world).unsubscribe(id);
         Ok(())
     }

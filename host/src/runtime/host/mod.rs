@@ -17,6 +17,10 @@ pub(crate) const MAX_NAME_BYTES: usize = 256;
 /// Longest text property value a plugin may store.
 pub(crate) const MAX_TEXT_BYTES: usize = 64 << 10;
 
+/// Handles (component requests, extension handlers, subscriptions) one instance may hold at once by default:
+/// each costs host memory, so a plugin must not be able to pile them up call after call.
+pub const DEFAULT_MAX_HANDLES: u32 = 100_000;
+
 use crate::runtime::state::InstanceState;
 use crate::timeline::{track, EventKind, LogLevel};
 
@@ -47,6 +51,47 @@ impl InstanceState {
             return Err(Error::Invalid(format!("{what} is {len} bytes, longer than {max}")));
         }
         Ok(())
+    }
+
+    /// Refuses a new handle when the instance already holds as many as it may (a recoverable error, counted
+    /// against the refusal budget). Call it before changing the world for the handle.
+    pub(crate) fn reserve_handle(&mut self) -> Result<(), Error> {
+        if self.handles >= self.max_handles {
+            self.refused += 1;
+            return Err(Error::Invalid(format!(
+                "the plugin holds {} live handles, the most one instance may; drop some first",
+                self.handles
+            )));
+        }
+        Ok(())
+    }
+
+    /// Hands a new handle to the plugin; if the table refuses it, `undo` takes back what the handle stood for.
+    pub(crate) fn push_handle<T: Send + 'static>(
+        &mut self,
+        value: T,
+        undo: impl FnOnce(&mut crate::world::World),
+    ) -> Result<wasmtime::component::Resource<T>, Error> {
+        match self.table.push(value) {
+            Ok(resource) => {
+                self.handles += 1;
+                Ok(resource)
+            }
+            Err(e) => {
+                undo(&mut crate::world::lock(&self.env.world));
+                Err(Error::Invalid(format!("cannot hand out another handle: {e}")))
+            }
+        }
+    }
+
+    /// Takes back a handle the plugin dropped.
+    pub(crate) fn take_handle<T: 'static>(
+        &mut self,
+        resource: wasmtime::component::Resource<T>,
+    ) -> wasmtime::Result<T> {
+        let value = self.table.delete(resource)?;
+        self.handles -= 1;
+        Ok(value)
     }
 
     pub(crate) fn require(&mut self, allowed: bool, permission: &str) -> Result<(), Error> {
