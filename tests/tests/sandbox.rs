@@ -180,7 +180,10 @@ hostile_test!(
     refused_calls_past_the_budget_quarantine,
     "refusals-activating",
     Stopped::DuringPlay,
-    ["on-activating", "made 5000 refused host calls in one call"]
+    [
+        "on-activating",
+        "made 5000 refused host calls in one call, over its budget of 1000; the first: Error::UnknownActor("
+    ]
 );
 hostile_test!(
     a_sleep_is_cut_off_at_the_deadline,

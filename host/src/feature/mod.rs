@@ -21,7 +21,7 @@ pub use manifest::{
 pub use permissions::{FsPermissions, GrantPolicy, Permissions};
 pub use plugin::{
     within_refusal_budget, ActivationContext, CallError, ComponentInterface, Deactivation, InstanceEnv, LoadError,
-    LoadedPlugin, PluginInstance, PluginLoader, Provenance, REFUSED_CALLS_BUDGET, WORLD_CHANGES_PER_CALL,
+    LoadedPlugin, PluginInstance, PluginLoader, Provenance, Refusals, REFUSED_CALLS_BUDGET, WORLD_CHANGES_PER_CALL,
     WORLD_CHANGES_PER_ENTRY,
 };
 pub use state::{Destination, PluginError, PluginState, Transition};

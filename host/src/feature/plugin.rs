@@ -127,10 +127,18 @@ pub trait PluginInstance: Send {
     /// Delivers init-state notifications.
     fn on_init_states_changed(&mut self, batch: &StateChangeBatch) -> Result<(), CallError>;
 
-    /// How many of the plugin's host calls were refused (returned an error) since this was last asked.
-    fn take_refused_calls(&mut self) -> u32 {
-        0
+    /// The plugin's host calls that were refused (returned an error) since this was last asked.
+    fn take_refusals(&mut self) -> Refusals {
+        Refusals::default()
     }
+}
+
+/// Host calls of a plugin that were refused.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Refusals {
+    pub count: u32,
+    /// The first refusal's error, for the cause of a quarantine.
+    pub first: Option<String>,
 }
 
 /// World changes (events sent, requests and handlers added, actors spawned, init-state changes, …) one call
@@ -152,11 +160,13 @@ pub fn within_refusal_budget<R>(
     entries: usize,
     outcome: Result<R, CallError>,
 ) -> Result<R, CallError> {
-    let refused = instance.take_refused_calls();
+    let refusals = instance.take_refusals();
     let budget = REFUSED_CALLS_BUDGET.saturating_add(entries as u32);
-    if refused > budget && outcome.is_ok() {
+    if refusals.count > budget && outcome.is_ok() {
         return Err(CallError::Trapped(format!(
-            "made {refused} refused host calls in one call, over its budget of {budget}"
+            "made {} refused host calls in one call, over its budget of {budget}; the first: {}",
+            refusals.count,
+            refusals.first.as_deref().unwrap_or("?")
         )));
     }
     outcome

@@ -12,7 +12,7 @@ use super::state::InstanceState;
 use super::{drive, epoch, sandbox};
 use crate::feature::{
     ActivationContext, CallError, ChainBatch, ComponentInterface, Deactivation, ExtensionBatch, FeatureBatch,
-    InstanceEnv, LoadedPlugin, PluginInstance, Provenance, StateChangeBatch, WORLD_CHANGES_PER_ENTRY,
+    InstanceEnv, LoadedPlugin, PluginInstance, Provenance, Refusals, StateChangeBatch, WORLD_CHANGES_PER_ENTRY,
 };
 
 /// A plugin's component, compiled and pre-instantiated against the host's linker.
@@ -38,7 +38,7 @@ impl LoadedPlugin for WasmPlugin {
             table: ResourceTable::new(),
             limits: sandbox::store_limits(self.limits.memory),
             env,
-            refused: 0,
+            refusals: Refusals::default(),
             changes: 0,
             change_cap: self.limits.world_changes,
             handles: 0,
@@ -192,8 +192,8 @@ macro_rules! call_export {
 }
 
 impl PluginInstance for WasmInstance {
-    fn take_refused_calls(&mut self) -> u32 {
-        std::mem::take(&mut self.store.data_mut().refused)
+    fn take_refusals(&mut self) -> Refusals {
+        std::mem::take(&mut self.store.data_mut().refusals)
     }
 
     fn on_registering(&mut self) -> Result<(), CallError> {

@@ -4,7 +4,7 @@ use wasmtime::component::ResourceTable;
 use wasmtime::StoreLimits;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use crate::feature::InstanceEnv;
+use crate::feature::{InstanceEnv, Refusals};
 
 /// What host calls of one instance can reach: its WASI context, its limits and its view of the world.
 pub struct InstanceState {
@@ -12,8 +12,8 @@ pub struct InstanceState {
     pub(crate) table: ResourceTable,
     pub(crate) limits: StoreLimits,
     pub(crate) env: InstanceEnv,
-    /// Host calls refused since the instance was last asked (see `PluginInstance::take_refused_calls`).
-    pub(crate) refused: u32,
+    /// Host calls refused since the instance was last asked (see `PluginInstance::take_refusals`).
+    pub(crate) refusals: Refusals,
     /// World changes made in the current call, and how many it may make.
     pub(crate) changes: u32,
     pub(crate) change_cap: u32,

@@ -23,11 +23,9 @@ impl InstanceState {
     pub(crate) fn count_change(&mut self) -> Result<(), Error> {
         self.changes = self.changes.saturating_add(1);
         if self.changes > self.change_cap {
-            self.refused += 1;
-            return Err(Error::Denied(format!(
-                "more than {} world changes in one call: the plugin is flooding the host",
-                self.change_cap
-            )));
+            let message =
+                format!("more than {} world changes in one call: the plugin is flooding the host", self.change_cap);
+            return Err(self.refuse(Error::Denied(message)));
         }
         Ok(())
     }
@@ -40,10 +38,7 @@ impl InstanceState {
     /// Runs a fallible call on the world, counting refusals for the recoverable-error budget.
     pub(crate) fn world_call<T>(&mut self, f: impl FnOnce(&mut World) -> Result<T, Error>) -> Result<T, Error> {
         let result = f(&mut world::lock(&self.env.world));
-        if result.is_err() {
-            self.refused += 1;
-        }
-        result
+        result.map_err(|error| self.refuse(error))
     }
 }
 

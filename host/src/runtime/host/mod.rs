@@ -25,9 +25,18 @@ use crate::runtime::state::InstanceState;
 use crate::timeline::{track, EventKind, LogLevel};
 
 impl InstanceState {
+    /// Counts a refused host call against the recoverable-error budget, remembering the first of the current
+    /// call for the quarantine cause, and passes the error on.
+    pub(crate) fn refuse(&mut self, error: Error) -> Error {
+        self.refusals.count += 1;
+        if self.refusals.first.is_none() {
+            self.refusals.first = Some(format!("{error:?}"));
+        }
+        error
+    }
+
     /// Refuses a call the plugin has no permission for: a `denied` error naming the permission, and a log line.
     pub(crate) fn denied(&mut self, permission: &str) -> Error {
-        self.refused += 1;
         let plugin = &*self.env.plugin;
         let message = format!(
             "plugin {plugin:?} lacks the {permission} permission (declare it in its plugin.toml and grant it in the \
@@ -36,7 +45,7 @@ impl InstanceState {
         tracing::warn!(plugin, "{message}");
         let line = format!("denied: {message}");
         self.env.timeline.record(track::instance(plugin, &self.env.world_name), EventKind::Log(LogLevel::Warn), line);
-        Error::Denied(message)
+        self.refuse(Error::Denied(message))
     }
 
     /// Refuses a name longer than [`MAX_NAME_BYTES`] (counted against the recoverable-error budget).
@@ -47,8 +56,7 @@ impl InstanceState {
     /// Refuses a value of `len` bytes longer than `max` (counted against the recoverable-error budget).
     pub(crate) fn check_size(&mut self, what: &str, len: usize, max: usize) -> Result<(), Error> {
         if len > max {
-            self.refused += 1;
-            return Err(Error::Invalid(format!("{what} is {len} bytes, longer than {max}")));
+            return Err(self.refuse(Error::Invalid(format!("{what} is {len} bytes, longer than {max}"))));
         }
         Ok(())
     }
@@ -57,11 +65,9 @@ impl InstanceState {
     /// against the refusal budget). Call it before changing the world for the handle.
     pub(crate) fn reserve_handle(&mut self) -> Result<(), Error> {
         if self.handles >= self.max_handles {
-            self.refused += 1;
-            return Err(Error::Invalid(format!(
-                "the plugin holds {} live handles, the most one instance may; drop some first",
-                self.handles
-            )));
+            let message =
+                format!("the plugin holds {} live handles, the most one instance may; drop some first", self.handles);
+            return Err(self.refuse(Error::Invalid(message)));
         }
         Ok(())
     }
