@@ -109,8 +109,10 @@ pub struct World {
     pub(crate) classes: ClassRegistry,
     slots: Vec<Slot>,
     free_slots: Vec<u32>,
-    // Live actors in spawn order, so queries answer in a stable order.
+    // Actors in spawn order, so queries answer in a stable order. Destroyed actors are skipped when read and
+    // swept out once they are half the list, so destroying stays O(1) amortised.
     spawn_order: Vec<ActorId>,
+    destroyed_in_order: usize,
     pub(crate) manager: ComponentManager,
     events: Vec<WorldEvent>,
     pub(crate) recording: bool,
@@ -127,6 +129,7 @@ impl World {
             slots: Vec::new(),
             free_slots: Vec::new(),
             spawn_order: Vec::new(),
+            destroyed_in_order: 0,
             manager: ComponentManager::new(),
             events: Vec::new(),
             recording: true,
@@ -203,7 +206,12 @@ impl World {
         let removed = entry.actor.take().expect("live slot holds an actor");
         entry.generation = entry.generation.wrapping_add(1);
         self.free_slots.push(actor.slot() as u32);
-        self.spawn_order.retain(|a| *a != actor);
+        self.destroyed_in_order += 1;
+        if self.destroyed_in_order * 2 > self.spawn_order.len() {
+            let slots = &self.slots;
+            self.spawn_order.retain(|a| slots.get(a.slot()).is_some_and(|s| s.generation == a.generation()));
+            self.destroyed_in_order = 0;
+        }
         for component in removed.components {
             self.record(|| WorldEvent::ComponentRemoved { actor, component: component.class });
         }
@@ -417,6 +425,20 @@ mod tests {
         assert_eq!(w.actor(a).unwrap_err(), WorldError::UnknownActor(a));
         assert!(w.actor(b).is_ok());
         assert_eq!(w.destroy(a), Err(WorldError::UnknownActor(a)));
+    }
+
+    #[test]
+    fn actors_stay_in_spawn_order_through_destruction_and_slot_reuse() {
+        let mut w = world();
+        let spawned: Vec<ActorId> = (0..6).map(|_| w.spawn("Pawn").unwrap()).collect();
+        for gone in [1, 3, 4, 5] {
+            w.destroy(spawned[gone]).unwrap();
+        }
+        let reused = w.spawn("Pawn").unwrap();
+        assert_eq!(reused.slot(), spawned[5].slot(), "the last freed slot is reused");
+        let order: Vec<ActorId> = w.actors().map(|a| a.id).collect();
+        assert_eq!(order, [spawned[0], spawned[2], reused]);
+        assert_eq!(w.actors_of_class("Pawn").unwrap(), order);
     }
 
     #[test]
