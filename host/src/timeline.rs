@@ -57,6 +57,9 @@ struct Inner {
     retention: Option<usize>,
 }
 
+/// Events a timeline keeps by default: enough for a session's story, bounded for a server that runs for days.
+pub const DEFAULT_RETENTION: usize = 100_000;
+
 /// A timeline shared by everything that records into it. Cloning shares it.
 #[derive(Clone)]
 pub struct Timeline {
@@ -76,9 +79,9 @@ impl Default for Timeline {
 }
 
 impl Timeline {
-    /// An empty timeline starting now.
+    /// An empty timeline starting now, keeping the newest [`DEFAULT_RETENTION`] events.
     pub fn new() -> Self {
-        let inner = Inner { start: Instant::now(), events: VecDeque::new(), retention: None };
+        let inner = Inner { start: Instant::now(), events: VecDeque::new(), retention: Some(DEFAULT_RETENTION) };
         Timeline { inner: Arc::new(Mutex::new(inner)) }
     }
 
@@ -97,7 +100,7 @@ impl Timeline {
         }
     }
 
-    /// Keeps only the newest `events` events from now on (`None`: keep everything, the default).
+    /// Keeps only the newest `events` events from now on (`None`: keep everything).
     pub fn set_retention(&self, events: Option<usize>) {
         let mut inner = self.lock();
         inner.retention = events;

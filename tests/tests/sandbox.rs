@@ -305,6 +305,16 @@ async fn an_instance_holds_only_so_many_handles() {
 }
 
 #[tokio::test]
+async fn a_call_logs_only_so_many_lines_and_says_how_many_it_dropped() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile(&plugins, "log-flood");
+    let (infos, warnings) = tolerated(&session(&plugins), "log-flood").await;
+    let flood = infos.iter().filter(|l| l.starts_with("log line") || l.starts_with("printed line")).count();
+    assert_eq!(flood, 1000, "the per-call limit");
+    assert!(warnings.contains(&"dropped 19000 log lines past the limit of 1000 per call".to_string()), "{warnings:#?}");
+}
+
+#[tokio::test]
 async fn standard_output_and_error_become_log_lines_of_the_plugin() {
     let plugins = PluginDir::with(&[LYRA_CHARACTER]);
     hostile(&plugins, "print");

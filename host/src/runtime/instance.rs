@@ -1,12 +1,14 @@
 //! Loaded plugin code and its per-world instances.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wasmtime::component::ResourceTable;
 use wasmtime::Store;
 
 use super::bindings::{lifecycle, types, GameFeature, GameFeaturePre};
+use super::host::log::{LogBudget, MAX_LINES_PER_CALL};
 use super::limits::Limits;
 use super::state::InstanceState;
 use super::{drive, epoch, sandbox};
@@ -14,6 +16,7 @@ use crate::feature::{
     ActivationContext, CallError, ChainBatch, ComponentInterface, Deactivation, ExtensionBatch, FeatureBatch,
     InstanceEnv, LoadedPlugin, PluginInstance, Provenance, Refusals, StateChangeBatch, WORLD_CHANGES_PER_ENTRY,
 };
+use crate::timeline::{track, EventKind, LogLevel};
 
 /// A plugin's component, compiled and pre-instantiated against the host's linker.
 pub struct WasmPlugin {
@@ -32,9 +35,11 @@ impl WasmPlugin {
 
 impl LoadedPlugin for WasmPlugin {
     fn instantiate(&self, env: InstanceEnv) -> Result<Box<dyn PluginInstance>, CallError> {
-        let wasi = sandbox::wasi_context(&env).map_err(CallError::Trapped)?;
+        let log_budget = Arc::new(LogBudget::default());
+        let wasi = sandbox::wasi_context(&env, &log_budget).map_err(CallError::Trapped)?;
         let state = InstanceState {
             wasi,
+            log_budget,
             table: ResourceTable::new(),
             limits: sandbox::store_limits(self.limits.memory),
             env,
@@ -95,15 +100,24 @@ impl WasmInstance {
             let _ = self.store.set_fuel(budget);
         }
         let state = self.store.data_mut();
+        state.log_budget.reset(MAX_LINES_PER_CALL.saturating_add(entries as u32));
         state.changes = 0;
         state.change_cap =
             self.limits.world_changes.saturating_add(WORLD_CHANGES_PER_ENTRY.saturating_mul(entries as u32));
         Instant::now() + deadline + WAIT_GRACE
     }
 
-    /// A finished call's result, unless the plugin flooded the host during it.
-    fn unless_flooded<R>(&self, result: Result<R, CallError>) -> Result<R, CallError> {
+    /// A finished call's result, unless the plugin flooded the host during it. Log lines it had to drop are
+    /// counted in one last line.
+    fn after_call<R>(&self, result: Result<R, CallError>) -> Result<R, CallError> {
         let state = self.store.data();
+        let dropped = state.log_budget.dropped();
+        if dropped > 0 {
+            let line = format!("dropped {dropped} log lines past the limit of {MAX_LINES_PER_CALL} per call");
+            let (plugin, world) = (&*state.env.plugin, &*state.env.world_name);
+            tracing::warn!(plugin, "{line}");
+            state.env.timeline.record(track::instance(plugin, world), EventKind::Log(LogLevel::Warn), line);
+        }
         if result.is_ok() && state.flooded() {
             return Err(CallError::Trapped(format!(
                 "flooded the host: tried {} world changes in one call, over its cap of {}",
@@ -187,7 +201,7 @@ macro_rules! call_export {
         let wall = $self.arm($entries);
         let bindings = $self.bindings.as_ref().expect("a WasmInstance is only handed out once instantiated");
         let result = finish(bindings.$interface().$export(&mut $self.store $(, $arg)*), wall, &$self.limits);
-        $self.unless_flooded(result)
+        $self.after_call(result)
     }};
 }
 

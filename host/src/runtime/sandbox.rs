@@ -10,6 +10,9 @@
 use wasmtime::{StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
+use std::sync::Arc;
+
+use super::host::log::LogBudget;
 use super::stdio::PluginOutput;
 use crate::feature::InstanceEnv;
 use crate::timeline::LogLevel;
@@ -23,10 +26,15 @@ pub const DEFAULT_MEMORY_LIMIT: usize = 64 << 20;
 /// How long one call into a plugin may run by default. A frame is 16 ms; a plugin taking most of it is broken.
 pub const DEFAULT_CALL_DEADLINE: std::time::Duration = std::time::Duration::from_millis(10);
 
-/// The WASI context of one instance: output into the log, and the data directory if one was granted.
-pub fn wasi_context(env: &InstanceEnv) -> Result<WasiCtx, String> {
+/// The WASI context of one instance: output into the log (within `budget`), and the data directory if one
+/// was granted.
+pub fn wasi_context(env: &InstanceEnv, budget: &Arc<LogBudget>) -> Result<WasiCtx, String> {
     let mut wasi = WasiCtxBuilder::new();
-    wasi.stdout(PluginOutput::new(env.clone(), LogLevel::Info)).stderr(PluginOutput::new(env.clone(), LogLevel::Warn));
+    wasi.stdout(PluginOutput::new(env.clone(), budget.clone(), LogLevel::Info)).stderr(PluginOutput::new(
+        env.clone(),
+        budget.clone(),
+        LogLevel::Warn,
+    ));
     if let Some(dir) = &env.data_dir {
         // File operations run on the calling thread: they are short, and the call's deadline bounds them.
         wasi.allow_blocking_current_thread(true);

@@ -1,9 +1,12 @@
 //! The data of one plugin instance's store.
 
+use std::sync::Arc;
+
 use wasmtime::component::ResourceTable;
 use wasmtime::StoreLimits;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
+use super::host::log::LogBudget;
 use crate::feature::{InstanceEnv, Refusals};
 
 /// What host calls of one instance can reach: its WASI context, its limits and its view of the world.
@@ -17,6 +20,8 @@ pub struct InstanceState {
     /// World changes made in the current call, and how many it may make.
     pub(crate) changes: u32,
     pub(crate) change_cap: u32,
+    /// Log lines the current call may still write.
+    pub(crate) log_budget: Arc<LogBudget>,
     /// Handles the plugin holds, and how many it may.
     pub(crate) handles: u32,
     pub(crate) max_handles: u32,

@@ -11,7 +11,7 @@ use std::task::{Context, Poll};
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 
-use super::host::log::{record_line, MAX_LINE};
+use super::host::log::{record_line, LogBudget, MAX_LINE};
 use crate::feature::InstanceEnv;
 use crate::timeline::LogLevel;
 
@@ -23,13 +23,14 @@ pub struct PluginOutput {
 
 struct LineBuffer {
     env: InstanceEnv,
+    budget: Arc<LogBudget>,
     level: LogLevel,
     pending: Vec<u8>,
 }
 
 impl PluginOutput {
-    pub fn new(env: InstanceEnv, level: LogLevel) -> Self {
-        PluginOutput { lines: Arc::new(Mutex::new(LineBuffer { env, level, pending: Vec::new() })) }
+    pub fn new(env: InstanceEnv, budget: Arc<LogBudget>, level: LogLevel) -> Self {
+        PluginOutput { lines: Arc::new(Mutex::new(LineBuffer { env, budget, level, pending: Vec::new() })) }
     }
 
     fn write(&self, mut bytes: &[u8]) {
@@ -50,7 +51,7 @@ impl LineBuffer {
     fn emit(&mut self) {
         let line = String::from_utf8_lossy(&self.pending).trim_end_matches('\r').to_string();
         self.pending.clear();
-        record_line(&self.env, self.level, line);
+        record_line(&self.env, &self.budget, self.level, line);
     }
 }
 

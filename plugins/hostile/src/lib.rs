@@ -13,6 +13,7 @@
 //! - `sleep-activating`: sleeps for a minute;
 //! - `flood-events` / `flood-spawns` / `flood-requests`: a million events, actors or component requests;
 //! - `huge-strings`: megabyte-long names, log lines and property values;
+//! - `log-flood`: logs and prints 20,000 lines in one call;
 //! - `hoard-handles`: asks for component requests until the host refuses one, and keeps them;
 //! - `forge-handle`: drops a resource handle it was never given (one its neighbour holds under that number);
 //! - `use-after-drop`: drops a component request, then drops it again through its old handle;
@@ -190,6 +191,12 @@ impl Plugin for Hostile {
                 let _ = std::io::Write::flush(&mut std::io::stdout());
             }
             "fs-probe" => self.fs_probe(),
+            "log-flood" => {
+                for i in 0..10_000 {
+                    log::info(&format!("log line {i}"));
+                    println!("printed line {i}");
+                }
+            }
             "hoard-handles" => {
                 while self.hoard_of_handles.len() < 1_000_000 {
                     match components::request_component("Pawn", "Hoarded") {
