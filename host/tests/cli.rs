@@ -158,6 +158,13 @@ fn plugins_lists_manifests_and_inspect_shows_the_interface() {
     assert!(listing.status.success(), "{text}");
     assert!(text.contains("5 plugin(s)"), "{text}");
     assert!(text.contains("shooter-core 0.1.0  [Installed]"), "{text}");
+    // What each plugin asked for, what the repository's gfhost.toml grants it, and its limits (the CLI's
+    // --call-deadline-ms 1000 overrides the file's 10 ms).
+    let lyra = text.split("\n\n").find(|p| p.starts_with("lyra-character")).expect("lyra-character is listed");
+    assert!(lyra.contains("  declares: send-events\n  granted: send-events\n"), "{lyra}");
+    assert!(lyra.contains("  limits: call deadline 1s, memory 64 MiB, 100000 world changes per call"), "{lyra}");
+    let shooter = text.split("\n\n").find(|p| p.starts_with("shooter-core")).expect("shooter-core is listed");
+    assert!(shooter.contains("  declares: nothing\n  granted: nothing\n"), "{shooter}");
     assert!(text.contains("depends on: base-gameplay (activated first)"), "{text}");
     assert!(text.contains("action: add-components NameplateComponent -> Character"), "{text}");
 

@@ -10,7 +10,7 @@ use gamefeature_host::config::HostConfig;
 use gamefeature_host::experience::{ChaosDelay, ManagerOptions};
 use gamefeature_host::feature::{Provenance, API_VERSION};
 use gamefeature_host::game;
-use gamefeature_host::runtime::RuntimeConfig;
+use gamefeature_host::runtime::{Limits, RuntimeConfig};
 use gamefeature_host::timeline::LogLevel;
 use gamefeature_host::world::{self, NetMode};
 use gamefeature_host::{Session, SessionOptions};
@@ -124,7 +124,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Plugins { dir } => {
             let plugin_dirs = dir.map(|d| vec![d]).unwrap_or(cli.plugin_dirs);
-            list_plugins(SessionOptions { plugin_dirs, runtime, ..SessionOptions::default() })
+            let manager = ManagerOptions { grants: config.grants, ..ManagerOptions::default() };
+            list_plugins(SessionOptions { plugin_dirs, runtime, manager })
         }
         Command::Inspect { plugin } => {
             let mut plugin_dirs = cli.plugin_dirs;
@@ -252,6 +253,7 @@ fn play(manager: &mut gamefeature_host::ExperienceManager, players: usize) {
 
 fn list_plugins(options: SessionOptions) -> Result<ExitCode> {
     let dirs = options.plugin_dirs.clone();
+    let (grants, runtime) = (options.manager.grants.clone(), options.runtime.clone());
     let session = Session::new(options)?;
     let plugins = session.features().list();
     println!("{} plugin(s) in {} (host API {API_VERSION})", plugins.len(), display_dirs(&dirs));
@@ -277,6 +279,9 @@ fn list_plugins(options: SessionOptions) -> Result<ExitCode> {
             let names: Vec<&str> = assets.keys().map(String::as_str).collect();
             println!("  bundle {bundle}: {}", names.join(", "));
         }
+        println!("  declares: {}", m.permissions);
+        println!("  granted: {}", grants.effective(&m.name, &m.permissions));
+        println!("  limits: {}", Limits::of(&m.name, &runtime));
     }
     report_discovery_errors(&session)
 }

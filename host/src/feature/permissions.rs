@@ -61,6 +61,30 @@ impl Permissions {
     }
 }
 
+impl std::fmt::Display for Permissions {
+    /// As the permissions are written in TOML, comma-separated; `nothing` when empty.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts = Vec::new();
+        if self.spawn_actors {
+            parts.push("spawn-actors".to_string());
+        }
+        if self.send_events {
+            parts.push("send-events".to_string());
+        }
+        if !self.component_requests.is_empty() {
+            parts.push(format!("component-requests on {}", self.component_requests.join(" ")));
+        }
+        if self.fs.data {
+            parts.push("fs.data".to_string());
+        }
+        if parts.is_empty() {
+            f.write_str("nothing")
+        } else {
+            f.write_str(&parts.join(", "))
+        }
+    }
+}
+
 /// How a host decides what each plugin is granted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GrantPolicy {
@@ -113,5 +137,13 @@ mod tests {
         let wildcard = GrantPolicy::Explicit(BTreeMap::from([("p".to_string(), perms(true, true, &["*"]))]));
         assert!(wildcard.effective("p", &declared).may_request_components_on("Pawn"));
         assert!(!wildcard.effective("p", &declared).may_request_components_on("HUD"));
+    }
+
+    #[test]
+    fn permissions_read_as_they_are_written() {
+        let mut all = perms(true, true, &["Pawn", "Character"]);
+        all.fs.data = true;
+        assert_eq!(all.to_string(), "spawn-actors, send-events, component-requests on Pawn Character, fs.data");
+        assert_eq!(Permissions::default().to_string(), "nothing");
     }
 }

@@ -32,3 +32,17 @@ impl Limits {
         }
     }
 }
+
+impl std::fmt::Display for Limits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "call deadline {:?}, memory {} MiB, {} world changes per call, {} handles, fuel {}",
+            self.call_deadline,
+            self.memory >> 20,
+            self.world_changes,
+            self.handles,
+            self.fuel.map_or_else(|| "off".to_string(), |fuel| format!("{fuel} per call"))
+        )
+    }
+}
