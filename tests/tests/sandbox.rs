@@ -117,6 +117,7 @@ async fn quarantine_in(session: &Session, behaviour: &str, stopped: Stopped) -> 
         "{behaviour}: shown in the timeline: {failures:?}"
     );
     let cause = quarantines[0].clone();
+    assert!(!cause.contains('\n'), "{behaviour}: the cause is one line: {cause}");
     let w = world::lock(manager.world());
     assert_eq!(
         (w.live_handlers(), w.live_subscriptions(), w.live_features(), w.requested_component_count()),

@@ -171,12 +171,23 @@ fn trapped(error: wasmtime::Error, limits: &Limits) -> CallError {
             "accessed memory out of bounds (a Rust plugin's stack overflow looks like this)".to_string()
         }
         Some(trap) => format!("{trap}"),
-        None if format!("{error:#}").contains("forcing trap when growing memory") => {
-            format!("exceeded its memory limit of {} MiB ({error:#})", limits.memory >> 20)
+        None if error.root_cause().to_string().contains("forcing trap when growing memory") => {
+            format!("exceeded its memory limit of {} MiB ({})", limits.memory >> 20, error.root_cause())
         }
-        None => format!("{error:#}"),
+        // An error the host raised while serving the plugin (a bad handle, say): what it was, and where in
+        // the plugin's code, on one line.
+        None => match innermost_function(&error) {
+            Some(function) => format!("{} (in {function})", error.root_cause()),
+            None => error.root_cause().to_string(),
+        },
     };
     CallError::Trapped(cause)
+}
+
+/// The plugin function that was running when `error` was raised, when the backtrace names it.
+fn innermost_function(error: &wasmtime::Error) -> Option<String> {
+    let backtrace = error.downcast_ref::<wasmtime::WasmBacktrace>()?;
+    backtrace.frames().iter().find_map(|frame| frame.func_name().map(str::to_string))
 }
 
 fn refused_or_trapped(result: Result<Result<(), String>, CallError>) -> Result<(), CallError> {
