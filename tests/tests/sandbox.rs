@@ -315,6 +315,16 @@ async fn a_call_logs_only_so_many_lines_and_says_how_many_it_dropped() {
     assert!(warnings.contains(&"dropped 19000 log lines past the limit of 1000 per call".to_string()), "{warnings:#?}");
 }
 
+/// A sleep within the deadline completes, even though this test runs on a single-threaded runtime whose own
+/// timers cannot advance while the call blocks its thread.
+#[tokio::test]
+async fn a_short_sleep_within_the_deadline_completes() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile(&plugins, "nap-activating");
+    let (infos, _) = tolerated(&session(&plugins), "nap-activating").await;
+    assert!(infos.iter().any(|l| l.starts_with("napped ")), "{infos:#?}");
+}
+
 #[tokio::test]
 async fn standard_output_and_error_become_log_lines_of_the_plugin() {
     let plugins = PluginDir::with(&[LYRA_CHARACTER]);

@@ -24,6 +24,7 @@ pub struct WasmPlugin {
     pub(super) provenance: Provenance,
     pub(super) interface: ComponentInterface,
     pub(super) limits: Limits,
+    pub(super) wasi_io: tokio::runtime::Handle,
 }
 
 impl WasmPlugin {
@@ -52,9 +53,11 @@ impl LoadedPlugin for WasmPlugin {
         let mut store = Store::new(self.pre.engine(), state);
         store.limiter(|state| &mut state.limits);
         store.epoch_deadline_trap();
-        let mut instance = WasmInstance { store, bindings: None, limits: self.limits.clone() };
+        let mut instance =
+            WasmInstance { store, bindings: None, limits: self.limits.clone(), wasi_io: self.wasi_io.clone() };
         let wall = instance.arm(0);
-        let bindings = finish(self.pre.instantiate_async(&mut instance.store), wall, &self.limits)?;
+        let call = self.pre.instantiate_async(&mut instance.store);
+        let bindings = finish(call, wall, &self.limits, &self.wasi_io)?;
         instance.bindings = Some(bindings);
         Ok(Box::new(instance))
     }
@@ -74,6 +77,8 @@ pub struct WasmInstance {
     /// Set once instantiated; calls are only made after that.
     bindings: Option<GameFeature>,
     limits: Limits,
+    /// Where WASI timers run (see `Runtime`).
+    wasi_io: tokio::runtime::Handle,
 }
 
 /// Time a batch may spend on each of its entries beyond the per-call deadline, so a batch of ten thousand
@@ -128,18 +133,21 @@ impl WasmInstance {
     }
 }
 
-/// Runs a call's future to completion and turns its failure into a [`CallError`] naming the cause.
-///
-/// WASI's timers need a tokio runtime: when the host is not inside one, wasmtime-wasi's own serves them.
-fn finish<R>(call: impl Future<Output = wasmtime::Result<R>>, wall: Instant, limits: &Limits) -> Result<R, CallError> {
-    wasmtime_wasi::runtime::with_ambient_tokio_runtime(|| {
-        guard(|| match drive::until_deadline(call, wall) {
-            Some(result) => result.map_err(|e| trapped(e, limits)),
-            None => Err(CallError::Trapped(format!(
-                "waited inside a WASI call past its call deadline ({:?}); plugins must not sleep or block",
-                limits.call_deadline
-            ))),
-        })
+/// Runs a call's future to completion and turns its failure into a [`CallError`] naming the cause. WASI
+/// timers the plugin starts belong to `wasi_io`, whatever runtime (if any) the caller is in.
+fn finish<R>(
+    call: impl Future<Output = wasmtime::Result<R>>,
+    wall: Instant,
+    limits: &Limits,
+    wasi_io: &tokio::runtime::Handle,
+) -> Result<R, CallError> {
+    let _context = wasi_io.enter();
+    guard(|| match drive::until_deadline(call, wall) {
+        Some(result) => result.map_err(|e| trapped(e, limits)),
+        None => Err(CallError::Trapped(format!(
+            "waited inside a WASI call past its call deadline ({:?}); plugins must not sleep or block",
+            limits.call_deadline
+        ))),
     })
 }
 
@@ -211,7 +219,8 @@ macro_rules! call_export {
     ($self:ident, $entries:expr, $interface:ident . $export:ident ( $($arg:expr),* )) => {{
         let wall = $self.arm($entries);
         let bindings = $self.bindings.as_ref().expect("a WasmInstance is only handed out once instantiated");
-        let result = finish(bindings.$interface().$export(&mut $self.store $(, $arg)*), wall, &$self.limits);
+        let call = bindings.$interface().$export(&mut $self.store $(, $arg)*);
+        let result = finish(call, wall, &$self.limits, &$self.wasi_io);
         $self.after_call(result)
     }};
 }

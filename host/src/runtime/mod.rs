@@ -123,6 +123,27 @@ pub struct Runtime {
     cache: Option<ComponentCache>,
     config: RuntimeConfig,
     _ticker: EpochTicker,
+    /// Serves the WASI functions plugins may wait in (timers), on a thread of its own, so that they work the
+    /// same whether the game calls the host from a multi-threaded runtime, a single-threaded one (whose timers
+    /// would not advance while a call blocks its thread) or none.
+    wasi_io: WasiIo,
+}
+
+/// The runtime behind WASI timers; shut down without waiting, since a host may be dropped inside async code.
+struct WasiIo(Option<tokio::runtime::Runtime>);
+
+impl WasiIo {
+    fn handle(&self) -> tokio::runtime::Handle {
+        self.0.as_ref().expect("present until dropped").handle().clone()
+    }
+}
+
+impl Drop for WasiIo {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
+        }
+    }
 }
 
 impl Runtime {
@@ -154,7 +175,14 @@ impl Runtime {
             .map_err(|e| RuntimeError(format!("{e:#}")))?;
         let cache = config.cache_dir.clone().map(ComponentCache::new);
         let ticker = EpochTicker::start(&engine).map_err(|e| RuntimeError(format!("starting the epoch clock: {e}")))?;
-        Ok(Arc::new(Runtime { engine, linker, cache, config, _ticker: ticker }))
+        let wasi_io = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("gamefeature-wasi")
+            .enable_time()
+            .build()
+            .map_err(|e| RuntimeError(format!("starting the WASI thread: {e}")))?;
+        let wasi_io = WasiIo(Some(wasi_io));
+        Ok(Arc::new(Runtime { engine, linker, cache, config, _ticker: ticker, wasi_io }))
     }
 
     pub fn engine(&self) -> &Engine {
@@ -205,7 +233,8 @@ impl Runtime {
         let pre = self.linker.instantiate_pre(&component).map_err(incompatible)?;
         let pre = GameFeaturePre::new(pre).map_err(incompatible)?;
         let limits = Limits::of(&manifest.name, &self.config);
-        Ok(Arc::new(WasmPlugin { pre, provenance, interface, limits }))
+        let wasi_io = self.wasi_io.handle();
+        Ok(Arc::new(WasmPlugin { pre, provenance, interface, limits, wasi_io }))
     }
 }
 

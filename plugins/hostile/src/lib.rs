@@ -10,7 +10,7 @@
 //! - `memory-activating`: allocates until something stops it;
 //! - `stack-overflow-activating`: recurses without end;
 //! - `refusals-activating`: makes thousands of host calls the host must refuse;
-//! - `sleep-activating`: sleeps for a minute;
+//! - `sleep-activating`: sleeps for a minute; `nap-activating`: sleeps 2 ms (within its deadline);
 //! - `flood-events` / `flood-spawns` / `flood-requests`: a million events, actors or component requests;
 //! - `huge-strings`: megabyte-long names, log lines and property values;
 //! - `log-flood`: logs and prints 20,000 lines in one call;
@@ -167,6 +167,11 @@ impl Plugin for Hostile {
                 }
             }
             "sleep-activating" => std::thread::sleep(std::time::Duration::from_secs(60)),
+            "nap-activating" => {
+                let started = std::time::Instant::now();
+                std::thread::sleep(std::time::Duration::from_millis(2));
+                log::info(&format!("napped {} ms", started.elapsed().as_millis()));
+            }
             "flood-events" => self.flood("events"),
             "flood-spawns" => self.flood("spawns"),
             "flood-requests" => self.flood("requests"),
