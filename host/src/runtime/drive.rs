@@ -3,10 +3,10 @@
 //! Calls into plugins are made with wasmtime's async API, because the WASI implementations a plugin reaches
 //! (its standard output, its data directory) are asynchronous, and their synchronous wrappers would block on
 //! an async runtime the embedding game may already be inside. The host's own interfaces never wait, and the
-//! WASI ones a plugin is given finish at once, so a call's future is normally ready the first time it is
-//! polled: this driver polls it on the current thread, parks between wake-ups, and gives up at a wall-clock
-//! deadline so that a plugin waiting on something that never comes (a sleep, with no timer being driven)
-//! cannot hold the host either.
+//! WASI ones a plugin is given finish at once (except a timer, which the runtime's own WASI thread wakes), so
+//! a call's future is normally ready the first time it is polled: this driver polls it on the current thread,
+//! parks between wake-ups, and gives up at a wall-clock deadline so that a plugin waiting longer (a long
+//! sleep) cannot hold the host either.
 
 use std::future::Future;
 use std::sync::Arc;
