@@ -150,6 +150,11 @@ impl InitStates {
         Some(subscription)
     }
 
+    /// Whether any subscription watches a class (rather than one actor).
+    pub fn has_class_subscriptions(&self) -> bool {
+        self.class_subscriptions.values().any(|ids| !ids.is_empty())
+    }
+
     pub fn subscription(&self, id: SubscriptionId) -> Option<&Subscription> {
         self.subscriptions.get(&id)
     }

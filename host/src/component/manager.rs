@@ -405,23 +405,28 @@ impl World {
     /// Sets a feature's state (no order enforced) and queues the matching subscriptions' notifications, with
     /// this state as their snapshot.
     pub fn change_feature_state(&mut self, actor: ActorId, feature: &str, state: u8) -> Result<(), WorldError> {
-        let class = self.actor(actor)?.class.clone();
+        self.actor(actor)?;
         let name = self.feature_name(actor, feature)?;
         if state == 0 || self.manager.init_states.state_name(state).is_none() {
             return Err(WorldError::UnknownState(format!("#{state}")));
         }
-        self.change_state_by_name(actor, &class, name, state);
+        self.change_state_by_name(actor, name, state);
         Ok(())
     }
 
-    pub(crate) fn change_state_by_name(&mut self, actor: ActorId, class: &str, feature: Name, state: u8) {
+    /// Moves a live actor's registered feature to `state` and queues its subscribers' notifications.
+    pub(crate) fn change_state_by_name(&mut self, actor: ActorId, feature: Name, state: u8) {
         self.manager.init_states.set_state(actor, feature, state);
         if self.recording {
             let feature_text = self.manager.names.text(feature).to_string();
             let state_text = self.state_text(state).unwrap_or("?").to_string();
             self.record(|| WorldEvent::InitStateChanged { actor, feature: feature_text, state: state_text });
         }
-        let chain: Vec<&str> = self.classes.chain(class).collect();
+        // Class subscriptions are rare; only look up the actor's class chain when there are some.
+        let chain: Vec<&str> = match self.actor(actor) {
+            Ok(a) if self.manager.init_states.has_class_subscriptions() => self.classes.chain(&a.class).collect(),
+            _ => Vec::new(),
+        };
         let subscribers = self.manager.init_states.subscribers(actor, &chain, feature, state);
         for id in subscribers {
             self.queue_notification(id, actor, feature, state);
@@ -541,12 +546,8 @@ impl World {
 
     /// Applies one step of a chain walk: the feature moves to `state` (notifications queued).
     pub fn advance_feature(&mut self, actor: ActorId, feature: Name, state: u8) {
-        let Ok(actor_ref) = self.actor(actor) else {
-            return;
-        };
-        let class = actor_ref.class.clone();
-        if self.manager.init_states.feature(actor, feature).is_some() {
-            self.change_state_by_name(actor, &class, feature, state);
+        if self.actor(actor).is_ok() && self.manager.init_states.feature(actor, feature).is_some() {
+            self.change_state_by_name(actor, feature, state);
         }
     }
 
