@@ -46,7 +46,36 @@ impl Subscription {
     /// Whether a change of `feature` to `state` concerns this subscription (Unreal's filter: the feature
     /// matches, and the new state is at or after the required one).
     pub fn matches(&self, feature: Name, state: u8) -> bool {
-        self.feature.is_none_or(|f| f == feature) && self.state.is_none_or(|required| state >= required)
+        filter_matches(self.feature, self.state, feature, state)
+    }
+}
+
+/// Unreal's subscription filter: the feature matches (or any), and the new state is at or after the required
+/// one (or any).
+fn filter_matches(wanted_feature: Option<Name>, wanted_state: Option<u8>, feature: Name, state: u8) -> bool {
+    wanted_feature.is_none_or(|f| f == feature) && wanted_state.is_none_or(|required| state >= required)
+}
+
+/// What a change needs to know of a subscription watching it, kept in the watched actor's (or class's) list
+/// so that notifying does not look each subscription up: the actor's list is all one change touches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Watcher {
+    pub id: SubscriptionId,
+    pub owner: OwnerId,
+    pub number: u32,
+    feature: Option<Name>,
+    state: Option<u8>,
+}
+
+impl Watcher {
+    fn of(id: SubscriptionId, subscription: &Subscription) -> Self {
+        let Subscription { owner, number, feature, state, .. } = *subscription;
+        Watcher { id, owner, number, feature, state }
+    }
+
+    /// [`Subscription::matches`], from the copy.
+    fn matches(&self, feature: Name, state: u8) -> bool {
+        filter_matches(self.feature, self.state, feature, state)
     }
 }
 
@@ -56,8 +85,8 @@ pub struct InitStates {
     order: Vec<Name>,
     features: HashMap<ActorId, Vec<FeatureEntry>>,
     subscriptions: HashMap<SubscriptionId, Subscription>,
-    actor_subscriptions: HashMap<ActorId, Vec<SubscriptionId>>,
-    class_subscriptions: HashMap<String, Vec<SubscriptionId>>,
+    actor_subscriptions: HashMap<ActorId, Vec<Watcher>>,
+    class_subscriptions: HashMap<String, Vec<Watcher>>,
     next_id: u64,
 }
 
@@ -131,8 +160,12 @@ impl InitStates {
         self.next_id += 1;
         let id = SubscriptionId(self.next_id);
         match &subscription.watched {
-            Watched::Actor(actor) => self.actor_subscriptions.entry(*actor).or_default().push(id),
-            Watched::Class(class) => self.class_subscriptions.entry(class.clone()).or_default().push(id),
+            Watched::Actor(actor) => {
+                self.actor_subscriptions.entry(*actor).or_default().push(Watcher::of(id, &subscription))
+            }
+            Watched::Class(class) => {
+                self.class_subscriptions.entry(class.clone()).or_default().push(Watcher::of(id, &subscription))
+            }
         }
         self.subscriptions.insert(id, subscription);
         id
@@ -145,7 +178,7 @@ impl InitStates {
             Watched::Class(class) => self.class_subscriptions.get_mut(class),
         };
         if let Some(list) = list {
-            list.retain(|s| *s != id);
+            list.retain(|watcher| watcher.id != id);
         }
         Some(subscription)
     }
@@ -161,16 +194,17 @@ impl InitStates {
 
     /// Subscriptions to notify of a change, in Unreal's order: the actor's, in registration order, then each
     /// class's of the actor's chain (most derived first), in registration order.
-    pub fn subscribers(&self, actor: ActorId, class_chain: &[&str], feature: Name, state: u8) -> Vec<SubscriptionId> {
+    pub fn subscribers(&self, actor: ActorId, class_chain: &[&str], feature: Name, state: u8) -> Vec<Watcher> {
         let actor_ids = self.actor_subscriptions.get(&actor).into_iter().flatten();
         let class_ids = class_chain.iter().flat_map(|class| self.class_subscriptions.get(*class).into_iter().flatten());
-        actor_ids.chain(class_ids).copied().filter(|id| self.subscriptions[id].matches(feature, state)).collect()
+        actor_ids.chain(class_ids).copied().filter(|watcher| watcher.matches(feature, state)).collect()
     }
 
     /// Forgets an actor: its features and the subscriptions watching it. Returns those subscriptions' ids.
     pub fn remove_actor(&mut self, actor: ActorId) -> Vec<SubscriptionId> {
         self.features.remove(&actor);
-        let ids = self.actor_subscriptions.remove(&actor).unwrap_or_default();
+        let ids: Vec<SubscriptionId> =
+            self.actor_subscriptions.remove(&actor).unwrap_or_default().iter().map(|watcher| watcher.id).collect();
         for id in &ids {
             self.subscriptions.remove(id);
         }

@@ -428,8 +428,9 @@ impl World {
             _ => Vec::new(),
         };
         let subscribers = self.manager.init_states.subscribers(actor, &chain, feature, state);
-        for id in subscribers {
-            self.queue_notification(id, actor, feature, state);
+        for watcher in subscribers {
+            let (owner, subscription, number) = (watcher.owner, watcher.id, watcher.number);
+            self.manager.queue.push(Work::InitStateChanged { owner, subscription, number, actor, feature, state });
         }
     }
 
