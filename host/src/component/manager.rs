@@ -142,7 +142,7 @@ impl World {
             for key in keys {
                 self.add_requested_component(actor, &key);
             }
-            self.queue_for_class(level, actor, event, false, None);
+            queue_for_class(&mut self.manager, level, actor, event, false, None);
         }
         Ok(())
     }
@@ -243,33 +243,10 @@ impl World {
         sender: Option<OwnerId>,
     ) -> Result<(), WorldError> {
         let class = self.actor(actor)?.class.clone();
-        let chain: Vec<String> = self.classes.chain(&class).map(str::to_string).collect();
-        for level in &chain {
-            self.queue_for_class(level, actor, event, final_event, sender);
+        for level in self.classes.chain(&class) {
+            queue_for_class(&mut self.manager, level, actor, event, final_event, sender);
         }
         Ok(())
-    }
-
-    fn queue_for_class(
-        &mut self,
-        class: &str,
-        actor: ActorId,
-        event: Name,
-        final_event: bool,
-        sender: Option<OwnerId>,
-    ) {
-        let manager = &mut self.manager;
-        for handler in manager.handlers.on_class(class) {
-            manager.queue.push(Work::Extension {
-                owner: handler.owner,
-                handler: handler.id,
-                number: handler.number,
-                actor,
-                event,
-                final_event,
-                sender,
-            });
-        }
     }
 
     /// Live receivers whose class is `class` or a subclass, in spawn order.
@@ -568,5 +545,27 @@ impl World {
 
     pub fn queued_work(&self) -> usize {
         self.manager.queue.len()
+    }
+}
+
+/// Queues `event` about `actor` for every handler registered on `class`, in registration order.
+fn queue_for_class(
+    manager: &mut ComponentManager,
+    class: &str,
+    actor: ActorId,
+    event: Name,
+    final_event: bool,
+    sender: Option<OwnerId>,
+) {
+    for handler in manager.handlers.on_class(class) {
+        manager.queue.push(Work::Extension {
+            owner: handler.owner,
+            handler: handler.id,
+            number: handler.number,
+            actor,
+            event,
+            final_event,
+            sender,
+        });
     }
 }
