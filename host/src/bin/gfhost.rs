@@ -32,7 +32,7 @@ struct Cli {
     #[arg(long, global = true)]
     config: Option<PathBuf>,
     /// How long one call into a plugin may run before the plugin is stopped and quarantined
-    /// [default: the configuration's [sandbox] call-deadline-ms, else 10].
+    /// [default: the configuration's `[sandbox] call-deadline-ms`, else 10].
     #[arg(long, global = true)]
     call_deadline_ms: Option<u64>,
     #[command(subcommand)]

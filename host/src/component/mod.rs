@@ -2,7 +2,7 @@
 //!
 //! This is Unreal's `UGameFrameworkComponentManager` as plain Rust: receivers, component requests, extension
 //! handlers and the init-state system. Its state lives in the [`World`](crate::world::World) (the manager's
-//! operations are `World` methods, in [`manager`]), because every operation reads and changes actors.
+//! operations are `World` methods, in `manager.rs`), because every operation reads and changes actors.
 //! Anything that must reach a plugin is queued as [`Work`] and delivered by the world's dispatcher after the
 //! plugin's current call returns.
 

@@ -2,9 +2,14 @@
 //!
 //! [`Runtime`] owns the engine (with the pooling allocator), the linker holding the host's WIT interfaces and
 //! WASI, and the compiled-component cache. It implements the feature subsystem's
-//! [`PluginLoader`](crate::feature::PluginLoader): loading a plugin compiles its component (or reads it from
+//! [`PluginLoader`]: loading a plugin compiles its component (or reads it from
 //! the cache), type-checks it against the `game-feature` world and pre-instantiates it, so that instantiating
 //! it in each world is cheap.
+//!
+//! Each instance runs in its own store under [`Limits`] (deadline, fuel, memory, world changes and handles per
+//! call or instance) resolved per plugin from [`RuntimeConfig`]; `sandbox` sets its WASI context, `stdio` turns
+//! its output into log lines, and `drive` runs every call (wasmtime's async API) to completion on the caller's
+//! thread.
 
 mod bindings;
 mod cache;
