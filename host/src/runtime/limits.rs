@@ -20,11 +20,12 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// The limits of `plugin` under `config`. Memory is capped by what the instance pool reserves per slot.
+    /// The limits of `plugin` under `config`. (The instance pool reserves the largest memory limit of any
+    /// plugin per slot, so every plugin's limit fits.)
     pub fn of(plugin: &str, config: &RuntimeConfig) -> Limits {
         let overrides = config.plugin_limits.get(plugin).cloned().unwrap_or_default();
         Limits {
-            memory: overrides.memory_bytes().unwrap_or(config.memory_limit).min(config.largest_memory_limit()),
+            memory: overrides.memory_bytes().unwrap_or(config.memory_limit),
             call_deadline: overrides.call_deadline().unwrap_or(config.call_deadline),
             fuel: overrides.fuel.or(config.fuel),
             world_changes: overrides.world_changes.unwrap_or(config.world_changes),
@@ -44,5 +45,38 @@ impl std::fmt::Display for Limits {
             self.handles,
             self.fuel.map_or_else(|| "off".to_string(), |fuel| format!("{fuel} per call"))
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{HostConfig, LimitOverrides};
+
+    #[test]
+    fn a_plugin_gets_the_defaults_with_its_own_overrides() {
+        let config = HostConfig::parse(
+            "[sandbox]\ncall-deadline-ms = 20\nfuel = 1000\n[limits.sim]\nmemory-mib = 128\nhandles = 10\n",
+            std::path::Path::new("."),
+        )
+        .unwrap();
+        let runtime = RuntimeConfig::default().with_host_config(&config);
+        let sim = Limits::of("sim", &runtime);
+        assert_eq!(sim.call_deadline, Duration::from_millis(20));
+        assert_eq!((sim.memory, sim.handles, sim.fuel), (128 << 20, 10, Some(1000)));
+        let other = Limits::of("other", &runtime);
+        assert_eq!((other.memory, other.handles), (64 << 20, runtime.max_handles));
+        assert_eq!(
+            other.to_string(),
+            "call deadline 20ms, memory 64 MiB, 100000 world changes per call, 100000 handles, fuel 1000 per call"
+        );
+    }
+
+    #[test]
+    fn a_memory_override_raises_only_that_plugins_limit() {
+        let mut runtime = RuntimeConfig::default();
+        runtime.plugin_limits.insert("big".into(), LimitOverrides { memory_mib: Some(256), ..Default::default() });
+        assert_eq!(Limits::of("big", &runtime).memory, 256 << 20);
+        assert_eq!(Limits::of("small", &runtime).memory, 64 << 20);
     }
 }
