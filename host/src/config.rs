@@ -71,6 +71,8 @@ struct ConfigFile {
     grants: BTreeMap<String, Permissions>,
 }
 
+/// `[sandbox]`: the limits of [`LimitOverrides`] plus the data directory. (Spelled out rather than a
+/// `#[serde(flatten)]` of `LimitOverrides`, which serde cannot combine with `deny_unknown_fields`.)
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 struct SandboxSection {

@@ -8,7 +8,7 @@ use wasmtime::component::ResourceTable;
 use wasmtime::Store;
 
 use super::bindings::{lifecycle, types, GameFeature, GameFeaturePre};
-use super::host::log::{LogBudget, MAX_LINES_PER_CALL};
+use super::host::log::{line_of_plugin, LogBudget, MAX_LINES_PER_CALL};
 use super::limits::Limits;
 use super::state::InstanceState;
 use super::{drive, epoch, sandbox};
@@ -16,7 +16,7 @@ use crate::feature::{
     ActivationContext, CallError, ChainBatch, ComponentInterface, Deactivation, ExtensionBatch, FeatureBatch,
     InstanceEnv, LoadedPlugin, PluginInstance, Provenance, Refusals, StateChangeBatch, WORLD_CHANGES_PER_ENTRY,
 };
-use crate::timeline::{track, EventKind, LogLevel};
+use crate::timeline::LogLevel;
 
 /// A plugin's component, compiled and pre-instantiated against the host's linker.
 pub struct WasmPlugin {
@@ -25,13 +25,6 @@ pub struct WasmPlugin {
     pub(super) interface: ComponentInterface,
     pub(super) limits: Limits,
     pub(super) wasi_io: tokio::runtime::Handle,
-}
-
-impl WasmPlugin {
-    /// The limits this plugin's instances run under.
-    pub fn limits(&self) -> &Limits {
-        &self.limits
-    }
 }
 
 impl LoadedPlugin for WasmPlugin {
@@ -119,9 +112,7 @@ impl WasmInstance {
         let dropped = state.log_budget.dropped();
         if dropped > 0 {
             let line = format!("dropped {dropped} log lines past the limit of {MAX_LINES_PER_CALL} per call");
-            let (plugin, world) = (&*state.env.plugin, &*state.env.world_name);
-            tracing::warn!(plugin, "{line}");
-            state.env.timeline.record(track::instance(plugin, world), EventKind::Log(LogLevel::Warn), line);
+            line_of_plugin(&state.env, LogLevel::Warn, line);
         }
         if result.is_ok() && state.flooded() {
             return Err(CallError::Trapped(format!(

@@ -77,6 +77,12 @@ pub(crate) fn record_line(env: &InstanceEnv, budget: &LogBudget, level: LogLevel
         line.truncate(cut);
         line.push_str(" [cut]");
     }
+    line_of_plugin(env, level, line);
+}
+
+/// Records a line on the instance's track and in `tracing` tagged with the plugin: what the plugin wrote, or
+/// what the host says about it (a refused permission, dropped lines), which no budget holds back.
+pub(crate) fn line_of_plugin(env: &InstanceEnv, level: LogLevel, line: String) {
     let plugin = &*env.plugin;
     match level {
         LogLevel::Trace => tracing::trace!(plugin, "{line}"),

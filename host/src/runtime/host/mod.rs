@@ -22,7 +22,7 @@ pub(crate) const MAX_TEXT_BYTES: usize = 64 << 10;
 pub const DEFAULT_MAX_HANDLES: u32 = 100_000;
 
 use crate::runtime::state::InstanceState;
-use crate::timeline::{track, EventKind, LogLevel};
+use crate::timeline::LogLevel;
 
 impl InstanceState {
     /// Counts a refused host call against the recoverable-error budget, remembering the first of the current
@@ -42,9 +42,7 @@ impl InstanceState {
             "plugin {plugin:?} lacks the {permission} permission (declare it in its plugin.toml and grant it in the \
              host configuration)"
         );
-        tracing::warn!(plugin, "{message}");
-        let line = format!("denied: {message}");
-        self.env.timeline.record(track::instance(plugin, &self.env.world_name), EventKind::Log(LogLevel::Warn), line);
+        log::line_of_plugin(&self.env, LogLevel::Warn, format!("denied: {message}"));
         self.refuse(Error::Denied(message))
     }
 
