@@ -87,7 +87,8 @@ impl ExperienceManager {
             tracing::warn!(plugin = name, "{line}");
             self.timeline.record(track::instance(name, &self.world_name), EventKind::Log(LogLevel::Warn), line);
         };
-        match (&self.options.data_dir, declared && granted) {
+        // `granted` is what the plugin both declared and was granted, so it implies `declared`.
+        match (&self.options.data_dir, granted) {
             (_, false) => {
                 if declared {
                     warn("was not granted it in the host configuration");
