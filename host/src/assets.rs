@@ -78,15 +78,15 @@ pub enum ReadWithinError {
     Io(std::io::Error),
 }
 
-/// An asset file that could not be read.
+/// An asset file that could not be read. Its message says why, so it has no separate `source()`: printed as a
+/// chain (`{:#}` with anyhow) the cause would appear twice.
 #[derive(Debug, thiserror::Error)]
-#[error("asset {name:?} of bundle {bundle} ({}): {source}", path.display())]
+#[error("asset {name:?} of bundle {bundle} ({}): {cause}", path.display())]
 pub struct AssetReadError {
     pub name: String,
     pub bundle: BundleName,
     pub path: PathBuf,
-    #[source]
-    pub source: std::io::Error,
+    pub cause: std::io::Error,
 }
 
 /// Assets loaded into memory for one world, shared read-only by every plugin instance in it.
@@ -121,8 +121,8 @@ impl Assets {
                 let bytes = match read_within(base, relative) {
                     Ok(bytes) => bytes,
                     Err(ReadWithinError::Escapes(escapes)) => return Err(AssetLoadError::Escapes(escapes)),
-                    Err(ReadWithinError::Io(source)) => {
-                        return Err(AssetLoadError::Read(AssetReadError { name: name.clone(), bundle, path, source }))
+                    Err(ReadWithinError::Io(cause)) => {
+                        return Err(AssetLoadError::Read(AssetReadError { name: name.clone(), bundle, path, cause }))
                     }
                 };
                 self.files.insert(name.clone(), bytes.into());
@@ -179,5 +179,19 @@ mod tests {
         assert!(resolve_within(base, "data/../../secret").is_err());
         assert!(resolve_within(base, "/etc/passwd").is_err());
         assert!(resolve_within(base, "").is_err());
+    }
+
+    /// An error printed with its chain (as anyhow's `{:#}` and `gfhost` do) names its cause once.
+    #[tokio::test]
+    async fn a_missing_asset_names_its_cause_once() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let declared: BundleDeclarations = toml::from_str("[Equipped]\ntuning = \"data/tuning.toml\"\n").unwrap();
+        let cause = Assets::load(dir.path(), &declared, NetMode::Standalone).await.unwrap_err();
+        let AssetLoadError::Read(read) = &cause else { panic!("{cause}") };
+        let io = read.cause.to_string();
+        let error = crate::experience::ExperienceError::Assets { experience: "e.toml".into(), cause };
+        let printed = format!("{:#}", anyhow::Error::new(error));
+        assert!(printed.contains("\"tuning\""), "{printed}");
+        assert_eq!(printed.matches(&io).count(), 1, "{printed}");
     }
 }

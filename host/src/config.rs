@@ -2,7 +2,8 @@
 //!
 //! ```toml
 //! [sandbox]                      # defaults for every plugin
-//! call-deadline-ms = 10          # one call into a plugin may run this long
+//! call-deadline-ms = 10          # CPU time one call into a plugin may use
+//! instantiate-deadline-ms = 1000 # CPU time instantiating a plugin (its start-up code) may use
 //! memory-mib = 64                # linear memory one instance may grow to
 //! fuel = 50_000_000              # optional: a deterministic instruction budget per call
 //! world-changes = 100_000        # events, requests, spawns, … one call may make before it counts as a flood
@@ -30,6 +31,8 @@ use crate::feature::{GrantPolicy, Permissions};
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct LimitOverrides {
     pub call_deadline_ms: Option<u64>,
+    /// CPU time instantiation (the plugin's start-up code) may use.
+    pub instantiate_deadline_ms: Option<u64>,
     pub memory_mib: Option<u64>,
     pub fuel: Option<u64>,
     /// World changes (events, requests, spawns, init-state changes…) one call may make.
@@ -38,9 +41,50 @@ pub struct LimitOverrides {
     pub handles: Option<u32>,
 }
 
+/// The longest call deadline accepted: a call this long already freezes a game for a minute.
+pub const MAX_CALL_DEADLINE_MS: u64 = 60_000;
+
+/// The most linear memory a plugin may be given: all a 32-bit WebAssembly memory can address.
+pub const MAX_MEMORY_MIB: u64 = 4096;
+
+/// Checks a call deadline in milliseconds, as `[sandbox]`, `[limits.<plugin>]` and `--call-deadline-ms` take it.
+pub fn check_call_deadline_ms(ms: u64) -> Result<u64, String> {
+    match ms {
+        0 => Err("a call deadline of 0 ms would stop every call".into()),
+        ms if ms > MAX_CALL_DEADLINE_MS => {
+            Err(format!("a call deadline of {ms} ms is longer than the {MAX_CALL_DEADLINE_MS} ms allowed"))
+        }
+        ms => Ok(ms),
+    }
+}
+
 impl LimitOverrides {
+    /// Refuses limits that could not work: zero (nothing could run), or beyond what the runtime can honour.
+    pub fn check(&self) -> Result<(), String> {
+        for ms in [self.call_deadline_ms, self.instantiate_deadline_ms].into_iter().flatten() {
+            check_call_deadline_ms(ms)?;
+        }
+        if let Some(mib) = self.memory_mib {
+            if mib > MAX_MEMORY_MIB {
+                return Err(format!("memory-mib = {mib} is more than the {MAX_MEMORY_MIB} MiB a plugin can address"));
+            }
+        }
+        let zero = self.memory_mib == Some(0)
+            || self.fuel == Some(0)
+            || self.world_changes == Some(0)
+            || self.handles == Some(0);
+        if zero {
+            return Err("a limit of 0 would stop every call; leave it out instead".into());
+        }
+        Ok(())
+    }
+
     pub fn call_deadline(&self) -> Option<Duration> {
         self.call_deadline_ms.map(Duration::from_millis)
+    }
+
+    pub fn instantiate_deadline(&self) -> Option<Duration> {
+        self.instantiate_deadline_ms.map(Duration::from_millis)
     }
 
     pub fn memory_bytes(&self) -> Option<usize> {
@@ -77,6 +121,7 @@ struct ConfigFile {
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 struct SandboxSection {
     call_deadline_ms: Option<u64>,
+    instantiate_deadline_ms: Option<u64>,
     memory_mib: Option<u64>,
     fuel: Option<u64>,
     world_changes: Option<u32>,
@@ -107,6 +152,7 @@ impl HostConfig {
         let sandbox = file.sandbox;
         let defaults = LimitOverrides {
             call_deadline_ms: sandbox.call_deadline_ms,
+            instantiate_deadline_ms: sandbox.instantiate_deadline_ms,
             memory_mib: sandbox.memory_mib,
             fuel: sandbox.fuel,
             world_changes: sandbox.world_changes,
@@ -115,14 +161,7 @@ impl HostConfig {
         for (plugin, limits) in std::iter::once(("[sandbox]", &defaults))
             .chain(file.limits.iter().map(|(name, limits)| (name.as_str(), limits)))
         {
-            let zero = limits.call_deadline_ms == Some(0)
-                || limits.memory_mib == Some(0)
-                || limits.fuel == Some(0)
-                || limits.world_changes == Some(0)
-                || limits.handles == Some(0);
-            if zero {
-                return Err(format!("limits of {plugin}: a limit of 0 would stop every call; leave it out instead"));
-            }
+            limits.check().map_err(|problem| format!("limits of {plugin}: {problem}"))?;
         }
         Ok(HostConfig {
             grants: GrantPolicy::Explicit(file.grants),
@@ -163,5 +202,18 @@ mod tests {
     fn refuses_unknown_keys_and_zero_limits() {
         assert!(HostConfig::parse("[sandbox]\ncall-deadline = 3\n", Path::new(".")).unwrap_err().contains("unknown"));
         assert!(HostConfig::parse("[limits.x]\nfuel = 0\n", Path::new(".")).unwrap_err().contains("limits of x"));
+    }
+
+    #[test]
+    fn refuses_limits_the_runtime_cannot_honour() {
+        for text in [
+            "[sandbox]\ncall-deadline-ms = 18446744073709551615\n",
+            "[limits.x]\ncall-deadline-ms = 60001\n",
+            "[sandbox]\ncall-deadline-ms = 0\n",
+            "[limits.x]\nmemory-mib = 1000000\n",
+        ] {
+            assert!(HostConfig::parse(text, Path::new(".")).is_err(), "{text}");
+        }
+        assert_eq!(check_call_deadline_ms(60_000), Ok(60_000));
     }
 }

@@ -162,7 +162,10 @@ fn plugins_lists_manifests_and_inspect_shows_the_interface() {
     // --call-deadline-ms 1000 overrides the file's 10 ms).
     let lyra = text.split("\n\n").find(|p| p.starts_with("lyra-character")).expect("lyra-character is listed");
     assert!(lyra.contains("  declares: send-events\n  granted: send-events\n"), "{lyra}");
-    assert!(lyra.contains("  limits: call deadline 1s, memory 64 MiB, 100000 world changes per call"), "{lyra}");
+    assert!(
+        lyra.contains("  limits: call deadline 1s, instantiation 1s, memory 64 MiB, 100000 world changes"),
+        "{lyra}"
+    );
     let shooter = text.split("\n\n").find(|p| p.starts_with("shooter-core")).expect("shooter-core is listed");
     assert!(shooter.contains("  declares: nothing\n  granted: nothing\n"), "{shooter}");
     assert!(text.contains("depends on: base-gameplay (activated first)"), "{text}");
@@ -171,6 +174,119 @@ fn plugins_lists_manifests_and_inspect_shows_the_interface() {
     let inspect = gfhost(&["inspect", "shooter-core"], plugins.path(), cache.path());
     let text = stdout(&inspect);
     assert!(inspect.status.success(), "{text}");
-    assert!(text.contains("gamefeature:plugin/actors@0.1.0"), "{text}");
-    assert!(text.contains("exports:\n    gamefeature:plugin/lifecycle@0.1.0"), "{text}");
+    assert!(text.lines().any(|l| l.contains("gamefeature:plugin/actors@0.1.0") && l.ends_with(" ok")), "{text}");
+    assert!(text.lines().any(|l| l.contains("gamefeature:plugin/lifecycle@0.1.0") && l.ends_with(" ok")), "{text}");
+}
+
+/// A plugin as the hostile fixture, misbehaving as `behaviour` says, beside lyra-character in an experience.
+fn hostile_beside_lyra(behaviour: &str) -> (PluginDir, ExperienceDir) {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    let folder = plugins.add_custom(
+        "hostile",
+        "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\napi = \"0.1.0\"\ncomponent = \"hostile.wasm\"\n\
+         [bundles.Equipped]\nbehaviour = \"behaviour.txt\"\n",
+        Some(&HOSTILE),
+    );
+    std::fs::write(folder.join("behaviour.txt"), behaviour).unwrap();
+    let experiences = ExperienceDir::new();
+    experiences
+        .write("e.toml", "[experience]\nname = \"e\"\nfeatures = [\"hostile\", \"lyra-character\"]\n[pawn-data]\npawn-class = \"Character\"\n");
+    (plugins, experiences)
+}
+
+/// Every failure reaches the summary and the exit status, whatever the phase: in play, at deactivation, at
+/// unloading. A plugin quarantined while playing is not listed among those active at the end.
+#[test]
+fn failures_after_loading_reach_the_summary_and_the_exit_status() {
+    for (behaviour, during) in [
+        ("panic-event", "hostile failed during Playing: handle-extension-events: trapped: panicked"),
+        ("panic-deactivating", "hostile failed during Deactivating: on-deactivating: trapped: panicked"),
+        ("panic-unloading", "hostile failed during Unloading: on-unloading: trapped: panicked"),
+    ] {
+        let (plugins, experiences) = hostile_beside_lyra(behaviour);
+        let cache = tempfile::TempDir::new().unwrap();
+        let trace = experiences.path().join("t.json");
+        let experience = experiences.path().join("e.toml");
+        let args = ["run", experience.to_str().unwrap(), "--trace", trace.to_str().unwrap()];
+        let output = gfhost(&args, plugins.path(), cache.path());
+        let text = stdout(&output);
+        assert_eq!(output.status.code(), Some(2), "{behaviour}: {text}");
+        let summary = text.split("failure(s):").nth(1).unwrap_or_default();
+        assert!(summary.contains(during), "{behaviour}: {during} in {text}");
+        assert!(std::fs::read_to_string(&trace).unwrap().contains(during), "{behaviour}: in the trace");
+        let active = text.lines().find(|l| l.contains("plugins active in the world at end of play")).unwrap();
+        assert_eq!(active.contains("hostile"), behaviour != "panic-event", "{behaviour}: {active}");
+    }
+}
+
+#[test]
+fn a_missing_bundle_asset_names_its_cause_once() {
+    let plugins = PluginDir::with(&[]);
+    let experiences = ExperienceDir::new();
+    let experience =
+        experiences.write("e.toml", "[experience]\nname = \"e\"\n[bundles.Equipped]\ntuning = \"data/tuning.toml\"\n");
+    let cache = tempfile::TempDir::new().unwrap();
+    let output = gfhost(&["run", experience.to_str().unwrap()], plugins.path(), cache.path());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(stderr.contains("asset \"tuning\""), "{stderr}");
+    assert_eq!(stderr.matches("No such file").count(), 1, "{stderr}");
+}
+
+/// Flags are checked as the configuration file is: nothing the user types can hang or panic the host.
+#[test]
+fn bad_flags_are_refused_before_anything_runs() {
+    let plugins = PluginDir::with(&[]);
+    let cache = tempfile::TempDir::new().unwrap();
+    for args in [
+        &["run", "--chaos-delay", "1e9,0"][..],
+        &["run", "--chaos-delay=inf,0"],
+        &["run", "--chaos-delay=-1,0"],
+        &["run", "--chaos-delay=NaN,0"],
+        &["run", "--call-deadline-ms", "0"],
+        &["run", "--call-deadline-ms", "18446744073709551615"],
+    ] {
+        let output = gfhost(args, plugins.path(), cache.path());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("error: invalid value"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn host_log_lines_have_no_colour_codes_outside_a_terminal() {
+    let (plugins, experiences) = hostile_beside_lyra("panic-activating");
+    let cache = tempfile::TempDir::new().unwrap();
+    let experience = experiences.path().join("e.toml");
+    let output = Command::new(env!("CARGO_BIN_EXE_gfhost"))
+        .args(["run", experience.to_str().unwrap(), "--plugins", plugins.path().to_str().unwrap()])
+        .arg("--cache-dir")
+        .arg(cache.path())
+        .env("GFHOST_LOG", "info")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("INFO"), "the host logged: {stderr}");
+    assert!(!stderr.contains('\x1b'), "{stderr}");
+}
+
+/// A component that does not fit the world is shown beside what the world wants: each mismatch named.
+#[test]
+fn inspect_shows_a_misfit_component_beside_the_world() {
+    let plugins = PluginDir::with(&[WRONG_WIT_VERSION]);
+    let cache = tempfile::TempDir::new().unwrap();
+    let output = gfhost(&["inspect", "wrong-wit-version"], plugins.path(), cache.path());
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    assert!(
+        text.lines().any(|l| l.contains("gamefeature:plugin/log@0.2.0") && l.contains("NO: version 0.2.0")),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l.contains("gamefeature:plugin/lifecycle@0.1.0")
+            && l.contains("NO: exported as gamefeature:plugin/lifecycle@0.2.0")),
+        "{text}"
+    );
+    assert!(text.contains("does not fit: component file"), "{text}");
 }

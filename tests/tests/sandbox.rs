@@ -275,7 +275,7 @@ async fn a_plugin_can_be_given_its_own_deadline() {
         |_| {},
     );
     let cause = quarantine_in(&session, "loop-activating", Stopped::DuringPlay).await;
-    assert!(cause.contains("exceeded its call deadline (30ms)"), "{cause}");
+    assert!(cause.contains("exceeded its call deadline (30ms of CPU time)"), "{cause}");
 }
 
 #[tokio::test]
@@ -512,4 +512,67 @@ fn a_plugin_called_outside_any_async_runtime_is_sandboxed_the_same() {
     let quarantines = session.timeline().texts(&instance, EventKind::Failure);
     assert!(quarantines[0].contains("handle-extension-events panicked"), "{quarantines:#?}");
     runtime.block_on(manager.end_play()).unwrap();
+}
+
+/// Sleeps on every plugin log line it sees: the thread running the plugin is held up as a busy machine would
+/// preempt it, while the plugin itself uses almost no CPU.
+struct PreemptOnPluginLog(Duration);
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for PreemptOnPluginLog {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        if event.metadata().fields().field("plugin").is_some() {
+            std::thread::sleep(self.0);
+        }
+    }
+}
+
+/// Deadlines are CPU time of the thread running the plugin: a healthy plugin whose thread is held up for ten
+/// times its deadline in the middle of its calls (as a busy machine does) is not quarantined.
+#[test]
+fn a_plugin_held_up_by_the_host_is_not_punished_for_it() {
+    use tracing_subscriber::layer::SubscriberExt;
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    let session = custom_session(
+        &plugins,
+        |runtime| runtime.call_deadline = Duration::from_millis(10),
+        |manager| manager.plugin_log_level = LogLevel::Debug,
+    );
+    let preempting = tracing_subscriber::registry().with(PreemptOnPluginLog(Duration::from_millis(100)));
+    tracing::subscriber::with_default(preempting, || {
+        let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let experiences = ExperienceDir::new();
+        let path = experiences.write("e.toml", &experience_with_features(&["lyra-character"]));
+        let mut manager = session.create_world("w", NetMode::Standalone);
+        tokio.block_on(manager.load(&path)).unwrap();
+        play_one_player(&mut manager, "held up");
+        let logged = session.timeline().texts(&track::instance("lyra-character", "w"), EventKind::Log(LogLevel::Debug));
+        assert!(!logged.is_empty(), "the plugin logged, so its thread was held up");
+        assert_eq!(manager.live_features(), ["lyra-character"]);
+        tokio.block_on(manager.end_play()).unwrap();
+        assert_eq!(manager.report().failures, []);
+    });
+}
+
+/// A quarantine names the phase the plugin was in — playing, deactivating, unloading — and the call.
+#[tokio::test]
+async fn a_quarantine_names_the_phase_and_the_call() {
+    use gamefeature_host::feature::{Phase, Transition};
+    for (behaviour, phase, call) in [
+        ("loop-event", Phase::Playing, "handle-extension-events"),
+        ("loop-activating", Phase::Transition(Transition::Activating), "on-activating"),
+        ("loop-deactivating", Phase::Transition(Transition::Deactivating), "on-deactivating"),
+        ("loop-unloading", Phase::Transition(Transition::Unloading), "on-unloading"),
+    ] {
+        let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+        hostile(&plugins, behaviour);
+        let session = custom_session(&plugins, |r| r.call_deadline = Duration::from_millis(50), |_| {});
+        let mut manager = play_beside_lyra(&session, behaviour).await;
+        manager.end_play().await.unwrap();
+        let failures = &manager.report().failures;
+        assert_eq!(failures.len(), 1, "{behaviour}: {failures:?}");
+        assert_eq!(failures[0].during, phase.to_string(), "{behaviour}");
+        assert!(failures[0].cause.starts_with(call), "{behaviour}: {}", failures[0].cause);
+        let states = session.timeline().texts(&track::plugin("hostile"), EventKind::Failure);
+        assert!(states.iter().any(|s| s.starts_with(&format!("Error{phase}: {call}"))), "{behaviour}: {states:?}");
+    }
 }

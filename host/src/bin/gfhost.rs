@@ -1,5 +1,6 @@
 //! `gfhost`: load an experience of game-feature plugins into a world and run it; list and inspect plugins.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -33,7 +34,7 @@ struct Cli {
     config: Option<PathBuf>,
     /// How long one call into a plugin may run before the plugin is stopped and quarantined
     /// [default: the configuration's `[sandbox] call-deadline-ms`, else 10].
-    #[arg(long, global = true)]
+    #[arg(long, global = true, value_parser = parse_call_deadline_ms)]
     call_deadline_ms: Option<u64>,
     #[command(subcommand)]
     command: Command,
@@ -74,16 +75,26 @@ enum Command {
     },
 }
 
+/// `MIN,RANDOM` seconds, checked as the library checks a chaos delay (the seed comes separately).
 fn parse_chaos(text: &str) -> Result<(f64, f64), String> {
     let (min, random) = text.split_once(',').ok_or("expected MIN,RANDOM, e.g. 0.5,1.0")?;
     let number = |s: &str| s.trim().parse::<f64>().map_err(|e| format!("{s:?}: {e}"));
-    Ok((number(min)?, number(random)?))
+    let (min, random) = (number(min)?, number(random)?);
+    ChaosDelay::new(min, random, 0)?;
+    Ok((min, random))
+}
+
+fn parse_call_deadline_ms(text: &str) -> Result<u64, String> {
+    let ms = text.trim().parse::<u64>().map_err(|e| format!("{text:?}: {e}"))?;
+    gamefeature_host::config::check_call_deadline_ms(ms)
 }
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("GFHOST_LOG").unwrap_or_else(|_| "warn".into()))
         .with_writer(std::io::stderr)
+        // Colour codes only where a terminal shows them, not in files and pipes.
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     match run(Cli::parse()) {
         Ok(code) => code,
@@ -107,7 +118,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
     }
     match cli.command {
         Command::Run { experience, net_mode, chaos_delay, seed, trace, players } => {
-            let chaos = chaos_delay.map(|(min_secs, random_secs)| ChaosDelay { min_secs, random_secs, seed });
+            let chaos = chaos_delay.map(|(min, random)| ChaosDelay::new(min, random, seed)).transpose();
+            let chaos = chaos.map_err(anyhow::Error::msg)?;
             let options = SessionOptions {
                 plugin_dirs: cli.plugin_dirs,
                 runtime,
@@ -169,14 +181,17 @@ fn run_experience(
     }
     let mut manager = session.create_world("main", net_mode);
     let started = Instant::now();
-    let report = tokio.block_on(manager.load(path))?.clone();
+    tokio.block_on(manager.load(path))?;
     let load_time = started.elapsed();
     play(&mut manager, players);
+    let playing = manager.live_features();
     let (actors, components) = {
         let w = world::lock(manager.world());
         (w.actors().count(), w.requested_component_count())
     };
     tokio.block_on(manager.end_play())?;
+    // Failures of every phase — loading, playing, end of play — are in the report by now.
+    let report = manager.report().clone();
     let (leftover, handlers, subscriptions, features) = {
         let w = world::lock(manager.world());
         (w.requested_component_count(), w.live_handlers(), w.live_subscriptions(), w.live_features())
@@ -187,7 +202,7 @@ fn run_experience(
     let definition_name = path.display();
     println!("experience {definition_name} in {net_mode} mode: loaded in {:.1} ms", load_time.as_secs_f64() * 1e3);
     println!("  bundles: {:?}", report.bundles);
-    println!("  plugins active in the world: {}", report.active.join(", "));
+    println!("  plugins active in the world at end of play: {}", playing.join(", "));
     let (cached, compiled) = count_provenance(&session);
     println!("  components: {cached} loaded from cache, {compiled} compiled");
     if let Some(delay) = report.chaos_delay {
@@ -294,22 +309,33 @@ fn inspect_plugin(name: &str, options: SessionOptions) -> Result<ExitCode> {
     println!("{} {}", manifest.name, manifest.version);
     println!("  manifest: {}", manifest.manifest_path.display());
     println!("  component: {}", manifest.component_path.display());
-    let code = session.runtime().load_plugin(&manifest)?;
-    let how = match gamefeature_host::feature::LoadedPlugin::provenance(code.as_ref()) {
+    let inspection = session.runtime().inspect_plugin(&manifest)?;
+    let how = match inspection.provenance {
         Provenance::Compiled { took } => format!("compiled in {:.1} ms", took.as_secs_f64() * 1e3),
         Provenance::Cached { took } => format!("loaded from cache in {:.2} ms", took.as_secs_f64() * 1e3),
     };
     println!("  {how}");
-    let interface = gamefeature_host::feature::LoadedPlugin::interface(code.as_ref());
-    println!("  imports:");
-    for import in &interface.imports {
-        println!("    {import}");
+    let fit = inspection.interface.fit();
+    let mark = |problem: &Option<String>| problem.as_deref().map_or("ok".to_string(), |p| format!("NO: {p}"));
+    let width = fit.imports.iter().chain(&fit.needed_exports).map(|l| l.name.len()).max().unwrap_or(0).max(20);
+    println!("  imports{:w$}  the host provides it?", "", w = width.saturating_sub(5));
+    for line in &fit.imports {
+        println!("    {:width$}  {}", line.name, mark(&line.problem));
     }
-    println!("  exports:");
-    for export in &interface.exports {
-        println!("    {export}");
+    println!("  exports the world needs{:w$}  the component exports it?", "", w = width.saturating_sub(21));
+    for line in &fit.needed_exports {
+        println!("    {:width$}  {}", line.name, mark(&line.problem));
     }
-    Ok(ExitCode::SUCCESS)
+    for export in &fit.other_exports {
+        println!("    {export:width$}  (also exported; the world does not use it)");
+    }
+    match inspection.problem {
+        None => Ok(ExitCode::SUCCESS),
+        Some(problem) => {
+            println!("\n  does not fit: {problem}");
+            Ok(ExitCode::from(2))
+        }
+    }
 }
 
 fn report_discovery_errors(session: &Session) -> Result<ExitCode> {

@@ -173,6 +173,10 @@ impl World {
         receiver_class: &str,
         number: u32,
     ) -> Result<HandlerId, WorldError> {
+        // Unreal refuses handlers on AActor as it refuses requests on it: they would extend every actor.
+        if receiver_class == crate::world::ROOT_ACTOR_CLASS {
+            return Err(WorldError::RootClassRequest);
+        }
         if !self.classes.contains(receiver_class) {
             return Err(WorldError::UnknownClass(receiver_class.to_string()));
         }
@@ -193,7 +197,9 @@ impl World {
     }
 
     /// Removes a handler: it is delivered `ExtensionRemoved` for every receiver of its class (delivered even
-    /// though the handler is gone by then); events queued for it earlier are dropped. Unknown ids change nothing.
+    /// though the handler is gone by then), after the events queued for it while it was live — Unreal delivers
+    /// an event at once to whoever is registered at the time, so an event sent before the removal is heard.
+    /// Unknown ids change nothing.
     pub fn remove_extension_handler(&mut self, id: HandlerId) {
         let Some(handler) = self.manager.handlers.remove(id) else {
             return;
@@ -256,8 +262,11 @@ impl World {
 
     // ----- the work queue -----
 
-    /// Takes the queued work; work queued while it is delivered waits for the next take.
+    /// Takes the queued work; work queued while it is delivered waits for the next take. Taking also finishes
+    /// destroying the actors whose `ReceiverRemoved` the previous take handed out (see
+    /// [`destroy`](Self::destroy)).
     pub fn take_work(&mut self) -> Vec<Work> {
+        self.settle_ending_actors();
         self.manager.queue.take()
     }
 
@@ -265,14 +274,14 @@ impl World {
         !self.manager.queue.is_empty()
     }
 
-    /// Whether queued work still applies: its handler or subscription is live, its feature still implemented
-    /// by the same owner. Removed handlers and subscriptions are skipped, as Unreal skips `bRemoved` delegates.
+    /// Whether queued work still applies. Events and notifications were queued for handlers and subscriptions
+    /// live at the time (Unreal would have called them then), so they are always delivered — even when the
+    /// plugin dropped the handler or subscription later in the same call; only deactivating or quarantining
+    /// the plugin discards them. Chain walks and default-initialization checks act on the world as it is when
+    /// they run, so they apply only while their feature is still implemented by the same owner.
     pub fn is_work_live(&self, work: &Work) -> bool {
         match work {
-            Work::Extension { handler, final_event, .. } => *final_event || self.manager.handlers.is_live(*handler),
-            Work::InitStateChanged { subscription, .. } => {
-                self.manager.init_states.subscription(*subscription).is_some()
-            }
+            Work::Extension { .. } | Work::InitStateChanged { .. } => true,
             Work::ContinueChain { owner, actor, feature }
             | Work::CheckDefaultInitialization { owner, actor, feature } => {
                 self.manager.init_states.feature(*actor, *feature).is_some_and(|f| f.owner == *owner)
@@ -478,7 +487,8 @@ impl World {
         }
     }
 
-    /// Drops a subscription. Notifications already queued for it are skipped. Unknown ids change nothing.
+    /// Drops a subscription. Notifications queued for it while it was live are still delivered (see
+    /// [`is_work_live`](Self::is_work_live)). Unknown ids change nothing.
     pub fn unsubscribe(&mut self, id: SubscriptionId) {
         self.manager.init_states.unsubscribe(id);
     }

@@ -84,7 +84,8 @@ pub struct ExperienceDefinition {
     pub features: Vec<String>,
     pub action_sets: Vec<ActionSet>,
     pub pawn_data: Option<PawnData>,
-    /// Actor classes this experience adds, with their parents, declared in this order.
+    /// Actor classes this experience adds, with their parents, each after its parent when the experience
+    /// declares both (whatever their order in the file).
     pub classes: Vec<(String, String)>,
     pub actions: Vec<ActionDef>,
     pub bundles: BundleDeclarations,
@@ -116,6 +117,7 @@ impl ExperienceDefinition {
         let dir = path.parent().unwrap_or(Path::new("."));
         check_feature_names(&file.experience.features).map_err(|p| error(path, p))?;
         check_bundle_paths(dir, &file.bundles).map_err(|p| error(path, p))?;
+        let classes = parents_first(file.classes).map_err(|p| error(path, p))?;
         let mut action_sets = Vec::new();
         for relative in &file.experience.action_sets {
             let set_path = resolve_within(dir, relative).map_err(|e| error(path, format!("action set: {e}")))?;
@@ -131,7 +133,7 @@ impl ExperienceDefinition {
             features: file.experience.features,
             action_sets,
             pawn_data: file.pawn_data,
-            classes: file.classes.into_iter().collect(),
+            classes,
             actions: file.actions,
             bundles: file.bundles,
             init_states: file.experience.init_states,
@@ -167,6 +169,42 @@ fn parse_action_set(path: &Path, bytes: &[u8]) -> Result<ActionSet, DefinitionEr
     })
 }
 
+/// Orders classes so that a class whose parent the same file declares comes after it, whatever their order in
+/// the file; a parent the file does not declare is left for the world to resolve (a built-in class, or an
+/// unknown one it reports). Classes that are their own ancestors are refused, naming the cycle.
+fn parents_first(classes: BTreeMap<String, String>) -> Result<Vec<(String, String)>, String> {
+    let mut ordered = Vec::with_capacity(classes.len());
+    let mut waiting: BTreeMap<String, String> = classes;
+    // Each pass places every class whose parent is no longer waiting; a pass placing none leaves only cycles.
+    while !waiting.is_empty() {
+        let ready: Vec<String> =
+            waiting.iter().filter(|(_, parent)| !waiting.contains_key(*parent)).map(|(c, _)| c.clone()).collect();
+        if ready.is_empty() {
+            return Err(class_cycle(&waiting));
+        }
+        for class in ready {
+            let parent = waiting.remove(&class).expect("ready classes are waiting");
+            ordered.push((class, parent));
+        }
+    }
+    Ok(ordered)
+}
+
+/// Describes one cycle among classes that all wait on each other, starting from the first by name.
+fn class_cycle(waiting: &BTreeMap<String, String>) -> String {
+    let start = waiting.keys().next().expect("a cycle has classes");
+    let mut path = vec![start.as_str()];
+    let mut current = &waiting[start];
+    while !path.contains(&current.as_str()) {
+        path.push(current);
+        current = &waiting[current];
+    }
+    let from = path.iter().position(|c| *c == current).expect("the walk ended on a visited class");
+    let mut cycle: Vec<&str> = path[from..].to_vec();
+    cycle.push(current);
+    format!("[classes] form a cycle: {}", cycle.join(" -> "))
+}
+
 fn check_feature_names(features: &[String]) -> Result<(), String> {
     match features.iter().find(|f| !is_valid_plugin_name(f)) {
         Some(bad) => Err(format!("{bad:?} is not a valid feature name")),
@@ -179,4 +217,47 @@ fn check_bundle_paths(dir: &Path, bundles: &BundleDeclarations) -> Result<(), St
         resolve_within(dir, relative).map_err(|e| format!("bundle: {e}"))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn classes(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(c, p)| (c.to_string(), p.to_string())).collect()
+    }
+
+    #[test]
+    fn a_class_comes_after_its_parent_whatever_the_order_of_names() {
+        let ordered = parents_first(classes(&[("ZBase", "Pawn"), ("AChild", "ZBase"), ("MGrand", "AChild")])).unwrap();
+        let names: Vec<&str> = ordered.iter().map(|(c, _)| c.as_str()).collect();
+        assert_eq!(names, ["ZBase", "AChild", "MGrand"]);
+    }
+
+    #[test]
+    fn a_cycle_is_refused_naming_it() {
+        let error = parents_first(classes(&[("A", "B"), ("B", "C"), ("C", "A"), ("D", "Pawn")])).unwrap_err();
+        assert_eq!(error, "[classes] form a cycle: A -> B -> C -> A");
+        let error = parents_first(classes(&[("Self", "Self")])).unwrap_err();
+        assert_eq!(error, "[classes] form a cycle: Self -> Self");
+    }
+
+    #[test]
+    fn a_parent_the_file_does_not_declare_is_left_to_the_world() {
+        let ordered = parents_first(classes(&[("Hero", "Nowhere")])).unwrap();
+        assert_eq!(ordered, [("Hero".to_string(), "Nowhere".to_string())]);
+    }
+
+    #[tokio::test]
+    async fn an_experience_declares_classes_in_any_order() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let path = dir.path().join("e.toml");
+        std::fs::write(&path, "[experience]\nname = \"e\"\n[classes]\nZBase = \"Pawn\"\nAChild = \"ZBase\"\n").unwrap();
+        let definition = ExperienceDefinition::load(&path).await.unwrap();
+        let mut world = crate::world::World::new("w", crate::world::NetMode::Standalone);
+        for (class, parent) in &definition.classes {
+            world.declare_class(class, parent).unwrap();
+        }
+        assert!(world.classes.is_a("AChild", "Pawn"));
+    }
 }

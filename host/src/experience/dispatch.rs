@@ -302,3 +302,220 @@ fn chain_batch(w: &World, steps: &[(ActorId, crate::component::Name, (u8, u8))])
     batch.names = names.names;
     batch
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::component::RequestFlags;
+    use crate::feature::{ActivationContext, Deactivation};
+    use crate::world::NetMode;
+
+    /// What a scripted instance was called with, in order.
+    #[derive(Debug, Clone, PartialEq)]
+    enum Seen {
+        Events(Vec<(u64, String)>),
+        Notifications(Vec<(u64, String, u8)>),
+        CanChange(Vec<u64>),
+        HandleChange(Vec<u64>),
+    }
+
+    /// What a scripted instance does with the world on each extension event it hears.
+    type Reaction = Box<dyn FnMut(&mut World, ActorId, &str) + Send>;
+
+    /// A plugin instance that records its batches and, on each extension event, runs `react` on the world
+    /// (the host calls a real plugin would make during its call).
+    struct Scripted {
+        seen: Arc<Mutex<Vec<Seen>>>,
+        world: SharedWorld,
+        react: Reaction,
+    }
+
+    impl PluginInstance for Scripted {
+        fn on_registering(&mut self) -> Result<(), CallError> {
+            Ok(())
+        }
+        fn on_loading(&mut self) -> Result<(), CallError> {
+            Ok(())
+        }
+        fn on_activating(&mut self, _: &ActivationContext) -> Result<(), CallError> {
+            Ok(())
+        }
+        fn on_activated(&mut self) -> Result<(), CallError> {
+            Ok(())
+        }
+        fn on_deactivating(&mut self, _: &ActivationContext) -> Result<Deactivation, CallError> {
+            Ok(Deactivation::Done)
+        }
+        fn poll_deactivation(&mut self) -> Result<Deactivation, CallError> {
+            Ok(Deactivation::Done)
+        }
+        fn on_unloading(&mut self) -> Result<(), CallError> {
+            Ok(())
+        }
+        fn on_unregistering(&mut self) -> Result<(), CallError> {
+            Ok(())
+        }
+        fn handle_extension_events(&mut self, b: &ExtensionBatch) -> Result<(), CallError> {
+            let events: Vec<(u64, String)> =
+                b.actors.iter().zip(&b.events).map(|(a, e)| (*a, b.names[*e as usize].clone())).collect();
+            self.seen.lock().unwrap().push(Seen::Events(events.clone()));
+            let mut w = world::lock(&self.world);
+            for (actor, event) in events {
+                (self.react)(&mut w, ActorId::from_raw(actor), &event);
+            }
+            Ok(())
+        }
+        fn can_change_init_states(&mut self, b: &ChainBatch) -> Result<Vec<bool>, CallError> {
+            self.seen.lock().unwrap().push(Seen::CanChange(b.actors.clone()));
+            Ok(vec![true; b.actors.len()])
+        }
+        fn handle_change_init_states(&mut self, b: &ChainBatch) -> Result<(), CallError> {
+            self.seen.lock().unwrap().push(Seen::HandleChange(b.actors.clone()));
+            Ok(())
+        }
+        fn check_default_initializations(&mut self, _: &FeatureBatch) -> Result<(), CallError> {
+            Ok(())
+        }
+        fn on_init_states_changed(&mut self, b: &StateChangeBatch) -> Result<(), CallError> {
+            let seen = (0..b.actors.len()).map(|i| (b.actors[i], b.names[b.features[i] as usize].clone(), b.states[i]));
+            self.seen.lock().unwrap().push(Seen::Notifications(seen.collect()));
+            Ok(())
+        }
+    }
+
+    struct Fixture {
+        world: SharedWorld,
+        instances: Instances,
+        owner: OwnerId,
+        seen: Arc<Mutex<Vec<Seen>>>,
+    }
+
+    fn fixture(react: impl FnMut(&mut World, ActorId, &str) + Send + 'static) -> Fixture {
+        let world: SharedWorld = Arc::new(Mutex::new(World::new("w", NetMode::Standalone)));
+        let owner = world::lock(&world).register_owner("scripted");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let instance = Scripted { seen: seen.clone(), world: world.clone(), react: Box::new(react) };
+        let mut instances = Instances::default();
+        instances.insert(owner, LiveInstance { plugin: "scripted".into(), instance: Box::new(instance) });
+        Fixture { world, instances, owner, seen }
+    }
+
+    impl Fixture {
+        fn pump(&mut self) -> Vec<Seen> {
+            let failures = self.instances.pump(&self.world, &Timeline::new()).unwrap();
+            assert_eq!(failures, []);
+            std::mem::take(&mut self.seen.lock().unwrap())
+        }
+    }
+
+    fn events(seen: &[Seen]) -> Vec<(u64, String)> {
+        seen.iter().filter_map(|s| if let Seen::Events(e) = s { Some(e.clone()) } else { None }).flatten().collect()
+    }
+
+    #[test]
+    fn an_event_sent_before_its_handler_is_dropped_in_the_same_call_is_heard_before_extension_removed() {
+        let mut f = fixture(|_, _, _| {});
+        let pawn = world::lock(&f.world).spawn("Pawn").unwrap();
+        let handler = world::lock(&f.world).add_extension_handler(f.owner, "Pawn", 1).unwrap();
+        f.pump();
+        // One plugin call: send, then drop the handler.
+        {
+            let mut w = world::lock(&f.world);
+            w.send_extension_event(pawn, "Ping").unwrap();
+            w.remove_extension_handler(handler);
+        }
+        let raw = pawn.to_raw();
+        assert_eq!(events(&f.pump()), [(raw, "Ping".to_string()), (raw, "ExtensionRemoved".to_string())]);
+    }
+
+    #[test]
+    fn a_change_before_its_subscription_is_dropped_in_the_same_call_is_notified() {
+        let mut f = fixture(|_, _, _| {});
+        let mut w = world::lock(&f.world);
+        let pawn = w.spawn("Pawn").unwrap();
+        let _hero = w.add_component_request(f.owner, "Pawn", "Hero", RequestFlags::default()).unwrap();
+        w.register_feature(f.owner, pawn, "Hero", "Hero").unwrap();
+        let subscription = w.subscribe_actor(f.owner, pawn, None, None, false, 7).unwrap();
+        w.change_feature_state(pawn, "Hero", 1).unwrap();
+        w.unsubscribe(subscription);
+        drop(w);
+        let seen = f.pump();
+        assert!(seen.contains(&Seen::Notifications(vec![(pawn.to_raw(), "Hero".into(), 1)])), "{seen:?}");
+    }
+
+    #[test]
+    fn handlers_hearing_receiver_removed_can_still_query_the_destroyed_actor() {
+        let queried = Arc::new(Mutex::new(Vec::new()));
+        let answers = queried.clone();
+        let mut f = fixture(move |w, actor, event| {
+            if event == "ReceiverRemoved" {
+                let answer = w.actor(actor).map(|a| a.components.iter().map(|c| c.class.clone()).collect::<Vec<_>>());
+                answers.lock().unwrap().push(answer);
+            }
+        });
+        let pawn = {
+            let mut w = world::lock(&f.world);
+            w.add_extension_handler(f.owner, "Pawn", 1).unwrap();
+            let pawn = w.spawn("Pawn").unwrap();
+            w.actor_mut(pawn).unwrap().components.push(crate::world::Component {
+                class: "Mesh".into(),
+                origin: crate::world::ComponentOrigin::Native,
+                replicated: false,
+                properties: Default::default(),
+            });
+            pawn
+        };
+        f.pump();
+        world::lock(&f.world).destroy(pawn).unwrap();
+        assert!(world::lock(&f.world).actors_of_class("Pawn").unwrap().is_empty(), "an ending actor is unlisted");
+        f.pump();
+        assert_eq!(*queried.lock().unwrap(), [Ok(vec!["Mesh".to_string()])]);
+        assert!(world::lock(&f.world).actor(pawn).is_err(), "gone once its handlers heard it");
+    }
+
+    #[test]
+    fn an_actor_nobody_hears_about_goes_at_once() {
+        let f = fixture(|_, _, _| {});
+        let mut w = world::lock(&f.world);
+        let pawn = w.spawn("Pawn").unwrap();
+        w.destroy(pawn).unwrap();
+        assert!(w.actor(pawn).is_err());
+    }
+
+    #[test]
+    fn chain_batches_hold_one_entry_per_actor_notification_batches_may_hold_several() {
+        let mut f = fixture(|_, _, _| {});
+        let pawns: Vec<ActorId> = {
+            let mut w = world::lock(&f.world);
+            let _hero = w.add_component_request(f.owner, "Pawn", "Hero", RequestFlags::default()).unwrap();
+            let pawns: Vec<ActorId> = (0..3).map(|_| w.spawn("Pawn").unwrap()).collect();
+            for pawn in &pawns {
+                w.register_feature(f.owner, *pawn, "Hero", "Hero").unwrap();
+                w.register_feature(f.owner, *pawn, "Input", "Hero").unwrap();
+                w.subscribe_actor(f.owner, *pawn, None, None, false, 1).unwrap();
+                w.continue_init_state_chain(*pawn, "Hero").unwrap();
+                w.continue_init_state_chain(*pawn, "Input").unwrap();
+            }
+            pawns
+        };
+        let seen = f.pump();
+        for batch in &seen {
+            if let Seen::CanChange(actors) | Seen::HandleChange(actors) = batch {
+                let unique: HashSet<_> = actors.iter().collect();
+                assert_eq!(unique.len(), actors.len(), "a chain batch named an actor twice: {actors:?}");
+            }
+        }
+        let most = seen
+            .iter()
+            .filter_map(|s| if let Seen::Notifications(n) = s { Some(n) } else { None })
+            .map(|n| n.iter().filter(|(actor, _, _)| *actor == pawns[0].to_raw()).count())
+            .max();
+        assert!(most > Some(1), "notifications of one actor's two features share a batch: {seen:?}");
+        let w = world::lock(&f.world);
+        assert!(pawns
+            .iter()
+            .all(|p| w.feature_state(*p, "Hero").unwrap() == 4 && w.feature_state(*p, "Input").unwrap() == 4));
+    }
+}

@@ -3,6 +3,7 @@
 mod action;
 mod batch;
 mod discovery;
+mod interface;
 mod manifest;
 mod permissions;
 mod plugin;
@@ -15,14 +16,15 @@ mod subsystem_tests;
 pub use action::{ActionDef, ActiveAction, AddComponents};
 pub use batch::{BatchNames, ChainBatch, ExtensionBatch, FeatureBatch, StateChangeBatch};
 pub use discovery::{discover, DiscoveryReport};
+pub use interface::{ComponentInterface, Fit, FitLine, HOST_INTERFACES, PLUGIN_EXPORTS};
 pub use manifest::{
     is_valid_plugin_name, Dependency, ManifestError, ManifestProblem, PluginManifest, API_VERSION, MANIFEST_FILE,
 };
 pub use permissions::{FsPermissions, GrantPolicy, Permissions};
 pub use plugin::{
-    within_refusal_budget, ActivationContext, CallError, ComponentInterface, Deactivation, InstanceEnv, LoadError,
-    LoadedPlugin, PluginInstance, PluginLoader, Provenance, Refusals, REFUSED_CALLS_BUDGET, WORLD_CHANGES_PER_CALL,
+    within_refusal_budget, ActivationContext, CallError, Deactivation, InstanceEnv, LoadError, LoadedPlugin,
+    PluginInstance, PluginLoader, Provenance, Refusals, REFUSED_CALLS_BUDGET, WORLD_CHANGES_PER_CALL,
     WORLD_CHANGES_PER_ENTRY,
 };
-pub use state::{Destination, PluginError, PluginState, Transition};
+pub use state::{Destination, Phase, PluginError, PluginState, Transition};
 pub use subsystem::{FeatureError, FeatureSubsystem, Observer, PluginInfo, StateChange};

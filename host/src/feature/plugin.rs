@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::batch::{ChainBatch, ExtensionBatch, FeatureBatch, StateChangeBatch};
+use super::interface::ComponentInterface;
 use super::manifest::PluginManifest;
 use super::permissions::Permissions;
 use crate::assets::Assets;
@@ -40,13 +41,6 @@ pub enum Provenance {
     Compiled { took: Duration },
     /// Read from the compiled-component cache.
     Cached { took: Duration },
-}
-
-/// What a component imports and exports, for `gfhost inspect`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ComponentInterface {
-    pub imports: Vec<String>,
-    pub exports: Vec<String>,
 }
 
 /// A plugin's code, ready to instantiate in any number of worlds.

@@ -50,16 +50,53 @@ pub enum Transition {
     Unregistering,
 }
 
-/// Why a plugin is in an error state: the transition that failed and what went wrong.
+/// When a plugin failed: during a transition of the state machine, or while playing in a world (a call
+/// delivering events or init-state callbacks between its activation and its deactivation there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Phase {
+    Transition(Transition),
+    Playing,
+}
+
+impl From<Transition> for Phase {
+    fn from(transition: Transition) -> Self {
+        Phase::Transition(transition)
+    }
+}
+
+/// A phase is a transition when it is that transition: `error.during == Transition::Loading`.
+impl PartialEq<Transition> for Phase {
+    fn eq(&self, transition: &Transition) -> bool {
+        *self == Phase::Transition(*transition)
+    }
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Phase::Transition(t) => write!(f, "{t:?}"),
+            Phase::Playing => f.write_str("Playing"),
+        }
+    }
+}
+
+/// Why a plugin is in an error state: the phase it failed in and what went wrong (the call, when a call into
+/// the plugin failed, leads the cause).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PluginError {
-    pub during: Transition,
+    pub during: Phase,
     pub cause: String,
+}
+
+impl PluginError {
+    pub fn new(during: impl Into<Phase>, cause: impl Into<String>) -> Self {
+        PluginError { during: during.into(), cause: cause.into() }
+    }
 }
 
 impl fmt::Display for PluginError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "failed while {:?}: {}", self.during, self.cause)
+        write!(f, "failed while {}: {}", self.during, self.cause)
     }
 }
 
@@ -84,7 +121,7 @@ impl fmt::Display for PluginState {
         match self {
             PluginState::Stable(d) => write!(f, "{d:?}"),
             PluginState::Transition(t) => write!(f, "{t:?}"),
-            PluginState::Error(e) => write!(f, "Error{:?}: {}", e.during, e.cause),
+            PluginState::Error(e) => write!(f, "Error{}: {}", e.during, e.cause),
         }
     }
 }

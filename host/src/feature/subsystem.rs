@@ -333,7 +333,7 @@ impl FeatureSubsystem {
         match from {
             Destination::Installed => {
                 self.enter(name, PluginState::Transition(Transition::WaitingForDependencies));
-                let failed = |cause: String| PluginError { during: Transition::WaitingForDependencies, cause };
+                let failed = |cause: String| PluginError::new(Transition::WaitingForDependencies, cause);
                 self.dependency_order(name).map_err(|e| failed(e.to_string()))?;
                 for dep in &manifest.dependencies {
                     self.change_target_floor(&dep.name, Destination::Registered)
@@ -355,7 +355,7 @@ impl FeatureSubsystem {
                             cause: format!("loader panicked: {panic}"),
                         })
                     })
-                    .map_err(|e| PluginError { during: Transition::Loading, cause: e.to_string() })?;
+                    .map_err(|e| PluginError::new(Transition::Loading, e.to_string()))?;
                 self.with_entry(name, |e| e.code = Some(code));
                 self.arrive(name, Destination::Loaded);
             }
@@ -364,10 +364,8 @@ impl FeatureSubsystem {
                 for dep in manifest.dependencies.iter().filter(|d| d.activate) {
                     if let Err(e) = self.activate_boxed(dep.name.clone()).await {
                         self.release_held_dependencies(name).await;
-                        return Err(PluginError {
-                            during: Transition::ActivatingDependencies,
-                            cause: format!("dependency {:?} failed: {e}", dep.name),
-                        });
+                        let cause = format!("dependency {:?} failed: {e}", dep.name);
+                        return Err(PluginError::new(Transition::ActivatingDependencies, cause));
                     }
                     self.with_entry(name, |e| e.held_dependencies.push(dep.name.clone()));
                 }

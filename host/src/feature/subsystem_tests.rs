@@ -130,7 +130,7 @@ async fn cycles_are_refused_naming_the_manifest() {
     assert!(err.to_string().contains("dependency cycle a -> b -> c -> a"), "{err}");
     assert!(matches!(
         s.state("a"),
-        Some(PluginState::Error(PluginError { during: Transition::WaitingForDependencies, .. }))
+        Some(PluginState::Error(PluginError { during: Phase::Transition(Transition::WaitingForDependencies), .. }))
     ));
 }
 
@@ -140,10 +140,13 @@ async fn a_failed_dependency_fails_its_dependents() {
         subsystem(&[manifest("app", &[("lib", true)]), manifest("lib", &[]), manifest("other", &[])], &["lib"]);
     let err = s.activate("app").await.unwrap_err();
     assert!(err.to_string().contains("dependency \"lib\" failed"), "{err}");
-    assert!(matches!(s.state("lib"), Some(PluginState::Error(PluginError { during: Transition::Loading, .. }))));
+    assert!(matches!(
+        s.state("lib"),
+        Some(PluginState::Error(PluginError { during: Phase::Transition(Transition::Loading), .. }))
+    ));
     assert!(matches!(
         s.state("app"),
-        Some(PluginState::Error(PluginError { during: Transition::ActivatingDependencies, .. }))
+        Some(PluginState::Error(PluginError { during: Phase::Transition(Transition::ActivatingDependencies), .. }))
     ));
     assert_eq!(s.activations("app"), 0);
     s.activate("other").await.unwrap();
@@ -180,7 +183,7 @@ async fn a_shared_dependency_loads_once_under_concurrent_activation() {
 async fn errors_rest_until_retried() {
     let (s, _, _) = subsystem(&[manifest("a", &[])], &[]);
     s.activate("a").await.unwrap();
-    let error = PluginError { during: Transition::Activating, cause: "refused".into() };
+    let error = PluginError::new(Transition::Activating, "refused");
     s.deactivate_with_error("a", error.clone()).await.unwrap();
     assert_eq!(s.state("a"), Some(PluginState::Error(error)));
     s.activate("a").await.unwrap();

@@ -43,7 +43,11 @@ impl Drop for EpochTicker {
     }
 }
 
-/// The number of ticks a deadline spans (at least one).
+/// The longest a deadline may span: wasmtime adds the ticks to the current epoch, which must not overflow.
+const MAX_TICKS: u64 = 24 * 3600 * 1000;
+
+/// The number of ticks a deadline spans (at least one, at most a day).
 pub fn ticks(deadline: Duration) -> u64 {
-    (deadline.as_micros().div_ceil(TICK.as_micros()) as u64).max(1)
+    let ticks = deadline.as_micros().div_ceil(TICK.as_micros());
+    u64::try_from(ticks).unwrap_or(u64::MAX).clamp(1, MAX_TICKS)
 }

@@ -5,13 +5,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wasmtime::component::ResourceTable;
-use wasmtime::Store;
+use wasmtime::{Store, UpdateDeadline};
 
 use super::bindings::{lifecycle, types, GameFeature, GameFeaturePre};
+use super::deadline::{CallClock, Verdict};
+use super::drive::{self, Abandoned};
 use super::host::log::{line_of_plugin, LogBudget, MAX_LINES_PER_CALL};
 use super::limits::Limits;
 use super::state::InstanceState;
-use super::{drive, epoch, sandbox};
+use super::{epoch, sandbox};
 use crate::feature::{
     ActivationContext, CallError, ChainBatch, ComponentInterface, Deactivation, ExtensionBatch, FeatureBatch,
     InstanceEnv, LoadedPlugin, PluginInstance, Provenance, Refusals, StateChangeBatch, WORLD_CHANGES_PER_ENTRY,
@@ -42,15 +44,24 @@ impl LoadedPlugin for WasmPlugin {
             change_cap: self.limits.world_changes,
             handles: 0,
             max_handles: self.limits.handles,
+            clock: CallClock::start(self.limits.instantiate_deadline),
         };
         let mut store = Store::new(self.pre.engine(), state);
         store.limiter(|state| &mut state.limits);
-        store.epoch_deadline_trap();
+        // The epoch only says when to look: whether the call is over its budget is a question of the CPU time
+        // it used (see `deadline`).
+        store.epoch_deadline_callback(|context| match context.data().clock.check() {
+            Verdict::Continue(rest) => Ok(UpdateDeadline::Continue(epoch::ticks(rest))),
+            Verdict::OverBudget { used } => Err(DeadlineExceeded::Budget { used }.into()),
+            Verdict::OverBackstop { elapsed } => Err(DeadlineExceeded::Backstop { elapsed }.into()),
+        });
         let mut instance =
             WasmInstance { store, bindings: None, limits: self.limits.clone(), wasi_io: self.wasi_io.clone() };
-        let wall = instance.arm(0);
+        // Instantiation runs the component's start-up code (a Python or JavaScript runtime's can take
+        // milliseconds): it has its own budget, not a call's.
+        let waits = instance.arm_for(self.limits.instantiate_deadline, 0);
         let call = self.pre.instantiate_async(&mut instance.store);
-        let bindings = finish(call, wall, &self.limits, &self.wasi_io)?;
+        let bindings = finish(call, waits, &instance_budget(&self.limits), &self.wasi_io)?;
         instance.bindings = Some(bindings);
         Ok(Box::new(instance))
     }
@@ -82,19 +93,47 @@ const PER_ENTRY: Duration = Duration::from_micros(5);
 /// default deadline).
 const FUEL_SHARE_PER_ENTRY: u64 = 2000;
 
-/// How long after its deadline a call waiting inside a WASI function (not running code, which the epoch
-/// stops) is abandoned.
+/// How much longer than its deadline a call may wait inside WASI functions (a timer's wake-up is late by a
+/// little).
 const WAIT_GRACE: Duration = Duration::from_millis(1);
 
+/// A call exceeded its time: the error the epoch callback raises, recognised by [`trapped`].
+#[derive(Debug, thiserror::Error)]
+enum DeadlineExceeded {
+    #[error("used {used:?} of CPU time")]
+    Budget { used: Duration },
+    #[error("ran {elapsed:?} of wall-clock time")]
+    Backstop { elapsed: Duration },
+}
+
+/// How long a call may wait inside WASI functions, and the wall-clock time past which it is abandoned.
+struct Waits {
+    budget: Duration,
+    backstop: Instant,
+}
+
+/// Limits as they apply to instantiation: its own deadline in place of a call's, so that messages name it.
+fn instance_budget(limits: &Limits) -> Limits {
+    Limits { call_deadline: limits.instantiate_deadline, ..limits.clone() }
+}
+
 impl WasmInstance {
-    /// Gives the store a fresh deadline (and fuel) for a call covering `entries` batch entries; returns the
-    /// wall-clock time past which waiting for the call is abandoned.
-    fn arm(&mut self, entries: usize) -> Instant {
-        let deadline = self.limits.call_deadline + PER_ENTRY * entries as u32;
+    /// Gives the store a fresh deadline (and fuel) for a call covering `entries` batch entries.
+    fn arm(&mut self, entries: usize) -> Waits {
+        let deadline = self.limits.call_deadline.saturating_add(PER_ENTRY.saturating_mul(entries as u32));
+        self.arm_for(deadline, entries)
+    }
+
+    /// Starts a call's clock with `deadline` of CPU time, sets its fuel and its per-call budgets.
+    fn arm_for(&mut self, deadline: Duration, entries: usize) -> Waits {
         self.store.set_epoch_deadline(epoch::ticks(deadline));
-        if let Some(fuel) = self.limits.fuel {
-            let budget = fuel.saturating_add((fuel / FUEL_SHARE_PER_ENTRY).saturating_mul(entries as u64));
-            // Fuel is only unavailable when the engine was built without it, which `Limits` rules out.
+        if self.store.engine().get_consume_fuel() {
+            // A plugin without a fuel budget of its own runs unmetered in an engine that meters others.
+            let budget = match self.limits.fuel {
+                Some(fuel) => fuel.saturating_add((fuel / FUEL_SHARE_PER_ENTRY).saturating_mul(entries as u64)),
+                None => u64::MAX,
+            };
+            // Fuel is only unavailable when the engine was built without it, which the check above rules out.
             let _ = self.store.set_fuel(budget);
         }
         let state = self.store.data_mut();
@@ -102,7 +141,8 @@ impl WasmInstance {
         state.changes = 0;
         state.change_cap =
             self.limits.world_changes.saturating_add(WORLD_CHANGES_PER_ENTRY.saturating_mul(entries as u32));
-        Instant::now() + deadline + WAIT_GRACE
+        state.clock = CallClock::start(deadline);
+        Waits { budget: deadline + WAIT_GRACE, backstop: Instant::now() + state.clock.backstop() }
     }
 
     /// A finished call's result, unless the plugin flooded the host during it. Log lines it had to drop are
@@ -128,16 +168,20 @@ impl WasmInstance {
 /// timers the plugin starts belong to `wasi_io`, whatever runtime (if any) the caller is in.
 fn finish<R>(
     call: impl Future<Output = wasmtime::Result<R>>,
-    wall: Instant,
+    waits: Waits,
     limits: &Limits,
     wasi_io: &tokio::runtime::Handle,
 ) -> Result<R, CallError> {
     let _context = wasi_io.enter();
-    guard(|| match drive::until_deadline(call, wall) {
-        Some(result) => result.map_err(|e| trapped(e, limits)),
-        None => Err(CallError::Trapped(format!(
+    guard(|| match drive::until_done(call, waits.budget, waits.backstop) {
+        Ok(result) => result.map_err(|e| trapped(e, limits)),
+        Err(Abandoned::Waited(_)) => Err(CallError::Trapped(format!(
             "waited inside a WASI call past its call deadline ({:?}); plugins must not sleep or block",
             limits.call_deadline
+        ))),
+        Err(Abandoned::Backstop) => Err(CallError::Trapped(format!(
+            "was still waiting inside a WASI call at its wall-clock backstop ({:?})",
+            super::deadline::backstop(limits.call_deadline)
         ))),
     })
 }
@@ -159,6 +203,18 @@ fn guard<R>(call: impl FnOnce() -> Result<R, CallError>) -> Result<R, CallError>
 
 /// Describes a trap by its cause first: a deadline, a limit, or what the guest did.
 fn trapped(error: wasmtime::Error, limits: &Limits) -> CallError {
+    if let Some(exceeded) = error.downcast_ref::<DeadlineExceeded>() {
+        let cause = match exceeded {
+            DeadlineExceeded::Budget { .. } => {
+                format!("exceeded its call deadline ({:?} of CPU time)", limits.call_deadline)
+            }
+            DeadlineExceeded::Backstop { elapsed } => format!(
+                "exceeded its wall-clock backstop: {elapsed:?} without finishing (its deadline is {:?} of CPU time)",
+                limits.call_deadline
+            ),
+        };
+        return CallError::Trapped(cause);
+    }
     let cause = match error.downcast_ref::<wasmtime::Trap>() {
         Some(wasmtime::Trap::Interrupt) => format!("exceeded its call deadline ({:?})", limits.call_deadline),
         Some(wasmtime::Trap::OutOfFuel) => {
@@ -208,10 +264,10 @@ fn context(context: &ActivationContext) -> types::ActivationContext {
 /// `bindings.$interface().$export(store, args…)` to completion.
 macro_rules! call_export {
     ($self:ident, $entries:expr, $interface:ident . $export:ident ( $($arg:expr),* )) => {{
-        let wall = $self.arm($entries);
+        let waits = $self.arm($entries);
         let bindings = $self.bindings.as_ref().expect("a WasmInstance is only handed out once instantiated");
         let call = bindings.$interface().$export(&mut $self.store $(, $arg)*);
-        let result = finish(call, wall, &$self.limits, &$self.wasi_io);
+        let result = finish(call, waits, &$self.limits, &$self.wasi_io);
         $self.after_call(result)
     }};
 }

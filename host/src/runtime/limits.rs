@@ -9,8 +9,10 @@ use super::RuntimeConfig;
 pub struct Limits {
     /// Linear memory one instance may grow to, in bytes.
     pub memory: usize,
-    /// How long one call may run (batches get a little more per entry).
+    /// How much CPU time one call may use (batches get a little more per entry).
     pub call_deadline: Duration,
+    /// How much CPU time instantiation may use.
+    pub instantiate_deadline: Duration,
     /// Instructions' worth of fuel per call, when fuel metering is on.
     pub fuel: Option<u64>,
     /// World changes one call may make (batches get more per entry) before it counts as flooding the host.
@@ -27,6 +29,7 @@ impl Limits {
         Limits {
             memory: overrides.memory_bytes().unwrap_or(config.memory_limit),
             call_deadline: overrides.call_deadline().unwrap_or(config.call_deadline),
+            instantiate_deadline: overrides.instantiate_deadline().unwrap_or(config.instantiate_deadline),
             fuel: overrides.fuel.or(config.fuel),
             world_changes: overrides.world_changes.unwrap_or(config.world_changes),
             handles: overrides.handles.unwrap_or(config.max_handles),
@@ -38,8 +41,9 @@ impl std::fmt::Display for Limits {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "call deadline {:?}, memory {} MiB, {} world changes per call, {} handles, fuel {}",
+            "call deadline {:?}, instantiation {:?}, memory {} MiB, {} world changes per call, {} handles, fuel {}",
             self.call_deadline,
+            self.instantiate_deadline,
             self.memory >> 20,
             self.world_changes,
             self.handles,
@@ -68,7 +72,7 @@ mod tests {
         assert_eq!((other.memory, other.handles), (64 << 20, runtime.max_handles));
         assert_eq!(
             other.to_string(),
-            "call deadline 20ms, memory 64 MiB, 100000 world changes per call, 100000 handles, fuel 1000 per call"
+            "call deadline 20ms, instantiation 1s, memory 64 MiB, 100000 world changes per call, 100000 handles, fuel 1000 per call"
         );
     }
 

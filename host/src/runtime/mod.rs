@@ -13,6 +13,8 @@
 
 mod bindings;
 mod cache;
+mod cpu_clock;
+mod deadline;
 mod drive;
 mod epoch;
 mod host;
@@ -34,7 +36,7 @@ pub use cache::ComponentCache;
 pub use host::DEFAULT_MAX_HANDLES;
 pub use instance::{WasmInstance, WasmPlugin};
 pub use limits::Limits;
-pub use sandbox::{DEFAULT_CALL_DEADLINE, DEFAULT_MEMORY_LIMIT};
+pub use sandbox::{DEFAULT_CALL_DEADLINE, DEFAULT_INSTANTIATE_DEADLINE, DEFAULT_MEMORY_LIMIT};
 
 use crate::assets::{read_within, ReadWithinError};
 use crate::config::{HostConfig, LimitOverrides};
@@ -61,8 +63,12 @@ pub struct RuntimeConfig {
     pub max_instances: u32,
     /// How much linear memory one plugin instance may use.
     pub memory_limit: usize,
-    /// How long one call into a plugin may run before it is stopped (and the plugin quarantined).
+    /// How much CPU time one call into a plugin may use before it is stopped (and the plugin quarantined).
+    /// Measured on the thread running the call, so a busy machine never makes a plugin miss it; a wall-clock
+    /// backstop of a hundred times as much (at least a second) stops a call that makes no progress at all.
     pub call_deadline: Duration,
+    /// How much CPU time instantiating a plugin may use: its start-up code, not a call.
+    pub instantiate_deadline: Duration,
     /// A deterministic budget of fuel (roughly, instructions) per call; off when `None`. Metering costs some
     /// speed, so it is off by default; the deadline stops endless loops either way.
     pub fuel: Option<u64>,
@@ -79,6 +85,9 @@ impl RuntimeConfig {
     pub fn with_host_config(mut self, config: &HostConfig) -> Self {
         if let Some(deadline) = config.defaults.call_deadline() {
             self.call_deadline = deadline;
+        }
+        if let Some(deadline) = config.defaults.instantiate_deadline() {
+            self.instantiate_deadline = deadline;
         }
         if let Some(memory) = config.defaults.memory_bytes() {
             self.memory_limit = memory;
@@ -108,6 +117,7 @@ impl Default for RuntimeConfig {
             max_instances: 1000,
             memory_limit: DEFAULT_MEMORY_LIMIT,
             call_deadline: DEFAULT_CALL_DEADLINE,
+            instantiate_deadline: DEFAULT_INSTANTIATE_DEADLINE,
             fuel: None,
             world_changes: WORLD_CHANGES_PER_CALL,
             max_handles: DEFAULT_MAX_HANDLES,
@@ -200,6 +210,20 @@ impl Runtime {
 
     /// Loads a plugin's component as [`PluginLoader::load`] does, returning the concrete type.
     pub fn load_plugin(&self, manifest: &PluginManifest) -> Result<Arc<WasmPlugin>, LoadError> {
+        let compiled = self.compile(manifest)?;
+        self.link(manifest, compiled)
+    }
+
+    /// Compiles a plugin's component (or reads it from the cache) and reports what it imports and exports and,
+    /// when it does not fit the world, why — without failing on the mismatch, for `gfhost inspect`.
+    pub fn inspect_plugin(&self, manifest: &PluginManifest) -> Result<Inspection, LoadError> {
+        let compiled = self.compile(manifest)?;
+        let (provenance, interface) = (compiled.provenance, compiled.interface.clone());
+        let problem = self.link(manifest, compiled).err();
+        Ok(Inspection { provenance, interface, problem })
+    }
+
+    fn compile(&self, manifest: &PluginManifest) -> Result<Compiled, LoadError> {
         let path = &manifest.component_path;
         let shown = path.display().to_string();
         // Read through cap-std beneath the plugin's folder: a symlinked component cannot lead out of it.
@@ -228,6 +252,13 @@ impl Runtime {
             imports: ty.imports(&self.engine).map(|(name, _)| name.to_string()).collect(),
             exports: ty.exports(&self.engine).map(|(name, _)| name.to_string()).collect(),
         };
+        Ok(Compiled { component, provenance, interface })
+    }
+
+    /// Type-checks a compiled component against the host's linker and pre-instantiates it.
+    fn link(&self, manifest: &PluginManifest, compiled: Compiled) -> Result<Arc<WasmPlugin>, LoadError> {
+        let shown = manifest.component_path.display().to_string();
+        let Compiled { component, provenance, interface } = compiled;
         if let Some(version) = foreign_api_version(&interface) {
             let cause =
                 format!("it was built against gamefeature:plugin@{version}; this host implements {API_VERSION}");
@@ -241,6 +272,22 @@ impl Runtime {
         let wasi_io = self.wasi_io.handle();
         Ok(Arc::new(WasmPlugin { pre, provenance, interface, limits, wasi_io }))
     }
+}
+
+/// A compiled component and what it imports and exports, before it is linked.
+struct Compiled {
+    component: Component,
+    provenance: Provenance,
+    interface: ComponentInterface,
+}
+
+/// What `gfhost inspect` shows of a component: how it was obtained, its interface, and why it does not fit
+/// the world, if it does not.
+#[derive(Debug)]
+pub struct Inspection {
+    pub provenance: Provenance,
+    pub interface: ComponentInterface,
+    pub problem: Option<LoadError>,
 }
 
 /// The `gamefeature:plugin` version a component was built against, when it is not the one this host

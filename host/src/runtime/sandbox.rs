@@ -26,6 +26,10 @@ pub const DEFAULT_MEMORY_LIMIT: usize = 64 << 20;
 /// How long one call into a plugin may run by default. A frame is 16 ms; a plugin taking most of it is broken.
 pub const DEFAULT_CALL_DEADLINE: std::time::Duration = std::time::Duration::from_millis(10);
 
+/// How long instantiating a plugin may run by default: a Python or JavaScript component starts its language's
+/// runtime, which takes milliseconds.
+pub const DEFAULT_INSTANTIATE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The WASI context of one instance: output into the log (within `budget`), and the data directory if one
 /// was granted.
 pub fn wasi_context(env: &InstanceEnv, budget: &Arc<LogBudget>) -> Result<WasiCtx, String> {

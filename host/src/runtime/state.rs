@@ -6,6 +6,7 @@ use wasmtime::component::ResourceTable;
 use wasmtime::StoreLimits;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
+use super::deadline::CallClock;
 use super::host::log::LogBudget;
 use crate::feature::{InstanceEnv, Refusals};
 
@@ -25,6 +26,8 @@ pub struct InstanceState {
     /// Handles the plugin holds, and how many it may.
     pub(crate) handles: u32,
     pub(crate) max_handles: u32,
+    /// The clock of the current call (or instantiation), read when its epoch deadline comes due.
+    pub(crate) clock: CallClock,
 }
 
 impl WasiView for InstanceState {

@@ -81,6 +81,9 @@ pub struct Actor {
     pub receiver: bool,
     /// The plugin instance that spawned it, if one did; only that instance may destroy it.
     pub spawned_by: Option<OwnerId>,
+    /// Destroyed, and waiting for its handlers to hear `ReceiverRemoved` (Unreal's pending kill): it still
+    /// answers queries about itself, but no longer appears in the world's lists.
+    pub ending: bool,
 }
 
 impl Actor {

@@ -38,7 +38,10 @@ pub enum WorldError {
     UnknownClass(String),
     #[error("actor {actor} has no {component:?} component")]
     NoSuchComponent { actor: ActorId, component: String },
-    #[error("requests on the root class {ROOT_ACTOR_CLASS:?} are refused: they would extend every actor")]
+    #[error(
+        "component requests and extension handlers on the root class {ROOT_ACTOR_CLASS:?} are refused: they \
+         would extend every actor"
+    )]
     RootClassRequest,
     #[error("no init state {0:?} in this world")]
     UnknownState(String),
@@ -113,6 +116,10 @@ pub struct World {
     // swept out once they are half the list, so destroying stays O(1) amortised.
     spawn_order: Vec<ActorId>,
     destroyed_in_order: usize,
+    /// Destroyed actors whose `ReceiverRemoved` is still queued, and those whose went out with the last take
+    /// of the work queue (see [`destroy`](Self::destroy)).
+    ending: Vec<ActorId>,
+    destroying: Vec<ActorId>,
     pub(crate) manager: ComponentManager,
     events: Vec<WorldEvent>,
     pub(crate) recording: bool,
@@ -130,6 +137,8 @@ impl World {
             free_slots: Vec::new(),
             spawn_order: Vec::new(),
             destroyed_in_order: 0,
+            ending: Vec::new(),
+            destroying: Vec::new(),
             manager: ComponentManager::new(),
             events: Vec::new(),
             recording: true,
@@ -184,6 +193,7 @@ impl World {
             components: Vec::new(),
             receiver: false,
             spawned_by: owner,
+            ending: false,
         });
         self.spawn_order.push(id);
         self.record(|| WorldEvent::ActorSpawned { actor: id, class: class.to_string() });
@@ -194,14 +204,30 @@ impl World {
         Ok(id)
     }
 
-    /// Destroys an actor: it stops being a receiver (its requested components go, handlers get
-    /// `ReceiverRemoved`), its init-state features and the subscriptions watching it are dropped, then the
-    /// actor goes. Its id never names another actor.
+    /// Destroys an actor, as Unreal does: it stops being a receiver (its requested components go, handlers get
+    /// `ReceiverRemoved`) while it still exists, so those handlers can still query it; it is gone once they
+    /// have heard it — when the work queue is next taken after the round delivering `ReceiverRemoved` (see
+    /// [`take_work`](Self::take_work)). Until then it is `ending`: left out of the world's lists, destroying
+    /// it again changes nothing. With nobody to tell, it goes at once.
     pub fn destroy(&mut self, actor: ActorId) -> Result<(), WorldError> {
+        if self.actor(actor)?.ending {
+            return Ok(());
+        }
+        let queued = self.manager.queue.len();
         if self.actor(actor)?.receiver {
             self.remove_receiver(actor)?;
         }
         self.manager.init_states.remove_actor(actor);
+        if self.manager.queue.len() == queued {
+            return self.finish_destroy(actor);
+        }
+        self.actor_mut(actor)?.ending = true;
+        self.ending.push(actor);
+        Ok(())
+    }
+
+    /// Frees a destroyed actor's slot: its id names nobody from now on.
+    fn finish_destroy(&mut self, actor: ActorId) -> Result<(), WorldError> {
         let entry = self.live_slot_mut(actor)?;
         let removed = entry.actor.take().expect("live slot holds an actor");
         entry.generation = entry.generation.wrapping_add(1);
@@ -217,6 +243,22 @@ impl World {
         }
         self.record(|| WorldEvent::ActorDestroyed { actor });
         Ok(())
+    }
+
+    /// Finishes destroying actors whose `ReceiverRemoved` went out with the previous take of the work queue
+    /// (those calls have returned), and hands the ones destroyed since to this take. With no work left,
+    /// every ending actor goes: nothing is left to tell about it.
+    pub(crate) fn settle_ending_actors(&mut self) {
+        for actor in std::mem::take(&mut self.destroying) {
+            let _ = self.finish_destroy(actor);
+        }
+        if self.manager.queue.is_empty() {
+            for actor in std::mem::take(&mut self.ending) {
+                let _ = self.finish_destroy(actor);
+            }
+        } else {
+            self.destroying = std::mem::take(&mut self.ending);
+        }
     }
 
     /// The actor with this id, if it is alive.
@@ -241,7 +283,7 @@ impl World {
 
     /// Every live actor, in spawn order.
     pub fn actors(&self) -> impl Iterator<Item = &Actor> {
-        self.spawn_order.iter().filter_map(|id| self.actor(*id).ok())
+        self.spawn_order.iter().filter_map(|id| self.actor(*id).ok()).filter(|a| !a.ending)
     }
 
     /// Live actors whose class is `class` or derives from it, in spawn order.
@@ -483,6 +525,10 @@ mod tests {
             WorldError::UnknownClass("Dragon".into())
         );
         assert_eq!(w.live_request_handles(), 0);
+        // Unreal refuses extension handlers on AActor as it refuses requests on it.
+        w.spawn("Pawn").unwrap();
+        assert_eq!(w.add_extension_handler(OwnerId::HOST, "Actor", 1).unwrap_err(), WorldError::RootClassRequest);
+        assert_eq!((w.live_handlers(), w.queued_work()), (0, 0));
     }
 
     #[test]

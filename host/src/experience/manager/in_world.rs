@@ -9,8 +9,8 @@ use super::{ExperienceManager, FeatureInWorld};
 use crate::component::OwnerId;
 use crate::experience::dispatch::LiveInstance;
 use crate::feature::{
-    within_refusal_budget, ActionDef, CallError, Deactivation, FeatureError, InstanceEnv, PluginError, PluginInstance,
-    Transition,
+    within_refusal_budget, ActionDef, CallError, Deactivation, FeatureError, InstanceEnv, Phase, PluginError,
+    PluginInstance, Transition,
 };
 use crate::timeline::{track, EventKind, LogLevel};
 use crate::world;
@@ -69,16 +69,18 @@ impl ExperienceManager {
             format!("instantiated in {:.1} us", started.elapsed().as_secs_f64() * 1e6),
         );
         self.instances.insert(owner, LiveInstance { plugin: name.to_string(), instance });
-        self.in_world.push(FeatureInWorld { name: name.to_string(), owner, actions: Vec::new() });
+        self.in_world.push(FeatureInWorld { name: name.to_string(), owner, actions: Vec::new(), playing: false });
         let index = self.in_world.len() - 1;
-        if let Err((during, cause)) = self.activate_instance(index, &manifest.actions) {
-            let feature = self.in_world.remove(index);
-            self.remove_from_world(feature);
-            self.fail_feature(name, during, cause);
+        match self.activate_instance(index, &manifest.actions) {
+            Ok(()) => self.in_world[index].playing = true,
+            Err((during, cause)) => {
+                let feature = self.in_world.remove(index);
+                self.remove_from_world(feature);
+                self.fail_feature(name, during, cause);
+            }
         }
     }
 
-    /// Calls one lifecycle hook of a live instance and records it; `None` when the instance is gone.
     /// The data directory of a plugin granted `fs.data` (created if needed); a warning when it declared
     /// the permission but will not get a directory.
     fn data_dir(&self, name: &str, declared: bool, granted: bool) -> Result<Option<PathBuf>, String> {
@@ -108,6 +110,9 @@ impl ExperienceManager {
         }
     }
 
+    /// Calls one lifecycle hook of a live instance and records it; `None` when the instance is gone. An
+    /// instance that traps is quarantined here, on every path: it leaves the live instances at once and is never
+    /// called again (what it added to the world is for the caller to remove).
     fn call<R: std::fmt::Debug>(
         &mut self,
         owner: OwnerId,
@@ -120,6 +125,7 @@ impl ExperienceManager {
         let outcome = within_refusal_budget(live.instance.as_mut(), 0, outcome);
         if let Err(CallError::Trapped(cause)) = &outcome {
             self.record_quarantine(&plugin, hook, cause);
+            self.instances.remove(owner);
         }
         self.record_call(&plugin, hook, &outcome);
         Some(outcome)
@@ -146,7 +152,18 @@ impl ExperienceManager {
                 self.record_quarantine(&failure.plugin, failure.call, cause);
             }
             let cause = format!("{}: {}", failure.call, failure.error);
-            self.fail_feature(&failure.plugin, Transition::Activating, cause);
+            let phase = self.phase_of(failure.owner);
+            self.fail_feature(&failure.plugin, phase, cause);
+        }
+    }
+
+    /// What a feature was doing in this world: activating (until its `on-activated` returned), playing, or —
+    /// once it has left the world's list — deactivating.
+    fn phase_of(&self, owner: OwnerId) -> Phase {
+        match self.in_world.iter().find(|f| f.owner == owner) {
+            Some(feature) if feature.playing => Phase::Playing,
+            Some(_) => Transition::Activating.into(),
+            None => Transition::Deactivating.into(),
         }
     }
 
@@ -207,9 +224,11 @@ impl ExperienceManager {
         self.instances.remove(feature.owner);
     }
 
-    fn fail_feature(&mut self, name: &str, during: Transition, cause: String) {
-        self.fail(name, &format!("{during:?}"), cause.clone());
-        self.features.record_error(name, PluginError { during, cause });
+    /// Records a feature's failure in this world: in the report, the timeline, and its plugin's state.
+    fn fail_feature(&mut self, name: &str, during: impl Into<Phase>, cause: String) {
+        let error = PluginError::new(during, cause);
+        self.fail(name, &error.during.to_string(), error.cause.clone());
+        self.features.record_error(name, error);
     }
 
     /// Deactivates features in the given order: every one is asked to deactivate (and waited for while it
@@ -221,13 +240,10 @@ impl ExperienceManager {
         for feature in &features {
             match self.call(feature.owner, "on-deactivating", |i| i.on_deactivating(&context)) {
                 Some(Ok(Deactivation::Pending)) => pending.push(feature.owner),
+                // A trapped instance was quarantined by `call`; the world forgets it below, as it does every
+                // leaving feature.
                 Some(Err(e)) => {
-                    if matches!(e, CallError::Trapped(_)) {
-                        // A trapped instance is never called again; the world forgets it below, as it does
-                        // every leaving feature.
-                        self.instances.remove(feature.owner);
-                    }
-                    self.fail(&feature.name, "Deactivating", e.to_string());
+                    self.fail_feature(&feature.name, Transition::Deactivating, format!("on-deactivating: {e}"))
                 }
                 _ => {}
             }
@@ -248,10 +264,10 @@ impl ExperienceManager {
             leaving.push((name, owner, self.instances.remove(owner)));
         }
         for (name, _, instance) in &mut leaving {
-            self.last_call(name, instance, "on-unloading", |i| i.on_unloading());
+            self.last_call(name, instance, Transition::Unloading, "on-unloading", |i| i.on_unloading());
         }
         for (name, owner, instance) in &mut leaving {
-            self.last_call(name, instance, "on-unregistering", |i| i.on_unregistering());
+            self.last_call(name, instance, Transition::Unregistering, "on-unregistering", |i| i.on_unregistering());
             // Whatever the last calls queued has nobody left to reach.
             world::lock(&self.world).retire_owner(*owner);
         }
@@ -263,6 +279,7 @@ impl ExperienceManager {
         &mut self,
         name: &str,
         instance: &mut Option<LiveInstance>,
+        phase: Transition,
         hook: &str,
         f: impl FnOnce(&mut dyn PluginInstance) -> Result<(), CallError>,
     ) {
@@ -271,10 +288,12 @@ impl ExperienceManager {
         };
         let outcome = f(live.instance.as_mut());
         self.record_call(name, hook, &outcome);
-        if let Err(CallError::Trapped(cause)) = &outcome {
-            self.record_quarantine(name, hook, cause);
-            self.fail(name, hook, format!("trapped: {cause}"));
-            *instance = None;
+        if let Err(e) = &outcome {
+            if let CallError::Trapped(cause) = e {
+                self.record_quarantine(name, hook, cause);
+                *instance = None;
+            }
+            self.fail_feature(name, phase, format!("{hook}: {e}"));
         }
     }
 
@@ -333,7 +352,7 @@ impl ExperienceManager {
                         "still deactivating after {:?}; continuing without it",
                         self.options.deactivation_deadline
                     );
-                    self.fail(name_of(owner), "Deactivating", cause);
+                    self.fail_feature(name_of(owner), Transition::Deactivating, cause);
                 }
                 break;
             }
@@ -342,7 +361,10 @@ impl ExperienceManager {
             for owner in pending {
                 match self.call(owner, "poll-deactivation", |i| i.poll_deactivation()) {
                     Some(Ok(Deactivation::Pending)) => still.push(owner),
-                    Some(Err(e)) => self.fail(name_of(owner), "Deactivating", e.to_string()),
+                    Some(Err(e)) => {
+                        let cause = format!("poll-deactivation: {e}");
+                        self.fail_feature(name_of(owner), Transition::Deactivating, cause);
+                    }
                     _ => {}
                 }
                 self.pump();

@@ -72,12 +72,9 @@ pub enum ExperienceError {
     NotLoaded(String),
     #[error(transparent)]
     Definition(#[from] DefinitionError),
-    #[error("{}: {source}", experience.display())]
-    Assets {
-        experience: std::path::PathBuf,
-        #[source]
-        source: AssetLoadError,
-    },
+    /// The message carries the cause (and has no separate `source()`, which chain printers would repeat).
+    #[error("{}: {cause}", experience.display())]
+    Assets { experience: std::path::PathBuf, cause: AssetLoadError },
     #[error("{}: {cause}", experience.display())]
     World { experience: std::path::PathBuf, cause: String },
 }
@@ -112,6 +109,8 @@ struct FeatureInWorld {
     name: String,
     owner: OwnerId,
     actions: Vec<ActiveAction>,
+    /// Activated in this world (its `on-activated` returned): failures from now on happen while playing.
+    playing: bool,
 }
 
 /// Drives one world's experience.
@@ -294,7 +293,7 @@ impl ExperienceManager {
                 })?;
             }
         }
-        let assets_error = |source| ExperienceError::Assets { experience: definition.path.clone(), source };
+        let assets_error = |cause| ExperienceError::Assets { experience: definition.path.clone(), cause };
         let mut assets =
             Assets::load(definition.dir(), &definition.bundles, self.net_mode).await.map_err(assets_error)?;
         for set in &definition.action_sets {

@@ -1,0 +1,140 @@
+//! What a component imports and exports, against what the `game-feature` world provides and needs — so that a
+//! component that does not fit can be shown side by side with the world it was meant for (`gfhost inspect`).
+
+use super::manifest::API_VERSION;
+
+/// What a component imports and exports, for `gfhost inspect`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ComponentInterface {
+    pub imports: Vec<String>,
+    pub exports: Vec<String>,
+}
+
+/// The host interfaces of `gamefeature:plugin` a plugin may import (the `types` interface comes with them).
+pub const HOST_INTERFACES: [&str; 6] = ["types", "log", "actors", "assets", "components", "init-states"];
+
+/// The interfaces of `gamefeature:plugin` every plugin must export.
+pub const PLUGIN_EXPORTS: [&str; 3] = ["lifecycle", "handlers", "init-state-callbacks"];
+
+/// The WASI 0.2 packages the host links (its sandbox decides what they can reach).
+const WASI_PACKAGES: [&str; 6] = ["cli", "clocks", "filesystem", "io", "random", "sockets"];
+
+/// One import or export and whether it fits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FitLine {
+    pub name: String,
+    /// `None` when it fits; otherwise why not.
+    pub problem: Option<String>,
+}
+
+/// How a component's interface meets the world: each of its imports (provided by the host or not), and each
+/// export the world needs (present or missing).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fit {
+    pub imports: Vec<FitLine>,
+    pub needed_exports: Vec<FitLine>,
+    /// Exports the world does not ask for (harmless, shown for completeness).
+    pub other_exports: Vec<String>,
+}
+
+impl Fit {
+    pub fn fits(&self) -> bool {
+        self.imports.iter().chain(&self.needed_exports).all(|line| line.problem.is_none())
+    }
+}
+
+impl ComponentInterface {
+    /// Checks every import against what the host provides and every export the world needs against the
+    /// component's exports.
+    pub fn fit(&self) -> Fit {
+        let imports = self.imports.iter().map(|name| FitLine { name: name.clone(), problem: import_problem(name) });
+        let needed_exports = PLUGIN_EXPORTS.iter().map(|interface| {
+            let wanted = format!("gamefeature:plugin/{interface}@{API_VERSION}");
+            let problem = match self.exports.iter().find(|e| unversioned(e) == unversioned(&wanted)) {
+                Some(found) if *found == wanted => None,
+                Some(found) => Some(format!("exported as {found}")),
+                None => Some("missing".to_string()),
+            };
+            FitLine { name: wanted, problem }
+        });
+        let other_exports = self
+            .exports
+            .iter()
+            .filter(|e| !PLUGIN_EXPORTS.iter().any(|i| unversioned(e) == format!("gamefeature:plugin/{i}")))
+            .cloned()
+            .collect();
+        Fit { imports: imports.collect(), needed_exports: needed_exports.collect(), other_exports }
+    }
+}
+
+fn unversioned(name: &str) -> &str {
+    name.split_once('@').map_or(name, |(bare, _)| bare)
+}
+
+/// Why the host cannot satisfy an import, or `None` when it can.
+fn import_problem(name: &str) -> Option<String> {
+    let (bare, version) = name.split_once('@').unwrap_or((name, ""));
+    if let Some(interface) = bare.strip_prefix("gamefeature:plugin/") {
+        if !HOST_INTERFACES.contains(&interface) {
+            return Some(format!("the host has no interface {interface:?}"));
+        }
+        if version != API_VERSION {
+            return Some(format!("version {version}; this host implements gamefeature:plugin@{API_VERSION}"));
+        }
+        return None;
+    }
+    if let Some(rest) = bare.strip_prefix("wasi:") {
+        let package = rest.split('/').next().unwrap_or_default();
+        if !WASI_PACKAGES.contains(&package) {
+            return Some(format!("the host does not link wasi:{package}"));
+        }
+        if !version.starts_with("0.2.") {
+            return Some(format!("version {version}; the host links WASI 0.2"));
+        }
+        return None;
+    }
+    Some("not provided by the host (plugins import only gamefeature:plugin and WASI 0.2)".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn interface(imports: &[&str], exports: &[&str]) -> ComponentInterface {
+        ComponentInterface {
+            imports: imports.iter().map(|s| s.to_string()).collect(),
+            exports: exports.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_plugin_of_this_version_fits() {
+        let v = API_VERSION;
+        let fit = interface(
+            &[&format!("gamefeature:plugin/log@{v}"), "wasi:cli/stdout@0.2.6"],
+            &PLUGIN_EXPORTS
+                .map(|e| format!("gamefeature:plugin/{e}@{v}"))
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+        )
+        .fit();
+        assert!(fit.fits(), "{fit:?}");
+    }
+
+    #[test]
+    fn each_mismatch_is_named() {
+        let fit = interface(
+            &["gamefeature:plugin/log@9.0.0", "wasi:http/types@0.2.0", "acme:physics/rigid@1.0.0"],
+            &["gamefeature:plugin/lifecycle@9.0.0"],
+        )
+        .fit();
+        assert!(!fit.fits());
+        let problems: Vec<&str> = fit.imports.iter().map(|l| l.problem.as_deref().unwrap()).collect();
+        assert!(problems[0].contains("version 9.0.0"), "{problems:?}");
+        assert!(problems[1].contains("wasi:http"), "{problems:?}");
+        assert!(problems[2].contains("not provided"), "{problems:?}");
+        assert_eq!(fit.needed_exports[0].problem.as_deref(), Some("exported as gamefeature:plugin/lifecycle@9.0.0"));
+        assert_eq!(fit.needed_exports[1].problem.as_deref(), Some("missing"));
+    }
+}
