@@ -290,3 +290,66 @@ fn inspect_shows_a_misfit_component_beside_the_world() {
     );
     assert!(text.contains("does not fit: component file"), "{text}");
 }
+
+/// The README's path for a newcomer: `gfhost new`, name the plugin in an experience, `gfhost build`,
+/// `gfhost run` — and the plugin's own log lines are in the timeline of that first run. A source edited after
+/// the build is reported as newer than the component.
+#[test]
+fn a_new_plugin_builds_loads_and_logs_on_the_first_run() {
+    let root = tempfile::TempDir::new().unwrap();
+    let plugins = root.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    let cache = tempfile::TempDir::new().unwrap();
+    let gfhost_in = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_gfhost"))
+            .args(args)
+            .arg("--plugins")
+            .arg(&plugins)
+            .arg("--cache-dir")
+            .arg(cache.path())
+            .current_dir(root.path())
+            // The plugins' own target directory already holds the SDK built for wasm32-wasip2.
+            .env("CARGO_TARGET_DIR", Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/target"))
+            .env_remove("GFHOST_LOG")
+            .output()
+            .expect("running gfhost")
+    };
+    let created = gfhost_in(&["new", "hello-world"]);
+    assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
+    let built = gfhost_in(&["build"]);
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    assert!(stdout(&built).contains("hello-world: "), "{}", stdout(&built));
+    assert!(plugins.join("hello-world/hello_world.wasm").is_file());
+
+    let experience = root.path().join("e.toml");
+    std::fs::write(
+        &experience,
+        "[experience]\nname = \"e\"\nfeatures = [\"hello-world\"]\n[pawn-data]\npawn-class = \"Character\"\n",
+    )
+    .unwrap();
+    let run = gfhost_in(&["run", experience.to_str().unwrap()]);
+    let text = stdout(&run);
+    assert!(run.status.success(), "{text}\n{}", String::from_utf8_lossy(&run.stderr));
+    assert!(text.contains("hello from hello-world in main with 0 pawns"), "{text}");
+    assert!(text.contains("hello-world greets character"), "{text}");
+
+    // An edit after the build: the component no longer matches its sources, and gfhost says so.
+    let source = plugins.join("hello-world/src/lib.rs");
+    let later = std::fs::metadata(plugins.join("hello-world/hello_world.wasm")).unwrap().modified().unwrap()
+        + std::time::Duration::from_secs(5);
+    std::fs::File::options().write(true).open(&source).unwrap().set_modified(later).unwrap();
+    let listing = gfhost_in(&["plugins"]);
+    let stderr = String::from_utf8_lossy(&listing.stderr);
+    assert!(stderr.contains("hello_world.wasm is older than") && stderr.contains("lib.rs"), "{stderr}");
+}
+
+#[test]
+fn new_refuses_a_bad_name_and_an_existing_folder() {
+    let plugins = tempfile::TempDir::new().unwrap();
+    let cache = tempfile::TempDir::new().unwrap();
+    let bad = gfhost(&["new", "Hello World"], plugins.path(), cache.path());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("is not a valid plugin name"));
+    assert!(gfhost(&["new", "twice"], plugins.path(), cache.path()).status.success());
+    let again = gfhost(&["new", "twice"], plugins.path(), cache.path());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
+}

@@ -1,54 +1,45 @@
-//! Builds every plugin in `plugins/` for wasm32-wasip2 into this crate's own target directory and writes
-//! `plugins.rs`: one constant per plugin (name, source folder, built component) and a `foreach_plugin!` macro,
-//! so tests can require that every plugin has a test (as wasmtime's test-programs do).
+//! Builds the example plugins of `plugins/` and the test fixtures of `tests/plugins/` for wasm32-wasip2 and
+//! writes `plugins.rs`: one constant per plugin (name, source folder, built component) and a `foreach_plugin!`
+//! macro, so tests can require that every plugin has a test (as wasmtime's test-programs do).
+//!
+//! Both workspaces build into `plugins/target`, the directory `gfhost build` (and so `./dev run`) uses for the
+//! examples: whichever of the test build and the run build comes first compiles the plugins, the other finds
+//! them done. Which file cargo built for which crate comes from its JSON messages, and each manifest is read
+//! as TOML, so the component's name in `plugin.toml` need not follow the crate's.
 
+use std::collections::HashMap;
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap());
     let root = manifest_dir.parent().unwrap().parent().unwrap().to_path_buf();
-    let plugins_dir = root.join("plugins");
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").unwrap());
-    let target_dir = out_dir.join("plugins-target");
-
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(cargo)
-        .args(["build", "--release", "--target", "wasm32-wasip2", "--manifest-path"])
-        .arg(plugins_dir.join("Cargo.toml"))
-        .arg("--target-dir")
-        .arg(&target_dir)
-        // The host build's flags are for the host target, not for plugins.
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_BUILD_TARGET")
-        .status()
-        .expect("running cargo to build the plugins");
-    assert!(
-        status.success(),
-        "building plugins/ for wasm32-wasip2 failed (is the target installed? `rustup target add wasm32-wasip2`)"
-    );
-    let release = target_dir.join("wasm32-wasip2").join("release");
+    let target_dir = root.join("plugins").join("target");
 
     let mut plugins = Vec::new();
-    let mut folders: Vec<PathBuf> = std::fs::read_dir(&plugins_dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("plugin.toml").is_file())
-        .collect();
-    folders.sort();
-    for folder in folders {
-        let manifest: toml::Table = std::fs::read_to_string(folder.join("plugin.toml")).unwrap().parse().unwrap();
-        let section = manifest["plugin"].as_table().unwrap();
-        let name = section["name"].as_str().unwrap().to_string();
-        let component = section["component"].as_str().unwrap().to_string();
-        let wasm = release.join(&component);
-        assert!(wasm.is_file(), "plugin {name}: {} was not built", wasm.display());
-        rerun_for_dependencies(&release.join(component.replace(".wasm", ".d")));
-        println!("cargo:rerun-if-changed={}", folder.join("plugin.toml").display());
-        plugins.push((name, folder, wasm));
+    for workspace in [root.join("plugins"), root.join("tests").join("plugins")] {
+        let built = build(&workspace, &target_dir);
+        let mut folders: Vec<PathBuf> = std::fs::read_dir(&workspace)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.join("plugin.toml").is_file())
+            .collect();
+        folders.sort();
+        for folder in folders {
+            let manifest: toml::Table = std::fs::read_to_string(folder.join("plugin.toml")).unwrap().parse().unwrap();
+            let name = manifest["plugin"]["name"].as_str().unwrap().to_string();
+            let key = std::fs::canonicalize(&folder).unwrap();
+            let Some((wasm, dep_info)) = built.get(&key) else {
+                panic!("plugin {name}: cargo built no component for {}", folder.display())
+            };
+            rerun_for_dependencies(dep_info);
+            println!("cargo:rerun-if-changed={}", folder.join("plugin.toml").display());
+            plugins.push((name, folder, wasm.clone()));
+        }
+        println!("cargo:rerun-if-changed={}", workspace.join("Cargo.toml").display());
     }
-    println!("cargo:rerun-if-changed={}", plugins_dir.join("Cargo.toml").display());
     println!("cargo:rerun-if-changed={}", root.join("wit").display());
 
     let mut code = String::new();
@@ -60,12 +51,51 @@ fn main() {
             wasm.display().to_string(),
         );
     }
-    code += "\n/// Calls `$mac!(snake_case_name, CONSTANT)` for every plugin in `plugins/`.\n#[macro_export]\nmacro_rules! foreach_plugin {\n    ($mac:ident) => {\n";
+    code += "\n/// Calls `$mac!(snake_case_name, CONSTANT)` for every plugin of `plugins/` and `tests/plugins/`.\n#[macro_export]\nmacro_rules! foreach_plugin {\n    ($mac:ident) => {\n";
     for (name, _, _) in &plugins {
         code += &format!("        $mac!({}, {});\n", name.replace('-', "_"), constant(name));
     }
     code += "    };\n}\n";
     std::fs::write(out_dir.join("plugins.rs"), code).unwrap();
+}
+
+/// Builds one plugin workspace and returns, by crate folder, the component cargo built and its dep-info file.
+fn build(workspace: &Path, target_dir: &Path) -> HashMap<PathBuf, (PathBuf, PathBuf)> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut child = Command::new(cargo)
+        .args(["build", "--release", "--target", "wasm32-wasip2", "--message-format=json-render-diagnostics"])
+        .arg("--manifest-path")
+        .arg(workspace.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(target_dir)
+        // The host build's flags are for the host target, not for plugins.
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_BUILD_TARGET")
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("running cargo to build the plugins");
+    let mut built = HashMap::new();
+    for line in std::io::BufReader::new(child.stdout.take().unwrap()).lines() {
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(&line.unwrap()) else { continue };
+        if message["reason"] != "compiler-artifact" {
+            continue;
+        }
+        let folder = Path::new(message["manifest_path"].as_str().unwrap()).parent().unwrap();
+        let files = message["filenames"].as_array().unwrap();
+        if let Some(wasm) = files.iter().filter_map(|f| f.as_str()).find(|f| f.ends_with(".wasm")) {
+            let wasm = PathBuf::from(wasm);
+            let dep_info = wasm.with_extension("d");
+            built.insert(std::fs::canonicalize(folder).unwrap(), (wasm, dep_info));
+        }
+    }
+    let status = child.wait().unwrap();
+    assert!(
+        status.success(),
+        "building {} for wasm32-wasip2 failed (is the target installed? `rustup target add wasm32-wasip2`)",
+        workspace.display()
+    );
+    built
 }
 
 fn constant(name: &str) -> String {

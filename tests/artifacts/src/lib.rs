@@ -1,4 +1,5 @@
-//! The plugins of `plugins/`, built from source for `wasm32-wasip2` by this crate's build script, as one
+//! The plugins of `plugins/` (examples) and `tests/plugins/` (fixtures), built from source for `wasm32-wasip2`
+//! by this crate's build script, as one
 //! [`TestPlugin`] constant each and a `foreach_plugin!` macro listing them all; and temporary plugin and
 //! experience folders to run them from.
 
@@ -6,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use tempfile::TempDir;
 
-/// A plugin from `plugins/`: its name, source folder and built component.
+/// A plugin from `plugins/` or `tests/plugins/`: its name, source folder and built component.
 #[derive(Debug, Clone, Copy)]
 pub struct TestPlugin {
     pub name: &'static str,

@@ -1,4 +1,8 @@
-//! `gfhost`: load an experience of game-feature plugins into a world and run it; list and inspect plugins.
+//! `gfhost`: load an experience of game-feature plugins into a world and run it; list, inspect, create and
+//! build plugins.
+
+mod package;
+mod template;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -68,10 +72,27 @@ enum Command {
         /// A plugin directory to list instead of --plugins.
         dir: Option<PathBuf>,
     },
-    /// Show a plugin's manifest and its component's imports and exports.
+    /// Show a plugin's manifest and its component's imports and exports beside what the world wants.
     Inspect {
         /// Plugin name, or the path of a plugin folder.
         plugin: String,
+    },
+    /// Build plugins from source and put each component beside its plugin.toml.
+    Build {
+        /// Plugin folders, or directories of them [default: the --plugins directories].
+        paths: Vec<PathBuf>,
+    },
+    /// Create a plugin: a manifest, a crate and a first hook that logs; it builds and loads unchanged.
+    New {
+        /// The plugin's name: lowercase letters, digits and '-'.
+        name: String,
+        /// The language it is written in.
+        #[arg(long, default_value = "rust", value_parser = ["rust"])]
+        lang: String,
+        /// The directory to create it in [default: the first --plugins directory]. A cargo workspace there
+        /// (as plugins/ is) gains the crate as a member.
+        #[arg(long)]
+        dir: Option<PathBuf>,
     },
 }
 
@@ -134,6 +155,22 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             run_experience(&experience, net_mode, players, trace.as_deref(), options)
         }
+        Command::Build { paths } => {
+            let paths = if paths.is_empty() { cli.plugin_dirs } else { paths };
+            for path in paths {
+                for packaged in package::build_plugins(&path)? {
+                    println!("{}: {}", packaged.plugin, packaged.component.display());
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::New { name, lang: _, dir } => {
+            let parent = dir.or_else(|| cli.plugin_dirs.first().cloned()).unwrap_or_else(|| PathBuf::from("plugins"));
+            let folder = template::new_rust_plugin(&parent, &name)?;
+            println!("created {}: plugin.toml, Cargo.toml, src/lib.rs", folder.display());
+            println!("next: add \"{name}\" to an experience's features, then `gfhost build` and `gfhost run`");
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Plugins { dir } => {
             let plugin_dirs = dir.map(|d| vec![d]).unwrap_or(cli.plugin_dirs);
             let manager = ManagerOptions { grants: config.grants, ..ManagerOptions::default() };
@@ -179,6 +216,7 @@ fn run_experience(
     for problem in &session.discovery().errors {
         eprintln!("warning: {problem}");
     }
+    warn_stale_components(&session);
     let mut manager = session.create_world("main", net_mode);
     let started = Instant::now();
     tokio.block_on(manager.load(path))?;
@@ -270,6 +308,7 @@ fn list_plugins(options: SessionOptions) -> Result<ExitCode> {
     let dirs = options.plugin_dirs.clone();
     let (grants, runtime) = (options.manager.grants.clone(), options.runtime.clone());
     let session = Session::new(options)?;
+    warn_stale_components(&session);
     let plugins = session.features().list();
     println!("{} plugin(s) in {} (host API {API_VERSION})", plugins.len(), display_dirs(&dirs));
     for info in &plugins {
@@ -278,7 +317,7 @@ fn list_plugins(options: SessionOptions) -> Result<ExitCode> {
         if !m.description.is_empty() {
             println!("  {}", m.description);
         }
-        let present = if m.component_path.is_file() { "" } else { "  (missing: build the plugins first)" };
+        let present = if m.component_path.is_file() { "" } else { "  (missing: build it with `gfhost build`)" };
         println!("  component: {}{present}", m.component_path.display());
         println!("  api: {}", m.api);
         for dep in &m.dependencies {
@@ -334,6 +373,21 @@ fn inspect_plugin(name: &str, options: SessionOptions) -> Result<ExitCode> {
         Some(problem) => {
             println!("\n  does not fit: {problem}");
             Ok(ExitCode::from(2))
+        }
+    }
+}
+
+/// Warns about plugins whose component is older than their sources: the run would not be what the user just
+/// wrote.
+fn warn_stale_components(session: &Session) {
+    for info in session.features().list() {
+        if let Some(source) = package::newer_source(&info.manifest) {
+            eprintln!(
+                "warning: plugin {}: {} is older than {}; rebuild it with `gfhost build`",
+                info.manifest.name,
+                info.manifest.component_path.display(),
+                source.display()
+            );
         }
     }
 }

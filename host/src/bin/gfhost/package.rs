@@ -1,0 +1,150 @@
+//! `gfhost build`: builds a directory's plugins from source and puts each component beside its manifest, making
+//! every folder a complete plugin package.
+//!
+//! Cargo says which file it built for which crate (`--message-format=json`), and each manifest is read as TOML,
+//! so the component lands where `plugin.toml` names it whatever the crate is called, wherever the target
+//! directory is (`CARGO_TARGET_DIR` included).
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::SystemTime;
+
+use anyhow::{bail, Context, Result};
+use gamefeature_host::feature::{PluginManifest, MANIFEST_FILE};
+
+/// The target plugins are built for.
+pub const PLUGIN_TARGET: &str = "wasm32-wasip2";
+
+/// A plugin whose component was built and put in place.
+pub struct Packaged {
+    pub plugin: String,
+    pub component: PathBuf,
+}
+
+/// Builds plugins from source and copies each component to the path its manifest names. `path` is a plugin
+/// folder (a manifest beside its crate), or a directory of plugin folders: built as one cargo workspace when
+/// it has a `Cargo.toml`, else each folder with a crate on its own. Folders without a crate are prebuilt
+/// packages and are left as they are.
+pub fn build_plugins(path: &Path) -> Result<Vec<Packaged>> {
+    if path.join(MANIFEST_FILE).is_file() {
+        return package(&[path.to_path_buf()], &cargo_build(&path.join("Cargo.toml"))?);
+    }
+    let folders: Vec<PathBuf> =
+        plugin_folders(path)?.into_iter().filter(|folder| folder.join("Cargo.toml").is_file()).collect();
+    let workspace = path.join("Cargo.toml");
+    if workspace.is_file() {
+        return package(&folders, &cargo_build(&workspace)?);
+    }
+    if folders.is_empty() {
+        bail!("{} holds no plugin with sources (a folder with plugin.toml and Cargo.toml)", path.display());
+    }
+    let mut packaged = Vec::new();
+    for folder in &folders {
+        packaged.extend(package(std::slice::from_ref(folder), &cargo_build(&folder.join("Cargo.toml"))?)?);
+    }
+    Ok(packaged)
+}
+
+/// Copies the component cargo built for each folder's crate to where the folder's manifest names it.
+fn package(folders: &[PathBuf], built: &HashMap<PathBuf, PathBuf>) -> Result<Vec<Packaged>> {
+    let mut packaged = Vec::new();
+    for folder in folders {
+        let manifest = PluginManifest::read(folder)?;
+        let key = std::fs::canonicalize(folder).with_context(|| format!("reading {}", folder.display()))?;
+        let Some(artifact) = built.get(&key) else {
+            bail!(
+                "plugin {}: cargo built no component for {} (is its crate a workspace member, with crate-type = \
+                 [\"cdylib\"]?)",
+                manifest.name,
+                folder.display()
+            );
+        };
+        std::fs::copy(artifact, &manifest.component_path)
+            .with_context(|| format!("copying {} to {}", artifact.display(), manifest.component_path.display()))?;
+        packaged.push(Packaged { plugin: manifest.name, component: manifest.component_path });
+    }
+    Ok(packaged)
+}
+
+/// Runs cargo and returns the `.wasm` it built for each crate, by the crate's (canonical) folder. Cargo's own
+/// progress and diagnostics go to standard error as usual.
+fn cargo_build(workspace: &Path) -> Result<HashMap<PathBuf, PathBuf>> {
+    if !workspace.is_file() {
+        bail!("{} not found: there is nothing to build", workspace.display());
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut child = Command::new(cargo)
+        .args(["build", "--release", "--target", PLUGIN_TARGET, "--message-format=json-render-diagnostics"])
+        .arg("--manifest-path")
+        .arg(workspace)
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("running cargo (is Rust installed?)")?;
+    let mut built = HashMap::new();
+    let stdout = child.stdout.take().expect("stdout is piped");
+    for line in std::io::BufReader::new(stdout).lines() {
+        let message: serde_json::Value = match serde_json::from_str(&line?) {
+            Ok(message) => message,
+            Err(_) => continue,
+        };
+        if message["reason"] != "compiler-artifact" {
+            continue;
+        }
+        let (Some(manifest), Some(files)) = (message["manifest_path"].as_str(), message["filenames"].as_array()) else {
+            continue;
+        };
+        let wasm = files.iter().filter_map(|f| f.as_str()).find(|f| f.ends_with(".wasm"));
+        if let (Some(wasm), Some(folder)) = (wasm, Path::new(manifest).parent()) {
+            let folder = std::fs::canonicalize(folder).unwrap_or_else(|_| folder.to_path_buf());
+            built.insert(folder, PathBuf::from(wasm));
+        }
+    }
+    let status = child.wait().context("waiting for cargo")?;
+    if !status.success() {
+        bail!(
+            "building the plugins in {} failed (is the target installed? `rustup target add {PLUGIN_TARGET}`)",
+            workspace.display()
+        );
+    }
+    Ok(built)
+}
+
+/// The sub-folders of `dir` holding a plugin manifest, sorted.
+fn plugin_folders(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.join(MANIFEST_FILE).is_file())
+        .collect();
+    folders.sort();
+    Ok(folders)
+}
+
+/// For a plugin built from sources beside its manifest: the newest source file changed after its component
+/// was built (the component is stale), if any. Plugins without sources are never stale.
+pub fn newer_source(manifest: &PluginManifest) -> Option<PathBuf> {
+    let built = modified(&manifest.component_path)?;
+    let cargo = manifest.dir.join("Cargo.toml");
+    if !cargo.is_file() {
+        return None;
+    }
+    let mut sources = vec![cargo];
+    let mut pending = vec![manifest.dir.join("src")];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => pending.push(path),
+                Ok(kind) if kind.is_file() => sources.push(path),
+                _ => {}
+            }
+        }
+    }
+    sources.into_iter().filter(|s| modified(s).is_some_and(|t| t > built)).max_by_key(|s| modified(s))
+}
+
+fn modified(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
