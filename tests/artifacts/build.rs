@@ -2,6 +2,9 @@
 //! writes `plugins.rs`: one constant per plugin (name, source folder, built component) and a `foreach_plugin!`
 //! macro, so tests can require that every plugin has a test (as wasmtime's test-programs do).
 //!
+//! Plugins that are workspaces of their own (a user's, made by `gfhost new`) are left out: they are not the
+//! project's, and need no test of it.
+//!
 //! Both workspaces build into `plugins/target`, the directory `gfhost build` (and so `./dev run`) uses for the
 //! examples: whichever of the test build and the run build comes first compiles the plugins, the other finds
 //! them done. Which file cargo built for which crate comes from its JSON messages, and each manifest is read
@@ -32,6 +35,11 @@ fn main() {
             let name = manifest["plugin"]["name"].as_str().unwrap().to_string();
             let key = std::fs::canonicalize(&folder).unwrap();
             let Some((wasm, dep_info)) = built.get(&key) else {
+                // A plugin of someone's own (`gfhost new` makes workspaces of their own) is not the tests'.
+                let cargo = std::fs::read_to_string(folder.join("Cargo.toml")).unwrap_or_default();
+                if cargo.parse::<toml::Table>().is_ok_and(|t| t.contains_key("workspace")) {
+                    continue;
+                }
                 panic!("plugin {name}: cargo built no component for {}", folder.display())
             };
             rerun_for_dependencies(dep_info);

@@ -24,27 +24,38 @@ pub struct Packaged {
 }
 
 /// Builds plugins from source and copies each component to the path its manifest names. `path` is a plugin
-/// folder (a manifest beside its crate), or a directory of plugin folders: built as one cargo workspace when
-/// it has a `Cargo.toml`, else each folder with a crate on its own. Folders without a crate are prebuilt
+/// folder (a manifest beside its crate) or a directory of plugin folders. In a directory, the members of its
+/// cargo workspace (if it has one) are built together, and every crate that is a workspace of its own (as
+/// `gfhost new` makes them) on its own — all into one target directory, the directory's `target/` (or
+/// `CARGO_TARGET_DIR`), so they share their compiled dependencies. Folders without a crate are prebuilt
 /// packages and are left as they are.
 pub fn build_plugins(path: &Path) -> Result<Vec<Packaged>> {
     if path.join(MANIFEST_FILE).is_file() {
-        return package(&[path.to_path_buf()], &cargo_build(&path.join("Cargo.toml"))?);
+        return package(&[path.to_path_buf()], &cargo_build(&path.join("Cargo.toml"), None)?);
     }
+    let target_dir = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| path.join("target"), PathBuf::from);
     let folders: Vec<PathBuf> =
         plugin_folders(path)?.into_iter().filter(|folder| folder.join("Cargo.toml").is_file()).collect();
-    let workspace = path.join("Cargo.toml");
-    if workspace.is_file() {
-        return package(&folders, &cargo_build(&workspace)?);
-    }
     if folders.is_empty() {
         bail!("{} holds no plugin with sources (a folder with plugin.toml and Cargo.toml)", path.display());
     }
+    let (own, members): (Vec<PathBuf>, Vec<PathBuf>) =
+        folders.into_iter().partition(|folder| is_own_workspace(&folder.join("Cargo.toml")));
     let mut packaged = Vec::new();
-    for folder in &folders {
-        packaged.extend(package(std::slice::from_ref(folder), &cargo_build(&folder.join("Cargo.toml"))?)?);
+    if !members.is_empty() {
+        packaged.extend(package(&members, &cargo_build(&path.join("Cargo.toml"), Some(&target_dir))?)?);
+    }
+    for folder in &own {
+        let built = cargo_build(&folder.join("Cargo.toml"), Some(&target_dir))?;
+        packaged.extend(package(std::slice::from_ref(folder), &built)?);
     }
     Ok(packaged)
+}
+
+/// Whether a crate's manifest makes it a workspace of its own.
+fn is_own_workspace(cargo_toml: &Path) -> bool {
+    let text = std::fs::read_to_string(cargo_toml).unwrap_or_default();
+    text.parse::<toml::Table>().is_ok_and(|table| table.contains_key("workspace"))
 }
 
 /// Copies the component cargo built for each folder's crate to where the folder's manifest names it.
@@ -70,18 +81,20 @@ fn package(folders: &[PathBuf], built: &HashMap<PathBuf, PathBuf>) -> Result<Vec
 
 /// Runs cargo and returns the `.wasm` it built for each crate, by the crate's (canonical) folder. Cargo's own
 /// progress and diagnostics go to standard error as usual.
-fn cargo_build(workspace: &Path) -> Result<HashMap<PathBuf, PathBuf>> {
+fn cargo_build(workspace: &Path, target_dir: Option<&Path>) -> Result<HashMap<PathBuf, PathBuf>> {
     if !workspace.is_file() {
         bail!("{} not found: there is nothing to build", workspace.display());
     }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut child = Command::new(cargo)
+    let mut command = Command::new(cargo);
+    command
         .args(["build", "--release", "--target", PLUGIN_TARGET, "--message-format=json-render-diagnostics"])
         .arg("--manifest-path")
-        .arg(workspace)
-        .stdout(Stdio::piped())
-        .spawn()
-        .context("running cargo (is Rust installed?)")?;
+        .arg(workspace);
+    if let Some(dir) = target_dir {
+        command.arg("--target-dir").arg(dir);
+    }
+    let mut child = command.stdout(Stdio::piped()).spawn().context("running cargo (is Rust installed?)")?;
     let mut built = HashMap::new();
     let stdout = child.stdout.take().expect("stdout is piped");
     for line in std::io::BufReader::new(stdout).lines() {

@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use gamefeature_host::feature::{is_valid_plugin_name, API_VERSION};
 
-/// Where the SDK's sources are: a plugin created outside the project's `plugins/` workspace depends on it by
-/// path.
+/// Where the SDK's sources are: a new plugin depends on them by path.
 const SDK_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../guest-sdk");
 
-/// A new Rust plugin's files, written under `parent/name`. When `parent` is a cargo workspace of plugins (as
-/// `plugins/` is) the crate joins it; otherwise it is a workspace of its own. Returns the plugin's folder.
+/// A new Rust plugin's files, written under `parent/name`: a crate that is a workspace of its own (so that it
+/// builds wherever it is, and joining a plugin directory changes nothing else there), depending on the SDK by
+/// a relative path when it sits in the same tree. Returns the plugin's folder.
 pub fn new_rust_plugin(parent: &Path, name: &str) -> Result<PathBuf> {
     if !is_valid_plugin_name(name) {
         bail!("{name:?} is not a valid plugin name: lowercase letters, digits and '-', starting with a letter");
@@ -20,60 +20,49 @@ pub fn new_rust_plugin(parent: &Path, name: &str) -> Result<PathBuf> {
     if folder.exists() {
         bail!("{} already exists", folder.display());
     }
-    let workspace = parent.join("Cargo.toml");
-    let joins_workspace = workspace.is_file() && joins(&workspace, name)?;
     std::fs::create_dir_all(folder.join("src")).with_context(|| format!("creating {}", folder.display()))?;
     let crate_name = name.replace('-', "_");
     let write = |file: &str, text: String| {
         let path = folder.join(file);
         std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))
     };
-    write("Cargo.toml", cargo_toml(name, joins_workspace)?)?;
+    write("Cargo.toml", cargo_toml(name, &folder)?)?;
     write(
         "plugin.toml",
         format!(
             "[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\ndescription = \"Says hello to every character.\"\n\
              api = \"{API_VERSION}\"               # the gamefeature:plugin WIT version it is built against\n\
-             component = \"{crate_name}.wasm\"   # what `gfhost build` puts here: the crate's name, '-' as '_'\n"
+             component = \"{crate_name}.wasm\"   # where `gfhost build` puts the component\n"
         ),
     )?;
     write("src/lib.rs", lib_rs(name))?;
     Ok(folder)
 }
 
-/// Adds `name` to a plugin workspace's members, keeping the file's layout and comments. False when the file
-/// is not a workspace offering the SDK.
-fn joins(workspace: &Path, name: &str) -> Result<bool> {
-    let text = std::fs::read_to_string(workspace).with_context(|| format!("reading {}", workspace.display()))?;
-    let mut document: toml_edit::DocumentMut =
-        text.parse().with_context(|| format!("{} is not valid TOML", workspace.display()))?;
-    let offers_sdk =
-        document.get("workspace").and_then(|w| w.get("dependencies")).and_then(|d| d.get("gamefeature-sdk")).is_some();
-    let Some(members) = document.get_mut("workspace").and_then(|w| w.get_mut("members")).and_then(|m| m.as_array_mut())
-    else {
-        return Ok(false);
-    };
-    if !offers_sdk {
-        return Ok(false);
-    }
-    members.push(name);
-    std::fs::write(workspace, document.to_string()).with_context(|| format!("writing {}", workspace.display()))?;
-    Ok(true)
-}
-
-fn cargo_toml(name: &str, in_workspace: bool) -> Result<String> {
-    let head = format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n");
-    let lib = "[lib]\ncrate-type = [\"cdylib\"]   # a component: built with `gfhost build`\n\n";
-    if in_workspace {
-        return Ok(format!("{head}{lib}[dependencies]\ngamefeature-sdk.workspace = true\n"));
-    }
+fn cargo_toml(name: &str, folder: &Path) -> Result<String> {
     let sdk = std::fs::canonicalize(SDK_DIR).with_context(|| format!("finding the SDK at {SDK_DIR}"))?;
+    let here = std::fs::canonicalize(folder).with_context(|| format!("finding {}", folder.display()))?;
+    let sdk = relative_path(&here, &sdk).unwrap_or(sdk);
     Ok(format!(
-        "{head}{lib}[dependencies]\ngamefeature-sdk = {{ path = {:?} }}\n\n\
-         # A workspace of its own, built for wasm32-wasip2 small and without unwinding.\n[workspace]\n\n\
+        "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
+         [lib]\ncrate-type = [\"cdylib\"]   # a component: built with `gfhost build`\n\n\
+         [dependencies]\ngamefeature-sdk = {{ path = {:?} }}\n\n\
+         # A workspace of its own: it builds wherever it is.\n[workspace]\n\n\
+         # Plugins are small and do not unwind.\n\
          [profile.release]\nopt-level = \"s\"\nlto = true\nstrip = true\ncodegen-units = 1\npanic = \"abort\"\n",
         sdk.display().to_string()
     ))
+}
+
+/// `to` relative to `from` (both absolute and canonical), when they share a root below `/`.
+fn relative_path(from: &Path, to: &Path) -> Option<PathBuf> {
+    let (from, to): (Vec<_>, Vec<_>) = (from.components().collect(), to.components().collect());
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    if common <= 1 {
+        return None;
+    }
+    let ups = std::iter::repeat_n(std::path::Component::ParentDir, from.len() - common);
+    Some(ups.chain(to[common..].iter().copied()).collect())
 }
 
 fn lib_rs(name: &str) -> String {
@@ -116,4 +105,16 @@ impl Plugin for {type_name} {{
 export_plugin!({type_name});
 "#
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_climb_to_the_common_folder() {
+        let sdk = relative_path(Path::new("/repo/plugins/hello"), Path::new("/repo/guest-sdk"));
+        assert_eq!(sdk, Some(PathBuf::from("../../guest-sdk")));
+        assert_eq!(relative_path(Path::new("/tmp/x"), Path::new("/repo/guest-sdk")), None);
+    }
 }
