@@ -63,10 +63,11 @@ pub fn resolve_within(base: &Path, relative: &str) -> Result<PathBuf, PathEscape
 /// Reads the file at `relative` beneath `base`. Besides [`resolve_within`]'s check of the path's text, the
 /// file is opened through cap-std beneath `base`, so a symlink (at any step) leading out of `base` is refused
 /// too: a plugin or experience folder can only ever read what is inside it.
-pub fn read_within(base: &Path, relative: &str) -> Result<Vec<u8>, ReadWithinError> {
+pub fn read_within(base: &Path, relative: &str, max: u64) -> Result<Vec<u8>, ReadWithinError> {
     resolve_within(base, relative).map_err(ReadWithinError::Escapes)?;
     let dir = cap_std::fs::Dir::open_ambient_dir(base, cap_std::ambient_authority()).map_err(ReadWithinError::Io)?;
-    dir.read(relative).map_err(ReadWithinError::Io)
+    let file = dir.open_with(relative, &crate::files::open_options()).map_err(ReadWithinError::Io)?;
+    crate::files::read_regular(file.into_std(), max).map_err(ReadWithinError::Io)
 }
 
 /// Why [`read_within`] failed.
@@ -118,7 +119,7 @@ impl Assets {
             }
             for (name, relative) in declared.get(&bundle).into_iter().flatten() {
                 let path = base.join(relative);
-                let bytes = match read_within(base, relative) {
+                let bytes = match read_within(base, relative, crate::files::MAX_ASSET_BYTES) {
                     Ok(bytes) => bytes,
                     Err(ReadWithinError::Escapes(escapes)) => return Err(AssetLoadError::Escapes(escapes)),
                     Err(ReadWithinError::Io(cause)) => {

@@ -141,7 +141,8 @@ impl HostConfig {
     /// Reads a host configuration file. Plugins it does not list under `[grants]` are granted nothing.
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
         let error = |problem: String| ConfigError { path: path.to_path_buf(), problem };
-        let text = std::fs::read_to_string(path).map_err(|e| error(format!("cannot read it: {e}")))?;
+        let text = crate::files::read_text(path, crate::files::MAX_TEXT_FILE_BYTES)
+            .map_err(|e| error(format!("cannot read it: {e}")))?;
         Self::parse(&text, path.parent().unwrap_or(Path::new("."))).map_err(error)
     }
 

@@ -10,9 +10,11 @@
 //! - [`world`] and [`component`]: actors, classes, components, and the component manager: receivers,
 //!   component requests, extension handlers and events, and the init-state system.
 //! - [`assets`]: bundles of data files, chosen by net mode, read-only to plugins.
+//! - [`files`]: reading what the host is given: regular files only, bounded before reading.
 //! - [`game`]: a minimal game mode: players whose controller and player state arrive after their pawn.
 //! - [`runtime`]: the only module that knows wasmtime; it compiles, caches and sandboxes plugins.
 //! - [`timeline`]: a timestamped record of all of it, printable and exportable as a Chrome trace.
+//! - [`text`]: a plugin's text made safe to show (control characters escaped, length capped).
 //!
 //! [`Session`] ties them together for one process.
 
@@ -21,9 +23,11 @@ pub mod component;
 pub mod config;
 pub mod experience;
 pub mod feature;
+pub mod files;
 pub mod game;
 pub mod runtime;
 mod session;
+pub mod text;
 pub mod timeline;
 pub mod world;
 

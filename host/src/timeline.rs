@@ -122,7 +122,8 @@ impl Timeline {
     /// A readable rendering, one event per line: time, track, text.
     pub fn render_text(&self) -> String {
         let inner = self.lock();
-        let width = inner.events.iter().map(|e| e.track.len()).max().unwrap_or(0);
+        // Tracks longer than this overflow their column rather than widen every line (or overflow `format!`).
+        let width = inner.events.iter().map(|e| e.track.len()).max().unwrap_or(0).min(80);
         let mut out = String::new();
         for e in &inner.events {
             let marker = match e.kind {

@@ -1,7 +1,7 @@
 //! The feature subsystem with real plugins: dependencies, cycles, the compile cache and bad input.
 
 use gamefeature_host::feature::{Destination, FeatureError, PluginState, Transition};
-use gamefeature_host::timeline::{track, EventKind};
+use gamefeature_host::timeline::{track, EventKind, LogLevel};
 use gamefeature_host::world::NetMode;
 use gamefeature_tests::*;
 
@@ -85,19 +85,135 @@ async fn the_second_load_reads_the_compile_cache() {
     let second = load().await;
     assert!(first[0].starts_with("compiled in"), "{first:?}");
     assert!(second[0].starts_with("loaded from cache in"), "{second:?}");
-    assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 1, "one entry per component");
+    assert_eq!(entries(cache.path()).len(), 1, "one entry per component");
 
     // A changed component misses the cache instead of running stale code.
     std::fs::copy(SHOOTER_CORE.component, plugins.folder(&BASE_GAMEPLAY).join("base_gameplay.wasm")).unwrap();
     let third = load().await;
     assert!(third[0].starts_with("compiled in"), "{third:?}");
 
-    // A corrupt entry is a miss, not a crash.
+    // A corrupt entry is a miss, not a crash; so is a corrupt key.
     for entry in std::fs::read_dir(cache.path()).unwrap() {
         std::fs::write(entry.unwrap().path(), b"not a compiled component").unwrap();
     }
     let fourth = load().await;
     assert!(fourth[0].starts_with("compiled in"), "{fourth:?}");
+    let fifth = load().await;
+    assert!(fifth[0].starts_with("loaded from cache in"), "the cache works again with a new key: {fifth:?}");
+}
+
+/// The compiled entries of a cache directory.
+fn entries(cache: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut entries: Vec<_> = std::fs::read_dir(cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cwasm"))
+        .collect();
+    entries.sort();
+    entries
+}
+
+/// Loads one plugin in a fresh session over `cache` and returns its load line and its log lines in a world.
+async fn load_and_activate(plugins: &PluginDir, cache: &std::path::Path, plugin: &str) -> (String, Vec<String>) {
+    let session = session_with(plugins, Some(cache), trusted());
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&[plugin]));
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    manager.end_play().await.unwrap();
+    let load = session.timeline().texts(&track::plugin(plugin), EventKind::Load)[0].clone();
+    (load, session.timeline().texts(&track::instance(plugin, "w"), EventKind::Log(LogLevel::Info)))
+}
+
+/// The cache runs only what it wrote: an entry whose code was overwritten, or another plugin's entry swapped
+/// in under this one's name, is compiled again (with a warning), never run.
+#[tokio::test]
+async fn altered_or_swapped_cache_entries_are_never_run() {
+    let plugins = PluginDir::with(&[BASE_GAMEPLAY, SHOOTER_CORE]);
+    let cache = tempfile::TempDir::new().unwrap();
+    let (base_load, base_lines) = load_and_activate(&plugins, cache.path(), "base-gameplay").await;
+    assert!(base_load.starts_with("compiled in"), "{base_load}");
+    assert!(!base_lines.is_empty(), "base-gameplay says what it runs with");
+    let only_base = entries(cache.path());
+    load_and_activate(&plugins, cache.path(), "shooter-core").await;
+    let shooter_entry = entries(cache.path()).into_iter().find(|e| !only_base.contains(e)).unwrap();
+    let base_entry = only_base[0].clone();
+
+    // Another plugin's compiled code under base-gameplay's key.
+    std::fs::copy(&shooter_entry, &base_entry).unwrap();
+    let (load, lines) = load_and_activate(&plugins, cache.path(), "base-gameplay").await;
+    assert!(load.starts_with("compiled in"), "a swapped entry is compiled again: {load}");
+    assert_eq!(lines, base_lines, "base-gameplay ran its own code");
+
+    // Overwritten code: every byte after the header flipped.
+    let mut bytes = std::fs::read(&base_entry).unwrap();
+    for byte in &mut bytes[4096..] {
+        *byte = !*byte;
+    }
+    std::fs::write(&base_entry, bytes).unwrap();
+    let (load, lines) = load_and_activate(&plugins, cache.path(), "base-gameplay").await;
+    assert!(load.starts_with("compiled in"), "an altered entry is compiled again: {load}");
+    assert_eq!(lines, base_lines);
+    let (load, _) = load_and_activate(&plugins, cache.path(), "base-gameplay").await;
+    assert!(load.starts_with("loaded from cache in"), "the entry was rewritten: {load}");
+}
+
+/// A component or an asset that is not a regular file (a FIFO would block a read for ever) or is larger than
+/// allowed (a sparse file of gigabytes) is refused before it is read.
+#[cfg(unix)]
+#[tokio::test]
+async fn special_and_oversized_files_are_refused_before_reading() {
+    let plugins = PluginDir::with(&[BASE_GAMEPLAY, SHOOTER_CORE]);
+    let component = plugins.folder(&BASE_GAMEPLAY).join("base_gameplay.wasm");
+    std::fs::remove_file(&component).unwrap();
+    let status = std::process::Command::new("mkfifo").arg(&component).status().unwrap();
+    assert!(status.success());
+    std::fs::File::create(plugins.folder(&SHOOTER_CORE).join("shooter_core.wasm")).unwrap().set_len(3 << 30).unwrap();
+    let session = session(&plugins);
+    let fifo = session.features().load("base-gameplay").await.unwrap_err().to_string();
+    assert!(fifo.contains("not a regular file"), "{fifo}");
+    let giant = session.features().load("shooter-core").await.unwrap_err().to_string();
+    assert!(giant.contains("more than the"), "{giant}");
+
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", "[experience]\nname = \"e\"\n[bundles.Equipped]\npipe = \"pipe\"\n");
+    let status = std::process::Command::new("mkfifo").arg(experiences.path().join("pipe")).status().unwrap();
+    assert!(status.success());
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    let error = manager.load(&path).await.unwrap_err().to_string();
+    assert!(error.contains("not a regular file"), "{error}");
+}
+
+/// Plugins sharing one component compile it once, and parallel loads leave one entry and no temporary files.
+#[tokio::test]
+async fn a_component_shared_by_many_plugins_is_compiled_once() {
+    let plugins = PluginDir::with(&[]);
+    let names: Vec<String> = (0..40).map(|i| format!("copy-{i}")).collect();
+    for name in &names {
+        plugins.add_custom(
+            name,
+            &format!("[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\napi = \"0.1.0\"\ncomponent = \"base_gameplay.wasm\"\n"),
+            Some(&BASE_GAMEPLAY),
+        );
+    }
+    let cache = tempfile::TempDir::new().unwrap();
+    let session = session_with(&plugins, Some(cache.path()), trusted());
+    let loads = names.iter().map(|name| {
+        let features = session.features().clone();
+        let name = name.clone();
+        tokio::spawn(async move { features.load(&name).await })
+    });
+    for load in loads.collect::<Vec<_>>() {
+        load.await.unwrap().unwrap();
+    }
+    let compiled = names
+        .iter()
+        .filter(|name| session.timeline().texts(&track::plugin(name), EventKind::Load)[0].starts_with("compiled in"))
+        .count();
+    assert_eq!(compiled, 1);
+    let files: Vec<_> = std::fs::read_dir(cache.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(entries(cache.path()).len(), 1, "{files:?}");
+    assert_eq!(files.len(), 2, "the entry and the key, nothing temporary: {files:?}");
 }
 
 #[test]

@@ -110,8 +110,8 @@ impl ExperienceDefinition {
     /// Reads an experience and the action sets it names.
     pub async fn load(path: &Path) -> Result<Self, DefinitionError> {
         let error = |path: &Path, problem: String| DefinitionError { path: path.to_path_buf(), problem };
-        let text =
-            tokio::fs::read_to_string(path).await.map_err(|e| error(path, format!("cannot read experience: {e}")))?;
+        let text = crate::files::read_text(path, crate::files::MAX_TEXT_FILE_BYTES)
+            .map_err(|e| error(path, format!("cannot read experience: {e}")))?;
         let file: ExperienceFile =
             toml::from_str(&text).map_err(|e| error(path, format!("malformed TOML: {}", e.to_string().trim_end())))?;
         let dir = path.parent().unwrap_or(Path::new("."));
@@ -121,7 +121,7 @@ impl ExperienceDefinition {
         let mut action_sets = Vec::new();
         for relative in &file.experience.action_sets {
             let set_path = resolve_within(dir, relative).map_err(|e| error(path, format!("action set: {e}")))?;
-            let text = read_within(dir, relative)
+            let text = read_within(dir, relative, crate::files::MAX_TEXT_FILE_BYTES)
                 .map_err(|e| error(path, format!("action set {}: cannot read it: {e}", set_path.display())))?;
             let set = parse_action_set(&set_path, &text).map_err(|e| error(path, format!("action set {e}")))?;
             action_sets.push(set);

@@ -14,6 +14,13 @@ use crate::world::is_valid_class_name;
 /// `plugin.api`; a plugin for another minor version (0.x) or major version is refused at discovery.
 pub const API_VERSION: &str = "0.1.0";
 
+/// The longest plugin name: names are shown in timelines, traces and listings.
+pub const MAX_PLUGIN_NAME: usize = 64;
+
+/// The longest version and description a manifest may give.
+const MAX_VERSION: usize = 64;
+const MAX_DESCRIPTION: usize = 1024;
+
 /// The manifest file name inside a plugin folder.
 pub const MANIFEST_FILE: &str = "plugin.toml";
 
@@ -88,8 +95,14 @@ pub enum ManifestProblem {
     Unreadable(String),
     #[error("malformed TOML: {0}")]
     Malformed(String),
-    #[error("plugin name {0:?} must be lowercase letters, digits and '-', starting with a letter")]
+    #[error(
+        "plugin name {:?} must be at most {MAX_PLUGIN_NAME} lowercase letters, digits and '-', starting with a \
+         letter",
+        crate::text::shown(.0, MAX_PLUGIN_NAME)
+    )]
     InvalidName(String),
+    #[error("{field} must be at most {max} bytes without control characters")]
+    InvalidText { field: &'static str, max: usize },
     #[error("plugin API {found:?} is not supported by this host (it implements {API_VERSION})")]
     UnsupportedApi { found: String },
     #[error("component path: {0}")]
@@ -116,7 +129,7 @@ impl PluginManifest {
     /// Reads and validates `dir/plugin.toml`.
     pub fn read(dir: &Path) -> Result<Self, ManifestError> {
         let path = dir.join(MANIFEST_FILE);
-        let text = std::fs::read_to_string(&path)
+        let text = crate::files::read_text(&path, crate::files::MAX_TEXT_FILE_BYTES)
             .map_err(|e| ManifestError { path: path.clone(), problem: ManifestProblem::Unreadable(e.to_string()) })?;
         Self::parse(dir, &text).map_err(|problem| ManifestError { path, problem })
     }
@@ -128,6 +141,13 @@ impl PluginManifest {
         let p = file.plugin;
         if !is_valid_plugin_name(&p.name) {
             return Err(ManifestProblem::InvalidName(p.name));
+        }
+        for (field, text, max) in
+            [("plugin.version", &p.version, MAX_VERSION), ("plugin.description", &p.description, MAX_DESCRIPTION)]
+        {
+            if text.len() > max || !crate::text::is_printable(text) {
+                return Err(ManifestProblem::InvalidText { field, max });
+            }
         }
         if !api_compatible(&p.api) {
             return Err(ManifestProblem::UnsupportedApi { found: p.api });
@@ -168,6 +188,9 @@ impl PluginManifest {
 
 /// Plugin names appear in logs, traces, experiences and dependency lists: keep them plain.
 pub fn is_valid_plugin_name(name: &str) -> bool {
+    if name.len() > MAX_PLUGIN_NAME {
+        return false;
+    }
     let mut chars = name.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_lowercase())
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
@@ -223,6 +246,16 @@ mod tests {
     }
 
     #[test]
+    fn a_giant_name_is_refused_and_its_message_stays_short() {
+        let giant = format!("a{}", "b".repeat(70_000));
+        let problem = PluginManifest::parse(Path::new("/p/x"), &GOOD.replace("shooter-core\"", &format!("{giant}\"")))
+            .unwrap_err();
+        assert!(matches!(problem, ManifestProblem::InvalidName(_)));
+        assert!(problem.to_string().len() < 300, "{problem}");
+        assert!(!is_valid_plugin_name(&"a".repeat(MAX_PLUGIN_NAME + 1)) && is_valid_plugin_name(&"a".repeat(64)));
+    }
+
+    #[test]
     fn refuses_bad_manifests_with_the_cause() {
         let dir = Path::new("/p/x");
         type Expectation = fn(&ManifestProblem) -> bool;
@@ -239,6 +272,9 @@ mod tests {
                 matches!(p, ManifestProblem::Malformed(_))
             }),
             (&GOOD.replace("version = \"1.0.0\"", ""), |p| matches!(p, ManifestProblem::Malformed(_))),
+            (&GOOD.replace("version = \"1.0.0\"", "version = \"1.0\\u001b[2J\""), |p| {
+                matches!(p, ManifestProblem::InvalidText { field: "plugin.version", .. })
+            }),
         ];
         for (text, expected) in cases {
             let problem = PluginManifest::parse(dir, text).unwrap_err();

@@ -1,17 +1,35 @@
 //! The compiled-component cache: compiling a component is the slow part of loading a plugin (tens of
 //! milliseconds for Rust, seconds for Python or JavaScript), so compiled code is kept on disk.
 //!
-//! An entry is keyed by the SHA-256 of the component's bytes and of the engine's compatibility hash (wasmtime
-//! version, target and every setting that changes generated code), so a changed plugin or a changed engine
-//! configuration misses instead of loading stale code. Writes go to a temporary file renamed into place, so a
-//! crash never leaves a truncated entry under a valid name.
+//! The cache is part of the trusted computing base: wasmtime runs deserialized code as it finds it, so an entry
+//! someone altered (its code overwritten) or swapped (another plugin's code under this one's key) would run
+//! under the plugin's name. Every entry therefore carries a MAC — HMAC-SHA-256 under a key only this cache
+//! holds (`.key`, created with owner-only permissions in a directory created the same way) — over the entry's
+//! key (the component's SHA-256 and the engine's compatibility hash) and its code. An entry whose MAC does not
+//! check out is not deserialized: the component is compiled again, with a warning, and the entry replaced.
+//!
+//! Writes go to a uniquely named temporary file renamed into place, so parallel writers never share a file and
+//! a crash never leaves a truncated entry under a valid name.
 
 use std::hash::{Hash, Hasher};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 use wasmtime::component::Component;
 use wasmtime::Engine;
+
+type EntryMac = Hmac<Sha256>;
+
+/// Bytes of the MAC at the start of every entry.
+const MAC_BYTES: usize = 32;
+
+/// The largest entry read back: compiled code is several times its component's size.
+const MAX_ENTRY_BYTES: u64 = 4 * crate::files::MAX_COMPONENT_BYTES;
+
+/// The SHA-256 of a component's bytes and of an engine's compatibility hash: what an entry is for.
+pub type EntryKey = [u8; 32];
 
 /// A directory of compiled components for one engine configuration.
 #[derive(Debug, Clone)]
@@ -32,6 +50,21 @@ impl Hasher for Sha256Hasher {
     }
 }
 
+/// What the cache found for a component.
+pub enum Lookup {
+    Hit(Component),
+    /// Nothing usable: no entry, or one that was refused (the reason is logged).
+    Miss,
+}
+
+/// The key of the entry for `wasm` compiled by `engine`.
+pub fn entry_key(engine: &Engine, wasm: &[u8]) -> EntryKey {
+    let mut hasher = Sha256Hasher(Sha256::new());
+    hasher.write(wasm);
+    engine.precompile_compatibility_hash().hash(&mut hasher);
+    hasher.0.finalize().into()
+}
+
 impl ComponentCache {
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         ComponentCache { dir: dir.into() }
@@ -43,45 +76,111 @@ impl ComponentCache {
 
     /// Where the compiled form of `wasm` for `engine` lives.
     pub fn entry_path(&self, engine: &Engine, wasm: &[u8]) -> PathBuf {
-        let mut hasher = Sha256Hasher(Sha256::new());
-        hasher.write(wasm);
-        engine.precompile_compatibility_hash().hash(&mut hasher);
-        let digest = hasher.0.finalize();
-        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        self.path_of(&entry_key(engine, wasm))
+    }
+
+    fn path_of(&self, key: &EntryKey) -> PathBuf {
+        let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
         self.dir.join(format!("{hex}.cwasm"))
     }
 
-    /// The cached component for `wasm`, if there is a usable entry. An unusable entry (truncated, or written by
-    /// an incompatible build) is treated as a miss and overwritten by the next [`store`](Self::store).
-    pub fn fetch(&self, engine: &Engine, wasm: &[u8]) -> Option<Component> {
-        let path = self.entry_path(engine, wasm);
-        if !path.is_file() {
-            return None;
+    /// The cached component for `key`, if its entry is one this cache wrote for exactly that key. An entry
+    /// that is not (altered, swapped, truncated, or written by an incompatible build) is a miss, and is
+    /// replaced by the next [`store`](Self::store).
+    pub fn fetch(&self, engine: &Engine, key: &EntryKey) -> Lookup {
+        let path = self.path_of(key);
+        let bytes = match crate::files::read(&path, MAX_ENTRY_BYTES) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Miss,
+            Err(e) => return self.refuse(&path, &format!("cannot read it: {e}")),
+        };
+        let Some(secret) = self.secret() else {
+            return self.refuse(&path, "the cache has no key to check it with");
+        };
+        if bytes.len() < MAC_BYTES {
+            return self.refuse(&path, "it is truncated");
         }
-        // SAFETY: entries are written only by `store` below, from `Component::serialize` of this engine
-        // configuration (the key includes its compatibility hash), into a directory the host owns. wasmtime
-        // additionally checks the header's version and configuration before using the code.
-        match unsafe { Component::deserialize_file(engine, &path) } {
-            Ok(component) => Some(component),
-            Err(e) => {
-                tracing::warn!(path = %path.display(), "ignoring unusable cache entry: {e:#}");
-                None
-            }
+        let (mac, code) = bytes.split_at(MAC_BYTES);
+        if entry_mac(&secret, key, code).verify_slice(mac).is_err() {
+            return self.refuse(&path, "its MAC does not match: it was altered, or written for other code");
+        }
+        // SAFETY: the MAC proves this cache wrote these bytes, from `Component::serialize` of an engine with this
+        // compatibility hash, for exactly this component; wasmtime also checks the header's version and
+        // configuration before using the code.
+        match unsafe { Component::deserialize(engine, code) } {
+            Ok(component) => Lookup::Hit(component),
+            Err(e) => self.refuse(&path, &format!("{e:#}")),
         }
     }
 
-    /// Writes the compiled form of `wasm`. Failing to write only costs the next start a compile.
-    pub fn store(&self, engine: &Engine, wasm: &[u8], component: &Component) {
-        let path = self.entry_path(engine, wasm);
+    fn refuse(&self, path: &Path, why: &str) -> Lookup {
+        tracing::warn!(path = %path.display(), "compiling again instead of using a cache entry: {why}");
+        Lookup::Miss
+    }
+
+    /// Writes the compiled form of the component with `key`. Failing to write only costs the next start a
+    /// compile.
+    pub fn store(&self, key: &EntryKey, component: &Component) {
         let result = (|| -> Result<(), String> {
-            let bytes = component.serialize().map_err(|e| format!("{e:#}"))?;
-            std::fs::create_dir_all(&self.dir).map_err(|e| e.to_string())?;
-            let temporary = path.with_extension(format!("tmp-{}", std::process::id()));
-            std::fs::write(&temporary, bytes).map_err(|e| e.to_string())?;
-            std::fs::rename(&temporary, &path).map_err(|e| e.to_string())
+            let code = component.serialize().map_err(|e| format!("{e:#}"))?;
+            let secret = self.secret_or_create()?;
+            let mac = entry_mac(&secret, key, &code).finalize().into_bytes();
+            let mut temporary = tempfile::NamedTempFile::new_in(&self.dir).map_err(|e| e.to_string())?;
+            temporary.write_all(&mac).and_then(|()| temporary.write_all(&code)).map_err(|e| e.to_string())?;
+            temporary.persist(self.path_of(key)).map_err(|e| e.error.to_string())?;
+            Ok(())
         })();
         if let Err(e) = result {
             tracing::warn!(dir = %self.dir.display(), "cannot write to the component cache: {e}");
         }
     }
+
+    fn key_path(&self) -> PathBuf {
+        self.dir.join(".key")
+    }
+
+    /// The cache's MAC key, if it has one.
+    fn secret(&self) -> Option<Vec<u8>> {
+        let secret = crate::files::read(&self.key_path(), 64).ok()?;
+        (secret.len() == 32).then_some(secret)
+    }
+
+    /// The cache's MAC key, created (with its directory, both readable by the owner only) if there is none
+    /// yet. A key that cannot be read is replaced: every entry it signed is then compiled again.
+    fn secret_or_create(&self) -> Result<Vec<u8>, String> {
+        if let Some(secret) = self.secret() {
+            return Ok(secret);
+        }
+        private_dir(&self.dir).map_err(|e| format!("creating {}: {e}", self.dir.display()))?;
+        let secret: [u8; 32] = rand::random();
+        let mut file = tempfile::NamedTempFile::new_in(&self.dir).map_err(|e| e.to_string())?;
+        file.write_all(&secret).map_err(|e| e.to_string())?;
+        if self.key_path().exists() {
+            // A key that cannot be used is replaced; the entries it signed are compiled again.
+            file.persist(self.key_path()).map_err(|e| e.error.to_string())?;
+            return Ok(secret.to_vec());
+        }
+        // Two processes creating a key at once: the first to land wins, and the other's entries are refused
+        // and compiled again.
+        match file.persist_noclobber(self.key_path()) {
+            Ok(_) => Ok(secret.to_vec()),
+            Err(_) => self.secret().ok_or_else(|| "the cache key cannot be read".to_string()),
+        }
+    }
+}
+
+fn entry_mac(secret: &[u8], key: &EntryKey, code: &[u8]) -> EntryMac {
+    let mut mac = EntryMac::new_from_slice(secret).expect("HMAC takes keys of any length");
+    mac.update(key);
+    mac.update(code);
+    mac
+}
+
+/// Creates `dir` (and its parents) readable by its owner only.
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
 }

@@ -24,15 +24,15 @@ mod sandbox;
 mod state;
 mod stdio;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-pub use cache::ComponentCache;
+pub use cache::{ComponentCache, EntryKey};
 pub use host::DEFAULT_MAX_HANDLES;
 pub use instance::{WasmInstance, WasmPlugin};
 pub use limits::Limits;
@@ -45,6 +45,7 @@ use crate::feature::{
     WORLD_CHANGES_PER_CALL,
 };
 use bindings::{GameFeature, GameFeaturePre};
+use cache::Lookup;
 use epoch::EpochTicker;
 use state::InstanceState;
 
@@ -126,6 +127,9 @@ impl Default for RuntimeConfig {
     }
 }
 
+/// One component's compile, done once and shared: the component, or why it is not one.
+type CompileSlot = Arc<OnceLock<Result<Component, String>>>;
+
 /// The engine could not be set up.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot set up the WebAssembly engine: {0}")]
@@ -136,6 +140,9 @@ pub struct Runtime {
     engine: Engine,
     linker: Linker<InstanceState>,
     cache: Option<ComponentCache>,
+    /// Every distinct component compiled (or read from the cache) in this process, by its cache key: plugins
+    /// sharing a component share its code, and concurrent loads of one component wait for one compile.
+    compiled: Mutex<HashMap<EntryKey, CompileSlot>>,
     config: RuntimeConfig,
     _ticker: EpochTicker,
     /// Serves the WASI functions plugins may wait in (timers), on a thread of its own, so that they work the
@@ -197,7 +204,7 @@ impl Runtime {
             .build()
             .map_err(|e| RuntimeError(format!("starting the WASI thread: {e}")))?;
         let wasi_io = WasiIo(Some(wasi_io));
-        Ok(Arc::new(Runtime { engine, linker, cache, config, _ticker: ticker, wasi_io }))
+        Ok(Arc::new(Runtime { engine, linker, cache, compiled: Mutex::default(), config, _ticker: ticker, wasi_io }))
     }
 
     pub fn engine(&self) -> &Engine {
@@ -228,25 +235,31 @@ impl Runtime {
         let shown = path.display().to_string();
         // Read through cap-std beneath the plugin's folder: a symlinked component cannot lead out of it.
         let relative = path.strip_prefix(&manifest.dir).ok().and_then(|p| p.to_str()).unwrap_or_default();
-        let bytes = read_within(&manifest.dir, relative).map_err(|e| match e {
+        let bytes = read_within(&manifest.dir, relative, crate::files::MAX_COMPONENT_BYTES).map_err(|e| match e {
             ReadWithinError::Io(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 LoadError::MissingComponent { path: shown.clone() }
             }
             e => LoadError::Other { path: shown.clone(), cause: e.to_string() },
         })?;
         let started = Instant::now();
-        let cached = self.cache.as_ref().and_then(|cache| cache.fetch(&self.engine, &bytes));
-        let (component, provenance) = match cached {
-            Some(component) => (component, Provenance::Cached { took: started.elapsed() }),
-            None => {
-                let component = Component::from_binary(&self.engine, &bytes)
-                    .map_err(|e| LoadError::Invalid { path: shown.clone(), cause: format!("{e:#}") })?;
-                if let Some(cache) = &self.cache {
-                    cache.store(&self.engine, &bytes, &component);
-                }
-                (component, Provenance::Compiled { took: started.elapsed() })
+        let key = cache::entry_key(&self.engine, &bytes);
+        // One compile per distinct component, however many plugins share it and however many load at once.
+        let slot = self.compiled.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_default().clone();
+        let mut compiled_now = false;
+        let outcome = slot.get_or_init(|| {
+            if let Some(Lookup::Hit(component)) = self.cache.as_ref().map(|cache| cache.fetch(&self.engine, &key)) {
+                return Ok(component);
             }
-        };
+            let component = Component::from_binary(&self.engine, &bytes).map_err(|e| format!("{e:#}"))?;
+            if let Some(cache) = &self.cache {
+                cache.store(&key, &component);
+            }
+            compiled_now = true;
+            Ok(component)
+        });
+        let took = started.elapsed();
+        let component = outcome.clone().map_err(|cause| LoadError::Invalid { path: shown.clone(), cause })?;
+        let provenance = if compiled_now { Provenance::Compiled { took } } else { Provenance::Cached { took } };
         let ty = component.component_type();
         let interface = ComponentInterface {
             imports: ty.imports(&self.engine).map(|(name, _)| name.to_string()).collect(),

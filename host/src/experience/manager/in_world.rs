@@ -12,6 +12,7 @@ use crate::feature::{
     within_refusal_budget, ActionDef, CallError, Deactivation, FeatureError, InstanceEnv, Phase, PluginError,
     PluginInstance, Transition,
 };
+use crate::text::{shown, MAX_CAUSE};
 use crate::timeline::{track, EventKind, LogLevel};
 use crate::world;
 
@@ -133,7 +134,7 @@ impl ExperienceManager {
 
     /// Shows a quarantine on the plugin's track: it trapped, so it is stopped and everything it added removed.
     fn record_quarantine(&self, plugin: &str, call: &str, cause: &str) {
-        let text = format!("quarantined: {call} {cause}");
+        let text = format!("quarantined: {call} {}", shown(cause, MAX_CAUSE));
         self.timeline.record(track::instance(plugin, &self.world_name), EventKind::Failure, text);
     }
 
@@ -226,7 +227,7 @@ impl ExperienceManager {
 
     /// Records a feature's failure in this world: in the report, the timeline, and its plugin's state.
     fn fail_feature(&mut self, name: &str, during: impl Into<Phase>, cause: String) {
-        let error = PluginError::new(during, cause);
+        let error = PluginError::new(during, shown(&cause, MAX_CAUSE));
         self.fail(name, &error.during.to_string(), error.cause.clone());
         self.features.record_error(name, error);
     }

@@ -29,6 +29,7 @@ use super::load_state::ExperienceLoadState;
 use crate::assets::{AssetLoadError, Assets, BundleName};
 use crate::component::OwnerId;
 use crate::feature::{ActivationContext, ActiveAction, CallError, FeatureSubsystem, GrantPolicy};
+use crate::text::{shown, MAX_CAUSE};
 use crate::timeline::{track, EventKind, LogLevel, Timeline};
 use crate::world::{self, NetMode, SharedWorld};
 
@@ -209,7 +210,10 @@ impl ExperienceManager {
         tracing::info!(world = %self.world_name, %state, "experience state");
     }
 
+    /// Records a failure. Its cause may carry a plugin's own text (an error it returned, a panic message), so it
+    /// is shown escaped and capped.
     fn fail(&mut self, source: &str, during: &str, cause: String) {
+        let cause = shown(&cause, MAX_CAUSE);
         let failure = Failure { source: source.to_string(), during: during.to_string(), cause };
         self.timeline.record(track::experience(&self.world_name), EventKind::Failure, failure.to_string());
         tracing::warn!(world = %self.world_name, "{failure}");
@@ -359,14 +363,14 @@ impl ExperienceManager {
     fn record_call(&self, plugin: &str, hook: &str, outcome: &Result<impl std::fmt::Debug, CallError>) {
         let text = match outcome {
             Ok(value) => {
-                let shown = format!("{value:?}");
-                if shown == "()" {
+                let value = format!("{value:?}");
+                if value == "()" {
                     format!("{hook} ok")
                 } else {
-                    format!("{hook} -> {shown}")
+                    format!("{hook} -> {value}")
                 }
             }
-            Err(e) => format!("{hook} failed: {e}"),
+            Err(e) => format!("{hook} failed: {}", shown(&e.to_string(), MAX_CAUSE)),
         };
         self.timeline.record(track::instance(plugin, &self.world_name), EventKind::Call, text);
     }

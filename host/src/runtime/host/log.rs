@@ -65,19 +65,12 @@ impl Host for InstanceState {
 
 /// Records one line a plugin wrote (through the log interface or its standard output or error) in `tracing`
 /// and on the instance's timeline track, unless it is below the plugin's log level or over the call's budget.
-pub(crate) fn record_line(env: &InstanceEnv, budget: &LogBudget, level: LogLevel, mut line: String) {
+/// Control characters are escaped, so a line cannot forge another or drive a terminal.
+pub(crate) fn record_line(env: &InstanceEnv, budget: &LogBudget, level: LogLevel, line: String) {
     if level < env.log_level || !budget.take() {
         return;
     }
-    if line.len() > MAX_LINE {
-        let mut cut = MAX_LINE;
-        while !line.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        line.truncate(cut);
-        line.push_str(" [cut]");
-    }
-    line_of_plugin(env, level, line);
+    line_of_plugin(env, level, crate::text::shown(&line, MAX_LINE));
 }
 
 /// Records a line on the instance's track and in `tracing` tagged with the plugin: what the plugin wrote, or

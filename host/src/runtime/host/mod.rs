@@ -46,9 +46,16 @@ impl InstanceState {
         self.refuse(Error::Denied(message))
     }
 
-    /// Refuses a name longer than [`MAX_NAME_BYTES`] (counted against the recoverable-error budget).
+    /// Refuses a name longer than [`MAX_NAME_BYTES`] or holding control characters (counted against the
+    /// recoverable-error budget): names are shown in logs and timelines, where a `\n` or an escape sequence
+    /// would forge lines or drive the terminal.
     pub(crate) fn check_name(&mut self, what: &str, name: &str) -> Result<(), Error> {
-        self.check_size(what, name.len(), MAX_NAME_BYTES)
+        self.check_size(what, name.len(), MAX_NAME_BYTES)?;
+        if !crate::text::is_printable(name) {
+            let shown = crate::text::shown(name, MAX_NAME_BYTES);
+            return Err(self.refuse(Error::Invalid(format!("{what} {shown:?} holds control characters"))));
+        }
+        Ok(())
     }
 
     /// Refuses a value of `len` bytes longer than `max` (counted against the recoverable-error budget).

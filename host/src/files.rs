@@ -1,0 +1,103 @@
+//! Reading the files the host is given — components, manifests, experiences, assets, its configuration: only
+//! regular files, and only up to a size stated before a byte is read.
+//!
+//! A FIFO named as a component would block a read for ever, and a 3 GB sparse file would be read whole before
+//! being refused. Files are opened non-blocking (so opening a FIFO returns at once), checked to be regular
+//! files, and their size is checked against the limit before reading; reading stops at the limit in case the
+//! file grows meanwhile.
+
+use std::io::Read;
+use std::path::Path;
+
+/// The largest component accepted: a Python component is about 18 MB, a JavaScript one less.
+pub const MAX_COMPONENT_BYTES: u64 = 256 << 20;
+
+/// The largest asset file accepted.
+pub const MAX_ASSET_BYTES: u64 = 64 << 20;
+
+/// The largest manifest, experience, action set or configuration file accepted.
+pub const MAX_TEXT_FILE_BYTES: u64 = 1 << 20;
+
+/// Opens `path` for reading without blocking on special files.
+pub fn open(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    options.open(path)
+}
+
+/// The options cap-std opens files with beneath a directory: read-only, without blocking on special files.
+pub fn open_options() -> cap_std::fs::OpenOptions {
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    cap_std::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    options
+}
+
+/// Reads an opened file whole, if it is a regular file of at most `max` bytes.
+pub fn read_regular(file: std::fs::File, max: u64) -> std::io::Result<Vec<u8>> {
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"));
+    }
+    if metadata.len() > max {
+        return Err(too_large(metadata.len(), max));
+    }
+    let mut bytes = Vec::with_capacity(metadata.len() as usize);
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(too_large(bytes.len() as u64, max));
+    }
+    Ok(bytes)
+}
+
+/// Reads the regular file at `path`, of at most `max` bytes.
+pub fn read(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    read_regular(open(path)?, max)
+}
+
+/// Reads the regular file at `path`, of at most `max` bytes, as UTF-8 text.
+pub fn read_text(path: &Path, max: u64) -> std::io::Result<String> {
+    String::from_utf8(read(path, max)?).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
+fn too_large(size: u64, max: u64) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("it is {size} bytes, more than the {max} allowed"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_regular_file_within_its_limit_is_read() {
+        let dir = tempfile::TempDir::new().unwrap();
+        std::fs::write(dir.path().join("a"), b"hello").unwrap();
+        assert_eq!(read(&dir.path().join("a"), 5).unwrap(), b"hello");
+        let error = read(&dir.path().join("a"), 4).unwrap_err();
+        assert!(error.to_string().contains("5 bytes, more than the 4 allowed"), "{error}");
+    }
+
+    #[test]
+    fn a_sparse_giant_is_refused_before_it_is_read() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let file = std::fs::File::create(dir.path().join("big")).unwrap();
+        file.set_len(3 << 30).unwrap();
+        let error = read(&dir.path().join("big"), MAX_COMPONENT_BYTES).unwrap_err();
+        assert!(error.to_string().contains("more than the"), "{error}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_or_a_directory_is_refused_without_blocking() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let fifo = dir.path().join("fifo");
+        let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: `mkfifo` reads a NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+        assert!(read(&fifo, 10).unwrap_err().to_string().contains("not a regular file"));
+        assert!(read(dir.path(), 10).is_err());
+    }
+}
