@@ -1,5 +1,5 @@
-//! One test per plugin in `plugins/`: each shows the plugin doing its job through the host. A plugin added
-//! without a test here is a compile error (see the end of this file).
+//! One test per plugin of `plugins/` and `tests/plugins/`: each shows the plugin doing its job through the host.
+//! A plugin added without a test here is a compile error (see the end of this file).
 
 use gamefeature_host::feature::{Destination, PluginState};
 use gamefeature_host::game;
@@ -9,6 +9,29 @@ use gamefeature_tests::*;
 
 fn info_logs(session: &gamefeature_host::Session, plugin: &str, world: &str) -> Vec<String> {
     session.timeline().texts(&track::instance(plugin, world), EventKind::Log(LogLevel::Info))
+}
+
+/// `plugins/` is what users read and what `gfhost run` finds by default: examples the default experience plays,
+/// and nothing else (fixtures that misbehave or probe the host live in `tests/plugins/`).
+#[tokio::test]
+async fn the_default_plugin_directory_holds_exactly_the_default_experiences_plugins() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let session = gamefeature_host::Session::new(gamefeature_host::SessionOptions {
+        plugin_dirs: vec![root.join("plugins")],
+        ..Default::default()
+    })
+    .unwrap();
+    let mut installed: Vec<String> = session.features().list().into_iter().map(|p| p.manifest.name.clone()).collect();
+    installed.sort();
+    let definition =
+        gamefeature_host::experience::ExperienceDefinition::load(&root.join("experiences/default.toml")).await.unwrap();
+    let mut played: Vec<String> = Vec::new();
+    for feature in definition.all_features() {
+        played.extend(session.features().dependency_order(&feature).unwrap());
+    }
+    played.sort();
+    played.dedup();
+    assert_eq!(installed, played);
 }
 
 #[tokio::test]
