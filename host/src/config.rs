@@ -9,6 +9,7 @@
 //! world-changes = 100_000        # events, requests, spawns, … one call may make before it counts as a flood
 //! handles = 100_000              # requests, handlers and subscriptions one instance may hold
 //! data-dir = "plugin-data"       # parent of the directories granted with fs.data (relative to this file)
+//! work-per-dispatch = 100_000    # deliveries one plugin's work may reach in one dispatch, through any plugin
 //!
 //! [limits.big-simulation]        # per-plugin overrides of the limits above
 //! call-deadline-ms = 40
@@ -102,6 +103,8 @@ pub struct HostConfig {
     pub limits: BTreeMap<String, LimitOverrides>,
     /// Where the directories of plugins granted `fs.data` live, resolved against the file's directory.
     pub data_dir: Option<PathBuf>,
+    /// Deliveries one plugin's work may reach in one dispatch (`[sandbox] work-per-dispatch`).
+    pub work_per_dispatch: Option<usize>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -127,6 +130,7 @@ struct SandboxSection {
     world_changes: Option<u32>,
     handles: Option<u32>,
     data_dir: Option<PathBuf>,
+    work_per_dispatch: Option<usize>,
 }
 
 /// A host configuration file that could not be used.
@@ -169,6 +173,10 @@ impl HostConfig {
             defaults,
             limits: file.limits,
             data_dir: sandbox.data_dir.map(|dir| base.join(dir)),
+            work_per_dispatch: match sandbox.work_per_dispatch {
+                Some(0) => return Err("[sandbox] work-per-dispatch = 0 would stop every plugin".into()),
+                work => work,
+            },
         })
     }
 }

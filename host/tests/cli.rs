@@ -91,7 +91,7 @@ fn run_prints_the_timeline_writes_a_trace_and_uses_the_cache_the_second_time() {
 
     let second = gfhost(&args, plugins.path(), cache.path());
     let text = stdout(&second);
-    assert!(second.status.success());
+    assert!(second.status.success(), "{text}\n{}", String::from_utf8_lossy(&second.stderr));
     assert!(text.contains("components: 5 loaded from cache, 0 compiled"), "{text}");
     assert!(text.lines().any(|l| l.contains("plugin:shooter-core ") && l.contains("~ loaded from cache in")), "{text}");
 }

@@ -576,3 +576,142 @@ async fn a_quarantine_names_the_phase_and_the_call() {
         assert!(states.iter().any(|s| s.starts_with(&format!("Error{phase}: {call}"))), "{behaviour}: {states:?}");
     }
 }
+
+// ----- one plugin against another, and against the host -----
+
+/// A plugin changes only what it owns: another plugin's init-state features, the properties of components its
+/// requests did not add, and actors it did not spawn are refused, naming why — and the victim's chain completes.
+#[tokio::test]
+async fn a_plugin_cannot_take_over_another_plugins_features_components_or_actors() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile(&plugins, "trespass");
+    let (_, warnings) = tolerated(&session(&plugins), "trespass").await;
+    let attempts: Vec<&String> = warnings.iter().filter(|l| l.starts_with("trespass")).collect();
+    for feature in ["PawnExtension", "Hero"] {
+        let line = attempts.iter().find(|l| l.contains(&format!("change-feature-state {feature}:")));
+        let line = line.unwrap_or_else(|| panic!("tried {feature}: {attempts:#?}"));
+        assert!(line.contains("Err(Error::Denied(") && line.contains("implemented by lyra-character"), "{line}");
+    }
+    let written = attempts.iter().find(|l| l.contains("set-property")).expect("tried a property");
+    assert!(written.contains("Denied") && written.contains("write-properties"), "{written}");
+    let removed = attempts.iter().find(|l| l.contains("remove-receiver")).expect("tried remove-receiver");
+    assert!(removed.contains("Denied") && removed.contains("not spawned by this plugin"), "{removed}");
+}
+
+/// Every import that takes a name checks it the same way (one guarded entry point): a name with a control
+/// character and a megabyte-long one are refused by each.
+#[tokio::test]
+async fn every_import_refuses_bad_names() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile(&plugins, "bad-names");
+    let (_, warnings) = tolerated(&session(&plugins), "bad-names").await;
+    let verdicts: Vec<&String> = warnings.iter().filter(|l| l.contains(" name in ")).collect();
+    assert_eq!(verdicts.len(), 36, "{verdicts:#?}");
+    let accepted: Vec<&&String> = verdicts.iter().filter(|l| !l.ends_with("refused")).collect();
+    assert!(accepted.is_empty(), "{accepted:#?}");
+}
+
+/// What a plugin writes cannot forge host lines or drive a terminal, and its error texts are cut.
+#[tokio::test]
+async fn plugin_text_cannot_forge_lines_or_flood_the_report() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile(&plugins, "forge-log");
+    let session = session(&plugins);
+    let (info, _) = tolerated(&session, "forge-log").await;
+    assert!(info.iter().any(|l| l.contains("all fine\\nlyra-character@w quarantined")), "{info:?}");
+    assert!(info.iter().any(|l| l.starts_with("\\u{1b}[2J")), "{info:?}");
+    let printed = session.timeline().render_text();
+    assert!(!printed.contains('\x1b'));
+    assert!(!printed.lines().any(|l| l.starts_with("lyra-character@w quarantined")), "{printed}");
+
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile(&plugins, "huge-error-activating");
+    let session = gamefeature_tests::session(&plugins);
+    let mut manager = play_beside_lyra(&session, "huge-error-activating").await;
+    manager.end_play().await.unwrap();
+    let failure = &manager.report().failures[0];
+    assert!(
+        failure.cause.len() < 1200 && failure.cause.ends_with("[cut]"),
+        "{} bytes: {}",
+        failure.cause.len(),
+        failure.cause
+    );
+    assert!(!failure.cause.contains('\n'));
+}
+
+/// Events answering events for ever: the dispatch stops the plugins keeping the loop going, and only them.
+#[tokio::test]
+async fn a_plugin_pinging_itself_is_stopped() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile(&plugins, "ping-self");
+    let cause = quarantine_in(&session(&plugins), "ping-self", Stopped::DuringPlay).await;
+    assert!(cause.contains("kept plugins busy for 256 rounds"), "{cause}");
+}
+
+#[tokio::test]
+async fn two_plugins_pinging_each_other_are_both_stopped() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile_named(&plugins, "hostile", "ping");
+    hostile_named(&plugins, "ponger", "pong");
+    let session = session(&plugins);
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["hostile", "ponger", "lyra-character"]));
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    play_one_player(&mut manager, "ping-pong");
+    assert_eq!(manager.live_features(), ["lyra-character"]);
+    manager.end_play().await.unwrap();
+    for plugin in ["hostile", "ponger"] {
+        let quarantines = session.timeline().texts(&track::instance(plugin, "w"), EventKind::Failure);
+        assert!(quarantines.iter().any(|q| q.contains("kept plugins busy")), "{plugin}: {quarantines:?}");
+    }
+}
+
+/// A plugin spawning receivers a few hundred per call pays for everything other plugins are told about them:
+/// it is quarantined for flooding, and the plugin it flooded carries on.
+#[tokio::test]
+async fn the_flooder_not_the_flooded_is_quarantined() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile(&plugins, "spawn-storm");
+    let session = custom_session(&plugins, |_| {}, |manager| manager.dispatch.work = 20_000);
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["lyra-character", "hostile"]));
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    assert_eq!(manager.live_features(), ["lyra-character"]);
+    let quarantines = session.timeline().texts(&track::instance("hostile", "w"), EventKind::Failure);
+    assert!(quarantines.iter().any(|q| q.contains("flooded the world")), "{quarantines:?}");
+    play_one_player(&mut manager, "spawn-storm");
+    let w = world::lock(manager.world());
+    assert_eq!(w.actors().filter(|a| a.spawned_by.is_some()).count(), 0, "its actors went with it");
+}
+
+/// A plugin quarantined while it held deactivation open is never called again.
+#[tokio::test]
+async fn a_plugin_quarantined_in_poll_deactivation_is_not_called_again() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile(&plugins, "loop-poll");
+    let session = custom_session(&plugins, |r| r.call_deadline = Duration::from_millis(50), |_| {});
+    let cause = quarantine_in(&session, "loop-poll", Stopped::AtEndOfPlay).await;
+    assert!(cause.contains("poll-deactivation exceeded its call deadline"), "{cause}");
+    let calls = session.timeline().texts(&track::instance("hostile", "w"), EventKind::Call);
+    let after: Vec<&String> = calls.iter().skip_while(|c| !c.starts_with("poll-deactivation failed")).skip(1).collect();
+    assert!(after.is_empty(), "called after its quarantine: {after:?}");
+}
+
+/// A fuel budget given to one plugin meters that plugin only.
+#[tokio::test]
+async fn a_fuel_budget_applies_to_its_plugin_only() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile(&plugins, "loop-activating");
+    let session = custom_session(
+        &plugins,
+        |runtime| {
+            let fuel = LimitOverrides { fuel: Some(5_000_000), ..LimitOverrides::default() };
+            runtime.plugin_limits.insert("hostile".into(), fuel);
+        },
+        |_| {},
+    );
+    let cause = quarantine_in(&session, "loop-activating", Stopped::DuringPlay).await;
+    assert!(cause.contains("exhausted its fuel budget (5000000 units per call)"), "{cause}");
+}

@@ -4,7 +4,7 @@
 use super::handlers::ExtensionHandlers;
 use super::init_state::{InitStates, Subscription, Watched, LYRA_INIT_STATES};
 use super::names::{Name, Names};
-use super::queue::{Work, WorkQueue};
+use super::queue::{Charge, Work, WorkQueue};
 use super::requests::ComponentRequests;
 use super::{HandlerId, OwnerId, SubscriptionId};
 use crate::world::{ActorId, World, WorldError, WorldEvent};
@@ -270,6 +270,45 @@ impl World {
         self.manager.queue.take()
     }
 
+    /// As [`take_work`](Self::take_work), with what each item is charged to. Work about an actor a plugin
+    /// spawned is charged to that plugin, whoever's call queued it: a plugin filling the world with actors pays
+    /// for what every other plugin is told about them.
+    pub fn take_charged_work(&mut self) -> Vec<(Work, Charge)> {
+        self.settle_ending_actors();
+        let mut work = self.manager.queue.take_charged();
+        for (item, charge) in &mut work {
+            if let Some(spawner) = self.actor(item.actor()).ok().and_then(|a| a.spawned_by) {
+                charge.root = Some(spawner);
+            }
+        }
+        work
+    }
+
+    /// The plugins whose host calls queued the work still waiting, each once, in the order of their first item.
+    pub fn queued_work_senders(&self) -> Vec<OwnerId> {
+        let mut senders: Vec<OwnerId> = Vec::new();
+        for sender in self.manager.queue.charges().filter_map(|charge| charge.sender) {
+            if !senders.contains(&sender) {
+                senders.push(sender);
+            }
+        }
+        senders
+    }
+
+    /// Runs `f` as `owner` (a plugin's host call): the work it queues is charged to the plugin.
+    pub fn acting_as<R>(&mut self, owner: OwnerId, f: impl FnOnce(&mut World) -> R) -> R {
+        self.manager.queue.act_as(Some(owner));
+        let result = f(self);
+        self.manager.queue.act_as(None);
+        result
+    }
+
+    /// Says whose work the plugins are being handed now (`None`: the host's): the work their calls cause is
+    /// charged to that plugin too.
+    pub fn delivering_work_of(&mut self, root: Option<OwnerId>) {
+        self.manager.queue.delivering(root);
+    }
+
     pub fn has_work(&self) -> bool {
         !self.manager.queue.is_empty()
     }
@@ -370,6 +409,13 @@ impl World {
         }
         self.manager.init_states.unregister(actor, name);
         Ok(())
+    }
+
+    /// The plugin implementing a feature of an actor: the only one that may change its state.
+    pub fn feature_implementer(&self, actor: ActorId, feature: &str) -> Result<OwnerId, WorldError> {
+        self.actor(actor)?;
+        let name = self.feature_name(actor, feature)?;
+        Ok(self.manager.init_states.feature(actor, name).expect("checked above").owner)
     }
 
     /// A feature's state ordinal (0: none yet).

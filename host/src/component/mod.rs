@@ -19,7 +19,7 @@ pub use handlers::{ExtensionHandlers, Handler};
 pub use init_state::{FeatureEntry, InitStates, Subscription, Watched, LYRA_INIT_STATES};
 pub use manager::{events, ComponentManager, OwnerCleanup};
 pub use names::{Name, Names};
-pub use queue::{Work, WorkQueue};
+pub use queue::{Charge, Work, WorkQueue};
 pub use requests::{ComponentRequests, RequestFlags, RequestHandle, RequestKey};
 
 /// A plugin instance in one world, as the component manager knows it: everything it adds is tagged with it, so

@@ -50,6 +50,16 @@ impl Work {
         }
     }
 
+    /// The actor this work is about.
+    pub fn actor(&self) -> ActorId {
+        match self {
+            Work::Extension { actor, .. }
+            | Work::InitStateChanged { actor, .. }
+            | Work::ContinueChain { actor, .. }
+            | Work::CheckDefaultInitialization { actor, .. } => *actor,
+        }
+    }
+
     /// The plugin instance this work is for.
     pub fn owner(&self) -> OwnerId {
         match self {
@@ -61,25 +71,59 @@ impl Work {
     }
 }
 
-/// Work waiting for delivery.
+/// Who a queued item is charged to. Both are `None` for work the host's own code caused.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Charge {
+    /// The plugin whose host call queued it.
+    pub sender: Option<OwnerId>,
+    /// The plugin everything it leads to is charged to: the sender — or, when the sender was handling work
+    /// another plugin caused, that plugin. A plugin flooding the world through others pays for all of it.
+    pub root: Option<OwnerId>,
+}
+
+/// Work waiting for delivery, each item with its [`Charge`].
 #[derive(Debug, Default)]
 pub struct WorkQueue {
-    items: VecDeque<Work>,
+    items: VecDeque<(Work, Charge)>,
+    /// What new work is charged to: the plugin whose host call is running, if one is.
+    acting: Charge,
+    /// The plugin whose work is being delivered, if a plugin caused it: the root of the work its handlers make.
+    delivering: Option<OwnerId>,
 }
 
 impl WorkQueue {
     pub fn push(&mut self, work: Work) {
-        self.items.push_back(work);
+        self.items.push_back((work, self.acting));
+    }
+
+    /// Charges the work queued from now on to `owner`'s host call (`None`: to the host).
+    pub fn act_as(&mut self, owner: Option<OwnerId>) {
+        self.acting = Charge { sender: owner, root: owner.map(|owner| self.delivering.unwrap_or(owner)) };
+    }
+
+    /// Says whose work is being delivered (`None`: the host's, or none).
+    pub fn delivering(&mut self, root: Option<OwnerId>) {
+        self.delivering = root;
     }
 
     /// Takes everything queued so far; work queued while it is delivered waits for the next take.
     pub fn take(&mut self) -> Vec<Work> {
+        self.items.drain(..).map(|(work, _)| work).collect()
+    }
+
+    /// As [`take`](Self::take), with what each item is charged to.
+    pub fn take_charged(&mut self) -> Vec<(Work, Charge)> {
         self.items.drain(..).collect()
+    }
+
+    /// The charges of the work still queued.
+    pub fn charges(&self) -> impl Iterator<Item = Charge> + '_ {
+        self.items.iter().map(|(_, charge)| *charge)
     }
 
     /// Forgets every item for `owner` (a plugin being deactivated or quarantined), and the events it sent.
     pub fn discard_owner(&mut self, owner: OwnerId) {
-        self.items.retain(|w| w.owner() != owner && w.sender() != Some(owner));
+        self.items.retain(|(w, _)| w.owner() != owner && w.sender() != Some(owner));
     }
 
     pub fn len(&self) -> usize {

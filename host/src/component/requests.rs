@@ -63,6 +63,11 @@ impl ComponentRequests {
         (RequestHandle { id }, first)
     }
 
+    /// Whether `owner` holds a request for `key`: the components that pair added are (also) its own.
+    pub fn held_by(&self, owner: OwnerId, key: &RequestKey) -> bool {
+        self.handles.values().any(|(k, o)| *o == owner && k == key)
+    }
+
     /// Releases a handle. Returns the pair when this was its last live request: its components must go.
     /// A handle this manager did not make (or already released) returns `None` and changes nothing.
     pub fn release(&mut self, handle: RequestHandle) -> Option<RequestKey> {

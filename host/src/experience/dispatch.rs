@@ -3,13 +3,19 @@
 //! Host calls never call back into Wasm (an instance cannot be re-entered while it runs); they queue
 //! [`Work`] in the world instead, and [`Instances::pump`] delivers it once no plugin is running. Delivery is
 //! FIFO: the queue is taken whole, each run of consecutive items of one kind for one instance becomes one
-//! batched call, and whatever those calls queue is delivered in the next round, after everything before it.
-//! Init-state chains are walked in lockstep: every chain of a run takes one step per round, so a thousand
-//! pawns cost a handful of calls, and one batch never holds two chains of the same actor.
+//! batched call (at most [`MAX_BATCH`] entries, so a call's deadline covers a bounded amount of work), and
+//! whatever those calls queue is delivered in the next round, after everything before it. Init-state chains
+//! are walked in lockstep: every chain of a run takes one step per round, so a thousand pawns cost a handful of
+//! calls, and one batch never holds two chains of the same actor.
+//!
+//! Work a plugin causes is charged to it (see [`Charge`]): a plugin whose work in one dispatch passes
+//! [`DispatchLimits::work`] — however it spreads it over calls and other plugins' handlers — is quarantined
+//! for flooding, and so are the plugins still sending work after [`DispatchLimits::loop_rounds`] rounds (an
+//! endless ping-pong of events): the plugins flooded are never the ones punished.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
-use crate::component::{OwnerId, Work};
+use crate::component::{Charge, OwnerId, Work};
 use crate::feature::{
     within_refusal_budget, BatchNames, CallError, ChainBatch, ExtensionBatch, FeatureBatch, PluginInstance,
     StateChangeBatch,
@@ -21,13 +27,36 @@ use crate::world::{self, ActorId, SharedWorld, World};
 /// hang the world (Unreal caps plugin state transitions the same way).
 pub const MAX_ROUNDS: usize = 10_000;
 
+/// Rounds looked back over to find the plugins keeping a loop going.
+const LOOP_WINDOW: usize = 4;
+
+/// The most entries one batched call carries; more are delivered in further calls.
+pub const MAX_BATCH: usize = 256;
+
+/// How much work one dispatch may do for each plugin that causes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DispatchLimits {
+    /// Entries delivered (to any plugin) in one dispatch that one plugin may cause, through its own calls and
+    /// the calls of the handlers its work reaches.
+    pub work: usize,
+    /// Rounds after which the plugins still sending work are taken to be keeping a loop going.
+    pub loop_rounds: usize,
+}
+
+impl Default for DispatchLimits {
+    fn default() -> Self {
+        DispatchLimits { work: 100_000, loop_rounds: 256 }
+    }
+}
+
 /// A plugin instance the dispatcher can deliver to.
 pub struct LiveInstance {
     pub plugin: String,
     pub instance: Box<dyn PluginInstance>,
 }
 
-/// A delivery that failed: the instance refused or trapped.
+/// A delivery that failed: the instance refused or trapped, or it was quarantined for the work it caused
+/// (then `call` names what it did).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeliveryFailure {
     pub owner: OwnerId,
@@ -40,9 +69,14 @@ pub struct DeliveryFailure {
 #[derive(Default)]
 pub struct Instances {
     live: BTreeMap<OwnerId, LiveInstance>,
+    limits: DispatchLimits,
 }
 
 impl Instances {
+    pub fn with_limits(limits: DispatchLimits) -> Self {
+        Instances { live: BTreeMap::new(), limits }
+    }
+
     pub fn insert(&mut self, owner: OwnerId, instance: LiveInstance) {
         self.live.insert(owner, instance);
     }
@@ -60,18 +94,72 @@ impl Instances {
     }
 
     /// Delivers queued work until none is left (or [`MAX_ROUNDS`] pass). A trapped instance is removed, its
-    /// work discarded and everything it added to the world removed; failures are returned for the caller to
-    /// report.
+    /// work discarded and everything it added to the world removed, as is a plugin over its share of the
+    /// dispatch's work; failures are returned for the caller to report.
     pub fn pump(&mut self, world: &SharedWorld, timeline: &Timeline) -> Result<Vec<DeliveryFailure>, PumpOverflow> {
         let mut failures = Vec::new();
-        for _ in 0..MAX_ROUNDS {
-            let work = world::lock(world).take_work();
+        let mut charged: HashMap<OwnerId, usize> = HashMap::new();
+        let mut quarantined: HashSet<OwnerId> = HashSet::new();
+        // The plugins whose calls queued the work of the last few rounds: a loop alternates between its members.
+        let mut recent_senders: VecDeque<Vec<OwnerId>> = VecDeque::new();
+        for round in 0..MAX_ROUNDS {
+            if round == self.limits.loop_rounds {
+                let mut senders = world::lock(world).queued_work_senders();
+                for sender in recent_senders.iter().flatten() {
+                    if !senders.contains(sender) {
+                        senders.push(*sender);
+                    }
+                }
+                for sender in senders {
+                    let cause =
+                        format!("kept plugins busy for {round} rounds of one dispatch (an endless loop of work)");
+                    failures.extend(self.quarantine(world, sender, "dispatch", cause));
+                    quarantined.insert(sender);
+                }
+            }
+            let work = world::lock(world).take_charged_work();
             if work.is_empty() {
+                world::lock(world).delivering_work_of(None);
                 return Ok(failures);
             }
-            for (owner, kinds) in by_owner(work) {
-                for items in kinds.iter().filter(|items| !items.is_empty()) {
-                    if let Err(failure) = self.deliver(world, timeline, owner, items) {
+            let mut senders: Vec<OwnerId> = Vec::new();
+            for sender in work.iter().filter_map(|(_, charge)| charge.sender) {
+                if !senders.contains(&sender) {
+                    senders.push(sender);
+                }
+            }
+            recent_senders.push_back(senders);
+            if recent_senders.len() > LOOP_WINDOW {
+                recent_senders.pop_front();
+            }
+            for root in work.iter().filter_map(|(_, charge)| charge.root) {
+                if !quarantined.contains(&root) {
+                    *charged.entry(root).or_default() += 1;
+                }
+            }
+            let flooders: Vec<(OwnerId, usize)> =
+                charged.iter().filter(|(_, n)| **n > self.limits.work).map(|(o, n)| (*o, *n)).collect();
+            for (flooder, amount) in flooders {
+                charged.remove(&flooder);
+                let cause = format!(
+                    "flooded the world: its work reached {amount} deliveries in one dispatch, over its budget of {}",
+                    self.limits.work
+                );
+                failures.extend(self.quarantine(world, flooder, "dispatch", cause));
+                quarantined.insert(flooder);
+            }
+            // What a quarantined plugin was sent, and the events it sent, go with it (as the queue's own
+            // `discard_owner` does for what was still queued).
+            let work: Vec<(Work, Charge)> = work
+                .into_iter()
+                .filter(|(w, _)| {
+                    !quarantined.contains(&w.owner()) && w.sender().is_none_or(|s| !quarantined.contains(&s))
+                })
+                .collect();
+            for (owner, runs) in by_owner(work) {
+                for run in runs {
+                    world::lock(world).delivering_work_of(run.root);
+                    if let Err(failure) = self.deliver(world, timeline, owner, &run.items) {
                         let mut w = world::lock(world);
                         w.remove_owner(owner);
                         w.discard_work(owner);
@@ -82,8 +170,24 @@ impl Instances {
                     }
                 }
             }
+            world::lock(world).delivering_work_of(None);
         }
         Err(PumpOverflow { rounds: MAX_ROUNDS, failures })
+    }
+
+    /// Stops a plugin for the work it caused: its instance goes, and everything it added to the world.
+    fn quarantine(
+        &mut self,
+        world: &SharedWorld,
+        owner: OwnerId,
+        call: &'static str,
+        cause: String,
+    ) -> Option<DeliveryFailure> {
+        let live = self.live.remove(&owner)?;
+        let mut w = world::lock(world);
+        w.remove_owner(owner);
+        w.discard_work(owner);
+        Some(DeliveryFailure { owner, plugin: live.plugin, call, error: CallError::Trapped(cause) })
     }
 
     fn deliver(
@@ -162,13 +266,22 @@ pub struct PumpOverflow {
     pub failures: Vec<DeliveryFailure>,
 }
 
+/// Consecutive items of one kind for one instance, charged to one plugin (or the host): one batched call.
+struct Run {
+    root: Option<OwnerId>,
+    items: Vec<Work>,
+}
+
 /// Groups a round's work by instance (instances in the order of their first item) and, per instance, by kind
 /// in delivery order — extension events, init-state notifications, default-initialization checks, chain walks
-/// — each kind keeping the order its items were queued in. One instance's work of a round is then a handful
-/// of batched calls however many actors it concerns.
-fn by_owner(work: Vec<Work>) -> Vec<(OwnerId, [Vec<Work>; 4])> {
-    let mut groups: Vec<(OwnerId, [Vec<Work>; 4])> = Vec::new();
-    for item in work {
+/// — each kind keeping the order its items were queued in, cut where the plugin charged changes and every
+/// [`MAX_BATCH`] entries (chain walks are cut into waves later). One instance's work of a round is then a
+/// handful of batched calls however many actors it concerns.
+fn by_owner(work: Vec<(Work, Charge)>) -> Vec<(OwnerId, Vec<Run>)> {
+    /// One instance's items of a round, by kind.
+    type ByKind = [Vec<(Work, Charge)>; 4];
+    let mut groups: Vec<(OwnerId, ByKind)> = Vec::new();
+    for (item, charge) in work {
         let owner = item.owner();
         let kind = match item {
             Work::Extension { .. } => 0,
@@ -183,16 +296,37 @@ fn by_owner(work: Vec<Work>) -> Vec<(OwnerId, [Vec<Work>; 4])> {
                 groups.len() - 1
             }
         };
-        groups[index].1[kind].push(item);
+        groups[index].1[kind].push((item, charge));
     }
     groups
+        .into_iter()
+        .map(|(owner, kinds)| {
+            let mut runs: Vec<Run> = Vec::new();
+            for (kind, items) in kinds.into_iter().enumerate() {
+                let mut current: Option<Run> = None;
+                for (item, charge) in items {
+                    let full = current.as_ref().is_some_and(|run| kind != 3 && run.items.len() >= MAX_BATCH);
+                    match &mut current {
+                        Some(run) if run.root == charge.root && !full => run.items.push(item),
+                        _ => {
+                            runs.extend(current.take());
+                            current = Some(Run { root: charge.root, items: vec![item] });
+                        }
+                    }
+                }
+                runs.extend(current);
+            }
+            (owner, runs)
+        })
+        .collect()
 }
 
-/// Splits chains into waves in which each actor appears once, keeping their order.
+/// Splits chains into waves in which each actor appears once, keeping their order, of at most [`MAX_BATCH`]
+/// chains each.
 fn waves(chains: Vec<(ActorId, crate::component::Name)>) -> Vec<Vec<(ActorId, crate::component::Name)>> {
     let mut waves: Vec<(HashSet<ActorId>, Vec<_>)> = Vec::new();
     for chain in chains {
-        match waves.iter_mut().find(|(actors, _)| !actors.contains(&chain.0)) {
+        match waves.iter_mut().find(|(actors, wave)| wave.len() < MAX_BATCH && !actors.contains(&chain.0)) {
             Some((actors, wave)) => {
                 actors.insert(chain.0);
                 wave.push(chain);

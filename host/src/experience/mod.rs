@@ -10,6 +10,6 @@ mod manager;
 pub use callbacks::{LoadedCallback, LoadedExperience, Priority};
 pub use chaos::ChaosDelay;
 pub use definition::{ActionSet, DefinitionError, ExperienceDefinition, PawnData};
-pub use dispatch::{DeliveryFailure, Instances, LiveInstance, PumpOverflow, MAX_ROUNDS};
+pub use dispatch::{DeliveryFailure, DispatchLimits, Instances, LiveInstance, PumpOverflow, MAX_BATCH, MAX_ROUNDS};
 pub use load_state::ExperienceLoadState;
 pub use manager::{ExperienceError, ExperienceManager, Failure, LoadReport, ManagerOptions};

@@ -21,6 +21,10 @@ pub struct Permissions {
     /// Receiver classes the plugin may request components on; `"*"` for any.
     #[serde(default)]
     pub component_requests: Vec<String>,
+    /// Component classes whose properties the plugin may write though its requests did not add them (the
+    /// game's, or another plugin's); `"*"` for any. A plugin always writes the properties of its own.
+    #[serde(default)]
+    pub write_properties: Vec<String>,
     /// Filesystem access (`fs.data = true` in TOML).
     #[serde(default)]
     pub fs: FsPermissions,
@@ -38,19 +42,11 @@ pub struct FsPermissions {
 impl Permissions {
     /// What is in both sets.
     pub fn intersect(&self, other: &Permissions) -> Permissions {
-        let any = |list: &[String]| list.iter().any(|c| c == "*");
-        let component_requests = match (any(&self.component_requests), any(&other.component_requests)) {
-            (true, true) => vec!["*".to_string()],
-            (true, false) => other.component_requests.clone(),
-            (false, true) => self.component_requests.clone(),
-            (false, false) => {
-                self.component_requests.iter().filter(|c| other.component_requests.contains(c)).cloned().collect()
-            }
-        };
         Permissions {
             spawn_actors: self.spawn_actors && other.spawn_actors,
             send_events: self.send_events && other.send_events,
-            component_requests,
+            component_requests: intersect_classes(&self.component_requests, &other.component_requests),
+            write_properties: intersect_classes(&self.write_properties, &other.write_properties),
             fs: FsPermissions { data: self.fs.data && other.fs.data },
         }
     }
@@ -58,6 +54,22 @@ impl Permissions {
     /// Whether requests on receiver class `class` are allowed.
     pub fn may_request_components_on(&self, class: &str) -> bool {
         self.component_requests.iter().any(|c| c == "*" || c == class)
+    }
+
+    /// Whether the properties of `component` may be written though the plugin does not own it.
+    pub fn may_write_properties_of(&self, component: &str) -> bool {
+        self.write_properties.iter().any(|c| c == "*" || c == component)
+    }
+}
+
+/// The classes two lists both allow, `"*"` standing for every class.
+fn intersect_classes(a: &[String], b: &[String]) -> Vec<String> {
+    let any = |list: &[String]| list.iter().any(|c| c == "*");
+    match (any(a), any(b)) {
+        (true, true) => vec!["*".to_string()],
+        (true, false) => b.to_vec(),
+        (false, true) => a.to_vec(),
+        (false, false) => a.iter().filter(|c| b.contains(c)).cloned().collect(),
     }
 }
 
@@ -73,6 +85,9 @@ impl std::fmt::Display for Permissions {
         }
         if !self.component_requests.is_empty() {
             parts.push(format!("component-requests on {}", self.component_requests.join(" ")));
+        }
+        if !self.write_properties.is_empty() {
+            parts.push(format!("write-properties of {}", self.write_properties.join(" ")));
         }
         if self.fs.data {
             parts.push("fs.data".to_string());
@@ -122,6 +137,7 @@ mod tests {
             spawn_actors: spawn,
             send_events: send,
             component_requests: classes.iter().map(|c| c.to_string()).collect(),
+            write_properties: Vec::new(),
             fs: FsPermissions::default(),
         }
     }

@@ -14,6 +14,7 @@
 use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
@@ -35,6 +36,8 @@ pub type EntryKey = [u8; 32];
 #[derive(Debug, Clone)]
 pub struct ComponentCache {
     dir: PathBuf,
+    /// The MAC key once read or made: plugins compiled in parallel sign with one key.
+    secret: Arc<Mutex<Option<Vec<u8>>>>,
 }
 
 /// Feeds `Hash` implementations into SHA-256, so the engine's compatibility hash is stable on disk.
@@ -67,7 +70,7 @@ pub fn entry_key(engine: &Engine, wasm: &[u8]) -> EntryKey {
 
 impl ComponentCache {
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        ComponentCache { dir: dir.into() }
+        ComponentCache { dir: dir.into(), secret: Arc::default() }
     }
 
     pub fn dir(&self) -> &Path {
@@ -94,7 +97,7 @@ impl ComponentCache {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Miss,
             Err(e) => return self.refuse(&path, &format!("cannot read it: {e}")),
         };
-        let Some(secret) = self.secret() else {
+        let Some(secret) = self.secret(false) else {
             return self.refuse(&path, "the cache has no key to check it with");
         };
         if bytes.len() < MAC_BYTES {
@@ -123,7 +126,7 @@ impl ComponentCache {
     pub fn store(&self, key: &EntryKey, component: &Component) {
         let result = (|| -> Result<(), String> {
             let code = component.serialize().map_err(|e| format!("{e:#}"))?;
-            let secret = self.secret_or_create()?;
+            let secret = self.secret(true).ok_or("the cache key can be neither read nor made")?;
             let mac = entry_mac(&secret, key, &code).finalize().into_bytes();
             let mut temporary = tempfile::NamedTempFile::new_in(&self.dir).map_err(|e| e.to_string())?;
             temporary.write_all(&mac).and_then(|()| temporary.write_all(&code)).map_err(|e| e.to_string())?;
@@ -139,18 +142,29 @@ impl ComponentCache {
         self.dir.join(".key")
     }
 
-    /// The cache's MAC key, if it has one.
-    fn secret(&self) -> Option<Vec<u8>> {
+    /// The cache's MAC key: read once, and with `create`, made if there is none (see `make_secret`).
+    fn secret(&self, create: bool) -> Option<Vec<u8>> {
+        let mut known = self.secret.lock().unwrap_or_else(|e| e.into_inner());
+        if known.is_none() {
+            *known = self.read_secret();
+        }
+        if known.is_none() && create {
+            match self.make_secret() {
+                Ok(secret) => *known = Some(secret),
+                Err(e) => tracing::warn!(dir = %self.dir.display(), "cannot make the cache's key: {e}"),
+            }
+        }
+        known.clone()
+    }
+
+    fn read_secret(&self) -> Option<Vec<u8>> {
         let secret = crate::files::read(&self.key_path(), 64).ok()?;
         (secret.len() == 32).then_some(secret)
     }
 
-    /// The cache's MAC key, created (with its directory, both readable by the owner only) if there is none
-    /// yet. A key that cannot be read is replaced: every entry it signed is then compiled again.
-    fn secret_or_create(&self) -> Result<Vec<u8>, String> {
-        if let Some(secret) = self.secret() {
-            return Ok(secret);
-        }
+    /// Makes the cache's MAC key (with its directory, both readable by the owner only). A key that cannot be
+    /// read is replaced: every entry it signed is then compiled again.
+    fn make_secret(&self) -> Result<Vec<u8>, String> {
         private_dir(&self.dir).map_err(|e| format!("creating {}: {e}", self.dir.display()))?;
         let secret: [u8; 32] = rand::random();
         let mut file = tempfile::NamedTempFile::new_in(&self.dir).map_err(|e| e.to_string())?;
@@ -164,7 +178,7 @@ impl ComponentCache {
         // and compiled again.
         match file.persist_noclobber(self.key_path()) {
             Ok(_) => Ok(secret.to_vec()),
-            Err(_) => self.secret().ok_or_else(|| "the cache key cannot be read".to_string()),
+            Err(_) => self.read_secret().ok_or_else(|| "the cache key cannot be read".to_string()),
         }
     }
 }

@@ -261,6 +261,17 @@ impl World {
         }
     }
 
+    /// Whether `owner` holds a component request that added `actor`'s `component`: the plugins whose
+    /// requests made a component own it, and may write its properties.
+    pub fn owns_component(&self, owner: OwnerId, actor: ActorId, component: &str) -> Result<bool, WorldError> {
+        let found = self.actor(actor)?.component(component);
+        let found = found.ok_or_else(|| WorldError::NoSuchComponent { actor, component: component.to_string() })?;
+        Ok(match &found.origin {
+            ComponentOrigin::Request(key) => self.manager.requests.held_by(owner, key),
+            ComponentOrigin::Native => false,
+        })
+    }
+
     /// The actor with this id, if it is alive.
     pub fn actor(&self, actor: ActorId) -> Result<&Actor, WorldError> {
         self.slots

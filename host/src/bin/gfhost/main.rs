@@ -12,7 +12,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use gamefeature_host::config::HostConfig;
-use gamefeature_host::experience::{ChaosDelay, ManagerOptions};
+use gamefeature_host::experience::{ChaosDelay, DispatchLimits, ManagerOptions};
 use gamefeature_host::feature::{Provenance, API_VERSION};
 use gamefeature_host::game;
 use gamefeature_host::runtime::{Limits, RuntimeConfig};
@@ -150,6 +150,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     plugin_log_level: LogLevel::Debug,
                     grants: config.grants,
                     data_dir: config.data_dir,
+                    dispatch: DispatchLimits {
+                        work: config.work_per_dispatch.unwrap_or(DispatchLimits::default().work),
+                        ..DispatchLimits::default()
+                    },
                     ..ManagerOptions::default()
                 },
             };

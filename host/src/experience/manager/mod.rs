@@ -24,7 +24,7 @@ use super::chaos::ChaosDelay;
 use super::definition::{DefinitionError, ExperienceDefinition};
 mod in_world;
 
-use super::dispatch::Instances;
+use super::dispatch::{DispatchLimits, Instances};
 use super::load_state::ExperienceLoadState;
 use crate::assets::{AssetLoadError, Assets, BundleName};
 use crate::component::OwnerId;
@@ -49,6 +49,8 @@ pub struct ManagerOptions {
     /// Parent of the data directories of plugins granted `fs.data` (each gets `<data_dir>/<plugin>`); without
     /// it, such plugins get no filesystem.
     pub data_dir: Option<PathBuf>,
+    /// How much work one dispatch may do for each plugin causing it.
+    pub dispatch: DispatchLimits,
 }
 
 impl Default for ManagerOptions {
@@ -60,6 +62,7 @@ impl Default for ManagerOptions {
             plugin_log_level: LogLevel::Info,
             grants: GrantPolicy::default(),
             data_dir: None,
+            dispatch: DispatchLimits::default(),
         }
     }
 }
@@ -148,6 +151,7 @@ impl ExperienceManager {
             w.attach_timeline(timeline.clone());
             (Arc::from(w.name()), w.net_mode())
         };
+        let dispatch = options.dispatch;
         let manager = ExperienceManager {
             world,
             world_name,
@@ -162,7 +166,7 @@ impl ExperienceManager {
             callbacks: LoadedCallbacks::default(),
             activated: Vec::new(),
             in_world: Vec::new(),
-            instances: Instances::default(),
+            instances: Instances::with_limits(dispatch),
             experience_actions: Vec::new(),
             report: LoadReport::default(),
         };

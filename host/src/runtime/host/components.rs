@@ -3,13 +3,15 @@
 
 use wasmtime::component::Resource;
 
+use super::actors::spawned_by_caller;
+use super::Call;
 use crate::component::{HandlerId, RequestFlags, RequestHandle};
 use crate::runtime::bindings::gamefeature::plugin::components::{
     AddFlags, Host, HostComponentRequest, HostExtensionHandler,
 };
 use crate::runtime::bindings::types::{ActorId, Error};
 use crate::runtime::state::InstanceState;
-use crate::world::{self, ActorId as Actor};
+use crate::world::ActorId as Actor;
 
 /// A component request held by a plugin; dropping it releases the request.
 pub struct ComponentRequestResource(Option<RequestHandle>);
@@ -24,31 +26,27 @@ impl Host for InstanceState {
         component: String,
         flags: AddFlags,
     ) -> Result<Resource<ComponentRequestResource>, Error> {
-        self.check_name("receiver class", &receiver)?;
-        self.check_name("component class", &component)?;
         let allowed = self.env.permissions.may_request_components_on(&receiver);
-        self.require(allowed, &format!("component-requests on {receiver}"))?;
+        let permission = format!("component-requests on {receiver}");
         let flags = RequestFlags { add_unique: flags.contains(AddFlags::ADD_UNIQUE) };
-        self.reserve_handle()?;
-        // The handle exists before the request, so the request never outlives a handle that failed.
-        let resource = self.push_handle(ComponentRequestResource(None), |_| {})?;
-        let owner = self.env.owner;
-        match self.world_op(|w| w.add_component_request(owner, &receiver, &component, flags)) {
-            Ok(handle) => match self.table.get_mut(&resource) {
-                Ok(slot) => {
-                    slot.0 = Some(handle);
-                    Ok(resource)
-                }
-                Err(e) => {
-                    world::lock(&self.env.world).release_component_request(handle);
-                    Err(Error::Invalid(format!("cannot hand out another handle: {e}")))
-                }
-            },
-            Err(e) => {
-                let _ = self.take_handle(resource);
-                Err(e)
+        let handle = self.guard(
+            Call::new_handle()
+                .names(&[("receiver class", &receiver), ("component class", &component)])
+                .permission(&permission, allowed),
+            |w, caller| Ok(w.add_component_request(caller.owner, &receiver, &component, flags)?),
+        )?;
+        // A request exists only while a handle of the plugin stands for it.
+        let mut handle = Some(handle);
+        let resource = self.push_handle(ComponentRequestResource(None), |w| {
+            if let Some(handle) = handle.take() {
+                w.release_component_request(handle);
             }
+        });
+        let resource = resource?;
+        if let Some(handle) = handle {
+            self.table.get_mut(&resource).expect("just pushed").0 = Some(handle);
         }
+        Ok(resource)
     }
 
     fn add_extension_handler(
@@ -56,27 +54,31 @@ impl Host for InstanceState {
         receiver: String,
         handler: u32,
     ) -> Result<Resource<ExtensionHandlerResource>, Error> {
-        self.reserve_handle()?;
-        let owner = self.env.owner;
-        let id = self.world_op(|w| w.add_extension_handler(owner, &receiver, handler))?;
+        let id = self.guard(Call::new_handle().names(&[("receiver class", &receiver)]), |w, caller| {
+            Ok(w.add_extension_handler(caller.owner, &receiver, handler)?)
+        })?;
         self.push_handle(ExtensionHandlerResource(id), |w| w.remove_extension_handler(id))
     }
 
     fn send_extension_event(&mut self, actor: ActorId, event: String) -> Result<(), Error> {
-        self.check_name("event name", &event)?;
-        self.require(self.env.permissions.send_events, "send-events")?;
-        let sender = Some(self.env.owner);
-        self.world_op(|w| w.send_extension_event_from(sender, Actor::from_raw(actor), &event))
+        let allowed = self.env.permissions.send_events;
+        self.guard(Call::change().names(&[("event name", &event)]).permission("send-events", allowed), |w, caller| {
+            Ok(w.send_extension_event_from(Some(caller.owner), Actor::from_raw(actor), &event)?)
+        })
     }
 
     fn add_receiver(&mut self, actor: ActorId) -> Result<(), Error> {
-        self.require(self.env.permissions.spawn_actors, "spawn-actors")?;
-        self.world_op(|w| w.add_receiver(Actor::from_raw(actor)))
+        self.guard(Call::change().permission("spawn-actors", self.env.permissions.spawn_actors), |w, caller| {
+            spawned_by_caller(w, caller, actor)?;
+            Ok(w.add_receiver(Actor::from_raw(actor))?)
+        })
     }
 
     fn remove_receiver(&mut self, actor: ActorId) -> Result<(), Error> {
-        self.require(self.env.permissions.spawn_actors, "spawn-actors")?;
-        self.world_op(|w| w.remove_receiver(Actor::from_raw(actor)))
+        self.guard(Call::change().permission("spawn-actors", self.env.permissions.spawn_actors), |w, caller| {
+            spawned_by_caller(w, caller, actor)?;
+            Ok(w.remove_receiver(Actor::from_raw(actor))?)
+        })
     }
 }
 
@@ -84,7 +86,10 @@ impl HostComponentRequest for InstanceState {
     fn drop(&mut self, request: Resource<ComponentRequestResource>) -> wasmtime::Result<()> {
         let ComponentRequestResource(handle) = self.take_handle(request)?;
         if let Some(handle) = handle {
-            world::lock(&self.env.world).release_component_request(handle);
+            let _ = self.guard(Call::release(), |w, _| {
+                w.release_component_request(handle);
+                Ok(())
+            });
         }
         Ok(())
     }
@@ -93,7 +98,10 @@ impl HostComponentRequest for InstanceState {
 impl HostExtensionHandler for InstanceState {
     fn drop(&mut self, handler: Resource<ExtensionHandlerResource>) -> wasmtime::Result<()> {
         let ExtensionHandlerResource(id) = self.take_handle(handler)?;
-        world::lock(&self.env.world).remove_extension_handler(id);
+        let _ = self.guard(Call::release(), |w, _| {
+            w.remove_extension_handler(id);
+            Ok(())
+        });
         Ok(())
     }
 }

@@ -1,13 +1,15 @@
 //! `gamefeature:plugin/init-states`: the init-state system, with subscriptions as resources owned by the calling
-//! instance. State names cross the boundary as strings; the world keeps ordinals.
+//! instance. State names cross the boundary as strings; the world keeps ordinals. Only a feature's implementer
+//! changes its state.
 
 use wasmtime::component::Resource;
 
+use super::Call;
 use crate::component::SubscriptionId;
 use crate::runtime::bindings::gamefeature::plugin::init_states::{Host, HostSubscription};
 use crate::runtime::bindings::types::{ActorId, Error};
 use crate::runtime::state::InstanceState;
-use crate::world::{self, ActorId as Actor, World, WorldError};
+use crate::world::{ActorId as Actor, World, WorldError};
 
 /// A subscription held by a plugin; dropping it stops the notifications.
 pub struct SubscriptionResource(SubscriptionId);
@@ -18,30 +20,32 @@ fn state_of(world: &World, state: &Option<String>) -> Result<Option<u8>, WorldEr
 
 impl Host for InstanceState {
     fn states(&mut self) -> Vec<String> {
-        self.read_world(|w| w.init_states().into_iter().map(str::to_string).collect())
+        self.guard(Call::query(), |w, _| Ok(w.init_states().into_iter().map(str::to_string).collect()))
+            .unwrap_or_default()
     }
 
     fn register_feature(&mut self, actor: ActorId, feature: String, implementer: String) -> Result<(), Error> {
-        self.check_name("feature name", &feature)?;
-        self.check_name("implementer class", &implementer)?;
-        let owner = self.env.owner;
-        self.world_op(|w| w.register_feature(owner, Actor::from_raw(actor), &feature, &implementer))
+        self.guard(
+            Call::change().names(&[("feature name", &feature), ("implementer class", &implementer)]),
+            |w, caller| Ok(w.register_feature(caller.owner, Actor::from_raw(actor), &feature, &implementer)?),
+        )
     }
 
     fn unregister_feature(&mut self, actor: ActorId, feature: String) -> Result<(), Error> {
-        let owner = self.env.owner;
-        self.world_op(|w| w.unregister_feature(owner, Actor::from_raw(actor), &feature))
+        self.guard(Call::change().names(&[("feature name", &feature)]), |w, caller| {
+            Ok(w.unregister_feature(caller.owner, Actor::from_raw(actor), &feature)?)
+        })
     }
 
     fn feature_state(&mut self, actor: ActorId, feature: String) -> Result<Option<String>, Error> {
-        self.world_call(|w| {
+        self.guard(Call::query().names(&[("feature name", &feature)]), |w, _| {
             let state = w.feature_state(Actor::from_raw(actor), &feature)?;
             Ok(w.state_text(state).map(str::to_string))
         })
     }
 
     fn has_feature_reached(&mut self, actor: ActorId, feature: String, state: String) -> Result<bool, Error> {
-        self.world_call(|w| {
+        self.guard(Call::query().names(&[("feature name", &feature), ("state", &state)]), |w, _| {
             let wanted = w.state_ordinal(&state)?;
             Ok(w.feature_state(Actor::from_raw(actor), &feature)? >= wanted)
         })
@@ -53,16 +57,24 @@ impl Host for InstanceState {
         state: String,
         excluding: Option<String>,
     ) -> Result<bool, Error> {
-        self.world_call(|w| {
+        let excluded = excluding.as_deref().unwrap_or_default();
+        self.guard(Call::query().names(&[("state", &state), ("feature name", excluded)]), |w, _| {
             let wanted = w.state_ordinal(&state)?;
             Ok(w.have_all_features_reached(Actor::from_raw(actor), wanted, excluding.as_deref()))
         })
     }
 
     fn change_feature_state(&mut self, actor: ActorId, feature: String, state: String) -> Result<(), Error> {
-        self.world_call(|w| {
+        self.guard(Call::change().names(&[("feature name", &feature), ("state", &state)]), |w, caller| {
+            let actor = Actor::from_raw(actor);
+            if w.feature_implementer(actor, &feature)? != caller.owner {
+                return Err(Error::Denied(format!(
+                    "feature {feature:?} of actor {actor} is implemented by {}; only its implementer changes its state",
+                    w.owner_label(w.feature_implementer(actor, &feature)?)
+                )));
+            }
             let ordinal = w.state_ordinal(&state)?;
-            Ok(w.change_feature_state(Actor::from_raw(actor), &feature, ordinal)?)
+            Ok(w.change_feature_state(actor, &feature, ordinal)?)
         })
     }
 
@@ -74,14 +86,11 @@ impl Host for InstanceState {
         call_if_reached: bool,
         id: u32,
     ) -> Result<Resource<SubscriptionResource>, Error> {
-        if let Some(feature) = &feature {
-            self.check_name("feature name", feature)?;
-        }
-        self.reserve_handle()?;
-        let owner = self.env.owner;
-        let subscription = self.world_op(|w| {
+        let names =
+            [("feature name", feature.as_deref().unwrap_or_default()), ("state", state.as_deref().unwrap_or_default())];
+        let subscription = self.guard(Call::new_handle().names(&names), |w, caller| {
             let state = state_of(w, &state)?;
-            w.subscribe_actor(owner, Actor::from_raw(actor), feature.as_deref(), state, call_if_reached, id)
+            Ok(w.subscribe_actor(caller.owner, Actor::from_raw(actor), feature.as_deref(), state, call_if_reached, id)?)
         })?;
         self.push_handle(SubscriptionResource(subscription), |w| w.unsubscribe(subscription))
     }
@@ -94,30 +103,35 @@ impl Host for InstanceState {
         call_if_reached: bool,
         id: u32,
     ) -> Result<Resource<SubscriptionResource>, Error> {
-        self.check_name("class", &class)?;
-        self.check_name("feature name", &feature)?;
-        self.reserve_handle()?;
-        let owner = self.env.owner;
-        let subscription = self.world_op(|w| {
+        let names =
+            [("class", class.as_str()), ("feature name", &feature), ("state", state.as_deref().unwrap_or_default())];
+        let subscription = self.guard(Call::new_handle().names(&names), |w, caller| {
             let state = state_of(w, &state)?;
-            w.subscribe_class(owner, &class, &feature, state, call_if_reached, id)
+            Ok(w.subscribe_class(caller.owner, &class, &feature, state, call_if_reached, id)?)
         })?;
         self.push_handle(SubscriptionResource(subscription), |w| w.unsubscribe(subscription))
     }
 
     fn continue_init_state_chain(&mut self, actor: ActorId, feature: String) -> Result<(), Error> {
-        self.world_op(|w| w.continue_init_state_chain(Actor::from_raw(actor), &feature))
+        self.guard(Call::change().names(&[("feature name", &feature)]), |w, _| {
+            Ok(w.continue_init_state_chain(Actor::from_raw(actor), &feature)?)
+        })
     }
 
     fn check_default_initialization_for_implementers(&mut self, actor: ActorId, except: String) -> Result<(), Error> {
-        self.world_op(|w| w.check_default_initialization_for_implementers(Actor::from_raw(actor), &except))
+        self.guard(Call::change().names(&[("feature name", &except)]), |w, _| {
+            Ok(w.check_default_initialization_for_implementers(Actor::from_raw(actor), &except)?)
+        })
     }
 }
 
 impl HostSubscription for InstanceState {
     fn drop(&mut self, subscription: Resource<SubscriptionResource>) -> wasmtime::Result<()> {
         let SubscriptionResource(id) = self.take_handle(subscription)?;
-        world::lock(&self.env.world).unsubscribe(id);
+        let _ = self.guard(Call::release(), |w, _| {
+            w.unsubscribe(id);
+            Ok(())
+        });
         Ok(())
     }
 }

@@ -21,10 +21,118 @@ pub(crate) const MAX_TEXT_BYTES: usize = 64 << 10;
 /// each costs host memory, so a plugin must not be able to pile them up call after call.
 pub const DEFAULT_MAX_HANDLES: u32 = 100_000;
 
+use crate::component::OwnerId;
+use crate::feature::Permissions;
 use crate::runtime::state::InstanceState;
 use crate::timeline::LogLevel;
+use crate::world::World;
+
+/// What a host call is about to do, declared by the import and checked by [`InstanceState::guard`] before the
+/// call reaches the world. Imports reach the world only through `guard`, so every one passes the same checks,
+/// in the same order: names, text size, permission, the change budget, the handle budget.
+pub(crate) struct Call<'a> {
+    kind: Kind,
+    names: &'a [(&'a str, &'a str)],
+    text: usize,
+    permission: Option<(&'a str, bool)>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Reads the world.
+    Query,
+    /// Changes the world: counted against the call's change budget.
+    Change,
+    /// Changes the world and hands the plugin a new handle: counted against both budgets.
+    NewHandle,
+    /// Gives something back (a dropped handle): never refused.
+    Release,
+}
+
+impl<'a> Call<'a> {
+    pub(crate) fn query() -> Self {
+        Call { kind: Kind::Query, names: &[], text: 0, permission: None }
+    }
+
+    pub(crate) fn change() -> Self {
+        Call { kind: Kind::Change, ..Call::query() }
+    }
+
+    pub(crate) fn new_handle() -> Self {
+        Call { kind: Kind::NewHandle, ..Call::query() }
+    }
+
+    pub(crate) fn release() -> Self {
+        Call { kind: Kind::Release, ..Call::query() }
+    }
+
+    /// The names the call passes, each as (what it is, the name): every one is checked.
+    pub(crate) fn names(self, names: &'a [(&'a str, &'a str)]) -> Self {
+        Call { names, ..self }
+    }
+
+    /// The length of a text value the call asks the host to keep.
+    pub(crate) fn text(self, len: usize) -> Self {
+        Call { text: len, ..self }
+    }
+
+    /// The permission the call needs, and whether the plugin has it.
+    pub(crate) fn permission(self, name: &'a str, granted: bool) -> Self {
+        Call { permission: Some((name, granted)), ..self }
+    }
+}
+
+/// Who is calling, for the ownership checks a call's body makes in the world.
+pub(crate) struct Caller {
+    pub owner: OwnerId,
+    pub permissions: std::sync::Arc<Permissions>,
+}
 
 impl InstanceState {
+    /// The one way a host call reaches the world: checks `call` (a refusal is a recoverable error, counted
+    /// against the refusal budget), then runs `body` on the world as this plugin, so the work it queues is
+    /// charged to the plugin.
+    pub(crate) fn guard<T>(
+        &mut self,
+        call: Call<'_>,
+        body: impl FnOnce(&mut World, &Caller) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        for (what, name) in call.names {
+            self.check_name(what, name)?;
+        }
+        self.check_size("text value", call.text, MAX_TEXT_BYTES)?;
+        if let Some((permission, granted)) = call.permission {
+            if !granted {
+                return Err(self.denied(permission));
+            }
+        }
+        if matches!(call.kind, Kind::Change | Kind::NewHandle) {
+            self.count_change()?;
+        }
+        if call.kind == Kind::NewHandle {
+            self.reserve_handle()?;
+        }
+        let caller = Caller { owner: self.env.owner, permissions: self.env.permissions.clone() };
+        let result = crate::world::lock(&self.env.world).acting_as(caller.owner, |w| body(w, &caller));
+        result.map_err(|error| if call.kind == Kind::Release { error } else { self.refuse(error) })
+    }
+
+    /// Counts one world change against the call's cap; past it, the change is refused.
+    fn count_change(&mut self) -> Result<(), Error> {
+        self.changes = self.changes.saturating_add(1);
+        if self.changes > self.change_cap {
+            let message =
+                format!("more than {} world changes in one call: the plugin is flooding the host", self.change_cap);
+            return Err(self.refuse(Error::Denied(message)));
+        }
+        Ok(())
+    }
+
+    /// Whether the current call went past its change cap.
+    pub(crate) fn flooded(&self) -> bool {
+        self.changes > self.change_cap
+    }
+
     /// Counts a refused host call against the recoverable-error budget, remembering the first of the current
     /// call for the quarantine cause, and passes the error on.
     pub(crate) fn refuse(&mut self, error: Error) -> Error {
@@ -36,7 +144,7 @@ impl InstanceState {
     }
 
     /// Refuses a call the plugin has no permission for: a `denied` error naming the permission, and a log line.
-    pub(crate) fn denied(&mut self, permission: &str) -> Error {
+    fn denied(&mut self, permission: &str) -> Error {
         let plugin = &*self.env.plugin;
         let message = format!(
             "plugin {plugin:?} lacks the {permission} permission (declare it in its plugin.toml and grant it in the \
@@ -46,10 +154,9 @@ impl InstanceState {
         self.refuse(Error::Denied(message))
     }
 
-    /// Refuses a name longer than [`MAX_NAME_BYTES`] or holding control characters (counted against the
-    /// recoverable-error budget): names are shown in logs and timelines, where a `\n` or an escape sequence
-    /// would forge lines or drive the terminal.
-    pub(crate) fn check_name(&mut self, what: &str, name: &str) -> Result<(), Error> {
+    /// Refuses a name longer than [`MAX_NAME_BYTES`] or holding control characters: names are shown in logs and
+    /// timelines, where a `\n` or an escape sequence would forge lines or drive the terminal.
+    fn check_name(&mut self, what: &str, name: &str) -> Result<(), Error> {
         self.check_size(what, name.len(), MAX_NAME_BYTES)?;
         if !crate::text::is_printable(name) {
             let shown = crate::text::shown(name, MAX_NAME_BYTES);
@@ -58,17 +165,17 @@ impl InstanceState {
         Ok(())
     }
 
-    /// Refuses a value of `len` bytes longer than `max` (counted against the recoverable-error budget).
-    pub(crate) fn check_size(&mut self, what: &str, len: usize, max: usize) -> Result<(), Error> {
+    /// Refuses a value of `len` bytes longer than `max`.
+    fn check_size(&mut self, what: &str, len: usize, max: usize) -> Result<(), Error> {
         if len > max {
             return Err(self.refuse(Error::Invalid(format!("{what} is {len} bytes, longer than {max}"))));
         }
         Ok(())
     }
 
-    /// Refuses a new handle when the instance already holds as many as it may (a recoverable error, counted
-    /// against the refusal budget). Call it before changing the world for the handle.
-    pub(crate) fn reserve_handle(&mut self) -> Result<(), Error> {
+    /// Refuses a new handle when the instance already holds as many as it may. Checked before the world
+    /// changes for the handle.
+    fn reserve_handle(&mut self) -> Result<(), Error> {
         if self.handles >= self.max_handles {
             let message =
                 format!("the plugin holds {} live handles, the most one instance may; drop some first", self.handles);
@@ -81,7 +188,7 @@ impl InstanceState {
     pub(crate) fn push_handle<T: Send + 'static>(
         &mut self,
         value: T,
-        undo: impl FnOnce(&mut crate::world::World),
+        undo: impl FnOnce(&mut World),
     ) -> Result<wasmtime::component::Resource<T>, Error> {
         match self.table.push(value) {
             Ok(resource) => {
@@ -89,7 +196,10 @@ impl InstanceState {
                 Ok(resource)
             }
             Err(e) => {
-                undo(&mut crate::world::lock(&self.env.world));
+                let _ = self.guard(Call::release(), |w, _| {
+                    undo(w);
+                    Ok(())
+                });
                 Err(Error::Invalid(format!("cannot hand out another handle: {e}")))
             }
         }
@@ -103,13 +213,5 @@ impl InstanceState {
         let value = self.table.delete(resource)?;
         self.handles -= 1;
         Ok(value)
-    }
-
-    pub(crate) fn require(&mut self, allowed: bool, permission: &str) -> Result<(), Error> {
-        if allowed {
-            Ok(())
-        } else {
-            Err(self.denied(permission))
-        }
     }
 }

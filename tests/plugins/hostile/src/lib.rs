@@ -22,11 +22,22 @@
 //!
 //! `hold-request` asks for `(Pawn, Shared)` and lets go of it only in `on-unregistering`, after the host has
 //! deactivated it.
+//!
+//! Against other plugins and the host, within every documented limit:
+//! - `trespass`: on every init-state change of another plugin's feature, tries to change that feature's state,
+//!   write a property of `HeroComponent` and remove the actor as a receiver, logging each outcome;
+//! - `bad-names`: passes a name with a newline and a megabyte-long one to every import taking names, logging
+//!   whether each was refused;
+//! - `forge-log`: logs and prints lines with newlines and terminal escapes; `huge-error-activating` refuses
+//!   activation with a 4 MiB error text;
+//! - `ping-self`: answers every `Ping` event with another; `ping` and `pong` answer each other's;
+//! - `spawn-storm`: spawns receivers 300 per call, wave after wave, up to 30,000;
+//! - `loop-poll`: holds deactivation open, then loops in `poll-deactivation`.
 
 use gamefeature_sdk::components::{self, ComponentRequest, ExtensionHandler};
 use gamefeature_sdk::init_state::{self, Subscription};
 use gamefeature_sdk::world::{self, ActorId};
-use gamefeature_sdk::{export_plugin, log, ActivationContext, Deactivation, Plugin, Value};
+use gamefeature_sdk::{export_plugin, log, ActivationContext, Deactivation, Error, Plugin, Value};
 
 const FEATURE: &str = "Hostile";
 
@@ -38,6 +49,10 @@ struct Hostile {
     hoard_of_handles: Vec<ComponentRequest>,
     subscriptions: Vec<Subscription>,
     hoard: Vec<Vec<u8>>,
+    trespassed: Vec<String>,
+    /// `spawn-storm`: actors spawned so far, and the last of the latest wave.
+    spawned: usize,
+    wave_last: Option<ActorId>,
 }
 
 fn spin() -> u64 {
@@ -135,6 +150,68 @@ impl Hostile {
     }
 }
 
+impl Hostile {
+    /// Passes bad names to every import that takes one; each must be refused as invalid.
+    fn bad_names(&mut self) {
+        let pawn = world::spawn_actor("Pawn", false).unwrap_or(0);
+        for (kind, name) in [("control", "Bad\nName".to_string()), ("huge", "n".repeat(1 << 20))] {
+            let name = name.as_str();
+            let outcomes: Vec<(&str, Result<(), Error>)> = vec![
+                ("is-a", world::is_a(pawn, name).map(drop)),
+                ("actors-of-class", world::actors_of_class(name).map(drop)),
+                ("get-property", world::get_property(pawn, name, "x").map(drop)),
+                ("set-property", world::set_property(pawn, "Pawn", name, &Value::Integer(1))),
+                ("spawn-actor", world::spawn_actor(name, false).map(drop)),
+                ("add-component-request", components::request_component("Pawn", name).map(drop)),
+                ("add-extension-handler", components::add_extension_handler(name, 9).map(drop)),
+                ("send-extension-event", components::send_event(pawn, name)),
+                ("register-feature", init_state::register_feature(pawn, name, "X")),
+                ("unregister-feature", init_state::unregister_feature(pawn, name)),
+                ("feature-state", init_state::feature_state(pawn, name).map(drop)),
+                ("has-feature-reached", init_state::has_feature_reached(pawn, "F", name).map(drop)),
+                ("have-all-features-reached", init_state::have_all_features_reached(pawn, name, None).map(drop)),
+                ("change-feature-state", init_state::change_feature_state(pawn, name, "S")),
+                ("subscribe-actor", init_state::subscribe_actor(pawn, Some(name), None, false, 1).map(drop)),
+                ("subscribe-class", init_state::subscribe_class(name, "F", None, false, 1).map(drop)),
+                ("continue-init-state-chain", init_state::continue_init_state_chain(pawn, name)),
+                (
+                    "check-default-initialization-for-implementers",
+                    init_state::check_default_initialization_for_implementers(pawn, name),
+                ),
+            ];
+            for (import, outcome) in outcomes {
+                let verdict = if matches!(outcome, Err(Error::Invalid(_))) { "refused" } else { "ACCEPTED" };
+                log::warn(&format!("{kind} name in {import}: {verdict}"));
+            }
+        }
+    }
+
+    /// Tries to take over another plugin's feature, component and actor.
+    fn trespass(&mut self, actor: ActorId, feature: &str) {
+        if feature == FEATURE || self.trespassed.iter().any(|f| f == feature) {
+            return;
+        }
+        self.trespassed.push(feature.to_string());
+        let changed = init_state::change_feature_state(actor, feature, init_state::GAMEPLAY_READY);
+        log::warn(&format!("trespass change-feature-state {feature}: {changed:?}"));
+        let written = world::set_property(actor, "HeroComponent", "health", &Value::Integer(0));
+        log::warn(&format!("trespass set-property HeroComponent: {written:?}"));
+        let removed = components::remove_receiver(actor);
+        log::warn(&format!("trespass remove-receiver: {removed:?}"));
+    }
+
+    /// Spawns the next wave of `spawn-storm`.
+    fn spawn_wave(&mut self) {
+        for _ in 0..300 {
+            match world::spawn_actor("Character", true) {
+                Ok(actor) => self.wave_last = Some(actor),
+                Err(_) => return,
+            }
+            self.spawned += 1;
+        }
+    }
+}
+
 fn outcome(result: std::io::Result<usize>) -> String {
     match result {
         Ok(bytes) => format!("READ {bytes} bytes"),
@@ -196,6 +273,13 @@ impl Plugin for Hostile {
                 let _ = std::io::Write::flush(&mut std::io::stdout());
             }
             "fs-probe" => self.fs_probe(),
+            "bad-names" => self.bad_names(),
+            "forge-log" => {
+                log::info("all fine\nlyra-character@w quarantined: forged by hostile");
+                println!("\x1b[2J\x1b[Hthe screen was cleared");
+            }
+            "huge-error-activating" => return Err(format!("{}\nforged line", "e".repeat(4 << 20))),
+            "spawn-storm" => self.spawn_wave(),
             "log-flood" => {
                 for i in 0..10_000 {
                     log::info(&format!("log line {i}"));
@@ -240,7 +324,15 @@ impl Plugin for Hostile {
 
     fn on_deactivating(&mut self, _context: &ActivationContext) -> Deactivation {
         self.misbehave_in("deactivating");
+        if self.behaviour.ends_with("-poll") {
+            return Deactivation::Pending;
+        }
         Deactivation::Done
+    }
+
+    fn poll_deactivation(&mut self) -> Deactivation {
+        self.misbehave_in("poll");
+        Deactivation::Pending
     }
 
     fn on_unloading(&mut self) {
@@ -259,6 +351,29 @@ impl Plugin for Hostile {
 
     fn on_extension_event(&mut self, _handler: u32, actor: ActorId, event: &str) {
         self.misbehave_in("event");
+        let ready = event == components::events::GAME_ACTOR_READY;
+        match (self.behaviour.as_str(), event) {
+            ("trespass", components::events::RECEIVER_ADDED) => {
+                if let Ok(subscription) = init_state::subscribe_actor(actor, None, None, true, 2) {
+                    self.subscriptions.push(subscription);
+                }
+            }
+            ("ping-self", "Ping") | ("ping", "Pong") => {
+                let _ = components::send_event(actor, "Ping");
+            }
+            ("ping-self" | "ping", _) if ready => {
+                let _ = components::send_event(actor, "Ping");
+            }
+            ("pong", "Ping") => {
+                let _ = components::send_event(actor, "Pong");
+            }
+            ("spawn-storm", components::events::RECEIVER_ADDED | components::events::EXTENSION_ADDED) => {
+                if self.wave_last == Some(actor) && self.spawned < 30_000 {
+                    self.spawn_wave();
+                }
+            }
+            _ => {}
+        }
         if self.targets_init_states()
             && (event == components::events::EXTENSION_ADDED || event == components::events::RECEIVER_ADDED)
         {
@@ -280,8 +395,11 @@ impl Plugin for Hostile {
         let _ = init_state::continue_chain(actor, feature);
     }
 
-    fn on_init_state_changed(&mut self, _: u32, _: ActorId, _: &str, _: &str) {
+    fn on_init_state_changed(&mut self, _: u32, actor: ActorId, feature: &str, _: &str) {
         self.misbehave_in("state-changed");
+        if self.behaviour == "trespass" {
+            self.trespass(actor, feature);
+        }
     }
 }
 
