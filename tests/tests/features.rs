@@ -30,9 +30,10 @@ async fn dependencies_activate_and_run_first() {
     let order = positions(
         &events,
         &[
+            // Dependencies come all the way up first, leaves first (no recursion down a chain).
             ("plugin:base-gameplay", "Registered"),
-            ("plugin:shooter-core", "Registering"),
             ("plugin:base-gameplay", "Active"),
+            ("plugin:shooter-core", "Registering"),
             ("plugin:shooter-core", "Activating"),
             ("plugin:shooter-core", "Active"),
             ("plugin:base-gameplay@w", "on-activated ok"),

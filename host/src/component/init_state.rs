@@ -87,6 +87,12 @@ pub struct InitStates {
     subscriptions: HashMap<SubscriptionId, Subscription>,
     actor_subscriptions: HashMap<ActorId, Vec<Watcher>>,
     class_subscriptions: HashMap<String, Vec<Watcher>>,
+    /// Watchers left in the lists above by subscriptions since dropped; swept once they outnumber the live
+    /// ones, so that dropping subscriptions — one by one, or all of a plugin's — costs time linear in their
+    /// number.
+    stale_watchers: usize,
+    /// Live subscriptions watching a class.
+    class_watchers: usize,
     next_id: u64,
 }
 
@@ -164,6 +170,7 @@ impl InitStates {
                 self.actor_subscriptions.entry(*actor).or_default().push(Watcher::of(id, &subscription))
             }
             Watched::Class(class) => {
+                self.class_watchers += 1;
                 self.class_subscriptions.entry(class.clone()).or_default().push(Watcher::of(id, &subscription))
             }
         }
@@ -173,19 +180,31 @@ impl InitStates {
 
     pub fn unsubscribe(&mut self, id: SubscriptionId) -> Option<Subscription> {
         let subscription = self.subscriptions.remove(&id)?;
-        let list = match &subscription.watched {
-            Watched::Actor(actor) => self.actor_subscriptions.get_mut(actor),
-            Watched::Class(class) => self.class_subscriptions.get_mut(class),
-        };
-        if let Some(list) = list {
-            list.retain(|watcher| watcher.id != id);
+        if matches!(subscription.watched, Watched::Class(_)) {
+            self.class_watchers -= 1;
         }
+        self.stale_watchers += 1;
+        self.sweep_if_stale();
         Some(subscription)
+    }
+
+    /// Drops the watchers of removed subscriptions once they outnumber the live ones.
+    fn sweep_if_stale(&mut self) {
+        if self.stale_watchers <= self.subscriptions.len().max(64) {
+            return;
+        }
+        let live = &self.subscriptions;
+        for list in self.actor_subscriptions.values_mut().chain(self.class_subscriptions.values_mut()) {
+            list.retain(|watcher| live.contains_key(&watcher.id));
+        }
+        self.actor_subscriptions.retain(|_, list| !list.is_empty());
+        self.class_subscriptions.retain(|_, list| !list.is_empty());
+        self.stale_watchers = 0;
     }
 
     /// Whether any subscription watches a class (rather than one actor).
     pub fn has_class_subscriptions(&self) -> bool {
-        self.class_subscriptions.values().any(|ids| !ids.is_empty())
+        self.class_watchers > 0
     }
 
     pub fn subscription(&self, id: SubscriptionId) -> Option<&Subscription> {
@@ -197,17 +216,24 @@ impl InitStates {
     pub fn subscribers(&self, actor: ActorId, class_chain: &[&str], feature: Name, state: u8) -> Vec<Watcher> {
         let actor_ids = self.actor_subscriptions.get(&actor).into_iter().flatten();
         let class_ids = class_chain.iter().flat_map(|class| self.class_subscriptions.get(*class).into_iter().flatten());
-        actor_ids.chain(class_ids).copied().filter(|watcher| watcher.matches(feature, state)).collect()
+        actor_ids
+            .chain(class_ids)
+            .filter(|watcher| watcher.matches(feature, state) && self.subscriptions.contains_key(&watcher.id))
+            .copied()
+            .collect()
     }
 
     /// Forgets an actor: its features and the subscriptions watching it. Returns those subscriptions' ids.
     pub fn remove_actor(&mut self, actor: ActorId) -> Vec<SubscriptionId> {
         self.features.remove(&actor);
-        let ids: Vec<SubscriptionId> =
-            self.actor_subscriptions.remove(&actor).unwrap_or_default().iter().map(|watcher| watcher.id).collect();
-        for id in &ids {
-            self.subscriptions.remove(id);
-        }
+        let ids: Vec<SubscriptionId> = self
+            .actor_subscriptions
+            .remove(&actor)
+            .unwrap_or_default()
+            .iter()
+            .map(|watcher| watcher.id)
+            .filter(|id| self.subscriptions.remove(id).is_some())
+            .collect();
         ids
     }
 
@@ -220,12 +246,19 @@ impl InitStates {
             entries.retain(|f| f.owner != owner);
             features += before - entries.len();
         }
-        let ids: Vec<SubscriptionId> =
-            self.subscriptions.iter().filter(|(_, s)| s.owner == owner).map(|(id, _)| *id).collect();
-        for id in &ids {
-            self.unsubscribe(*id);
-        }
-        (features, ids.len())
+        let before = self.subscriptions.len();
+        let class_watchers = &mut self.class_watchers;
+        self.subscriptions.retain(|_, s| {
+            let keep = s.owner != owner;
+            if !keep && matches!(s.watched, Watched::Class(_)) {
+                *class_watchers -= 1;
+            }
+            keep
+        });
+        let removed = before - self.subscriptions.len();
+        self.stale_watchers += removed;
+        self.sweep_if_stale();
+        (features, removed)
     }
 
     pub fn feature_count(&self) -> usize {
@@ -234,5 +267,42 @@ impl InitStates {
 
     pub fn subscription_count(&self) -> usize {
         self.subscriptions.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::component::names::Names;
+
+    /// Removing a plugin's subscriptions — all at once, or one by one — takes time linear in their number: a
+    /// hundred thousand of them on one actor or class used to take minutes.
+    #[test]
+    fn many_subscriptions_are_removed_in_linear_time() {
+        let mut names = Names::default();
+        let feature = names.intern("F");
+        let mut states = InitStates::default();
+        let actor = ActorId::from_raw(1);
+        let (owner, other) = (OwnerId(1), OwnerId(2));
+        let subscribe = |states: &mut InitStates, owner, watched: Watched| {
+            states.subscribe(Subscription { owner, number: 0, watched, feature: Some(feature), state: None })
+        };
+        let mut mine = Vec::new();
+        for i in 0..100_000 {
+            let watched = if i % 2 == 0 { Watched::Actor(actor) } else { Watched::Class("Pawn".into()) };
+            mine.push(subscribe(&mut states, owner, watched));
+        }
+        let kept = subscribe(&mut states, other, Watched::Actor(actor));
+        assert_eq!(states.remove_owner(owner), (0, 100_000));
+        assert!(!states.has_class_subscriptions());
+        assert_eq!(states.subscribers(actor, &["Pawn"], feature, 1).iter().map(|w| w.id).collect::<Vec<_>>(), [kept]);
+
+        let many: Vec<_> = (0..100_000).map(|_| subscribe(&mut states, owner, Watched::Actor(actor))).collect();
+        for id in many {
+            states.unsubscribe(id);
+        }
+        assert_eq!(states.subscription_count(), 1);
+        assert!(states.actor_subscriptions[&actor].len() <= 1 + 64 + 1, "stale watchers are swept");
+        assert!(mine.iter().all(|id| states.subscription(*id).is_none()));
     }
 }

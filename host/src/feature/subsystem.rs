@@ -9,7 +9,7 @@
 //! Transitions of one plugin are serialised by a per-plugin async lock, so independent plugins load in parallel
 //! while two users bringing up a shared dependency wait for one load instead of doing it twice.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -174,21 +174,14 @@ impl FeatureSubsystem {
     /// The plugin's dependencies in the order they must come up: each after its own dependencies, without
     /// repeats, the plugin itself last. Fails on unknown dependencies and cycles, naming the manifest.
     pub fn dependency_order(&self, name: &str) -> Result<Vec<String>, FeatureError> {
-        let plugins = self.plugins();
-        let mut order = Vec::new();
-        let mut path = Vec::new();
-        visit(&plugins, name, &mut path, &mut order)?;
-        Ok(order)
+        dependency_order_of(&self.plugins(), name)
     }
 
     /// The plugins that activating `name` activates, in activation order: its `activate = true` dependencies
     /// (recursively, each after its own), then the plugin itself.
     pub fn activation_order(&self, name: &str) -> Result<Vec<String>, FeatureError> {
         self.dependency_order(name)?;
-        let plugins = self.plugins();
-        let mut order = Vec::new();
-        collect_activated(&plugins, name, &mut order);
-        Ok(order)
+        Ok(activation_order_of(&self.plugins(), name))
     }
 
     /// Puts the plugin in an error state without moving it: a world reports that the plugin failed there while
@@ -222,7 +215,32 @@ impl FeatureSubsystem {
     /// Takes one activation: the first brings the plugin up to `Active`, activating its `activate = true`
     /// dependencies first; later ones only count.
     pub async fn activate(&self, name: &str) -> Result<(), FeatureError> {
-        self.activate_boxed(name.to_string()).await
+        self.register_dependencies_first(name).await;
+        // Activate the dependencies it activates leaves first, each holding one activation of its own
+        // dependencies as usual, so that bringing `name` up never recurses down the chain; then let go of the
+        // extra activation each got here.
+        let mut warmed = Vec::new();
+        // A broken dependency graph is left for the plugin's own walk to report, in its error state.
+        let order = self.activation_order(name).unwrap_or_default();
+        for dep in order.iter().take(order.len().saturating_sub(1)) {
+            if self.activations(dep) == 0 && self.activate_boxed(dep.clone()).await.is_ok() {
+                warmed.push(dep.clone());
+            }
+        }
+        let result = self.activate_boxed(name.to_string()).await;
+        for dep in warmed.into_iter().rev() {
+            let _ = self.release(dep, None).await;
+        }
+        result
+    }
+
+    /// Registers a plugin's dependencies leaves first, so that registering each finds its own already done and
+    /// no registration recurses down a chain. Failures are left for the plugin's own walk to report.
+    async fn register_dependencies_first(&self, name: &str) {
+        let Ok(order) = self.dependency_order(name) else { return };
+        for dep in order.iter().take(order.len().saturating_sub(1)) {
+            let _ = self.change_target_floor(dep, Destination::Registered).await;
+        }
     }
 
     fn activate_boxed(&self, name: String) -> BoxFuture<'_, Result<(), FeatureError>> {
@@ -252,28 +270,49 @@ impl FeatureSubsystem {
         self.release(name.to_string(), Some(error)).await
     }
 
+    /// Releases one activation of `name`; when it was the last, the plugin goes down to `Loaded` and then the
+    /// dependencies it held are released, last held first — with a work list rather than recursion, so a chain
+    /// of thousands of plugins goes down without a deep stack.
     fn release(&self, name: String, error: Option<PluginError>) -> BoxFuture<'_, Result<(), FeatureError>> {
         Box::pin(async move {
-            let lock = self.transition_lock(&name)?;
-            let _serialised = lock.lock().await;
-            let remaining = match self.activations(&name) {
-                0 => return Err(FeatureError::NotActive(name)),
-                n => n - 1,
-            };
-            self.with_entry(&name, |e| e.activations = remaining);
-            if remaining == 0 {
-                self.drive(&name, Destination::Loaded).await?;
-            }
-            if let Some(error) = error {
-                self.fail(&name, error);
+            let held = self.release_one(&name, error).await?;
+            let mut pending: Vec<String> = held;
+            while let Some(dep) = pending.pop() {
+                // A dependency we activated is active until we release it; failure here means it is already down.
+                if let Ok(held) = self.release_one(&dep, None).await {
+                    pending.extend(held);
+                }
             }
             Ok(())
         })
     }
 
+    /// Releases one activation; returns the dependencies to release when it was the last.
+    async fn release_one(&self, name: &str, error: Option<PluginError>) -> Result<Vec<String>, FeatureError> {
+        let lock = self.transition_lock(name)?;
+        let _serialised = lock.lock().await;
+        let remaining = match self.activations(name) {
+            0 => return Err(FeatureError::NotActive(name.to_string())),
+            n => n - 1,
+        };
+        self.with_entry(name, |e| e.activations = remaining);
+        let mut held = Vec::new();
+        if remaining == 0 {
+            held = self.with_entry(name, |e| std::mem::take(&mut e.held_dependencies));
+            self.drive(name, Destination::Loaded).await?;
+        }
+        if let Some(error) = error {
+            self.fail(name, error);
+        }
+        Ok(held)
+    }
+
     /// Moves the plugin to a destination below `Active`. Refused while activations are held: those are released
     /// with [`deactivate`](Self::deactivate).
     pub async fn change_target(&self, name: &str, target: Destination) -> Result<(), FeatureError> {
+        if target > Destination::Installed {
+            self.register_dependencies_first(name).await;
+        }
         self.change_target_boxed(name.to_string(), target).await
     }
 
@@ -441,45 +480,69 @@ impl FeatureSubsystem {
     }
 }
 
-fn visit(
-    plugins: &BTreeMap<String, Entry>,
-    name: &str,
-    path: &mut Vec<String>,
-    order: &mut Vec<String>,
-) -> Result<(), FeatureError> {
-    if order.iter().any(|n| n == name) {
-        return Ok(());
+/// The plugin's dependencies, each after its own, without repeats, the plugin last: a depth-first walk with
+/// an explicit stack, so a chain of thousands of plugins costs no deeper recursion than a chain of two.
+fn dependency_order_of(plugins: &BTreeMap<String, Entry>, name: &str) -> Result<Vec<String>, FeatureError> {
+    if !plugins.contains_key(name) {
+        return Err(FeatureError::UnknownPlugin(name.to_string()));
     }
-    let entry = plugins.get(name).ok_or_else(|| FeatureError::UnknownPlugin(name.to_string()))?;
-    if let Some(start) = path.iter().position(|n| n == name) {
-        let mut cycle = path[start..].to_vec();
-        cycle.push(name.to_string());
-        return Err(FeatureError::DependencyCycle { cycle, manifest: entry.manifest.manifest_path.clone() });
-    }
-    path.push(name.to_string());
-    for dep in &entry.manifest.dependencies {
-        if !plugins.contains_key(&dep.name) {
+    let mut order: Vec<String> = Vec::new();
+    let mut done: HashSet<&str> = HashSet::new();
+    // The path from `name` to the plugin being visited, each with the index of its next dependency.
+    let mut path: Vec<(&str, usize)> = vec![(name, 0)];
+    while let Some((current, next)) = path.last_mut() {
+        let entry = &plugins[*current];
+        let Some(dep) = entry.manifest.dependencies.get(*next) else {
+            done.insert(current);
+            order.push(current.to_string());
+            path.pop();
+            continue;
+        };
+        *next += 1;
+        let Some((dep_name, dep_entry)) = plugins.get_key_value(&dep.name) else {
             return Err(FeatureError::UnknownDependency {
-                plugin: name.to_string(),
+                plugin: current.to_string(),
                 dependency: dep.name.clone(),
                 manifest: entry.manifest.manifest_path.clone(),
             });
+        };
+        if done.contains(dep_name.as_str()) {
+            continue;
         }
-        visit(plugins, &dep.name, path, order)?;
+        if let Some(start) = path.iter().position(|(n, _)| *n == dep_name) {
+            let mut cycle: Vec<String> = path[start..].iter().map(|(n, _)| n.to_string()).collect();
+            cycle.push(dep_name.clone());
+            return Err(FeatureError::DependencyCycle { cycle, manifest: dep_entry.manifest.manifest_path.clone() });
+        }
+        path.push((dep_name.as_str(), 0));
     }
-    path.pop();
-    order.push(name.to_string());
-    Ok(())
+    Ok(order)
 }
 
-fn collect_activated(plugins: &BTreeMap<String, Entry>, name: &str, order: &mut Vec<String>) {
-    if order.iter().any(|n| n == name) {
-        return;
-    }
-    if let Some(entry) = plugins.get(name) {
-        for dep in entry.manifest.dependencies.iter().filter(|d| d.activate) {
-            collect_activated(plugins, &dep.name, order);
+/// The plugins activating `name` activates: its `activate = true` dependencies, each after its own, then the
+/// plugin itself (walked with an explicit stack, as [`dependency_order_of`]; cycles were refused there).
+fn activation_order_of(plugins: &BTreeMap<String, Entry>, name: &str) -> Vec<String> {
+    let mut order: Vec<String> = Vec::new();
+    let mut path: Vec<(&str, usize)> = vec![(name, 0)];
+    while let Some((current, next)) = path.last_mut() {
+        let activated: Vec<&str> = plugins
+            .get(*current)
+            .map(|e| e.manifest.dependencies.iter().filter(|d| d.activate).map(|d| d.name.as_str()).collect())
+            .unwrap_or_default();
+        match activated.get(*next) {
+            Some(dep) => {
+                *next += 1;
+                if !order.iter().any(|n| n == dep) && !path.iter().any(|(n, _)| n == dep) {
+                    path.push((dep, 0));
+                }
+            }
+            None => {
+                if !order.iter().any(|n| n == current) {
+                    order.push(current.to_string());
+                }
+                path.pop();
+            }
         }
     }
-    order.push(name.to_string());
+    order
 }

@@ -112,7 +112,7 @@ async fn dependencies_come_up_first() {
     assert!(position("lib Registered") < position("app Registering"));
     assert!(position("data Registered") < position("app Registering"));
     assert!(position("lib Active") < position("app Activating"));
-    assert_eq!(*loader.loads.lock().unwrap(), ["app", "lib"]);
+    assert_eq!(*loader.loads.lock().unwrap(), ["lib", "app"], "dependencies load first");
     s.deactivate("app").await.unwrap();
     assert_eq!(s.activations("lib"), 0, "the dependency's activation is released with its dependent's");
     assert_eq!(s.state("lib"), Some(PluginState::Stable(Destination::Loaded)));
@@ -198,4 +198,26 @@ fn duplicates_and_unknown_names_are_refused() {
     assert!(matches!(s.install(twin), Err(FeatureError::DuplicatePlugin { .. })));
     assert!(matches!(s.dependency_order("a"), Err(FeatureError::UnknownDependency { .. })));
     assert_eq!(s.dependency_order("zzz"), Err(FeatureError::UnknownPlugin("zzz".into())));
+}
+
+/// A long chain of dependencies is walked without recursion as deep as the chain: activating and
+/// deactivating the top of 500 plugins, each activating the next, neither overflows the stack nor loses order.
+#[tokio::test]
+async fn a_long_dependency_chain_does_not_overflow_the_stack() {
+    const LENGTH: usize = 500;
+    let names: Vec<String> = (0..LENGTH).map(|i| format!("p{i}")).collect();
+    let manifests: Vec<PluginManifest> = (0..LENGTH)
+        .map(|i| {
+            let deps: Vec<(&str, bool)> = if i + 1 < LENGTH { vec![(names[i + 1].as_str(), true)] } else { vec![] };
+            manifest(&names[i], &deps)
+        })
+        .collect();
+    let (s, loader, _) = subsystem(&manifests, &[]);
+    assert_eq!(s.dependency_order("p0").unwrap().len(), LENGTH);
+    assert_eq!(s.activation_order("p0").unwrap().first().map(String::as_str), Some(names[LENGTH - 1].as_str()));
+    s.activate("p0").await.unwrap();
+    assert!(names.iter().all(|n| s.state(n) == Some(active())));
+    assert_eq!(loader.loads.lock().unwrap().first().map(String::as_str), Some(names[LENGTH - 1].as_str()));
+    s.deactivate("p0").await.unwrap();
+    assert!(names.iter().all(|n| s.activations(n) == 0));
 }
