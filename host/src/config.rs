@@ -8,6 +8,7 @@
 //! fuel = 50_000_000              # optional: a deterministic instruction budget per call
 //! world-changes = 100_000        # events, requests, spawns, … one call may make before it counts as a flood
 //! handles = 100_000              # requests, handlers and subscriptions one instance may hold
+//! host-memory-mib = 16           # host memory the properties one plugin writes may hold
 //! data-dir = "plugin-data"       # parent of the directories granted with fs.data (relative to this file)
 //! work-per-dispatch = 100_000    # deliveries one plugin's work may reach in one dispatch, through any plugin
 //!
@@ -40,6 +41,8 @@ pub struct LimitOverrides {
     pub world_changes: Option<u32>,
     /// Handles (requests, handlers, subscriptions) one instance may hold.
     pub handles: Option<u32>,
+    /// Host memory the properties a plugin writes may hold, in MiB.
+    pub host_memory_mib: Option<u64>,
 }
 
 /// The longest call deadline accepted: a call this long already freezes a game for a minute.
@@ -71,6 +74,7 @@ impl LimitOverrides {
             }
         }
         let zero = self.memory_mib == Some(0)
+            || self.host_memory_mib == Some(0)
             || self.fuel == Some(0)
             || self.world_changes == Some(0)
             || self.handles == Some(0);
@@ -90,6 +94,10 @@ impl LimitOverrides {
 
     pub fn memory_bytes(&self) -> Option<usize> {
         self.memory_mib.map(|mib| (mib as usize).saturating_mul(1 << 20))
+    }
+
+    pub fn host_memory_bytes(&self) -> Option<usize> {
+        self.host_memory_mib.map(|mib| (mib as usize).saturating_mul(1 << 20))
     }
 }
 
@@ -129,6 +137,7 @@ struct SandboxSection {
     fuel: Option<u64>,
     world_changes: Option<u32>,
     handles: Option<u32>,
+    host_memory_mib: Option<u64>,
     data_dir: Option<PathBuf>,
     work_per_dispatch: Option<usize>,
 }
@@ -162,6 +171,7 @@ impl HostConfig {
             fuel: sandbox.fuel,
             world_changes: sandbox.world_changes,
             handles: sandbox.handles,
+            host_memory_mib: sandbox.host_memory_mib,
         };
         for (plugin, limits) in std::iter::once(("[sandbox]", &defaults))
             .chain(file.limits.iter().map(|(name, limits)| (name.as_str(), limits)))

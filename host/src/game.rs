@@ -34,6 +34,7 @@ pub fn spawn_player(world: &mut World, pawn_class: &str) -> Result<Player, World
         origin: ComponentOrigin::Native,
         replicated: true,
         properties: BTreeMap::new(),
+        writers: BTreeMap::new(),
     });
     world.add_receiver(pawn)?;
     world.begin_play(pawn)?;

@@ -55,6 +55,24 @@ struct Inner {
     events: VecDeque<TimelineEvent>,
     // Keep at most this many events, dropping the oldest: a long-running server's timeline stays bounded.
     retention: Option<usize>,
+    // The bytes of text the events hold, kept under [`MAX_TEXT_BYTES`] the same way: plugins' log lines are
+    // text the host keeps for them.
+    text_bytes: usize,
+}
+
+/// The most text a timeline keeps, whatever its event retention: the oldest events go first.
+pub const MAX_TEXT_BYTES: usize = 64 << 20;
+
+impl Inner {
+    fn drop_oldest(&mut self) {
+        if let Some(event) = self.events.pop_front() {
+            self.text_bytes -= event.track.len() + event.text.len();
+        }
+    }
+
+    fn over(&self) -> bool {
+        self.retention.is_some_and(|keep| self.events.len() > keep) || self.text_bytes > MAX_TEXT_BYTES
+    }
 }
 
 /// Events a timeline keeps by default: enough for a session's story, bounded for a server that runs for days.
@@ -81,7 +99,8 @@ impl Default for Timeline {
 impl Timeline {
     /// An empty timeline starting now, keeping the newest [`DEFAULT_RETENTION`] events.
     pub fn new() -> Self {
-        let inner = Inner { start: Instant::now(), events: VecDeque::new(), retention: Some(DEFAULT_RETENTION) };
+        let inner =
+            Inner { start: Instant::now(), events: VecDeque::new(), retention: Some(DEFAULT_RETENTION), text_bytes: 0 };
         Timeline { inner: Arc::new(Mutex::new(inner)) }
     }
 
@@ -94,9 +113,11 @@ impl Timeline {
     pub fn record(&self, track: impl Into<String>, kind: EventKind, text: impl Into<String>) {
         let mut inner = self.lock();
         let at = inner.start.elapsed();
-        inner.events.push_back(TimelineEvent { at, track: track.into(), kind, text: text.into() });
-        if inner.retention.is_some_and(|keep| inner.events.len() > keep) {
-            inner.events.pop_front();
+        let event = TimelineEvent { at, track: track.into(), kind, text: text.into() };
+        inner.text_bytes += event.track.len() + event.text.len();
+        inner.events.push_back(event);
+        while inner.over() {
+            inner.drop_oldest();
         }
     }
 
@@ -104,8 +125,8 @@ impl Timeline {
     pub fn set_retention(&self, events: Option<usize>) {
         let mut inner = self.lock();
         inner.retention = events;
-        while events.is_some_and(|keep| inner.events.len() > keep) {
-            inner.events.pop_front();
+        while inner.over() {
+            inner.drop_oldest();
         }
     }
 
@@ -214,6 +235,20 @@ pub mod track {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_is_bounded_and_a_giant_track_name_does_not_break_the_rendering() {
+        let timeline = Timeline::new();
+        let line = "x".repeat(4096);
+        for _ in 0..(MAX_TEXT_BYTES / 4096 + 100) {
+            timeline.record("plugin:flooder@w", EventKind::Log(LogLevel::Info), line.clone());
+        }
+        let kept: usize = timeline.events().iter().map(|e| e.track.len() + e.text.len()).sum();
+        assert!(kept <= MAX_TEXT_BYTES, "{kept}");
+        let timeline = Timeline::new();
+        timeline.record("t".repeat(70_000), EventKind::Note, "a note");
+        assert!(timeline.render_text().contains("a note"));
+    }
 
     #[test]
     fn retention_keeps_the_newest_events() {

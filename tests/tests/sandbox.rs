@@ -21,6 +21,7 @@ fn hostile_manifest(name: &str) -> String {
     format!(
         "[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\napi = \"0.1.0\"\ncomponent = \"hostile.wasm\"\n\
          [permissions]\nspawn-actors = true\nsend-events = true\ncomponent-requests = [\"*\"]\nfs.data = true\n\
+         write-properties = [\"*\"]\n\
          [bundles.Equipped]\nbehaviour = \"behaviour.txt\"\n"
     )
 }
@@ -714,4 +715,27 @@ async fn a_fuel_budget_applies_to_its_plugin_only() {
     );
     let cause = quarantine_in(&session, "loop-activating", Stopped::DuringPlay).await;
     assert!(cause.contains("exhausted its fuel budget (5000000 units per call)"), "{cause}");
+}
+
+/// The properties a plugin writes are host memory it holds: bounded per plugin, and gone with the plugin —
+/// also those it wrote on components that stay.
+#[tokio::test]
+async fn properties_a_plugin_writes_are_bounded_and_leave_with_it() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile(&plugins, "hoard-properties");
+    let session = custom_session(&plugins, |runtime| runtime.host_memory = 1 << 20, |_| {});
+    let mut manager = play_beside_lyra(&session, "hoard-properties").await;
+    assert_eq!(manager.live_features(), ["hostile", "lyra-character"], "refusals are recoverable");
+    let warnings = hostile_lines(&session, LogLevel::Warn);
+    assert!(warnings.iter().any(|l| l == "hoard note on the game's component: Ok(())"), "{warnings:?}");
+    let hoarded = warnings.iter().find(|l| l.starts_with("hoarded")).expect("it was stopped");
+    assert!(
+        hoarded.starts_with("hoarded 14 properties") && hoarded.contains("over its budget of 1048576"),
+        "{hoarded}"
+    );
+    let pawn = world::lock(manager.world()).actors_of_class("Character").unwrap()[0];
+    manager.end_play().await.unwrap();
+    let w = world::lock(manager.world());
+    assert_eq!(w.property(pawn, "Possession", "hoarded-note").unwrap(), None, "its write left with it");
+    assert!(w.property(pawn, "Possession", "controller").unwrap().is_some(), "the game's own stays");
 }

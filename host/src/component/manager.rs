@@ -59,6 +59,8 @@ impl ComponentManager {
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct OwnerCleanup {
     pub handlers: usize,
+    /// Properties it wrote on components that stay (others' requests, or the game's).
+    pub properties: usize,
     pub requests: usize,
     pub features: usize,
     pub subscriptions: usize,
@@ -92,8 +94,9 @@ impl World {
 
     /// Removes everything an owner added: its queued work is discarded; its handlers are removed, each
     /// delivering `ExtensionRemoved` for every receiver (queued, so the owner's last delivery); its component
-    /// requests are released; the init-state features it implements and its subscriptions are dropped; and the
-    /// actors it spawned are destroyed (other plugins' handlers get `ReceiverRemoved` for them).
+    /// requests are released; the properties it wrote on components that stay are removed; the init-state
+    /// features it implements and its subscriptions are dropped; and the actors it spawned are destroyed (other
+    /// plugins' handlers get `ReceiverRemoved` for them).
     pub fn remove_owner(&mut self, owner: OwnerId) -> OwnerCleanup {
         let before = self.manager.queue.len();
         self.manager.queue.discard_owner(owner);
@@ -106,6 +109,7 @@ impl World {
             self.release_component_request(handle);
             cleanup.requests += 1;
         }
+        cleanup.properties = self.remove_written_by(owner);
         let (features, subscriptions) = self.manager.init_states.remove_owner(owner);
         cleanup.features = features;
         cleanup.subscriptions = subscriptions;

@@ -598,6 +598,7 @@ mod tests {
                 origin: crate::world::ComponentOrigin::Native,
                 replicated: false,
                 properties: Default::default(),
+                writers: Default::default(),
             });
             pawn
         };

@@ -45,6 +45,7 @@ impl LoadedPlugin for WasmPlugin {
             handles: 0,
             max_handles: self.limits.handles,
             clock: CallClock::start(self.limits.instantiate_deadline),
+            host_memory: self.limits.host_memory,
         };
         let mut store = Store::new(self.pre.engine(), state);
         store.limiter(|state| &mut state.limits);

@@ -19,6 +19,8 @@ pub struct Limits {
     pub world_changes: u32,
     /// Handles one instance may hold at once.
     pub handles: u32,
+    /// Bytes of host memory the properties the plugin writes may hold.
+    pub host_memory: usize,
 }
 
 impl Limits {
@@ -33,6 +35,7 @@ impl Limits {
             fuel: overrides.fuel.or(config.fuel),
             world_changes: overrides.world_changes.unwrap_or(config.world_changes),
             handles: overrides.handles.unwrap_or(config.max_handles),
+            host_memory: overrides.host_memory_bytes().unwrap_or(config.host_memory),
         }
     }
 }
@@ -41,12 +44,14 @@ impl std::fmt::Display for Limits {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "call deadline {:?}, instantiation {:?}, memory {} MiB, {} world changes per call, {} handles, fuel {}",
+            "call deadline {:?}, instantiation {:?}, memory {} MiB, {} world changes per call, {} handles, \
+             {} MiB of properties, fuel {}",
             self.call_deadline,
             self.instantiate_deadline,
             self.memory >> 20,
             self.world_changes,
             self.handles,
+            self.host_memory >> 20,
             self.fuel.map_or_else(|| "off".to_string(), |fuel| format!("{fuel} per call"))
         )
     }
@@ -72,7 +77,8 @@ mod tests {
         assert_eq!((other.memory, other.handles), (64 << 20, runtime.max_handles));
         assert_eq!(
             other.to_string(),
-            "call deadline 20ms, instantiation 1s, memory 64 MiB, 100000 world changes per call, 100000 handles, fuel 1000 per call"
+            "call deadline 20ms, instantiation 1s, memory 64 MiB, 100000 world changes per call, 100000 handles, 16 MiB \
+             of properties, fuel 1000 per call"
         );
     }
 

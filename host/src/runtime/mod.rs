@@ -36,7 +36,7 @@ pub use cache::{ComponentCache, EntryKey};
 pub use host::DEFAULT_MAX_HANDLES;
 pub use instance::{WasmInstance, WasmPlugin};
 pub use limits::Limits;
-pub use sandbox::{DEFAULT_CALL_DEADLINE, DEFAULT_INSTANTIATE_DEADLINE, DEFAULT_MEMORY_LIMIT};
+pub use sandbox::{DEFAULT_CALL_DEADLINE, DEFAULT_HOST_MEMORY, DEFAULT_INSTANTIATE_DEADLINE, DEFAULT_MEMORY_LIMIT};
 
 use crate::assets::{read_within, ReadWithinError};
 use crate::config::{HostConfig, LimitOverrides};
@@ -77,6 +77,9 @@ pub struct RuntimeConfig {
     pub world_changes: u32,
     /// Handles (requests, handlers, subscriptions) one instance may hold at once.
     pub max_handles: u32,
+    /// Host memory the properties one plugin writes may hold (the rest of what it makes the host keep is
+    /// bounded by the limits above).
+    pub host_memory: usize,
     /// Per-plugin overrides of the limits above.
     pub plugin_limits: BTreeMap<String, LimitOverrides>,
 }
@@ -96,6 +99,7 @@ impl RuntimeConfig {
         self.fuel = config.defaults.fuel.or(self.fuel);
         self.world_changes = config.defaults.world_changes.unwrap_or(self.world_changes);
         self.max_handles = config.defaults.handles.unwrap_or(self.max_handles);
+        self.host_memory = config.defaults.host_memory_bytes().unwrap_or(self.host_memory);
         self.plugin_limits.extend(config.limits.clone());
         self
     }
@@ -122,6 +126,7 @@ impl Default for RuntimeConfig {
             fuel: None,
             world_changes: WORLD_CHANGES_PER_CALL,
             max_handles: DEFAULT_MAX_HANDLES,
+            host_memory: DEFAULT_HOST_MEMORY,
             plugin_limits: BTreeMap::new(),
         }
     }

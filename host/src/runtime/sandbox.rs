@@ -20,6 +20,9 @@ use crate::timeline::LogLevel;
 /// Where a plugin granted `fs.data` finds its data directory.
 pub const DATA_DIR: &str = "/data";
 
+/// Host memory the properties one plugin writes may hold by default.
+pub const DEFAULT_HOST_MEMORY: usize = 16 << 20;
+
 /// Memory a plugin instance may grow to by default.
 pub const DEFAULT_MEMORY_LIMIT: usize = 64 << 20;
 

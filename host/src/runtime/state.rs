@@ -28,6 +28,8 @@ pub struct InstanceState {
     pub(crate) max_handles: u32,
     /// The clock of the current call (or instantiation), read when its epoch deadline comes due.
     pub(crate) clock: CallClock,
+    /// Bytes of host memory the properties the plugin writes may hold.
+    pub(crate) host_memory: usize,
 }
 
 impl WasiView for InstanceState {

@@ -67,6 +67,8 @@ pub struct Component {
     /// Replicated components are created only on the authority and reach clients through replication.
     pub replicated: bool,
     pub properties: BTreeMap<String, Value>,
+    /// The plugin that wrote each property a plugin wrote (the host's own writes are not listed).
+    pub writers: BTreeMap<String, OwnerId>,
 }
 
 /// An actor in a world.

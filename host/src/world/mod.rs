@@ -8,6 +8,7 @@
 mod actor;
 mod class;
 mod net;
+mod written;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -18,6 +19,7 @@ pub use net::{NetMode, NetRole, UnknownNetMode};
 
 use crate::component::{ComponentManager, OwnerId, RequestFlags, RequestHandle, RequestKey};
 use crate::timeline::{track, EventKind, Timeline};
+use written::Written;
 
 /// A world shared by the experience manager and every plugin instance in it. Plugins reach it only through host
 /// calls, which lock it for the duration of one call; nothing holds the lock while calling into a plugin.
@@ -120,6 +122,7 @@ pub struct World {
     /// of the work queue (see [`destroy`](Self::destroy)).
     ending: Vec<ActorId>,
     destroying: Vec<ActorId>,
+    written: Written,
     pub(crate) manager: ComponentManager,
     events: Vec<WorldEvent>,
     pub(crate) recording: bool,
@@ -139,6 +142,7 @@ impl World {
             destroyed_in_order: 0,
             ending: Vec::new(),
             destroying: Vec::new(),
+            written: Written::default(),
             manager: ComponentManager::new(),
             events: Vec::new(),
             recording: true,
@@ -239,6 +243,7 @@ impl World {
             self.destroyed_in_order = 0;
         }
         for component in removed.components {
+            self.forget_writes(actor, &component);
             self.record(|| WorldEvent::ComponentRemoved { actor, component: component.class });
         }
         self.record(|| WorldEvent::ActorDestroyed { actor });
@@ -327,7 +332,75 @@ impl World {
         Ok(component_ref.properties.get(name))
     }
 
-    /// Writes a component property. The component must exist on the actor.
+    /// Writes a component property on behalf of a plugin, charging its bytes to the plugin (and crediting the
+    /// plugin that wrote it before): refused when the plugin's properties would hold more than `budget` bytes.
+    /// What a plugin wrote is removed with it ([`remove_owner`](Self::remove_owner)).
+    pub fn set_property_by(
+        &mut self,
+        owner: OwnerId,
+        budget: usize,
+        actor: ActorId,
+        component: &str,
+        name: &str,
+        value: Value,
+    ) -> Result<(), WorldError> {
+        let missing = || WorldError::NoSuchComponent { actor, component: component.to_string() };
+        let found = self.actor(actor)?.component(component).ok_or_else(missing)?;
+        let previous = found.properties.get(name).map(|old| (written::charge_of(name, old), found.writers.get(name)));
+        let (old_bytes, old_writer) = match previous {
+            Some((bytes, writer)) => (bytes, writer.copied()),
+            None => (0, None),
+        };
+        let bytes = written::charge_of(name, &value);
+        let mine_before = self.written.bytes_of(owner) - if old_writer == Some(owner) { old_bytes } else { 0 };
+        if mine_before + bytes > budget {
+            return Err(WorldError::Denied(format!(
+                "the plugin's properties would hold {} bytes of host memory, over its budget of {budget}",
+                mine_before + bytes
+            )));
+        }
+        let key = (actor, component.to_string(), name.to_string());
+        if let Some(writer) = old_writer {
+            self.written.credit(writer, &key, old_bytes);
+        }
+        self.written.charge(owner, key, bytes);
+        let found = self.actor_mut(actor)?.component_mut(component).ok_or_else(missing)?;
+        found.properties.insert(name.to_string(), value);
+        found.writers.insert(name.to_string(), owner);
+        Ok(())
+    }
+
+    /// The bytes of host memory the properties a plugin wrote hold.
+    pub fn property_bytes_of(&self, owner: OwnerId) -> usize {
+        self.written.bytes_of(owner)
+    }
+
+    /// Removes the properties a plugin wrote that are still its own.
+    pub(crate) fn remove_written_by(&mut self, owner: OwnerId) -> usize {
+        let mut removed = 0;
+        for (actor, component, name) in self.written.take_owner(owner) {
+            let Ok(actor_ref) = self.actor_mut(actor) else { continue };
+            let Some(found) = actor_ref.component_mut(&component) else { continue };
+            if found.writers.get(&name) == Some(&owner) {
+                found.writers.remove(&name);
+                found.properties.remove(&name);
+                removed += 1;
+            }
+        }
+        removed
+    }
+
+    /// Credits the writers of a component's properties when it goes.
+    fn forget_writes(&mut self, actor: ActorId, component: &Component) {
+        for (name, writer) in &component.writers {
+            if let Some(value) = component.properties.get(name) {
+                let key = (actor, component.class.clone(), name.clone());
+                self.written.credit(*writer, &key, written::charge_of(name, value));
+            }
+        }
+    }
+
+    /// Writes a component property as the host (the game's own code). The component must exist on the actor.
     pub fn set_property(
         &mut self,
         actor: ActorId,
@@ -392,16 +465,13 @@ impl World {
     /// Removes an actor's components that requests matching `which` added.
     pub(crate) fn remove_requested_components(&mut self, actor: ActorId, which: impl Fn(&RequestKey) -> bool) {
         let actor_ref = self.actor_mut(actor).expect("listed actors are alive");
-        let mut removed = Vec::new();
-        actor_ref.components.retain(|c| match &c.origin {
-            ComponentOrigin::Request(key) if which(key) => {
-                removed.push(c.class.clone());
-                false
-            }
-            _ => true,
-        });
+        let (removed, kept): (Vec<Component>, Vec<Component>) = std::mem::take(&mut actor_ref.components)
+            .into_iter()
+            .partition(|c| matches!(&c.origin, ComponentOrigin::Request(key) if which(key)));
+        actor_ref.components = kept;
         for component in removed {
-            self.record(|| WorldEvent::ComponentRemoved { actor, component });
+            self.forget_writes(actor, &component);
+            self.record(|| WorldEvent::ComponentRemoved { actor, component: component.class });
         }
     }
 
@@ -419,6 +489,7 @@ impl World {
             origin,
             replicated: false,
             properties: BTreeMap::new(),
+            writers: BTreeMap::new(),
         });
         self.record(|| WorldEvent::ComponentAdded { actor, component: key.component_class.clone() });
     }

@@ -70,7 +70,7 @@ impl Host for InstanceState {
                         actor(id)
                     )));
                 }
-                Ok(w.set_property(actor(id), &component, &name, value.into())?)
+                Ok(w.set_property_by(caller.owner, caller.host_memory, actor(id), &component, &name, value.into())?)
             },
         )
     }

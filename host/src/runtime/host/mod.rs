@@ -86,6 +86,8 @@ impl<'a> Call<'a> {
 pub(crate) struct Caller {
     pub owner: OwnerId,
     pub permissions: std::sync::Arc<Permissions>,
+    /// Bytes of host memory the properties the plugin writes may hold.
+    pub host_memory: usize,
 }
 
 impl InstanceState {
@@ -112,7 +114,8 @@ impl InstanceState {
         if call.kind == Kind::NewHandle {
             self.reserve_handle()?;
         }
-        let caller = Caller { owner: self.env.owner, permissions: self.env.permissions.clone() };
+        let caller =
+            Caller { owner: self.env.owner, permissions: self.env.permissions.clone(), host_memory: self.host_memory };
         let result = crate::world::lock(&self.env.world).acting_as(caller.owner, |w| body(w, &caller));
         result.map_err(|error| if call.kind == Kind::Release { error } else { self.refuse(error) })
     }

@@ -32,7 +32,9 @@
 //!   activation with a 4 MiB error text;
 //! - `ping-self`: answers every `Ping` event with another; `ping` and `pong` answer each other's;
 //! - `spawn-storm`: spawns receivers 300 per call, wave after wave, up to 30,000;
-//! - `loop-poll`: holds deactivation open, then loops in `poll-deactivation`.
+//! - `loop-poll`: holds deactivation open, then loops in `poll-deactivation`;
+//! - `hoard-properties`: writes 64 KiB properties on a component of its own on every pawn until refused, and
+//!   one on the game's `Possession` component (it declares `write-properties`).
 
 use gamefeature_sdk::components::{self, ComponentRequest, ExtensionHandler};
 use gamefeature_sdk::init_state::{self, Subscription};
@@ -200,6 +202,19 @@ impl Hostile {
         log::warn(&format!("trespass remove-receiver: {removed:?}"));
     }
 
+    /// Fills the host's memory with properties, 64 KiB at a time, until it refuses.
+    fn hoard_properties(&mut self, pawn: ActorId) {
+        let value = Value::Text("p".repeat(64 << 10));
+        let note = world::set_property(pawn, "Possession", "hoarded-note", &value);
+        log::warn(&format!("hoard note on the game's component: {note:?}"));
+        for i in 0..100_000 {
+            if let Err(e) = world::set_property(pawn, "Hoard", &format!("p{i}"), &value) {
+                log::warn(&format!("hoarded {i} properties, then: {e:?}"));
+                return;
+            }
+        }
+    }
+
     /// Spawns the next wave of `spawn-storm`.
     fn spawn_wave(&mut self) {
         for _ in 0..300 {
@@ -299,6 +314,9 @@ impl Plugin for Hostile {
                 // Room for the extension handler every behaviour adds below.
                 self.hoard_of_handles.pop();
             }
+            "hoard-properties" => {
+                self.held = Some(components::request_component("Pawn", "Hoard").map_err(|e| format!("{e:?}"))?);
+            }
             "hold-request" => {
                 self.held = Some(components::request_component("Pawn", "Shared").map_err(|e| format!("{e:?}"))?);
             }
@@ -367,6 +385,7 @@ impl Plugin for Hostile {
             ("pong", "Ping") => {
                 let _ = components::send_event(actor, "Pong");
             }
+            ("hoard-properties", components::events::GAME_ACTOR_READY) => self.hoard_properties(actor),
             ("spawn-storm", components::events::RECEIVER_ADDED | components::events::EXTENSION_ADDED) => {
                 if self.wave_last == Some(actor) && self.spawned < 30_000 {
                     self.spawn_wave();
