@@ -21,7 +21,6 @@ fn hostile_manifest(name: &str) -> String {
     format!(
         "[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\napi = \"0.1.0\"\ncomponent = \"hostile.wasm\"\n\
          [permissions]\nspawn-actors = true\nsend-events = true\ncomponent-requests = [\"*\"]\nfs.data = true\n\
-         write-properties = [\"*\"]\n\
          [bundles.Equipped]\nbehaviour = \"behaviour.txt\"\n"
     )
 }
@@ -722,7 +721,10 @@ async fn a_fuel_budget_applies_to_its_plugin_only() {
 #[tokio::test]
 async fn properties_a_plugin_writes_are_bounded_and_leave_with_it() {
     let plugins = PluginDir::with(&[LYRA_CHARACTER]);
-    hostile(&plugins, "hoard-properties");
+    let folder = hostile_named(&plugins, "hostile", "hoard-properties");
+    let manifest = std::fs::read_to_string(folder.join("plugin.toml")).unwrap();
+    let manifest = manifest.replace("fs.data = true\n", "fs.data = true\nwrite-properties = [\"Possession\"]\n");
+    std::fs::write(folder.join("plugin.toml"), manifest).unwrap();
     let session = custom_session(&plugins, |runtime| runtime.host_memory = 1 << 20, |_| {});
     let mut manager = play_beside_lyra(&session, "hoard-properties").await;
     assert_eq!(manager.live_features(), ["hostile", "lyra-character"], "refusals are recoverable");
