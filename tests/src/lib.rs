@@ -16,8 +16,8 @@ use gamefeature_host::{Session, SessionOptions};
 pub use gamefeature_plugin_artifacts::*;
 
 /// Runtime settings for tests: a small instance pool (many engines share one test process), the given cache
-/// directory, and a call deadline long enough that a busy machine descheduling a test thread never trips it
-/// (the deadline is wall-clock time); endless loops still hit it.
+/// directory, and a call deadline of CPU time long enough for the unoptimised test build of the host serving a
+/// plugin's calls; endless loops still hit it.
 pub fn runtime_config(cache_dir: Option<&Path>) -> RuntimeConfig {
     RuntimeConfig {
         cache_dir: cache_dir.map(Path::to_path_buf),
