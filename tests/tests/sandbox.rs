@@ -741,3 +741,25 @@ async fn properties_a_plugin_writes_are_bounded_and_leave_with_it() {
     assert_eq!(w.property(pawn, "Possession", "hoarded-note").unwrap(), None, "its write left with it");
     assert!(w.property(pawn, "Possession", "controller").unwrap().is_some(), "the game's own stays");
 }
+
+/// Limits a library user sets beyond what the configuration file accepts are held within range, never a panic.
+#[tokio::test]
+async fn out_of_range_limits_set_by_hand_do_not_panic() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    let session = custom_session(
+        &plugins,
+        |runtime| {
+            runtime.call_deadline = Duration::MAX;
+            runtime.instantiate_deadline = Duration::MAX;
+            runtime.fuel = Some(u64::MAX);
+        },
+        |_| {},
+    );
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["lyra-character"]));
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    play_one_player(&mut manager, "out-of-range limits");
+    manager.end_play().await.unwrap();
+    assert_eq!(manager.report().failures, []);
+}

@@ -1,8 +1,10 @@
-//! The clock behind per-call deadlines: a thread that advances the engine's epoch every millisecond.
+//! The clock that says when to look at a call: a thread that advances the engine's epoch every millisecond.
 //!
-//! wasmtime checks the epoch at function entries and loop back-edges, so an instance whose deadline (a number
-//! of ticks ahead of the epoch when its call started) passes traps at the next check, whatever it is doing —
-//! an endless loop included. Checking costs a load and a compare; the thread wakes a thousand times a second.
+//! wasmtime checks the epoch at function entries and loop back-edges, so when a call's epoch deadline (a
+//! number of ticks ahead of the epoch when its call started) passes, the store's callback runs at the next
+//! check, whatever the plugin is doing — an endless loop included — and decides from the CPU time the call
+//! used whether it goes on or traps (see `deadline`). Checking costs a load and a compare; the thread wakes a
+//! thousand times a second.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

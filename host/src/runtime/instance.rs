@@ -143,7 +143,7 @@ impl WasmInstance {
         state.change_cap =
             self.limits.world_changes.saturating_add(WORLD_CHANGES_PER_ENTRY.saturating_mul(entries as u32));
         state.clock = CallClock::start(deadline);
-        Waits { budget: deadline + WAIT_GRACE, backstop: Instant::now() + state.clock.backstop() }
+        Waits { budget: deadline.saturating_add(WAIT_GRACE), backstop: Instant::now() + state.clock.backstop() }
     }
 
     /// A finished call's result, unless the plugin flooded the host during it. Log lines it had to drop are

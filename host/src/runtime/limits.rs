@@ -4,6 +4,9 @@ use std::time::Duration;
 
 use super::RuntimeConfig;
 
+/// The longest deadline a plugin gets, however it was configured (`config::MAX_CALL_DEADLINE_MS`).
+const MAX_DEADLINE: Duration = Duration::from_millis(crate::config::MAX_CALL_DEADLINE_MS);
+
 /// Resolved limits of one plugin.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
@@ -28,10 +31,12 @@ impl Limits {
     /// plugin per slot, so every plugin's limit fits.)
     pub fn of(plugin: &str, config: &RuntimeConfig) -> Limits {
         let overrides = config.plugin_limits.get(plugin).cloned().unwrap_or_default();
+        // Whatever a library user sets, a deadline stays within what the configuration file accepts.
+        let bounded = |deadline: Duration| deadline.clamp(Duration::from_millis(1), MAX_DEADLINE);
         Limits {
             memory: overrides.memory_bytes().unwrap_or(config.memory_limit),
-            call_deadline: overrides.call_deadline().unwrap_or(config.call_deadline),
-            instantiate_deadline: overrides.instantiate_deadline().unwrap_or(config.instantiate_deadline),
+            call_deadline: bounded(overrides.call_deadline().unwrap_or(config.call_deadline)),
+            instantiate_deadline: bounded(overrides.instantiate_deadline().unwrap_or(config.instantiate_deadline)),
             fuel: overrides.fuel.or(config.fuel),
             world_changes: overrides.world_changes.unwrap_or(config.world_changes),
             handles: overrides.handles.unwrap_or(config.max_handles),
@@ -80,6 +85,15 @@ mod tests {
             "call deadline 20ms, instantiation 1s, memory 64 MiB, 100000 world changes per call, 100000 handles, 16 MiB \
              of properties, fuel 1000 per call"
         );
+    }
+
+    #[test]
+    fn deadlines_set_by_hand_stay_within_what_the_runtime_can_honour() {
+        let runtime =
+            RuntimeConfig { call_deadline: Duration::MAX, instantiate_deadline: Duration::ZERO, ..Default::default() };
+        let limits = Limits::of("any", &runtime);
+        assert_eq!(limits.call_deadline, Duration::from_secs(60));
+        assert_eq!(limits.instantiate_deadline, Duration::from_millis(1));
     }
 
     #[test]

@@ -6,10 +6,12 @@
 //! the cache), type-checks it against the `game-feature` world and pre-instantiates it, so that instantiating
 //! it in each world is cheap.
 //!
-//! Each instance runs in its own store under [`Limits`] (deadline, fuel, memory, world changes and handles per
-//! call or instance) resolved per plugin from [`RuntimeConfig`]; `sandbox` sets its WASI context, `stdio` turns
-//! its output into log lines, and `drive` runs every call (wasmtime's async API) to completion on the caller's
-//! thread.
+//! Each instance runs in its own store under [`Limits`] (deadline, fuel, memory, world changes, handles and
+//! host memory per call or instance) resolved per plugin from [`RuntimeConfig`]; `sandbox` sets its WASI
+//! context, `stdio` turns its output into log lines, `deadline` and `cpu_clock` measure calls in CPU time,
+//! `drive` runs every call (wasmtime's async API) to completion on the caller's thread, and `host` implements
+//! the imports, each through one guard. `cache` keeps compiled components, signed so that only entries it
+//! wrote are ever run.
 
 mod bindings;
 mod cache;
