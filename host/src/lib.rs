@@ -12,6 +12,8 @@
 //! - [`assets`]: bundles of data files, chosen by net mode, read-only to plugins.
 //! - [`files`]: reading what the host is given: regular files only, bounded before reading.
 //! - [`game`]: a minimal game mode: players whose controller and player state arrive after their pawn.
+//! - [`live`]: a world that keeps running, changed by console or script commands (features in and out,
+//!   hot reload, players).
 //! - [`runtime`]: the only module that knows wasmtime; it compiles, caches and sandboxes plugins.
 //! - [`timeline`]: a timestamped record of all of it, printable and exportable as a Chrome trace.
 //! - [`text`]: a plugin's text made safe to show (control characters escaped, length capped).
@@ -25,6 +27,7 @@ pub mod experience;
 pub mod feature;
 pub mod files;
 pub mod game;
+pub mod live;
 pub mod runtime;
 mod session;
 pub mod text;

@@ -353,3 +353,46 @@ fn new_refuses_a_bad_name_and_an_existing_folder() {
     let again = gfhost(&["new", "twice"], plugins.path(), cache.path());
     assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
 }
+
+/// `gfhost play --script`: a world that keeps running while features come and go.
+#[test]
+fn play_runs_a_script_of_live_changes() {
+    let (plugins, experiences) = default_setup();
+    let extra = tempfile::TempDir::new().unwrap();
+    let event_sink = PluginDir::with(&[EVENT_SINK]);
+    let extra_plugin = extra.path().join("event-sink");
+    std::fs::rename(event_sink.folder(&EVENT_SINK), &extra_plugin).unwrap();
+    let script = experiences.write(
+        "script.txt",
+        &format!(
+            "# a session\nfeatures\nstate\ndeactivate input-binding\nstate\nactivate input-binding\nspawn 1\n\
+             reload lyra-character\nstate\ninstall {}\nactivate event-sink\nuninstall event-sink\nactivate nobody\n\
+             dance\nquit\nstate\n",
+            extra_plugin.display()
+        ),
+    );
+    let cache = tempfile::TempDir::new().unwrap();
+    let experience = experiences.path().join("default.toml");
+    let args = ["play", experience.to_str().unwrap(), "--script", script.to_str().unwrap()];
+    let output = gfhost(&args, plugins.path(), cache.path());
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}\n{}", String::from_utf8_lossy(&output.stderr));
+    for expected in [
+        "> features",
+        "lyra-character 0.1.0  [Active]  (in this world)",
+        "input-binding deactivated",
+        "input-binding active",
+        "spawned 1 player(s)",
+        "lyra-character reloaded: 0.1.0 -> 0.1.0",
+        "3 x PawnExtension InitState.GameplayReady",
+        "event-sink installed from",
+        "event-sink active",
+        "event-sink uninstalled; compiled components held: 6 -> 5",
+        "error: no plugin named \"nobody\" is installed",
+        "error: unknown command \"dance\"",
+        "play ended; nothing failed",
+    ] {
+        assert!(text.contains(expected), "{expected:?} in:\n{text}");
+    }
+    assert!(!text.contains("> state\n0 actors"), "nothing runs after quit: {text}");
+}

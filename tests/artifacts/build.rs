@@ -76,10 +76,13 @@ fn build(workspace: &Path, target_dir: &Path) -> HashMap<PathBuf, (PathBuf, Path
         .arg(workspace.join("Cargo.toml"))
         .arg("--target-dir")
         .arg(target_dir)
-        // The host build's flags are for the host target, not for plugins.
+        // The host build's flags are for the host target, not for plugins; and a `cargo clippy` of the host
+        // must not lint (and so rebuild) the plugins through its wrapper.
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_BUILD_TARGET")
+        .env_remove("RUSTC_WORKSPACE_WRAPPER")
+        .env_remove("CLIPPY_ARGS")
         .stdout(Stdio::piped())
         .spawn()
         .expect("running cargo to build the plugins");

@@ -19,6 +19,9 @@ use crate::world::{NetMode, SharedWorld};
 pub trait PluginLoader: Send + Sync {
     /// Compiles the plugin's component (or reads it from the cache) and checks it against the host's world.
     fn load(&self, manifest: &PluginManifest) -> Result<Arc<dyn LoadedPlugin>, LoadError>;
+
+    /// The plugin was unloaded: compiled code kept for it alone may be freed.
+    fn unloaded(&self, _manifest: &PluginManifest) {}
 }
 
 /// Why a plugin's code could not be loaded. Every variant names the file.

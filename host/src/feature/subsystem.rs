@@ -37,6 +37,8 @@ pub enum FeatureError {
     NotActive(String),
     #[error("plugin {plugin:?} still has {activations} activation(s); deactivate it first")]
     StillActive { plugin: String, activations: u32 },
+    #[error("plugin {plugin:?} is a dependency of {dependent:?}; uninstall that first")]
+    Depended { plugin: String, dependent: String },
 }
 
 /// A plugin entering a state, as observers see it.
@@ -141,6 +143,71 @@ impl FeatureSubsystem {
         let installed = PluginState::Stable(Destination::Installed);
         self.notify(&name, installed.clone(), installed);
         Ok(())
+    }
+
+    /// Takes a plugin that no world holds down to `Installed` and forgets it: its compiled code is freed
+    /// (unless another plugin shares the same component). Refused while it is active or another installed
+    /// plugin depends on it.
+    pub async fn uninstall(&self, name: &str) -> Result<(), FeatureError> {
+        let dependent = self
+            .plugins()
+            .values()
+            .find(|e| e.manifest.name != name && e.manifest.dependencies.iter().any(|d| d.name == name))
+            .map(|e| e.manifest.name.clone());
+        if let Some(dependent) = dependent {
+            return Err(FeatureError::Depended { plugin: name.to_string(), dependent });
+        }
+        self.change_target(name, Destination::Installed).await?;
+        self.plugins().remove(name);
+        Ok(())
+    }
+
+    /// Compiles a new version of an installed plugin — `manifest` is its manifest as read again — without
+    /// touching the version in use: the caller swaps it in with [`swap_code`](Self::swap_code) once it has the
+    /// old one out of every world. Runs the compiler off the calling thread.
+    pub async fn compile_new_version(&self, manifest: PluginManifest) -> Result<Arc<dyn LoadedPlugin>, FeatureError> {
+        let name = manifest.name.clone();
+        if self.manifest(&name).is_none() {
+            return Err(FeatureError::UnknownPlugin(name));
+        }
+        let loader = self.loader.clone();
+        let path = manifest.component_path.display().to_string();
+        tokio::task::spawn_blocking(move || loader.load(&manifest))
+            .await
+            .unwrap_or_else(|panic| Err(LoadError::Other { path, cause: format!("loader panicked: {panic}") }))
+            .map_err(|e| FeatureError::Failed {
+                plugin: name,
+                error: PluginError::new(Transition::Loading, e.to_string()),
+            })
+    }
+
+    /// Puts a plugin's new version in place of the old one (a hot reload): its manifest and its code, which
+    /// worlds instantiate from now on. Returns the old manifest and code, to put back if the new version
+    /// fails to activate. The plugin must be loaded (its code in use), and keeps its activations.
+    pub fn swap_code(
+        &self,
+        manifest: PluginManifest,
+        code: Arc<dyn LoadedPlugin>,
+    ) -> Result<(Arc<PluginManifest>, Arc<dyn LoadedPlugin>), FeatureError> {
+        let name = manifest.name.clone();
+        let mut plugins = self.plugins();
+        let entry = plugins.get_mut(&name).ok_or_else(|| FeatureError::UnknownPlugin(name.clone()))?;
+        let Some(old_code) = entry.code.replace(code) else {
+            entry.code = None;
+            return Err(FeatureError::NotActive(name));
+        };
+        let old_manifest = std::mem::replace(&mut entry.manifest, Arc::new(manifest));
+        Ok((old_manifest, old_code))
+    }
+
+    /// Clears an error a world recorded (see [`record_error`](Self::record_error)) once the plugin runs again
+    /// there: it is back at its last stable state.
+    pub fn recover(&self, name: &str) {
+        let errored = self.plugins().get(name).is_some_and(|e| e.state.is_error());
+        if errored {
+            let stable = self.with_entry(name, |e| e.stable);
+            self.enter(name, PluginState::Stable(stable));
+        }
     }
 
     /// The plugin's current state.
@@ -426,6 +493,9 @@ impl FeatureSubsystem {
             Destination::Loaded => {
                 self.enter(name, PluginState::Transition(Transition::Unloading));
                 self.with_entry(name, |e| e.code = None);
+                if let Some(manifest) = self.manifest(name) {
+                    self.loader.unloaded(&manifest);
+                }
                 self.arrive(name, Destination::Registered);
             }
             Destination::Registered => {

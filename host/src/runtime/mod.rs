@@ -150,6 +150,8 @@ pub struct Runtime {
     /// Every distinct component compiled (or read from the cache) in this process, by its cache key: plugins
     /// sharing a component share its code, and concurrent loads of one component wait for one compile.
     compiled: Mutex<HashMap<EntryKey, CompileSlot>>,
+    /// Which compiled component each loaded plugin's component file is, so unloading can free it.
+    in_use: Mutex<HashMap<PathBuf, EntryKey>>,
     config: RuntimeConfig,
     _ticker: EpochTicker,
     /// Serves the WASI functions plugins may wait in (timers), on a thread of its own, so that they work the
@@ -211,7 +213,16 @@ impl Runtime {
             .build()
             .map_err(|e| RuntimeError(format!("starting the WASI thread: {e}")))?;
         let wasi_io = WasiIo(Some(wasi_io));
-        Ok(Arc::new(Runtime { engine, linker, cache, compiled: Mutex::default(), config, _ticker: ticker, wasi_io }))
+        Ok(Arc::new(Runtime {
+            engine,
+            linker,
+            cache,
+            compiled: Mutex::default(),
+            in_use: Mutex::default(),
+            config,
+            _ticker: ticker,
+            wasi_io,
+        }))
     }
 
     pub fn engine(&self) -> &Engine {
@@ -266,6 +277,14 @@ impl Runtime {
         });
         let took = started.elapsed();
         let component = outcome.clone().map_err(|cause| LoadError::Invalid { path: shown.clone(), cause })?;
+        // A plugin's file compiled again (a new version) lets go of the old compile, once nobody else uses it.
+        let mut in_use = self.in_use.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(old) = in_use.insert(path.clone(), key) {
+            if old != key && !in_use.values().any(|k| *k == old) {
+                self.compiled.lock().unwrap_or_else(|e| e.into_inner()).remove(&old);
+            }
+        }
+        drop(in_use);
         let provenance = if compiled_now { Provenance::Compiled { took } } else { Provenance::Cached { took } };
         let ty = component.component_type();
         let interface = ComponentInterface {
@@ -326,5 +345,22 @@ fn foreign_api_version(interface: &ComponentInterface) -> Option<String> {
 impl PluginLoader for Runtime {
     fn load(&self, manifest: &PluginManifest) -> Result<Arc<dyn LoadedPlugin>, LoadError> {
         Ok(self.load_plugin(manifest)?)
+    }
+
+    /// Frees the compiled component of an unloaded plugin, unless another loaded plugin's file is the same
+    /// component (instances still running keep their code alive until they go).
+    fn unloaded(&self, manifest: &PluginManifest) {
+        let mut in_use = self.in_use.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(key) = in_use.remove(&manifest.component_path) else { return };
+        if !in_use.values().any(|k| *k == key) {
+            self.compiled.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
+        }
+    }
+}
+
+impl Runtime {
+    /// How many distinct compiled components the runtime holds for loaded plugins.
+    pub fn compiled_components(&self) -> usize {
+        self.compiled.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 }

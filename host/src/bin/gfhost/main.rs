@@ -2,6 +2,7 @@
 //! build plugins.
 
 mod package;
+mod play;
 mod template;
 
 use std::io::IsTerminal;
@@ -66,6 +67,22 @@ enum Command {
         /// Players the game mode spawns once the experience has loaded.
         #[arg(long, default_value_t = 2)]
         players: usize,
+    },
+    /// Load an experience into a world that keeps running, changed by commands until `quit`: features
+    /// activated, deactivated, hot-reloaded, installed and uninstalled while it plays.
+    Play {
+        /// The experience file.
+        #[arg(default_value = "experiences/default.toml")]
+        experience: PathBuf,
+        /// standalone, dedicated-server, listen-server or client.
+        #[arg(long, default_value = "standalone")]
+        net_mode: NetMode,
+        /// Players the game mode spawns once the experience has loaded.
+        #[arg(long, default_value_t = 2)]
+        players: usize,
+        /// Read commands from this file instead of the console (one per line; `#` starts a comment).
+        #[arg(long)]
+        script: Option<PathBuf>,
     },
     /// List the plugins found in the plugin directories.
     Plugins {
@@ -158,6 +175,22 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 },
             };
             run_experience(&experience, net_mode, players, trace.as_deref(), options)
+        }
+        Command::Play { experience, net_mode, players, script } => {
+            if !experience.is_file() {
+                bail!("experience file {} not found", experience.display());
+            }
+            let options = SessionOptions {
+                plugin_dirs: cli.plugin_dirs,
+                runtime,
+                manager: ManagerOptions {
+                    plugin_log_level: LogLevel::Info,
+                    grants: config.grants,
+                    data_dir: config.data_dir,
+                    ..ManagerOptions::default()
+                },
+            };
+            play::play(&experience, net_mode, players, script.as_deref(), options)
         }
         Command::Build { paths } => {
             let paths = if paths.is_empty() { cli.plugin_dirs } else { paths };

@@ -374,3 +374,80 @@ impl ExperienceManager {
         }
     }
 }
+
+/// Why a reload was refused; the version that was running keeps running.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReloadError {
+    #[error("plugin {0:?} is not active in this world")]
+    NotInWorld(String),
+    #[error("the new version of {plugin:?} was refused: {cause}")]
+    Refused { plugin: String, cause: String },
+    #[error("the new version of {plugin:?} failed to activate ({cause}); the old version runs again")]
+    Failed { plugin: String, cause: String },
+}
+
+/// A reload that took place: the versions before and after.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reloaded {
+    pub plugin: String,
+    pub from: String,
+    pub to: String,
+}
+
+impl ExperienceManager {
+    /// Hot-reloads a feature from its files as they are now (`plugin.toml` read again, the component compiled
+    /// off this thread while the old version keeps running): the old instance leaves the world as at
+    /// deactivation, the new one is activated and applied to every existing actor. A new version that does not
+    /// read, compile or fit is refused and the old one keeps running; one that fails to activate is taken out
+    /// and the old version activated again. (Plugins of WIT 0.1.0 reload without their state.)
+    pub async fn reload_feature(&mut self, name: &str) -> Result<Reloaded, ReloadError> {
+        let index = self.in_world.iter().position(|f| f.name == name);
+        let (Some(index), Some(old)) = (index, self.features.manifest(name)) else {
+            return Err(ReloadError::NotInWorld(name.to_string()));
+        };
+        let refused = |cause: String| ReloadError::Refused { plugin: name.to_string(), cause };
+        let manifest = crate::feature::PluginManifest::read(&old.dir).map_err(|e| refused(e.to_string()))?;
+        if manifest.name != name {
+            return Err(refused(format!("its manifest now names it {:?}", manifest.name)));
+        }
+        let to = manifest.version.clone();
+        let code = self.features.compile_new_version(manifest.clone()).await.map_err(|e| refused(e.to_string()))?;
+        let feature = self.in_world.remove(index);
+        self.teardown(vec![feature]).await;
+        let (old_manifest, old_code) = self.features.swap_code(manifest, code).map_err(|e| refused(e.to_string()))?;
+        self.run_feature_actions(name).await;
+        let track = track::plugin(name);
+        if self.in_world.iter().any(|f| f.name == name && self.instances.contains(f.owner)) {
+            self.features.recover(name);
+            self.timeline.record(&track, EventKind::Note, format!("reloaded {} -> {to}", old.version));
+            self.report.active = self.live_features();
+            return Ok(Reloaded { plugin: name.to_string(), from: old.version.clone(), to });
+        }
+        let cause = self.report.failures.last().map(|f| f.cause.clone()).unwrap_or_default();
+        let new_version = self.features.swap_code((*old_manifest).clone(), old_code);
+        drop(new_version);
+        self.run_feature_actions(name).await;
+        if self.in_world.iter().any(|f| f.name == name) {
+            self.features.recover(name);
+        }
+        self.timeline.record(&track, EventKind::Note, format!("reload to {to} failed; {} runs again", old.version));
+        self.report.active = self.live_features();
+        Err(ReloadError::Failed { plugin: name.to_string(), cause })
+    }
+
+    /// Installs a plugin folder while the game runs (it goes `Installed`; activate it to use it). Returns its
+    /// name.
+    pub fn install_plugin(&mut self, dir: &std::path::Path) -> Result<String, String> {
+        let manifest = crate::feature::PluginManifest::read(dir).map_err(|e| e.to_string())?;
+        let name = manifest.name.clone();
+        self.features.install(manifest).map_err(|e| e.to_string())?;
+        Ok(name)
+    }
+
+    /// Takes a plugin out of this world if it is in it, then out of the process: its compiled code is freed.
+    /// (Other worlds holding it must deactivate it first.)
+    pub async fn uninstall_plugin(&mut self, name: &str) -> Result<(), FeatureError> {
+        self.deactivate_feature(name).await;
+        self.features.uninstall(name).await
+    }
+}

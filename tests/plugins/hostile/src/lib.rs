@@ -386,10 +386,10 @@ impl Plugin for Hostile {
                 let _ = components::send_event(actor, "Pong");
             }
             ("hoard-properties", components::events::GAME_ACTOR_READY) => self.hoard_properties(actor),
-            ("spawn-storm", components::events::RECEIVER_ADDED | components::events::EXTENSION_ADDED) => {
-                if self.wave_last == Some(actor) && self.spawned < 30_000 {
-                    self.spawn_wave();
-                }
+            ("spawn-storm", components::events::RECEIVER_ADDED | components::events::EXTENSION_ADDED)
+                if self.wave_last == Some(actor) && self.spawned < 30_000 =>
+            {
+                self.spawn_wave();
             }
             _ => {}
         }

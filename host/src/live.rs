@@ -1,0 +1,217 @@
+//! A world that keeps running: the operations a console, a script or a game applies to it between frames —
+//! features activated, deactivated, hot-reloaded, installed and uninstalled, players spawned, the world
+//! summarised — each a method of [`LiveWorld`], and [`Command`] their text form for consoles and scripts.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::experience::ExperienceManager;
+use crate::feature::FeatureSubsystem;
+use crate::game;
+use crate::runtime::Runtime;
+use crate::timeline::Timeline;
+use crate::world;
+
+/// One console or script command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// Lists the installed plugins: version, state, whether this world runs them.
+    Features,
+    Activate(String),
+    Deactivate(String),
+    /// Hot-reloads a plugin from its files as they are now.
+    Reload(String),
+    /// Installs the plugin folder at this path.
+    Install(PathBuf),
+    Uninstall(String),
+    /// Spawns players (pawn, controller, player state), as the game mode does.
+    Spawn(usize),
+    /// Summarises the world: actors, components, handlers, init states.
+    State,
+    /// Writes the timeline as a Chrome trace.
+    Trace(PathBuf),
+    /// Lets time pass (in a script).
+    Wait(Duration),
+    Quit,
+}
+
+/// The commands, as a console prints them for `help`.
+pub const HELP: &str = "features | activate NAME | deactivate NAME | reload NAME | install DIR | uninstall NAME | \
+                        spawn N | state | trace FILE | wait MS | quit";
+
+impl FromStr for Command {
+    type Err = String;
+
+    fn from_str(line: &str) -> Result<Self, String> {
+        let mut words = line.split_whitespace();
+        let verb = words.next().ok_or("empty command")?;
+        let argument = words.next();
+        if words.next().is_some() {
+            return Err(format!("{verb}: too many arguments ({HELP})"));
+        }
+        let needs = |what: &str| argument.map(str::to_string).ok_or_else(|| format!("{verb} needs {what}"));
+        let count = |what: &str| needs(what)?.parse::<u64>().map_err(|e| format!("{verb}: {e}"));
+        let command = match verb {
+            "features" => Command::Features,
+            "activate" => Command::Activate(needs("a plugin name")?),
+            "deactivate" => Command::Deactivate(needs("a plugin name")?),
+            "reload" => Command::Reload(needs("a plugin name")?),
+            "install" => Command::Install(needs("a plugin folder")?.into()),
+            "uninstall" => Command::Uninstall(needs("a plugin name")?),
+            "spawn" => Command::Spawn(count("a number of players")?.min(10_000) as usize),
+            "state" => Command::State,
+            "trace" => Command::Trace(needs("a file")?.into()),
+            "wait" => Command::Wait(Duration::from_millis(count("milliseconds")?.min(60_000))),
+            "quit" | "exit" => Command::Quit,
+            other => return Err(format!("unknown command {other:?} ({HELP})")),
+        };
+        if argument.is_some() && matches!(command, Command::Features | Command::State | Command::Quit) {
+            return Err(format!("{verb} takes no argument"));
+        }
+        Ok(command)
+    }
+}
+
+/// A loaded experience's world, kept running and changed by commands.
+pub struct LiveWorld {
+    manager: ExperienceManager,
+    features: Arc<FeatureSubsystem>,
+    runtime: Arc<Runtime>,
+    timeline: Timeline,
+}
+
+impl LiveWorld {
+    /// Takes over a world whose experience is loaded.
+    pub fn new(manager: ExperienceManager, session: &crate::Session) -> Self {
+        LiveWorld {
+            manager,
+            features: session.features().clone(),
+            runtime: session.runtime().clone(),
+            timeline: session.timeline().clone(),
+        }
+    }
+
+    pub fn manager(&mut self) -> &mut ExperienceManager {
+        &mut self.manager
+    }
+
+    /// Gives the world back (to end play).
+    pub fn into_manager(self) -> ExperienceManager {
+        self.manager
+    }
+
+    /// Carries out one command; returns what a console shows, or why it was refused. Nothing a command
+    /// refuses changes the world.
+    pub async fn execute(&mut self, command: &Command) -> Result<String, String> {
+        match command {
+            Command::Features => Ok(self.features_text()),
+            Command::Activate(name) => {
+                self.manager.activate_feature(name).await.map_err(|e| e.to_string())?;
+                self.failure_or(format!("{name} active"), name)
+            }
+            Command::Deactivate(name) => match self.manager.deactivate_feature(name).await {
+                true => Ok(format!("{name} deactivated")),
+                false => Err(format!("{name} is not active in this world")),
+            },
+            Command::Reload(name) => {
+                let reloaded = self.manager.reload_feature(name).await.map_err(|e| e.to_string())?;
+                Ok(format!("{} reloaded: {} -> {}", reloaded.plugin, reloaded.from, reloaded.to))
+            }
+            Command::Install(dir) => {
+                let name = self.manager.install_plugin(dir)?;
+                Ok(format!("{name} installed from {}", dir.display()))
+            }
+            Command::Uninstall(name) => {
+                let before = self.runtime.compiled_components();
+                self.manager.uninstall_plugin(name).await.map_err(|e| e.to_string())?;
+                let after = self.runtime.compiled_components();
+                Ok(format!("{name} uninstalled; compiled components held: {before} -> {after}"))
+            }
+            Command::Spawn(players) => Ok(self.spawn(*players)),
+            Command::State => Ok(self.state_text()),
+            Command::Trace(path) => {
+                let json = serde_json::to_string_pretty(&self.timeline.to_chrome_trace()).map_err(|e| e.to_string())?;
+                std::fs::write(path, json).map_err(|e| format!("writing {}: {e}", path.display()))?;
+                Ok(format!("trace written to {}", path.display()))
+            }
+            Command::Wait(duration) => {
+                tokio::time::sleep(*duration).await;
+                Ok(String::new())
+            }
+            Command::Quit => Ok("ending play".into()),
+        }
+    }
+
+    /// `ok` unless `plugin` failed since the last command (its failure is the answer).
+    fn failure_or(&self, ok: String, plugin: &str) -> Result<String, String> {
+        match self.manager.report().failures.iter().rev().find(|f| f.source == plugin) {
+            Some(failure) if !self.manager.live_features().iter().any(|f| f == plugin) => Err(failure.to_string()),
+            _ => Ok(ok),
+        }
+    }
+
+    fn features_text(&self) -> String {
+        let live = self.manager.live_features();
+        let mut lines = Vec::new();
+        for info in self.features.list() {
+            let here = if live.contains(&info.manifest.name) { "  (in this world)" } else { "" };
+            lines.push(format!("{} {}  [{}]{here}", info.manifest.name, info.manifest.version, info.state));
+        }
+        lines.join("\n")
+    }
+
+    fn spawn(&mut self, players: usize) -> String {
+        let pawn_class = self
+            .manager
+            .current()
+            .and_then(|d| d.pawn_data.as_ref())
+            .map_or("Character".into(), |p| p.pawn_class.clone());
+        let spawned: Vec<game::Player> =
+            self.manager.with_world(|w| (0..players).filter_map(|_| game::spawn_player(w, &pawn_class).ok()).collect());
+        // The game's part, as `gfhost run` plays it: the controller arrives, then the player state.
+        self.manager.with_world(|w| spawned.iter().filter_map(|p| game::possess(w, p).err()).count());
+        self.manager.with_world(|w| spawned.iter().filter_map(|p| game::replicate_player_state(w, p).err()).count());
+        format!("spawned {} player(s)", spawned.len())
+    }
+
+    fn state_text(&self) -> String {
+        let w = world::lock(self.manager.world());
+        let mut reached: std::collections::BTreeMap<String, usize> = Default::default();
+        for actor in w.actors() {
+            for feature in w.manager.init_states.features(actor.id) {
+                let state = w.state_text(feature.state).unwrap_or("no state");
+                *reached.entry(format!("{} {state}", w.name_text(feature.feature))).or_default() += 1;
+            }
+        }
+        let states: Vec<String> = reached.iter().map(|(s, n)| format!("{n} x {s}")).collect();
+        format!(
+            "{} actors, {} feature components, {} handlers, {} subscriptions, {} init-state features{}{}",
+            w.actors().count(),
+            w.requested_component_count(),
+            w.live_handlers(),
+            w.live_subscriptions(),
+            w.live_features(),
+            if states.is_empty() { "" } else { "; " },
+            states.join(", ")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_parse_and_bad_ones_say_why() {
+        assert_eq!("activate hello".parse(), Ok(Command::Activate("hello".into())));
+        assert_eq!("spawn 3".parse(), Ok(Command::Spawn(3)));
+        assert_eq!("wait 20".parse(), Ok(Command::Wait(Duration::from_millis(20))));
+        assert_eq!("  state ".parse(), Ok(Command::State));
+        assert!("activate".parse::<Command>().unwrap_err().contains("needs a plugin name"));
+        assert!("spawn many".parse::<Command>().unwrap_err().contains("spawn"));
+        assert!("dance".parse::<Command>().unwrap_err().contains("unknown command"));
+        assert!("state now".parse::<Command>().unwrap_err().contains("takes no argument"));
+    }
+}

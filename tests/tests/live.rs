@@ -1,0 +1,105 @@
+//! A world that keeps running while its features change: activation, deactivation, hot reload (a new
+//! version; one that does not compile; one that fails to activate), install and uninstall — through the
+//! library API, with real plugins.
+
+use gamefeature_host::experience::{ExperienceManager, ReloadError};
+use gamefeature_host::game;
+use gamefeature_host::live::{Command, LiveWorld};
+use gamefeature_host::world::{self, NetMode};
+use gamefeature_host::Session;
+use gamefeature_tests::*;
+
+/// Where `lyra-character` has brought `pawn`'s Hero feature.
+fn hero_state(manager: &ExperienceManager, pawn: world::ActorId) -> Option<String> {
+    let w = world::lock(manager.world());
+    let state = w.feature_state(pawn, "Hero").ok()?;
+    w.state_text(state).map(str::to_string)
+}
+
+async fn lyra_world(session: &Session) -> (ExperienceManager, world::ActorId, ExperienceDir) {
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["lyra-character"]));
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    let player = manager.with_world(|w| game::spawn_player(w, "Character")).unwrap();
+    manager.with_world(|w| game::possess(w, &player)).unwrap();
+    manager.with_world(|w| game::replicate_player_state(w, &player)).unwrap();
+    assert_eq!(hero_state(&manager, player.pawn).as_deref(), Some("InitState.GameplayReady"));
+    (manager, player.pawn, experiences)
+}
+
+#[tokio::test]
+async fn a_reloaded_plugin_is_reapplied_to_every_actor_and_leaves_nothing_of_the_old_instance() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    let session = session(&plugins);
+    let (mut manager, pawn, _experiences) = lyra_world(&session).await;
+    let before = {
+        let w = world::lock(manager.world());
+        (w.live_handlers(), w.live_subscriptions(), w.live_features(), w.requested_component_count())
+    };
+    plugins.edit_manifest(&LYRA_CHARACTER, |text| text.replace("version = \"0.1.0\"", "version = \"0.2.0\""));
+    let reloaded = manager.reload_feature("lyra-character").await.unwrap();
+    assert_eq!((reloaded.from.as_str(), reloaded.to.as_str()), ("0.1.0", "0.2.0"));
+    assert_eq!(manager.live_features(), ["lyra-character"]);
+    assert_eq!(hero_state(&manager, pawn).as_deref(), Some("InitState.GameplayReady"), "re-applied to the pawn");
+    let after = {
+        let w = world::lock(manager.world());
+        (w.live_handlers(), w.live_subscriptions(), w.live_features(), w.requested_component_count())
+    };
+    assert_eq!(after, before, "the new instance holds what the old one did, and nothing of the old is left");
+    let notes = session.timeline().texts(
+        &gamefeature_host::timeline::track::plugin("lyra-character"),
+        gamefeature_host::timeline::EventKind::Note,
+    );
+    assert!(notes.iter().any(|n| n == "reloaded 0.1.0 -> 0.2.0"), "{notes:?}");
+    manager.end_play().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_broken_new_version_leaves_the_old_one_running() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    let session = session(&plugins);
+    let (mut manager, pawn, _experiences) = lyra_world(&session).await;
+    let component = plugins.folder(&LYRA_CHARACTER).join("lyra_character.wasm");
+    let good = std::fs::read(&component).unwrap();
+
+    std::fs::write(&component, b"not a component").unwrap();
+    let refused = manager.reload_feature("lyra-character").await.unwrap_err();
+    assert!(matches!(&refused, ReloadError::Refused { cause, .. } if cause.contains("not a valid")), "{refused}");
+    assert_eq!(manager.live_features(), ["lyra-character"], "the old version was never taken out");
+    assert_eq!(hero_state(&manager, pawn).as_deref(), Some("InitState.GameplayReady"));
+
+    // A component that traps in on-activating: taken out, and the old version activated again.
+    std::fs::copy(HOSTILE.component, &component).unwrap();
+    std::fs::write(plugins.folder(&LYRA_CHARACTER).join("behaviour.txt"), "panic-activating").unwrap();
+    plugins
+        .edit_manifest(&LYRA_CHARACTER, |text| format!("{text}\n[bundles.Equipped]\nbehaviour = \"behaviour.txt\"\n"));
+    let failed = manager.reload_feature("lyra-character").await.unwrap_err();
+    assert!(matches!(&failed, ReloadError::Failed { cause, .. } if cause.contains("panicked")), "{failed}");
+    assert_eq!(manager.live_features(), ["lyra-character"]);
+    assert_eq!(hero_state(&manager, pawn).as_deref(), Some("InitState.GameplayReady"), "the old one runs again");
+    std::fs::write(&component, good).unwrap();
+    manager.end_play().await.unwrap();
+}
+
+#[tokio::test]
+async fn plugins_install_activate_and_uninstall_while_the_world_runs() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    let session = session(&plugins);
+    let (manager, _pawn, _experiences) = lyra_world(&session).await;
+    let mut live = LiveWorld::new(manager, &session);
+    let elsewhere = PluginDir::with(&[BASE_GAMEPLAY]);
+    let held_before = session.runtime().compiled_components();
+    let installed = live.execute(&Command::Install(elsewhere.folder(&BASE_GAMEPLAY))).await.unwrap();
+    assert!(installed.starts_with("base-gameplay installed"), "{installed}");
+    live.execute(&Command::Activate("base-gameplay".into())).await.unwrap();
+    assert_eq!(live.manager().live_features(), ["lyra-character", "base-gameplay"]);
+    assert_eq!(session.runtime().compiled_components(), held_before + 1);
+    live.execute(&Command::Uninstall("base-gameplay".into())).await.unwrap();
+    assert_eq!(live.manager().live_features(), ["lyra-character"]);
+    assert!(session.features().state("base-gameplay").is_none(), "forgotten");
+    assert_eq!(session.runtime().compiled_components(), held_before, "its compiled code was freed");
+    let refused = live.execute(&Command::Activate("base-gameplay".into())).await.unwrap_err();
+    assert!(refused.contains("no plugin named"), "{refused}");
+    live.into_manager().end_play().await.unwrap();
+}
