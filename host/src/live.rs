@@ -25,6 +25,8 @@ pub enum Command {
     Reload(String),
     /// Installs the plugin folder at this path.
     Install(PathBuf),
+    /// Installs the plugin folders that appeared in the plugin directories.
+    Rescan,
     Uninstall(String),
     /// Spawns players (pawn, controller, player state), as the game mode does.
     Spawn(usize),
@@ -38,8 +40,8 @@ pub enum Command {
 }
 
 /// The commands, as a console prints them for `help`.
-pub const HELP: &str = "features | activate NAME | deactivate NAME | reload NAME | install DIR | uninstall NAME | \
-                        spawn N | state | trace FILE | wait MS | quit";
+pub const HELP: &str = "features | activate NAME | deactivate NAME | reload NAME | install DIR | rescan | \
+                        uninstall NAME | spawn N | state | trace FILE | wait MS | quit";
 
 impl FromStr for Command {
     type Err = String;
@@ -59,6 +61,7 @@ impl FromStr for Command {
             "deactivate" => Command::Deactivate(needs("a plugin name")?),
             "reload" => Command::Reload(needs("a plugin name")?),
             "install" => Command::Install(needs("a plugin folder")?.into()),
+            "rescan" => Command::Rescan,
             "uninstall" => Command::Uninstall(needs("a plugin name")?),
             "spawn" => Command::Spawn(count("a number of players")?.min(10_000) as usize),
             "state" => Command::State,
@@ -67,7 +70,8 @@ impl FromStr for Command {
             "quit" | "exit" => Command::Quit,
             other => return Err(format!("unknown command {other:?} ({HELP})")),
         };
-        if argument.is_some() && matches!(command, Command::Features | Command::State | Command::Quit) {
+        if argument.is_some() && matches!(command, Command::Features | Command::State | Command::Rescan | Command::Quit)
+        {
             return Err(format!("{verb} takes no argument"));
         }
         Ok(command)
@@ -75,17 +79,19 @@ impl FromStr for Command {
 }
 
 /// A loaded experience's world, kept running and changed by commands.
-pub struct LiveWorld {
+pub struct LiveWorld<'s> {
+    session: &'s crate::Session,
     manager: ExperienceManager,
     features: Arc<FeatureSubsystem>,
     runtime: Arc<Runtime>,
     timeline: Timeline,
 }
 
-impl LiveWorld {
+impl<'s> LiveWorld<'s> {
     /// Takes over a world whose experience is loaded.
-    pub fn new(manager: ExperienceManager, session: &crate::Session) -> Self {
+    pub fn new(manager: ExperienceManager, session: &'s crate::Session) -> Self {
         LiveWorld {
+            session,
             manager,
             features: session.features().clone(),
             runtime: session.runtime().clone(),
@@ -122,6 +128,17 @@ impl LiveWorld {
             Command::Install(dir) => {
                 let name = self.manager.install_plugin(dir)?;
                 Ok(format!("{name} installed from {}", dir.display()))
+            }
+            Command::Rescan => {
+                let (new, problems) = self.session.rescan();
+                let mut text = match new.as_slice() {
+                    [] => "no new plugins".to_string(),
+                    new => format!("installed {}", new.join(", ")),
+                };
+                for problem in problems {
+                    text += &format!("\nproblem: {problem}");
+                }
+                Ok(text)
             }
             Command::Uninstall(name) => {
                 let before = self.runtime.compiled_components();

@@ -23,6 +23,7 @@ pub struct SessionOptions {
 
 /// Everything one process needs to run experiences: plugins are discovered once and shared by every world.
 pub struct Session {
+    plugin_dirs: Vec<PathBuf>,
     runtime: Arc<Runtime>,
     features: Arc<FeatureSubsystem>,
     timeline: Timeline,
@@ -38,11 +39,12 @@ impl Session {
         let features = FeatureSubsystem::new(runtime.clone());
         let timeline = Timeline::new();
         features.add_observer(state_recorder(timeline.clone(), Arc::downgrade(&features)));
-        let discovery = features.discover(&options.plugin_dirs);
+        let plugin_dirs = options.plugin_dirs.clone();
+        let discovery = features.discover(&plugin_dirs);
         for error in &discovery.errors {
             timeline.record("discovery", EventKind::Failure, error.clone());
         }
-        Ok(Session { runtime, features, timeline, discovery, manager_options: options.manager })
+        Ok(Session { plugin_dirs, runtime, features, timeline, discovery, manager_options: options.manager })
     }
 
     pub fn runtime(&self) -> &Arc<Runtime> {
@@ -60,6 +62,18 @@ impl Session {
     /// What plugin discovery found, and the manifests it refused.
     pub fn discovery(&self) -> &DiscoveryReport {
         &self.discovery
+    }
+
+    /// Looks through the plugin directories again and installs the plugins that appeared since: returns their
+    /// names, and the problems found (bad manifests, duplicate names), as discovery does.
+    pub fn rescan(&self) -> (Vec<String>, Vec<String>) {
+        let before: Vec<String> = self.features.list().into_iter().map(|p| p.manifest.name.clone()).collect();
+        let report = self.features.discover(&self.plugin_dirs);
+        for error in &report.errors {
+            self.timeline.record("discovery", EventKind::Failure, error.clone());
+        }
+        let new = report.found.iter().map(|m| m.name.clone()).filter(|name| !before.contains(name)).collect();
+        (new, report.errors)
     }
 
     /// A new, empty world with its experience manager.

@@ -103,3 +103,17 @@ async fn plugins_install_activate_and_uninstall_while_the_world_runs() {
     assert!(refused.contains("no plugin named"), "{refused}");
     live.into_manager().end_play().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_plugin_folder_dropped_in_while_the_world_runs_is_found_by_a_rescan() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    let session = session(&plugins);
+    let (manager, _pawn, _experiences) = lyra_world(&session).await;
+    let mut live = LiveWorld::new(manager, &session);
+    assert_eq!(live.execute(&Command::Rescan).await.unwrap(), "no new plugins");
+    plugins.add(&BASE_GAMEPLAY);
+    assert_eq!(live.execute(&Command::Rescan).await.unwrap(), "installed base-gameplay");
+    live.execute(&Command::Activate("base-gameplay".into())).await.unwrap();
+    assert_eq!(live.manager().live_features(), ["lyra-character", "base-gameplay"]);
+    live.into_manager().end_play().await.unwrap();
+}

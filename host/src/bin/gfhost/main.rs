@@ -162,17 +162,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 plugin_dirs: cli.plugin_dirs,
                 runtime,
                 // The timeline is for reading what plugins do: show their debug lines too.
-                manager: ManagerOptions {
-                    chaos,
-                    plugin_log_level: LogLevel::Debug,
-                    grants: config.grants,
-                    data_dir: config.data_dir,
-                    dispatch: DispatchLimits {
-                        work: config.work_per_dispatch.unwrap_or(DispatchLimits::default().work),
-                        ..DispatchLimits::default()
-                    },
-                    ..ManagerOptions::default()
-                },
+                manager: ManagerOptions { chaos, ..manager_options(config, LogLevel::Debug) },
             };
             run_experience(&experience, net_mode, players, trace.as_deref(), options)
         }
@@ -183,12 +173,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let options = SessionOptions {
                 plugin_dirs: cli.plugin_dirs,
                 runtime,
-                manager: ManagerOptions {
-                    plugin_log_level: LogLevel::Info,
-                    grants: config.grants,
-                    data_dir: config.data_dir,
-                    ..ManagerOptions::default()
-                },
+                manager: manager_options(config, LogLevel::Info),
             };
             play::play(&experience, net_mode, players, script.as_deref(), options)
         }
@@ -225,6 +210,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             inspect_plugin(&name, SessionOptions { plugin_dirs, runtime, ..SessionOptions::default() })
         }
+    }
+}
+
+/// What a world's experience manager takes from the host configuration.
+fn manager_options(config: HostConfig, plugin_log_level: LogLevel) -> ManagerOptions {
+    let default = DispatchLimits::default();
+    ManagerOptions {
+        plugin_log_level,
+        grants: config.grants,
+        data_dir: config.data_dir,
+        dispatch: DispatchLimits { work: config.work_per_dispatch.unwrap_or(default.work), ..default },
+        ..ManagerOptions::default()
     }
 }
 
