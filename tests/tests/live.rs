@@ -117,3 +117,28 @@ async fn a_plugin_folder_dropped_in_while_the_world_runs_is_found_by_a_rescan() 
     assert_eq!(live.manager().live_features(), ["lyra-character", "base-gameplay"]);
     live.into_manager().end_play().await.unwrap();
 }
+
+/// `--watch`: a plugin folder's changed component is seen once it has settled, and reloading the changed files
+/// reloads the plugin they belong to.
+#[tokio::test]
+async fn a_changed_component_on_disk_is_seen_and_its_plugin_reloaded() {
+    use gamefeature_host::live::FolderWatcher;
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    let session = session(&plugins);
+    let (manager, pawn, _experiences) = lyra_world(&session).await;
+    let mut live = LiveWorld::new(manager, &session);
+    let mut watcher = FolderWatcher::new(&live.plugin_folders()).unwrap();
+    plugins.edit_manifest(&LYRA_CHARACTER, |text| text.replace("version = \"0.1.0\"", "version = \"0.3.0\""));
+    // Bounded: file events arrive within milliseconds; ten seconds only guards against a lost event.
+    let started = std::time::Instant::now();
+    let mut changed = Vec::new();
+    while changed.is_empty() && started.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        changed = watcher.changed();
+    }
+    assert_eq!(changed, [plugins.folder(&LYRA_CHARACTER).join("plugin.toml")]);
+    let outcomes = live.reload_changed(&changed).await;
+    assert_eq!(outcomes, [Ok("lyra-character reloaded: 0.1.0 -> 0.3.0".to_string())]);
+    assert_eq!(hero_state(live.manager(), pawn).as_deref(), Some("InitState.GameplayReady"));
+    live.into_manager().end_play().await.unwrap();
+}

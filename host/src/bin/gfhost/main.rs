@@ -83,6 +83,9 @@ enum Command {
         /// Read commands from this file instead of the console (one per line; `#` starts a comment).
         #[arg(long)]
         script: Option<PathBuf>,
+        /// Reload a plugin whenever its component or plugin.toml changes on disk.
+        #[arg(long)]
+        watch: bool,
     },
     /// List the plugins found in the plugin directories.
     Plugins {
@@ -166,7 +169,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             run_experience(&experience, net_mode, players, trace.as_deref(), options)
         }
-        Command::Play { experience, net_mode, players, script } => {
+        Command::Play { experience, net_mode, players, script, watch } => {
             if !experience.is_file() {
                 bail!("experience file {} not found", experience.display());
             }
@@ -175,7 +178,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 runtime,
                 manager: manager_options(config, LogLevel::Info),
             };
-            play::play(&experience, net_mode, players, script.as_deref(), options)
+            let play_options = play::PlayOptions { net_mode, players, script: script.as_deref(), watch };
+            play::play(&experience, play_options, options)
         }
         Command::Build { paths } => {
             let paths = if paths.is_empty() { cli.plugin_dirs } else { paths };

@@ -1,20 +1,26 @@
-//! `gfhost play`: an experience loaded into a world that keeps running until told to stop, changed by
-//! commands typed at a console (line editing and history) or read from a script.
+//! `gfhost play`: an experience loaded into a world that keeps running until told to stop. The world runs in
+//! frames on the main thread; commands typed at a console (line editing and history, on a thread of its own)
+//! or read from a script, and new versions of plugins found by `--watch`, are applied between frames.
 
 use std::io::{BufRead, IsTerminal};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use gamefeature_host::live::{Command, LiveWorld, HELP};
+use gamefeature_host::live::{Command, FolderWatcher, LiveWorld, HELP};
 use gamefeature_host::world::NetMode;
 use gamefeature_host::{Session, SessionOptions};
+
+/// How often the world looks for commands and changed files: a 30 Hz frame.
+const FRAME: Duration = Duration::from_millis(33);
 
 /// Where commands come from.
 enum Input {
     Script(Vec<String>),
     Console(Box<rustyline::DefaultEditor>),
-    Piped(std::io::StdinLock<'static>),
+    Piped,
 }
 
 impl Input {
@@ -29,42 +35,83 @@ impl Input {
                 }
                 Err(_) => None,
             },
-            Input::Piped(stdin) => {
+            Input::Piped => {
                 let mut line = String::new();
-                (stdin.read_line(&mut line).ok()? > 0).then_some(line)
+                (std::io::stdin().lock().read_line(&mut line).ok()? > 0).then_some(line)
             }
         }
     }
 }
 
-pub fn play(
-    path: &Path,
-    net_mode: NetMode,
-    players: usize,
-    script: Option<&Path>,
-    options: SessionOptions,
-) -> Result<ExitCode> {
-    let mut input = match script {
+pub struct PlayOptions<'a> {
+    pub net_mode: NetMode,
+    pub players: usize,
+    pub script: Option<&'a Path>,
+    /// Reload a plugin when its component or manifest changes on disk.
+    pub watch: bool,
+}
+
+pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Result<ExitCode> {
+    let input = match play.script {
         Some(script) => {
             let text = std::fs::read_to_string(script).with_context(|| format!("reading {}", script.display()))?;
             Input::Script(text.lines().map(str::to_string).collect())
         }
         None if std::io::stdin().is_terminal() => Input::Console(Box::new(rustyline::DefaultEditor::new()?)),
-        None => Input::Piped(std::io::stdin().lock()),
+        None => Input::Piped,
     };
     let echo = !matches!(input, Input::Console(_));
     let tokio = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let session = Session::new(options)?;
-    let mut manager = session.create_world("main", net_mode);
+    let mut manager = session.create_world("main", play.net_mode);
     tokio.block_on(manager.load(path))?;
     let mut world = LiveWorld::new(manager, &session);
     println!("{} loaded; commands: {HELP}", path.display());
-    if players > 0 {
-        println!("{}", tokio.block_on(world.execute(&Command::Spawn(players))).unwrap_or_else(|e| e));
+    if play.players > 0 {
+        println!("{}", tokio.block_on(world.execute(&Command::Spawn(play.players))).unwrap_or_else(|e| e));
     }
-    while let Some(line) = input.next_line() {
+    let mut watcher = match play.watch {
+        true => Some(FolderWatcher::new(&world.plugin_folders()).context("watching the plugin folders")?),
+        false => None,
+    };
+
+    // The console reads on its own thread and waits for each command to be carried out before prompting again.
+    let (lines, commands) = mpsc::channel::<String>();
+    let (done, finished) = mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let mut input = input;
+        while let Some(line) = input.next_line() {
+            if lines.send(line).is_err() || finished.recv().is_err() {
+                break;
+            }
+        }
+    });
+
+    let mut waiting_until: Option<Instant> = None;
+    loop {
+        // Between frames: settled file changes, then at most one command.
+        if let Some(watcher) = &mut watcher {
+            let changed: Vec<PathBuf> = watcher.changed();
+            for outcome in tokio.block_on(world.reload_changed(&changed)) {
+                println!("{}", outcome.unwrap_or_else(|e| format!("error: {e}")));
+            }
+        }
+        if let Some(until) = waiting_until {
+            if Instant::now() < until {
+                std::thread::sleep(FRAME);
+                continue;
+            }
+            waiting_until = None;
+            let _ = done.send(());
+        }
+        let line = match commands.recv_timeout(FRAME) {
+            Ok(line) => line,
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => break,
+        };
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
+            let _ = done.send(());
             continue;
         }
         if echo {
@@ -74,9 +121,15 @@ pub fn play(
             Ok(command) => command,
             Err(e) => {
                 println!("error: {e}");
+                let _ = done.send(());
                 continue;
             }
         };
+        if let Command::Wait(duration) = command {
+            // The world keeps running (and watching) while a script waits.
+            waiting_until = Some(Instant::now() + duration);
+            continue;
+        }
         match tokio.block_on(world.execute(&command)) {
             Ok(text) if text.is_empty() => {}
             Ok(text) => println!("{text}"),
@@ -85,6 +138,7 @@ pub fn play(
         if command == Command::Quit {
             break;
         }
+        let _ = done.send(());
     }
     let mut manager = world.into_manager();
     tokio.block_on(manager.end_play())?;

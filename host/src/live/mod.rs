@@ -2,7 +2,11 @@
 //! features activated, deactivated, hot-reloaded, installed and uninstalled, players spawned, the world
 //! summarised — each a method of [`LiveWorld`], and [`Command`] their text form for consoles and scripts.
 
-use std::path::PathBuf;
+mod watch;
+
+pub use watch::{FolderWatcher, Settling, QUIET};
+
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -159,6 +163,40 @@ impl<'s> LiveWorld<'s> {
             }
             Command::Quit => Ok("ending play".into()),
         }
+    }
+
+    /// The folders of the plugins this world runs, to watch for new versions.
+    pub fn plugin_folders(&self) -> Vec<PathBuf> {
+        let live = self.manager.live_features();
+        self.features
+            .list()
+            .into_iter()
+            .filter(|p| live.contains(&p.manifest.name))
+            .map(|p| p.manifest.dir.clone())
+            .collect()
+    }
+
+    /// Hot-reloads the plugins this world runs whose component or manifest is among `files`, each once;
+    /// returns what a console shows for each.
+    pub async fn reload_changed(&mut self, files: &[PathBuf]) -> Vec<Result<String, String>> {
+        let live = self.manager.live_features();
+        let changed = |file: &Path| {
+            self.features.list().into_iter().find(|p| {
+                live.contains(&p.manifest.name)
+                    && (p.manifest.component_path == file || p.manifest.manifest_path == file)
+            })
+        };
+        let mut plugins: Vec<String> = Vec::new();
+        for plugin in files.iter().filter_map(|f| changed(f)) {
+            if !plugins.contains(&plugin.manifest.name) {
+                plugins.push(plugin.manifest.name.clone());
+            }
+        }
+        let mut outcomes = Vec::new();
+        for plugin in plugins {
+            outcomes.push(self.execute(&Command::Reload(plugin)).await);
+        }
+        outcomes
     }
 
     /// `ok` unless `plugin` failed since the last command (its failure is the answer).

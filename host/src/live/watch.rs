@@ -1,0 +1,91 @@
+//! Watching plugin folders for new versions: file events from the operating system (through `notify`),
+//! settled — a build writes a file in several steps, so a file counts as changed once it has been quiet for a
+//! moment.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+use notify::{RecursiveMode, Watcher};
+
+/// How long a file must be quiet after its last event before it counts as changed.
+pub const QUIET: Duration = Duration::from_millis(200);
+
+/// Files that changed, each reported once it has been quiet for [`QUIET`].
+#[derive(Debug, Default)]
+pub struct Settling {
+    last_event: HashMap<PathBuf, Instant>,
+}
+
+impl Settling {
+    /// A file changed at `at`.
+    pub fn touched(&mut self, path: PathBuf, at: Instant) {
+        self.last_event.insert(path, at);
+    }
+
+    /// The files quiet since `now - QUIET`, each once, sorted.
+    pub fn settled(&mut self, now: Instant) -> Vec<PathBuf> {
+        let mut settled: Vec<PathBuf> = self
+            .last_event
+            .iter()
+            .filter(|(_, at)| now.saturating_duration_since(**at) >= QUIET)
+            .map(|(path, _)| path.clone())
+            .collect();
+        for path in &settled {
+            self.last_event.remove(path);
+        }
+        settled.sort();
+        settled
+    }
+}
+
+/// Watches folders (not their subfolders) for changed files.
+pub struct FolderWatcher {
+    _watcher: notify::RecommendedWatcher,
+    events: Receiver<notify::Result<notify::Event>>,
+    settling: Settling,
+}
+
+impl FolderWatcher {
+    pub fn new(folders: &[PathBuf]) -> notify::Result<Self> {
+        let (sender, events) = channel();
+        let mut watcher = notify::recommended_watcher(move |event| {
+            let _ = sender.send(event);
+        })?;
+        for folder in folders {
+            watcher.watch(folder, RecursiveMode::NonRecursive)?;
+        }
+        Ok(FolderWatcher { _watcher: watcher, events, settling: Settling::default() })
+    }
+
+    /// The files that changed and have settled since the last call.
+    pub fn changed(&mut self) -> Vec<PathBuf> {
+        let now = Instant::now();
+        while let Ok(event) = self.events.try_recv() {
+            let Ok(event) = event else { continue };
+            if event.kind.is_modify() || event.kind.is_create() {
+                for path in event.paths {
+                    self.settling.touched(path, now);
+                }
+            }
+        }
+        self.settling.settled(now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_counts_as_changed_once_it_has_been_quiet() {
+        let mut settling = Settling::default();
+        let start = Instant::now();
+        settling.touched("a.wasm".into(), start);
+        settling.touched("a.wasm".into(), start + Duration::from_millis(100));
+        assert!(settling.settled(start + Duration::from_millis(250)).is_empty(), "still being written");
+        assert_eq!(settling.settled(start + Duration::from_millis(300)), [PathBuf::from("a.wasm")]);
+        assert!(settling.settled(start + Duration::from_secs(5)).is_empty(), "reported once");
+    }
+}
