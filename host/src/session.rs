@@ -83,7 +83,8 @@ impl Session {
     }
 }
 
-/// Records every plugin state change, and how each plugin's code was obtained, on the plugin's track.
+/// Records every plugin state change, and how each plugin's code was obtained (and which version), on the
+/// plugin's track.
 fn state_recorder(timeline: Timeline, features: Weak<FeatureSubsystem>) -> crate::feature::Observer {
     Arc::new(move |change: &StateChange| {
         let track = track::plugin(&change.plugin);
@@ -92,13 +93,15 @@ fn state_recorder(timeline: Timeline, features: Weak<FeatureSubsystem>) -> crate
         let just_loaded = change.from == PluginState::Transition(Transition::Loading)
             && change.state == PluginState::Stable(Destination::Loaded);
         if just_loaded {
-            let code = features.upgrade().and_then(|f| f.code(&change.plugin));
+            let features = features.upgrade();
+            let code = features.as_ref().and_then(|f| f.code(&change.plugin));
+            let version = features.and_then(|f| f.manifest(&change.plugin)).map(|m| m.version.clone());
             if let Some(code) = code {
                 let text = match code.provenance() {
                     Provenance::Compiled { took } => format!("compiled in {:.1} ms", took.as_secs_f64() * 1e3),
                     Provenance::Cached { took } => format!("loaded from cache in {:.2} ms", took.as_secs_f64() * 1e3),
                 };
-                timeline.record(&track, EventKind::Load, text);
+                timeline.record(&track, EventKind::Load, format!("{text} (version {})", version.unwrap_or_default()));
             }
         }
     })

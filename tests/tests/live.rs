@@ -142,3 +142,30 @@ async fn a_changed_component_on_disk_is_seen_and_its_plugin_reloaded() {
     assert_eq!(hero_state(live.manager(), pawn).as_deref(), Some("InitState.GameplayReady"));
     live.into_manager().end_play().await.unwrap();
 }
+
+/// A reloaded plugin's dependents leave the world before it and come back after it.
+#[tokio::test]
+async fn dependents_are_reloaded_with_their_dependency() {
+    let plugins = PluginDir::with(&[BASE_GAMEPLAY, SHOOTER_CORE]);
+    let session = session(&plugins);
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["shooter-core"]));
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    manager.reload_feature("base-gameplay").await.unwrap();
+    assert_eq!(manager.live_features(), ["base-gameplay", "shooter-core"]);
+    let calls = |plugin: &str| {
+        session.timeline().texts(
+            &gamefeature_host::timeline::track::instance(plugin, "w"),
+            gamefeature_host::timeline::EventKind::Call,
+        )
+    };
+    let shooter = calls("shooter-core");
+    assert_eq!(shooter.iter().filter(|c| c.starts_with("on-activating")).count(), 2, "{shooter:?}");
+    assert_eq!(shooter.iter().filter(|c| c.starts_with("on-deactivating")).count(), 1, "{shooter:?}");
+    let events: Vec<(String, String)> = session.timeline().events().into_iter().map(|e| (e.track, e.text)).collect();
+    let at = |track: &str, text: &str| events.iter().rposition(|(t, x)| t == track && x.starts_with(text)).unwrap();
+    assert!(at("plugin:shooter-core@w", "on-unregistering") < at("plugin:base-gameplay@w", "on-deactivating"));
+    assert!(at("plugin:base-gameplay@w", "on-activated") < at("plugin:shooter-core@w", "on-activating"));
+    manager.end_play().await.unwrap();
+}

@@ -399,10 +399,11 @@ impl ExperienceManager {
     /// off this thread while the old version keeps running): the old instance leaves the world as at
     /// deactivation, the new one is activated and applied to every existing actor. A new version that does not
     /// read, compile or fit is refused and the old one keeps running; one that fails to activate is taken out
-    /// and the old version activated again. (Plugins of WIT 0.1.0 reload without their state.)
+    /// and the old version activated again. The features of this world depending on it are deactivated
+    /// before it and activated again after it. (Plugins of WIT 0.1.0 reload without their state.)
     pub async fn reload_feature(&mut self, name: &str) -> Result<Reloaded, ReloadError> {
-        let index = self.in_world.iter().position(|f| f.name == name);
-        let (Some(index), Some(old)) = (index, self.features.manifest(name)) else {
+        let in_world = self.in_world.iter().any(|f| f.name == name);
+        let (true, Some(old)) = (in_world, self.features.manifest(name)) else {
             return Err(ReloadError::NotInWorld(name.to_string()));
         };
         let refused = |cause: String| ReloadError::Refused { plugin: name.to_string(), cause };
@@ -412,15 +413,51 @@ impl ExperienceManager {
         }
         let to = manifest.version.clone();
         let code = self.features.compile_new_version(manifest.clone()).await.map_err(|e| refused(e.to_string()))?;
+        // The features of this world that depend on it leave first and come back after it, in dependency
+        // order, so none runs against a dependency that is not there.
+        let dependents = self.dependents_in_world(name);
+        for dependent in dependents.iter().rev() {
+            let index = self.in_world.iter().position(|f| &f.name == dependent).expect("listed from in_world");
+            let feature = self.in_world.remove(index);
+            self.teardown(vec![feature]).await;
+        }
+        let index = self.in_world.iter().position(|f| f.name == name).expect("checked above");
         let feature = self.in_world.remove(index);
         self.teardown(vec![feature]).await;
+        let outcome = self.activate_new_version(name, &old, manifest, code, to).await;
+        for dependent in &dependents {
+            self.run_feature_actions(dependent).await;
+        }
+        self.report.active = self.live_features();
+        outcome
+    }
+
+    /// The features of this world that depend on `name`, directly or not, each after its own dependencies.
+    fn dependents_in_world(&self, name: &str) -> Vec<String> {
+        let names: Vec<String> = self.in_world.iter().map(|f| f.name.clone()).collect();
+        names
+            .into_iter()
+            .filter(|f| f != name)
+            .filter(|f| self.features.dependency_order(f).is_ok_and(|order| order.iter().any(|d| d == name)))
+            .collect()
+    }
+
+    /// Swaps in and activates a reloaded plugin's new version, or brings the old one back if it fails.
+    async fn activate_new_version(
+        &mut self,
+        name: &str,
+        old: &crate::feature::PluginManifest,
+        manifest: crate::feature::PluginManifest,
+        code: Arc<dyn crate::feature::LoadedPlugin>,
+        to: String,
+    ) -> Result<Reloaded, ReloadError> {
+        let refused = |cause: String| ReloadError::Refused { plugin: name.to_string(), cause };
         let (old_manifest, old_code) = self.features.swap_code(manifest, code).map_err(|e| refused(e.to_string()))?;
         self.run_feature_actions(name).await;
         let track = track::plugin(name);
         if self.in_world.iter().any(|f| f.name == name && self.instances.contains(f.owner)) {
             self.features.recover(name);
             self.timeline.record(&track, EventKind::Note, format!("reloaded {} -> {to}", old.version));
-            self.report.active = self.live_features();
             return Ok(Reloaded { plugin: name.to_string(), from: old.version.clone(), to });
         }
         let cause = self.report.failures.last().map(|f| f.cause.clone()).unwrap_or_default();
@@ -431,7 +468,6 @@ impl ExperienceManager {
             self.features.recover(name);
         }
         self.timeline.record(&track, EventKind::Note, format!("reload to {to} failed; {} runs again", old.version));
-        self.report.active = self.live_features();
         Err(ReloadError::Failed { plugin: name.to_string(), cause })
     }
 
