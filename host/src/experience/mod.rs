@@ -12,4 +12,6 @@ pub use chaos::ChaosDelay;
 pub use definition::{ActionSet, DefinitionError, ExperienceDefinition, PawnData};
 pub use dispatch::{DeliveryFailure, DispatchLimits, Instances, LiveInstance, PumpOverflow, MAX_BATCH, MAX_ROUNDS};
 pub use load_state::ExperienceLoadState;
-pub use manager::{ExperienceError, ExperienceManager, Failure, LoadReport, ManagerOptions, ReloadError, Reloaded};
+pub use manager::{
+    ExperienceError, ExperienceManager, Failure, LoadReport, ManagerOptions, NewVersion, ReloadError, Reloaded,
+};

@@ -176,9 +176,8 @@ impl<'s> LiveWorld<'s> {
             .collect()
     }
 
-    /// Hot-reloads the plugins this world runs whose component or manifest is among `files`, each once;
-    /// returns what a console shows for each.
-    pub async fn reload_changed(&mut self, files: &[PathBuf]) -> Vec<Result<String, String>> {
+    /// The plugins this world runs whose component or manifest is among `files`, each once.
+    pub fn plugins_of(&self, files: &[PathBuf]) -> Vec<String> {
         let live = self.manager.live_features();
         let changed = |file: &Path| {
             self.features.list().into_iter().find(|p| {
@@ -192,11 +191,33 @@ impl<'s> LiveWorld<'s> {
                 plugins.push(plugin.manifest.name.clone());
             }
         }
+        plugins
+    }
+
+    /// Hot-reloads the plugins this world runs whose component or manifest is among `files`, each once;
+    /// returns what a console shows for each.
+    pub async fn reload_changed(&mut self, files: &[PathBuf]) -> Vec<Result<String, String>> {
         let mut outcomes = Vec::new();
-        for plugin in plugins {
+        for plugin in self.plugins_of(files) {
             outcomes.push(self.execute(&Command::Reload(plugin)).await);
         }
         outcomes
+    }
+
+    /// The first half of a reload — a plugin's new version read and compiled — as a task that needs no world,
+    /// to run off the frame thread; hand its result to [`apply`](Self::apply) between frames.
+    pub fn prepare(
+        &self,
+        plugin: &str,
+    ) -> impl std::future::Future<Output = Result<crate::experience::NewVersion, String>> + Send + 'static {
+        let (features, plugin) = (self.features.clone(), plugin.to_string());
+        async move { crate::experience::NewVersion::prepare(&features, &plugin).await.map_err(|e| e.to_string()) }
+    }
+
+    /// The second half of a reload, between frames.
+    pub async fn apply(&mut self, new: crate::experience::NewVersion) -> Result<String, String> {
+        let reloaded = self.manager.apply_new_version(new).await.map_err(|e| e.to_string())?;
+        Ok(format!("{} reloaded: {} -> {}", reloaded.plugin, reloaded.from, reloaded.to))
     }
 
     /// `ok` unless `plugin` failed since the last command (its failure is the answer).

@@ -9,6 +9,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use gamefeature_host::experience::NewVersion;
 use gamefeature_host::live::{Command, FolderWatcher, LiveWorld, HELP};
 use gamefeature_host::world::NetMode;
 use gamefeature_host::{Session, SessionOptions};
@@ -88,13 +89,26 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
     });
 
     let mut waiting_until: Option<Instant> = None;
+    // New versions being compiled off the frame thread, applied between frames once ready.
+    let mut compiling: Vec<tokio::task::JoinHandle<Result<NewVersion, String>>> = Vec::new();
     loop {
-        // Between frames: settled file changes, then at most one command.
+        // Between frames: settled file changes start compiles; finished compiles are applied; then at most one
+        // command.
         if let Some(watcher) = &mut watcher {
             let changed: Vec<PathBuf> = watcher.changed();
-            for outcome in tokio.block_on(world.reload_changed(&changed)) {
-                println!("{}", outcome.unwrap_or_else(|e| format!("error: {e}")));
+            for plugin in world.plugins_of(&changed) {
+                compiling.push(tokio.spawn(world.prepare(&plugin)));
             }
+        }
+        let (ready, still): (Vec<_>, Vec<_>) = compiling.into_iter().partition(|task| task.is_finished());
+        compiling = still;
+        for task in ready {
+            let outcome = match tokio.block_on(task) {
+                Ok(Ok(new)) => tokio.block_on(world.apply(new)),
+                Ok(Err(e)) => Err(e),
+                Err(e) => Err(format!("compiling the new version failed: {e}")),
+            };
+            println!("{}", outcome.unwrap_or_else(|e| format!("error: {e}")));
         }
         if let Some(until) = waiting_until {
             if Instant::now() < until {

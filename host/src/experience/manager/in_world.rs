@@ -386,6 +386,33 @@ pub enum ReloadError {
     Failed { plugin: String, cause: String },
 }
 
+/// A plugin's new version, read and compiled while the old one keeps running: the first half of a hot reload,
+/// which needs no world, so a game runs it off its frame thread and applies it between frames with
+/// [`ExperienceManager::apply_new_version`].
+pub struct NewVersion {
+    manifest: crate::feature::PluginManifest,
+    code: Arc<dyn crate::feature::LoadedPlugin>,
+    old: Arc<crate::feature::PluginManifest>,
+}
+
+impl NewVersion {
+    /// Reads the plugin's files as they are now and compiles its component (on a blocking-task thread).
+    pub async fn prepare(features: &crate::feature::FeatureSubsystem, name: &str) -> Result<Self, ReloadError> {
+        let old = features.manifest(name).ok_or_else(|| ReloadError::NotInWorld(name.to_string()))?;
+        let refused = |cause: String| ReloadError::Refused { plugin: name.to_string(), cause };
+        let manifest = crate::feature::PluginManifest::read(&old.dir).map_err(|e| refused(e.to_string()))?;
+        if manifest.name != name {
+            return Err(refused(format!("its manifest now names it {:?}", manifest.name)));
+        }
+        let code = features.compile_new_version(manifest.clone()).await.map_err(|e| refused(e.to_string()))?;
+        Ok(NewVersion { manifest, code, old })
+    }
+
+    pub fn plugin(&self) -> &str {
+        &self.manifest.name
+    }
+}
+
 /// A reload that took place: the versions before and after.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reloaded {
@@ -402,17 +429,23 @@ impl ExperienceManager {
     /// and the old version activated again. The features of this world depending on it are deactivated
     /// before it and activated again after it. (Plugins of WIT 0.1.0 reload without their state.)
     pub async fn reload_feature(&mut self, name: &str) -> Result<Reloaded, ReloadError> {
-        let in_world = self.in_world.iter().any(|f| f.name == name);
-        let (true, Some(old)) = (in_world, self.features.manifest(name)) else {
+        if !self.in_world.iter().any(|f| f.name == name) {
             return Err(ReloadError::NotInWorld(name.to_string()));
-        };
-        let refused = |cause: String| ReloadError::Refused { plugin: name.to_string(), cause };
-        let manifest = crate::feature::PluginManifest::read(&old.dir).map_err(|e| refused(e.to_string()))?;
-        if manifest.name != name {
-            return Err(refused(format!("its manifest now names it {:?}", manifest.name)));
+        }
+        let new = NewVersion::prepare(&self.features, name).await?;
+        self.apply_new_version(new).await
+    }
+
+    /// The second half of a reload (see [`NewVersion::prepare`] for the first), between frames: the old
+    /// instance (and its dependents in this world) out, the new version in.
+    pub async fn apply_new_version(&mut self, new: NewVersion) -> Result<Reloaded, ReloadError> {
+        let NewVersion { manifest, code, old } = new;
+        let name = manifest.name.clone();
+        let name = name.as_str();
+        if !self.in_world.iter().any(|f| f.name == name) {
+            return Err(ReloadError::NotInWorld(name.to_string()));
         }
         let to = manifest.version.clone();
-        let code = self.features.compile_new_version(manifest.clone()).await.map_err(|e| refused(e.to_string()))?;
         // The features of this world that depend on it leave first and come back after it, in dependency
         // order, so none runs against a dependency that is not there.
         let dependents = self.dependents_in_world(name);

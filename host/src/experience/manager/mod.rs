@@ -23,7 +23,7 @@ use super::callbacks::{LoadedCallback, LoadedCallbacks, LoadedExperience, Priori
 use super::chaos::ChaosDelay;
 use super::definition::{DefinitionError, ExperienceDefinition};
 mod in_world;
-pub use in_world::{ReloadError, Reloaded};
+pub use in_world::{NewVersion, ReloadError, Reloaded};
 
 use super::dispatch::{DispatchLimits, Instances};
 use super::load_state::ExperienceLoadState;
