@@ -38,7 +38,7 @@ fn time_loads(
 
 fn experience_load(c: &mut Criterion) {
     let tokio = tokio::runtime::Runtime::new().unwrap();
-    let plugins = PluginDir::with(&[BASE_GAMEPLAY, SHOOTER_CORE, SLOW_TEARDOWN]);
+    let plugins = PluginDir::with(&[BASE_GAMEPLAY, SHOOTER_CORE, PROGRESS_SAVE]);
     // Ten more plugins sharing one component, for the "warm load with 10 plugins" target.
     let mut ten = Vec::new();
     for i in 0..10 {
@@ -53,7 +53,7 @@ fn experience_load(c: &mut Criterion) {
     experiences.write("tuning.toml", "starting-health = 100\n");
     let examples = experiences.write(
         "examples.toml",
-        "[experience]\nname = \"examples\"\nfeatures = [\"shooter-core\", \"slow-teardown\"]\n\
+        "[experience]\nname = \"examples\"\nfeatures = [\"shooter-core\", \"progress-save\"]\n\
          [bundles.Equipped]\ntuning = \"tuning.toml\"\n",
     );
     let ten_features =

@@ -159,9 +159,9 @@ async fn a_failing_activation_is_reported_while_the_experience_loads() {
 
 #[tokio::test]
 async fn end_of_play_leaves_nothing_and_every_plugin_down() {
-    let plugins = PluginDir::with(&[BASE_GAMEPLAY, SHOOTER_CORE, SLOW_TEARDOWN]);
+    let plugins = PluginDir::with(&[BASE_GAMEPLAY, SHOOTER_CORE, PROGRESS_SAVE]);
     let experiences = ExperienceDir::new();
-    experiences.write("sets/persist.toml", "[action-set]\nname = \"p\"\nfeatures = [\"slow-teardown\"]\n");
+    experiences.write("sets/persist.toml", "[action-set]\nname = \"p\"\nfeatures = [\"progress-save\"]\n");
     let path = experiences.write(
         "e.toml",
         "[experience]\nname = \"e\"\nfeatures = [\"shooter-core\"]\naction-sets = [\"sets/persist.toml\"]\n\
@@ -181,7 +181,7 @@ async fn end_of_play_leaves_nothing_and_every_plugin_down() {
         // Two characters with health and nameplate, one player state with a score.
         assert_eq!(w.requested_component_count(), 5);
     }
-    for plugin in ["base-gameplay", "shooter-core", "slow-teardown"] {
+    for plugin in ["base-gameplay", "shooter-core", "progress-save"] {
         assert_eq!(session.features().state(plugin), Some(PluginState::Stable(Destination::Active)), "{plugin}");
     }
     manager.end_play().await.unwrap();
@@ -190,12 +190,12 @@ async fn end_of_play_leaves_nothing_and_every_plugin_down() {
     assert_eq!(w.requested_component_count(), 0, "no feature component is left");
     assert_eq!(w.live_request_handles(), 0, "no request is left");
     assert_eq!(w.actors().count(), 3, "the game's own actors stay");
-    for plugin in ["base-gameplay", "shooter-core", "slow-teardown"] {
+    for plugin in ["base-gameplay", "shooter-core", "progress-save"] {
         assert_eq!(session.features().state(plugin), Some(PluginState::Stable(Destination::Installed)), "{plugin}");
         assert_eq!(session.features().activations(plugin), 0);
     }
     // The held deactivation was waited for: polled until done, before unloading.
-    let calls = session.timeline().texts(&track::instance("slow-teardown", "w"), EventKind::Call);
+    let calls = session.timeline().texts(&track::instance("progress-save", "w"), EventKind::Call);
     let tail: Vec<&str> = calls.iter().map(String::as_str).skip_while(|c| !c.starts_with("on-deactivating")).collect();
     assert_eq!(
         tail,
@@ -212,9 +212,9 @@ async fn end_of_play_leaves_nothing_and_every_plugin_down() {
 
 #[tokio::test]
 async fn a_held_deactivation_past_its_deadline_is_reported_and_play_still_ends() {
-    let plugins = PluginDir::with(&[SLOW_TEARDOWN]);
+    let plugins = PluginDir::with(&[PROGRESS_SAVE]);
     let experiences = ExperienceDir::new();
-    let path = experiences.write("e.toml", &experience_with_features(&["slow-teardown"]));
+    let path = experiences.write("e.toml", &experience_with_features(&["progress-save"]));
     let options = ManagerOptions { deactivation_deadline: Duration::ZERO, ..trusted() };
     let session = session_with(&plugins, None, options);
     let mut manager = session.create_world("w", NetMode::Standalone);
@@ -222,7 +222,7 @@ async fn a_held_deactivation_past_its_deadline_is_reported_and_play_still_ends()
     manager.end_play().await.unwrap();
     assert_eq!(manager.state(), Unloaded);
     let failures = session.timeline().texts(&track::experience("w"), EventKind::Failure);
-    assert!(failures.iter().any(|f| f.contains("slow-teardown") && f.contains("still deactivating")), "{failures:?}");
+    assert!(failures.iter().any(|f| f.contains("progress-save") && f.contains("still deactivating")), "{failures:?}");
 }
 
 #[tokio::test]

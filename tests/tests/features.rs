@@ -385,17 +385,17 @@ async fn unknown_plugin_names_are_errors_not_panics() {
 
 #[tokio::test]
 async fn a_plugin_folder_that_vanishes_before_loading_fails_that_plugin_only() {
-    let plugins = PluginDir::with(&[BASE_GAMEPLAY, SHOOTER_CORE, SLOW_TEARDOWN]);
+    let plugins = PluginDir::with(&[BASE_GAMEPLAY, SHOOTER_CORE, PROGRESS_SAVE]);
     let experiences = ExperienceDir::new();
-    let path = experiences.write("e.toml", &experience_with_features(&["shooter-core", "slow-teardown"]));
+    let path = experiences.write("e.toml", &experience_with_features(&["shooter-core", "progress-save"]));
     let session = session(&plugins);
     // Discovered, then deleted from disk before the experience loads it.
-    std::fs::remove_dir_all(plugins.folder(&SLOW_TEARDOWN)).unwrap();
+    std::fs::remove_dir_all(plugins.folder(&PROGRESS_SAVE)).unwrap();
     let mut manager = session.create_world("w", NetMode::Standalone);
     let report = manager.load(&path).await.unwrap().clone();
     assert_eq!(report.active, ["base-gameplay", "shooter-core"], "what was there still loads");
     assert_eq!(report.failures.len(), 1, "{:?}", report.failures);
     let cause = &report.failures[0].cause;
-    assert!(cause.contains("slow_teardown.wasm not found"), "names the file: {cause}");
+    assert!(cause.contains("progress_save.wasm not found"), "names the file: {cause}");
     manager.end_play().await.unwrap();
 }

@@ -103,17 +103,17 @@ async fn failing_activation() {
 }
 
 #[tokio::test]
-async fn slow_teardown() {
-    let LoadedWorld { session, mut manager, .. } = load_world(&[SLOW_TEARDOWN]).await;
+async fn progress_save() {
+    let LoadedWorld { session, mut manager, .. } = load_world(&[PROGRESS_SAVE]).await;
     manager.end_play().await.unwrap();
     let polls = session
         .timeline()
-        .texts(&track::instance("slow-teardown", "w"), EventKind::Call)
+        .texts(&track::instance("progress-save", "w"), EventKind::Call)
         .into_iter()
         .filter(|c| c.starts_with("poll-deactivation"))
         .count();
     assert_eq!(polls, 3);
-    assert_eq!(info_logs(&session, "slow-teardown", "w"), ["flushing state before deactivation", "flush complete"]);
+    assert_eq!(info_logs(&session, "progress-save", "w"), ["flushing state before deactivation", "flush complete"]);
 }
 
 #[tokio::test]

@@ -1,13 +1,14 @@
-//! Holds deactivation open for three polls, as a feature saving state or waiting on a network flush would.
+//! Saves player progress at end of play: deactivation is held open (as an Unreal deactivation pauser holds
+//! it) while the save is flushed, over three polls, so the world does not end before the save is written.
 
 use gamefeature_sdk::{export_plugin, log, ActivationContext, Deactivation, Plugin};
 
 #[derive(Default)]
-struct SlowTeardown {
+struct ProgressSave {
     polls_left: u32,
 }
 
-impl Plugin for SlowTeardown {
+impl Plugin for ProgressSave {
     fn on_deactivating(&mut self, _context: &ActivationContext) -> Deactivation {
         self.polls_left = 3;
         log::info("flushing state before deactivation");
@@ -25,4 +26,4 @@ impl Plugin for SlowTeardown {
     }
 }
 
-export_plugin!(SlowTeardown);
+export_plugin!(ProgressSave);
