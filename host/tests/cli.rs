@@ -28,7 +28,7 @@ fn stdout(output: &Output) -> String {
 
 /// The repository's default experience, with its data, copied beside a plugin folder of the plugins it uses.
 fn default_setup() -> (PluginDir, ExperienceDir) {
-    let plugins = PluginDir::with(&[BASE_GAMEPLAY, SHOOTER_CORE, SLOW_TEARDOWN, LYRA_CHARACTER, INPUT_BINDING]);
+    let plugins = PluginDir::with(&[BASE_GAMEPLAY, SHOOTER_CORE, PROGRESS_SAVE, LYRA_CHARACTER, INPUT_BINDING]);
     let experiences = ExperienceDir::new();
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiences");
     for relative in [
@@ -114,17 +114,8 @@ fn run_reports_failures_and_exits_non_zero() {
 
 #[test]
 fn run_shows_a_quarantine_in_the_timeline_and_the_trace() {
-    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
-    let folder = plugins.add_custom(
-        "hostile",
-        "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\napi = \"0.1.0\"\ncomponent = \"hostile.wasm\"\n\
-         [bundles.Equipped]\nbehaviour = \"behaviour.txt\"\n",
-        Some(&HOSTILE),
-    );
-    std::fs::write(folder.join("behaviour.txt"), "panic-activating").unwrap();
-    let experiences = ExperienceDir::new();
-    let experience = experiences
-        .write("e.toml", "[experience]\nname = \"e\"\nfeatures = [\"hostile\", \"lyra-character\"]\n[pawn-data]\npawn-class = \"Character\"\n");
+    let (plugins, experiences) = hostile_beside_lyra("panic-activating");
+    let experience = experiences.path().join("e.toml");
     let trace = experiences.path().join("t.json");
     let cache = tempfile::TempDir::new().unwrap();
     let args = ["run", experience.to_str().unwrap(), "--trace", trace.to_str().unwrap()];

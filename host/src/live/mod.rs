@@ -8,14 +8,10 @@ pub use watch::{FolderWatcher, Settling, QUIET};
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use crate::experience::ExperienceManager;
-use crate::feature::FeatureSubsystem;
 use crate::game;
-use crate::runtime::Runtime;
-use crate::timeline::Timeline;
 use crate::world;
 
 /// One console or script command.
@@ -86,21 +82,12 @@ impl FromStr for Command {
 pub struct LiveWorld<'s> {
     session: &'s crate::Session,
     manager: ExperienceManager,
-    features: Arc<FeatureSubsystem>,
-    runtime: Arc<Runtime>,
-    timeline: Timeline,
 }
 
 impl<'s> LiveWorld<'s> {
     /// Takes over a world whose experience is loaded.
     pub fn new(manager: ExperienceManager, session: &'s crate::Session) -> Self {
-        LiveWorld {
-            session,
-            manager,
-            features: session.features().clone(),
-            runtime: session.runtime().clone(),
-            timeline: session.timeline().clone(),
-        }
+        LiveWorld { session, manager }
     }
 
     pub fn manager(&mut self) -> &mut ExperienceManager {
@@ -145,15 +132,16 @@ impl<'s> LiveWorld<'s> {
                 Ok(text)
             }
             Command::Uninstall(name) => {
-                let before = self.runtime.compiled_components();
+                let before = self.session.runtime().compiled_components();
                 self.manager.uninstall_plugin(name).await.map_err(|e| e.to_string())?;
-                let after = self.runtime.compiled_components();
+                let after = self.session.runtime().compiled_components();
                 Ok(format!("{name} uninstalled; compiled components held: {before} -> {after}"))
             }
             Command::Spawn(players) => Ok(self.spawn(*players)),
             Command::State => Ok(self.state_text()),
             Command::Trace(path) => {
-                let json = serde_json::to_string_pretty(&self.timeline.to_chrome_trace()).map_err(|e| e.to_string())?;
+                let json = serde_json::to_string_pretty(&self.session.timeline().to_chrome_trace())
+                    .map_err(|e| e.to_string())?;
                 std::fs::write(path, json).map_err(|e| format!("writing {}: {e}", path.display()))?;
                 Ok(format!("trace written to {}", path.display()))
             }
@@ -168,7 +156,8 @@ impl<'s> LiveWorld<'s> {
     /// The folders of the plugins this world runs, to watch for new versions.
     pub fn plugin_folders(&self) -> Vec<PathBuf> {
         let live = self.manager.live_features();
-        self.features
+        self.session
+            .features()
             .list()
             .into_iter()
             .filter(|p| live.contains(&p.manifest.name))
@@ -180,7 +169,7 @@ impl<'s> LiveWorld<'s> {
     pub fn plugins_of(&self, files: &[PathBuf]) -> Vec<String> {
         let live = self.manager.live_features();
         let changed = |file: &Path| {
-            self.features.list().into_iter().find(|p| {
+            self.session.features().list().into_iter().find(|p| {
                 live.contains(&p.manifest.name)
                     && (p.manifest.component_path == file || p.manifest.manifest_path == file)
             })
@@ -210,7 +199,7 @@ impl<'s> LiveWorld<'s> {
         &self,
         plugin: &str,
     ) -> impl std::future::Future<Output = Result<crate::experience::NewVersion, String>> + Send + 'static {
-        let (features, plugin) = (self.features.clone(), plugin.to_string());
+        let (features, plugin) = (self.session.features().clone(), plugin.to_string());
         async move { crate::experience::NewVersion::prepare(&features, &plugin).await.map_err(|e| e.to_string()) }
     }
 
@@ -231,7 +220,7 @@ impl<'s> LiveWorld<'s> {
     fn features_text(&self) -> String {
         let live = self.manager.live_features();
         let mut lines = Vec::new();
-        for info in self.features.list() {
+        for info in self.session.features().list() {
             let here = if live.contains(&info.manifest.name) { "  (in this world)" } else { "" };
             lines.push(format!("{} {}  [{}]{here}", info.manifest.name, info.manifest.version, info.state));
         }
