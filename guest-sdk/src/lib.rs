@@ -41,7 +41,7 @@ use std::marker::PhantomData;
 pub mod bindings {
     wit_bindgen::generate!({
         world: "game-feature",
-        path: "../wit",
+        path: "../wit/0.2.0",
         pub_export_macro: true,
         export_macro_name: "__export_game_feature",
         default_bindings_module: "gamefeature_sdk::bindings",
@@ -101,6 +101,20 @@ pub trait Plugin: Default + 'static {
 
     /// The last call the instance receives.
     fn on_unregistering(&mut self) {}
+
+    /// Hot reload: the state to hand to the new version of this plugin, asked before this instance is
+    /// deactivated for a reload. `None` (the default) starts the new version fresh. The bytes are yours to
+    /// format; version them, since they may reach an older or a newer build of the plugin.
+    fn snapshot(&mut self) -> Option<Vec<u8>> {
+        None
+    }
+
+    /// Hot reload: the bytes the previous version's [`snapshot`](Plugin::snapshot) returned, given after
+    /// [`on_loading`](Plugin::on_loading) and before [`on_activating`](Plugin::on_activating). An `Err`
+    /// refuses the new version; the old one runs on with its state.
+    fn restore(&mut self, _state: &[u8]) -> Result<(), String> {
+        Ok(())
+    }
 
     /// An extension event for the handler you numbered `handler` (see
     /// [`components::add_extension_handler`]); `event` is one of [`components::events`] or a custom name.
@@ -179,6 +193,12 @@ impl<P: Plugin> bindings::exports::gamefeature::plugin::lifecycle::Guest for Exp
     }
     fn on_unregistering() {
         with_plugin(P::on_unregistering)
+    }
+    fn snapshot() -> Option<Vec<u8>> {
+        with_plugin(P::snapshot)
+    }
+    fn restore(state: Vec<u8>) -> Result<(), String> {
+        with_plugin(|p: &mut P| p.restore(&state))
     }
 }
 

@@ -165,8 +165,9 @@ fn plugins_lists_manifests_and_inspect_shows_the_interface() {
     let inspect = gfhost(&["inspect", "shooter-core"], plugins.path(), cache.path());
     let text = stdout(&inspect);
     assert!(inspect.status.success(), "{text}");
-    assert!(text.lines().any(|l| l.contains("gamefeature:plugin/actors@0.1.0") && l.ends_with(" ok")), "{text}");
-    assert!(text.lines().any(|l| l.contains("gamefeature:plugin/lifecycle@0.1.0") && l.ends_with(" ok")), "{text}");
+    assert!(text.contains("built against: gamefeature:plugin@0.2.0 (manifest: api = \"0.2.0\")"), "{text}");
+    assert!(text.lines().any(|l| l.contains("gamefeature:plugin/actors@0.2.0") && l.ends_with(" ok")), "{text}");
+    assert!(text.lines().any(|l| l.contains("gamefeature:plugin/lifecycle@0.2.0") && l.ends_with(" ok")), "{text}");
 }
 
 /// A plugin as the hostile fixture, misbehaving as `behaviour` says, beside lyra-character in an experience.
@@ -174,7 +175,7 @@ fn hostile_beside_lyra(behaviour: &str) -> (PluginDir, ExperienceDir) {
     let plugins = PluginDir::with(&[LYRA_CHARACTER]);
     let folder = plugins.add_custom(
         "hostile",
-        "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\napi = \"0.1.0\"\ncomponent = \"hostile.wasm\"\n\
+        "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\napi = \"0.2.0\"\ncomponent = \"hostile.wasm\"\n\
          [bundles.Equipped]\nbehaviour = \"behaviour.txt\"\n",
         Some(&HOSTILE),
     );
@@ -271,12 +272,12 @@ fn inspect_shows_a_misfit_component_beside_the_world() {
     let text = stdout(&output);
     assert_eq!(output.status.code(), Some(2), "{text}");
     assert!(
-        text.lines().any(|l| l.contains("gamefeature:plugin/log@0.2.0") && l.contains("NO: version 0.2.0")),
+        text.lines().any(|l| l.contains("gamefeature:plugin/log@0.9.0") && l.contains("NO: version 0.9.0")),
         "{text}"
     );
     assert!(
-        text.lines().any(|l| l.contains("gamefeature:plugin/lifecycle@0.1.0")
-            && l.contains("NO: exported as gamefeature:plugin/lifecycle@0.2.0")),
+        text.lines().any(|l| l.contains("gamefeature:plugin/lifecycle@0.2.0")
+            && l.contains("NO: exported as gamefeature:plugin/lifecycle@0.9.0")),
         "{text}"
     );
     assert!(text.contains("does not fit: component file"), "{text}");

@@ -44,7 +44,7 @@ fn experience_load(c: &mut Criterion) {
     for i in 0..10 {
         let name = format!("feature-{i}");
         let manifest = format!(
-            "[plugin]\nname = \"{name}\"\nversion = \"1.0.0\"\napi = \"0.1.0\"\ncomponent = \"base_gameplay.wasm\"\n"
+            "[plugin]\nname = \"{name}\"\nversion = \"1.0.0\"\napi = \"0.2.0\"\ncomponent = \"base_gameplay.wasm\"\n"
         );
         plugins.add_custom(&name, &manifest, Some(&BASE_GAMEPLAY));
         ten.push(format!("{name:?}"));

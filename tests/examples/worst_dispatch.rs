@@ -34,7 +34,7 @@ fn main() {
         let plugins = PluginDir::with(&[LYRA_CHARACTER]);
         let folder = plugins.add_custom(
             "hostile",
-            "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\napi = \"0.1.0\"\ncomponent = \"hostile.wasm\"\n\
+            "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\napi = \"0.2.0\"\ncomponent = \"hostile.wasm\"\n\
              [permissions]\nspawn-actors = true\nsend-events = true\ncomponent-requests = [\"*\"]\n\
              [bundles.Equipped]\nbehaviour = \"behaviour.txt\"\n",
             Some(&HOSTILE),

@@ -10,7 +10,7 @@ use gamefeature_tests::*;
 /// Adds a copy of the probe plugin named `name`, running `script` at activation.
 fn probe(plugins: &PluginDir, name: &str, script: &str) {
     let manifest = format!(
-        "[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\napi = \"0.1.0\"\ncomponent = \"manager_probe.wasm\"\n\
+        "[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\napi = \"0.2.0\"\ncomponent = \"manager_probe.wasm\"\n\
          [bundles.Equipped]\nscript = \"script.txt\"\n\
          [permissions]\nspawn-actors = true\nsend-events = true\ncomponent-requests = [\"*\"]\n"
     );

@@ -49,7 +49,7 @@ async fn a_dependency_cycle_is_refused_naming_the_file_and_the_rest_loads() {
     let plugins = PluginDir::with(&[BASE_GAMEPLAY]);
     let manifest = |name: &str, dep: &str| {
         format!(
-            "[plugin]\nname = \"{name}\"\nversion = \"1.0.0\"\napi = \"0.1.0\"\ncomponent = \"base_gameplay.wasm\"\n\
+            "[plugin]\nname = \"{name}\"\nversion = \"1.0.0\"\napi = \"0.2.0\"\ncomponent = \"base_gameplay.wasm\"\n\
              [[dependencies]]\nname = \"{dep}\"\n"
         )
     };
@@ -193,7 +193,7 @@ async fn a_component_shared_by_many_plugins_is_compiled_once() {
     for name in &names {
         plugins.add_custom(
             name,
-            &format!("[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\napi = \"0.1.0\"\ncomponent = \"base_gameplay.wasm\"\n"),
+            &format!("[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\napi = \"0.2.0\"\ncomponent = \"base_gameplay.wasm\"\n"),
             Some(&BASE_GAMEPLAY),
         );
     }
@@ -223,12 +223,12 @@ fn malformed_manifests_are_refused_naming_the_file_and_the_rest_install() {
     let broken = plugins.add_custom("broken", "[plugin]\nname = \"broken\"\nversion = ", None);
     let future = plugins.add_custom(
         "future",
-        "[plugin]\nname = \"future\"\nversion = \"1.0.0\"\napi = \"0.2.0\"\ncomponent = \"f.wasm\"\n",
+        "[plugin]\nname = \"future\"\nversion = \"1.0.0\"\napi = \"0.9.0\"\ncomponent = \"f.wasm\"\n",
         None,
     );
     let escaping = plugins.add_custom(
         "escaping",
-        "[plugin]\nname = \"escaping\"\nversion = \"1.0.0\"\napi = \"0.1.0\"\ncomponent = \"../base-gameplay/base_gameplay.wasm\"\n",
+        "[plugin]\nname = \"escaping\"\nversion = \"1.0.0\"\napi = \"0.2.0\"\ncomponent = \"../base-gameplay/base_gameplay.wasm\"\n",
         None,
     );
     let session = session(&plugins);
@@ -243,7 +243,7 @@ fn malformed_manifests_are_refused_naming_the_file_and_the_rest_install() {
             .clone()
     };
     assert!(error_for(&broken).contains("malformed TOML"));
-    assert!(error_for(&future).contains("plugin API \"0.2.0\" is not supported"));
+    assert!(error_for(&future).contains("plugin API \"0.9.0\" is not supported"));
     assert!(error_for(&escaping).contains("must be relative and stay inside its directory"));
     assert_eq!(
         session.features().state("base-gameplay"),

@@ -169,3 +169,48 @@ async fn dependents_are_reloaded_with_their_dependency() {
     assert!(at("plugin:base-gameplay@w", "on-activated") < at("plugin:shooter-core@w", "on-activating"));
     manager.end_play().await.unwrap();
 }
+
+/// The info lines an instance of `plugin` logged in world `w`.
+fn info_lines(session: &Session, plugin: &str) -> Vec<String> {
+    use gamefeature_host::timeline::{track, EventKind, LogLevel};
+    session.timeline().texts(&track::instance(plugin, "w"), EventKind::Log(LogLevel::Info))
+}
+
+/// `event-sink` counts the events it hears and carries the count across a reload with `snapshot`/`restore`;
+/// a new version that fails hands the same state back to the old one.
+#[tokio::test]
+async fn a_reload_keeps_the_state_a_plugin_carries_over_even_when_the_new_version_fails() {
+    let plugins = PluginDir::with(&[EVENT_SINK]);
+    let session = session(&plugins);
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["event-sink"]));
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    // Each pawn: `ReceiverAdded` and `GameActorReady`.
+    let spawn_pawns = |manager: &mut ExperienceManager, n: usize| {
+        for _ in 0..n {
+            manager.with_world(|w| w.spawn("Pawn").unwrap());
+        }
+    };
+    spawn_pawns(&mut manager, 3);
+    manager.reload_feature("event-sink").await.unwrap();
+    // The snapshot is taken while the instance still plays, before its handler's `ExtensionRemoved`s.
+    assert!(info_lines(&session, "event-sink").contains(&"restored a count of 6 events".to_string()));
+    spawn_pawns(&mut manager, 2);
+
+    let component = plugins.folder(&EVENT_SINK).join("event_sink.wasm");
+    let good = std::fs::read(&component).unwrap();
+    std::fs::copy(HOSTILE.component, &component).unwrap();
+    std::fs::write(plugins.folder(&EVENT_SINK).join("behaviour.txt"), "panic-activating").unwrap();
+    plugins.edit_manifest(&EVENT_SINK, |text| format!("{text}\n[bundles.Equipped]\nbehaviour = \"behaviour.txt\"\n"));
+    let failed = manager.reload_feature("event-sink").await.unwrap_err();
+    assert!(matches!(&failed, ReloadError::Failed { cause, .. } if cause.contains("panicked")), "{failed}");
+    assert_eq!(manager.live_features(), ["event-sink"], "the old version runs again");
+    // 6, then the new handler's 3 `ExtensionAdded` and the 2 new pawns' 4 events: 13, handed back to the old
+    // version.
+    assert!(info_lines(&session, "event-sink").contains(&"restored a count of 13 events".to_string()));
+    std::fs::write(&component, good).unwrap();
+    manager.end_play().await.unwrap();
+    // ... plus 5 `ExtensionAdded` when the old version came back.
+    assert_eq!(info_lines(&session, "event-sink").last().map(String::as_str), Some("received 18 events"));
+}

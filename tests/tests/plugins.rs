@@ -190,7 +190,8 @@ async fn lyra_character() {
 
 #[tokio::test]
 async fn input_binding() {
-    let (LoadedWorld { session, mut manager, .. }, player) = lyra_flow(&[LYRA_CHARACTER, INPUT_BINDING]).await;
+    let (LoadedWorld { session, mut manager, plugins: _plugins, .. }, player) =
+        lyra_flow(&[LYRA_CHARACTER, INPUT_BINDING]).await;
     manager.with_world(|w| game::possess(w, &player)).unwrap();
     let bindings = |manager: &gamefeature_host::ExperienceManager| {
         world::lock(manager.world()).property(player.pawn, "HeroComponent", "input-bindings").unwrap().cloned()
@@ -200,6 +201,16 @@ async fn input_binding() {
     assert_eq!(bindings(&manager), Some(Value::Text("Move,Look,Fire".into())));
     let logs = info_logs(&session, "input-binding", "w");
     assert_eq!(logs, [format!("pawn {}: bound Move,Look,Fire", player.pawn.to_raw())]);
+    // Reloaded (or activated late), it binds the heroes that are already initialised, at `ExtensionAdded`.
+    manager.reload_feature("input-binding").await.unwrap();
+    assert_eq!(bindings(&manager), Some(Value::Text("Move,Look,Fire".into())));
+    let pawn = player.pawn.to_raw();
+    let expected = [
+        format!("pawn {pawn}: bound Move,Look,Fire"),
+        format!("pawn {pawn}: unbound"),
+        format!("pawn {pawn}: bound Move,Look,Fire"),
+    ];
+    assert_eq!(info_logs(&session, "input-binding", "w"), expected);
     manager.end_play().await.unwrap();
 }
 
@@ -207,7 +218,10 @@ async fn input_binding() {
 async fn manager_probe() {
     let plugins = PluginDir::with(&[MANAGER_PROBE]);
     let experiences = ExperienceDir::new();
-    experiences.write("script.txt", "handler 3 Pawn\nspawn Pawn\nbogus command\n");
+    experiences.write(
+        "script.txt",
+        "handler 3 Pawn\nrequest Pawn ProbeComponent\nsubscribe-class 9 Pawn Hero\nspawn Pawn\nhandles\nbogus command\n",
+    );
     let path = experiences.write(
         "e.toml",
         &format!("{}[bundles.Equipped]\nscript = \"script.txt\"\n", experience_with_features(&["manager-probe"])),
@@ -220,7 +234,13 @@ async fn manager_probe() {
     let pawn = spawned[0].to_raw();
     assert_eq!(
         info_logs(&session, "manager-probe", "w"),
-        [format!("event 3 {pawn} ReceiverAdded"), format!("event 3 {pawn} GameActorReady")]
+        [
+            "handle: extension handler 3 on Pawn".to_string(),
+            "handle: request ProbeComponent on Pawn".to_string(),
+            "handle: subscription 9".to_string(),
+            format!("event 3 {pawn} ReceiverAdded"),
+            format!("event 3 {pawn} GameActorReady"),
+        ]
     );
     let warnings = session.timeline().texts(&track::instance("manager-probe", "w"), EventKind::Log(LogLevel::Warn));
     assert_eq!(warnings, ["unknown command \"bogus command\""]);
@@ -242,6 +262,37 @@ async fn event_sink() {
     assert_eq!(info_logs(&session, "event-sink", "w"), ["received 7 events"]);
 }
 
+/// A plugin built against the first API version plays beside plugins of the newest, and reloads without state
+/// (0.1.0 has no `snapshot`).
+#[tokio::test]
+async fn legacy_pawn_counter() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER, LEGACY_PAWN_COUNTER]);
+    let session = session(&plugins);
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["lyra-character", "legacy-pawn-counter"]));
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    let player = manager.with_world(|w| game::spawn_player(w, "Character")).unwrap();
+    manager.with_world(|w| game::possess(w, &player)).unwrap();
+    manager.with_world(|w| game::replicate_player_state(w, &player)).unwrap();
+    assert_eq!(manager.live_features(), ["lyra-character", "legacy-pawn-counter"]);
+    assert_eq!(states_of(&manager, player.pawn, "Hero").as_deref(), Some("InitState.GameplayReady"), "0.2.0 plays");
+    let tally = |manager: &gamefeature_host::ExperienceManager| {
+        let w = world::lock(manager.world());
+        w.property(player.pawn, "PawnTally", "pawns-seen").ok().flatten().cloned()
+    };
+    assert_eq!(tally(&manager), Some(world::Value::Integer(1)), "0.1.0 extended the pawn");
+
+    manager.reload_feature("legacy-pawn-counter").await.unwrap();
+    assert_eq!(manager.live_features(), ["lyra-character", "legacy-pawn-counter"]);
+    assert_eq!(tally(&manager), Some(world::Value::Integer(1)), "counted afresh: nothing carried over");
+    let calls = session.timeline().texts(&track::instance("legacy-pawn-counter", "w"), EventKind::Call);
+    assert!(calls.iter().any(|c| c.starts_with("snapshot")), "{calls:?}");
+    assert!(!calls.iter().any(|c| c.starts_with("restore")), "nothing to restore: {calls:?}");
+    manager.end_play().await.unwrap();
+    assert!(info_logs(&session, "legacy-pawn-counter", "w").contains(&"counted 1 pawns".to_string()));
+}
+
 /// The hostile plugin's behaviours are exercised in `sandbox.rs`; here it is harmless without one.
 #[tokio::test]
 async fn hostile() {
@@ -258,9 +309,29 @@ async fn wrong_wit_version() {
     let error = session.features().load("wrong-wit-version").await.unwrap_err().to_string();
     assert!(error.contains("wrong_wit_version.wasm"), "names the file: {error}");
     assert!(
-        error.contains("built against gamefeature:plugin@0.2.0; this host implements 0.1.0"),
+        error.contains("built against gamefeature:plugin@0.9.0; this host implements 0.1.0, 0.2.0"),
         "names both versions: {error}"
     );
+}
+
+/// A manifest must declare the version its component was built against: loading a 0.2.0 component as 0.1.0
+/// (or the other way round) would bind it to the wrong world.
+#[tokio::test]
+async fn a_manifest_declaring_another_api_than_its_component_is_refused() {
+    let plugins = PluginDir::with(&[]);
+    for (folder, declared, from) in [("older", "0.1.0", &BASE_GAMEPLAY), ("newer", "0.2.0", &LEGACY_PAWN_COUNTER)] {
+        let component = std::path::Path::new(from.component).file_name().unwrap().to_str().unwrap().to_string();
+        let manifest = format!(
+            "[plugin]\nname = \"{folder}\"\nversion = \"1.0.0\"\napi = \"{declared}\"\ncomponent = \"{component}\"\n"
+        );
+        plugins.add_custom(folder, &manifest, Some(from));
+    }
+    let session = session(&plugins);
+    let older = session.features().load("older").await.unwrap_err().to_string();
+    assert!(older.contains("built against gamefeature:plugin@0.2.0, but"), "{older}");
+    assert!(older.contains("declares api = \"0.1.0\""), "{older}");
+    let newer = session.features().load("newer").await.unwrap_err().to_string();
+    assert!(newer.contains("built against gamefeature:plugin@0.1.0, but"), "{newer}");
 }
 
 macro_rules! assert_plugin_has_a_test {

@@ -19,7 +19,7 @@ use gamefeature_tests::*;
 /// itself stops.
 fn hostile_manifest(name: &str) -> String {
     format!(
-        "[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\napi = \"0.1.0\"\ncomponent = \"hostile.wasm\"\n\
+        "[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\napi = \"0.2.0\"\ncomponent = \"hostile.wasm\"\n\
          [permissions]\nspawn-actors = true\nsend-events = true\ncomponent-requests = [\"*\"]\nfs.data = true\n\
          [bundles.Equipped]\nbehaviour = \"behaviour.txt\"\n"
     )

@@ -1,7 +1,7 @@
 //! What a component imports and exports, against what the `game-feature` world provides and needs — so that a
 //! component that does not fit can be shown side by side with the world it was meant for (`gfhost inspect`).
 
-use super::manifest::API_VERSION;
+use super::manifest::{api_versions_shown, API_VERSION, API_VERSIONS};
 
 /// What a component imports and exports, for `gfhost inspect`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -44,12 +44,36 @@ impl Fit {
 }
 
 impl ComponentInterface {
-    /// Checks every import against what the host provides and every export the world needs against the
-    /// component's exports.
+    /// The `gamefeature:plugin` version the component was built against: that of its exports (which decide
+    /// which world it is), or of its imports when it exports nothing of the package.
+    pub fn api_version(&self) -> Option<&str> {
+        fn version_of(names: &[String]) -> Option<&str> {
+            names
+                .iter()
+                .filter_map(|name| name.strip_prefix("gamefeature:plugin/"))
+                .find_map(|rest| rest.split_once('@').map(|(_, version)| version))
+        }
+        version_of(&self.exports).or_else(|| version_of(&self.imports))
+    }
+
+    /// A `gamefeature:plugin` version among the component's imports and exports that this host does not
+    /// implement.
+    pub fn foreign_api_version(&self) -> Option<&str> {
+        self.imports
+            .iter()
+            .chain(&self.exports)
+            .filter_map(|name| name.strip_prefix("gamefeature:plugin/"))
+            .filter_map(|rest| rest.split_once('@').map(|(_, version)| version))
+            .find(|version| !API_VERSIONS.contains(version))
+    }
+
+    /// Checks every import against what the host provides and every export the world of the component's
+    /// version needs (the newest version's, when the host does not implement that one) against its exports.
     pub fn fit(&self) -> Fit {
+        let version = self.api_version().filter(|v| API_VERSIONS.contains(v)).unwrap_or(API_VERSION);
         let imports = self.imports.iter().map(|name| FitLine { name: name.clone(), problem: import_problem(name) });
         let needed_exports = PLUGIN_EXPORTS.iter().map(|interface| {
-            let wanted = format!("gamefeature:plugin/{interface}@{API_VERSION}");
+            let wanted = format!("gamefeature:plugin/{interface}@{version}");
             let problem = match self.exports.iter().find(|e| unversioned(e) == unversioned(&wanted)) {
                 Some(found) if *found == wanted => None,
                 Some(found) => Some(format!("exported as {found}")),
@@ -78,8 +102,11 @@ fn import_problem(name: &str) -> Option<String> {
         if !HOST_INTERFACES.contains(&interface) {
             return Some(format!("the host has no interface {interface:?}"));
         }
-        if version != API_VERSION {
-            return Some(format!("version {version}; this host implements gamefeature:plugin@{API_VERSION}"));
+        if !API_VERSIONS.contains(&version) {
+            return Some(format!(
+                "version {version}; this host implements gamefeature:plugin {}",
+                api_versions_shown()
+            ));
         }
         return None;
     }
@@ -107,19 +134,35 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_plugin_of_this_version_fits() {
-        let v = API_VERSION;
-        let fit = interface(
-            &[&format!("gamefeature:plugin/log@{v}"), "wasi:cli/stdout@0.2.6"],
+    fn plugin_of(version: &str) -> ComponentInterface {
+        interface(
+            &[&format!("gamefeature:plugin/log@{version}"), "wasi:cli/stdout@0.2.6"],
             &PLUGIN_EXPORTS
-                .map(|e| format!("gamefeature:plugin/{e}@{v}"))
+                .map(|e| format!("gamefeature:plugin/{e}@{version}"))
                 .iter()
                 .map(String::as_str)
                 .collect::<Vec<_>>(),
         )
-        .fit();
-        assert!(fit.fits(), "{fit:?}");
+    }
+
+    #[test]
+    fn a_plugin_of_every_implemented_version_fits() {
+        for version in API_VERSIONS {
+            let plugin = plugin_of(version);
+            assert!(plugin.fit().fits(), "{version}: {:?}", plugin.fit());
+            assert_eq!(plugin.api_version(), Some(version));
+            assert_eq!(plugin.foreign_api_version(), None);
+        }
+    }
+
+    #[test]
+    fn a_plugin_of_another_version_is_named_by_it() {
+        let plugin = plugin_of("0.9.0");
+        assert_eq!(plugin.foreign_api_version(), Some("0.9.0"));
+        let fit = plugin.fit();
+        assert!(fit.imports[0].problem.as_deref().unwrap().contains("version 0.9.0"), "{fit:?}");
+        let wanted = format!("gamefeature:plugin/lifecycle@{API_VERSION}");
+        assert_eq!(fit.needed_exports[0].name, wanted);
     }
 
     #[test]

@@ -10,9 +10,18 @@ use super::permissions::Permissions;
 use crate::assets::{resolve_within, BundleDeclarations};
 use crate::world::is_valid_class_name;
 
-/// The WIT package version this host implements. A plugin declares the version it was built against in
-/// `plugin.api`; a plugin for another minor version (0.x) or major version is refused at discovery.
-pub const API_VERSION: &str = "0.1.0";
+/// The newest WIT package version this host implements: what new plugins are built against.
+pub const API_VERSION: &str = "0.2.0";
+
+/// Every WIT package version this host loads, oldest first. A plugin declares the version it was built against
+/// in `plugin.api`; a plugin for none of these (0.x versions are compatible within a minor version, as Cargo
+/// treats them) is refused at discovery.
+pub const API_VERSIONS: [&str; 2] = ["0.1.0", API_VERSION];
+
+/// The versions this host implements, for messages: "0.1.0, 0.2.0".
+pub fn api_versions_shown() -> String {
+    API_VERSIONS.join(", ")
+}
 
 /// The longest plugin name: names are shown in timelines, traces and listings.
 pub const MAX_PLUGIN_NAME: usize = 64;
@@ -103,7 +112,7 @@ pub enum ManifestProblem {
     InvalidName(String),
     #[error("{field} must be at most {max} bytes without control characters")]
     InvalidText { field: &'static str, max: usize },
-    #[error("plugin API {found:?} is not supported by this host (it implements {API_VERSION})")]
+    #[error("plugin API {found:?} is not supported by this host (it implements {})", api_versions_shown())]
     UnsupportedApi { found: String },
     #[error("component path: {0}")]
     ComponentPath(String),
@@ -196,8 +205,14 @@ pub fn is_valid_plugin_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
-/// 0.x versions are compatible within a minor version, as Cargo treats them.
+/// Whether the host implements a version compatible with `found`.
 fn api_compatible(found: &str) -> bool {
+    API_VERSIONS.iter().any(|implemented| same_api(found, implemented))
+}
+
+/// Whether two API versions are compatible: 0.x versions within a minor version, as Cargo treats them, later
+/// ones within a major version.
+pub fn same_api(a: &str, b: &str) -> bool {
     let major_minor = |v: &str| -> Option<(u64, u64)> {
         let mut parts = v.split('.');
         let major = parts.next()?.parse().ok()?;
@@ -205,8 +220,8 @@ fn api_compatible(found: &str) -> bool {
         let _patch: u64 = parts.next()?.parse().ok()?;
         parts.next().is_none().then_some((major, minor))
     };
-    match (major_minor(found), major_minor(API_VERSION)) {
-        (Some((fmaj, fmin)), Some((hmaj, hmin))) => fmaj == hmaj && (hmaj > 0 || fmin == hmin),
+    match (major_minor(a), major_minor(b)) {
+        (Some((amaj, amin)), Some((bmaj, bmin))) => amaj == bmaj && (bmaj > 0 || amin == bmin),
         _ => false,
     }
 }
@@ -262,7 +277,7 @@ mod tests {
         let cases: &[(&str, Expectation)] = &[
             ("[plugin\nname=", |p| matches!(p, ManifestProblem::Malformed(_))),
             (&GOOD.replace("shooter-core\"", "Shooter Core\""), |p| matches!(p, ManifestProblem::InvalidName(_))),
-            (&GOOD.replace("api = \"0.1.0\"", "api = \"0.2.0\""), |p| {
+            (&GOOD.replace("api = \"0.1.0\"", "api = \"0.9.0\""), |p| {
                 matches!(p, ManifestProblem::UnsupportedApi { .. })
             }),
             (&GOOD.replace("shooter_core.wasm", "../other/x.wasm"), |p| matches!(p, ManifestProblem::ComponentPath(_))),
@@ -286,7 +301,8 @@ mod tests {
     fn api_versions() {
         assert!(api_compatible("0.1.0"));
         assert!(api_compatible("0.1.7"));
-        assert!(!api_compatible("0.2.0"));
+        assert!(api_compatible("0.2.0"));
+        assert!(!api_compatible("0.3.0"));
         assert!(!api_compatible("1.1.0"));
         assert!(!api_compatible("0.1"));
         assert!(!api_compatible("zero"));

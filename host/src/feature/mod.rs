@@ -18,7 +18,8 @@ pub use batch::{BatchNames, ChainBatch, ExtensionBatch, FeatureBatch, StateChang
 pub use discovery::{discover, DiscoveryReport};
 pub use interface::{ComponentInterface, Fit, FitLine, HOST_INTERFACES, PLUGIN_EXPORTS};
 pub use manifest::{
-    is_valid_plugin_name, Dependency, ManifestError, ManifestProblem, PluginManifest, API_VERSION, MANIFEST_FILE,
+    api_versions_shown, is_valid_plugin_name, same_api, Dependency, ManifestError, ManifestProblem, PluginManifest,
+    API_VERSION, API_VERSIONS, MANIFEST_FILE,
 };
 pub use permissions::{FsPermissions, GrantPolicy, Permissions};
 pub use plugin::{

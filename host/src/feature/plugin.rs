@@ -124,6 +124,17 @@ pub trait PluginInstance: Send {
     /// Delivers init-state notifications.
     fn on_init_states_changed(&mut self, batch: &StateChangeBatch) -> Result<(), CallError>;
 
+    /// Hot reload: the instance's state for its successor; `None` when the plugin keeps none (and for plugins
+    /// built against an API version without it).
+    fn snapshot(&mut self) -> Result<Option<Vec<u8>>, CallError> {
+        Ok(None)
+    }
+
+    /// Hot reload: the state its predecessor's [`snapshot`](Self::snapshot) returned, before `on-activating`.
+    fn restore(&mut self, _state: &[u8]) -> Result<(), CallError> {
+        Ok(())
+    }
+
     /// The plugin's host calls that were refused (returned an error) since this was last asked.
     fn take_refusals(&mut self) -> Refusals {
         Refusals::default()

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
 use wasmtime::{Store, UpdateDeadline};
 
-use super::bindings::{lifecycle, types, GameFeature, GameFeaturePre};
+use super::bindings::{lifecycle, types, v0_1_0, GameFeature, GameFeaturePre};
 use super::deadline::{CallClock, Verdict};
 use super::drive::{self, Abandoned};
 use super::host::log::{line_of_plugin, LogBudget, MAX_LINES_PER_CALL};
@@ -20,9 +20,21 @@ use crate::feature::{
 };
 use crate::timeline::LogLevel;
 
+/// A component pre-instantiated as the `game-feature` world of the package version it was built against.
+pub(super) enum Pre {
+    Latest(GameFeaturePre<InstanceState>),
+    V0_1(v0_1_0::GameFeaturePre<InstanceState>),
+}
+
+/// An instance's exports, in the world of its version.
+enum Bindings {
+    Latest(GameFeature),
+    V0_1(v0_1_0::GameFeature),
+}
+
 /// A plugin's component, compiled and pre-instantiated against the host's linker.
 pub struct WasmPlugin {
-    pub(super) pre: GameFeaturePre<InstanceState>,
+    pub(super) pre: Pre,
     pub(super) provenance: Provenance,
     pub(super) interface: ComponentInterface,
     pub(super) limits: Limits,
@@ -47,7 +59,11 @@ impl LoadedPlugin for WasmPlugin {
             clock: CallClock::start(self.limits.instantiate_deadline),
             host_memory: self.limits.host_memory,
         };
-        let mut store = Store::new(self.pre.engine(), state);
+        let engine = match &self.pre {
+            Pre::Latest(pre) => pre.engine(),
+            Pre::V0_1(pre) => pre.engine(),
+        };
+        let mut store = Store::new(engine, state);
         store.limiter(|state| &mut state.limits);
         // The epoch only says when to look: whether the call is over its budget is a question of the CPU time
         // it used (see `deadline`).
@@ -61,8 +77,15 @@ impl LoadedPlugin for WasmPlugin {
         // Instantiation runs the component's start-up code (a Python or JavaScript runtime's can take
         // milliseconds): it has its own budget, not a call's.
         let waits = instance.arm_for(self.limits.instantiate_deadline, 0);
-        let call = self.pre.instantiate_async(&mut instance.store);
-        let bindings = finish(call, waits, &instance_budget(&self.limits), &self.wasi_io)?;
+        let budget = instance_budget(&self.limits);
+        let bindings = match &self.pre {
+            Pre::Latest(pre) => {
+                Bindings::Latest(finish(pre.instantiate_async(&mut instance.store), waits, &budget, &self.wasi_io)?)
+            }
+            Pre::V0_1(pre) => {
+                Bindings::V0_1(finish(pre.instantiate_async(&mut instance.store), waits, &budget, &self.wasi_io)?)
+            }
+        };
         instance.bindings = Some(bindings);
         Ok(Box::new(instance))
     }
@@ -80,7 +103,7 @@ impl LoadedPlugin for WasmPlugin {
 pub struct WasmInstance {
     store: Store<InstanceState>,
     /// Set once instantiated; calls are only made after that.
-    bindings: Option<GameFeature>,
+    bindings: Option<Bindings>,
     limits: Limits,
     /// Where WASI timers run (see `Runtime`).
     wasi_io: tokio::runtime::Handle,
@@ -257,18 +280,52 @@ fn deactivation(value: lifecycle::Deactivation) -> Deactivation {
     }
 }
 
+fn deactivation_v0_1(value: v0_1_0::lifecycle::Deactivation) -> Deactivation {
+    match value {
+        v0_1_0::lifecycle::Deactivation::Done => Deactivation::Done,
+        v0_1_0::lifecycle::Deactivation::Pending => Deactivation::Pending,
+    }
+}
+
 fn context(context: &ActivationContext) -> types::ActivationContext {
     types::ActivationContext { world_name: context.world_name.clone(), net_mode: context.net_mode.into() }
 }
 
-/// Calls one export: arms the deadline for `$entries` batch entries, then runs
-/// `bindings.$interface().$export(store, args…)` to completion.
+fn context_v0_1(context: &ActivationContext) -> v0_1_0::types::ActivationContext {
+    let net_mode = types::NetMode::from(context.net_mode).into();
+    v0_1_0::types::ActivationContext { world_name: context.world_name.clone(), net_mode }
+}
+
+/// Calls one export: arms the deadline for `$entries` batch entries, then runs the call for the instance's
+/// package version to completion. An export with the same shape in every version is written once,
+/// `interface.export(args…)`; otherwise one call per version, `|bindings, store| …`.
 macro_rules! call_export {
-    ($self:ident, $entries:expr, $interface:ident . $export:ident ( $($arg:expr),* )) => {{
+    ($self:ident, $entries:expr, $interface:ident . $export:ident ( $($arg:expr),* )) => {
+        call_export!(
+            $self,
+            $entries,
+            latest: |b, store| b.$interface().$export(store $(, $arg)*),
+            v0_1: |b, store| b.$interface().$export(store $(, $arg)*)
+        )
+    };
+    (
+        $self:ident,
+        $entries:expr,
+        latest: |$b:ident, $store:ident| $latest:expr,
+        v0_1: |$b1:ident, $store1:ident| $v0_1:expr
+    ) => {{
         let waits = $self.arm($entries);
         let bindings = $self.bindings.as_ref().expect("a WasmInstance is only handed out once instantiated");
-        let call = bindings.$interface().$export(&mut $self.store $(, $arg)*);
-        let result = finish(call, waits, &$self.limits, &$self.wasi_io);
+        let result = match bindings {
+            Bindings::Latest($b) => {
+                let $store = &mut $self.store;
+                finish($latest, waits, &$self.limits, &$self.wasi_io)
+            }
+            Bindings::V0_1($b1) => {
+                let $store1 = &mut $self.store;
+                finish($v0_1, waits, &$self.limits, &$self.wasi_io)
+            }
+        };
         $self.after_call(result)
     }};
 }
@@ -287,8 +344,13 @@ impl PluginInstance for WasmInstance {
     }
 
     fn on_activating(&mut self, ctx: &ActivationContext) -> Result<(), CallError> {
-        let ctx = context(ctx);
-        refused_or_trapped(call_export!(self, 0, gamefeature_plugin_lifecycle.call_on_activating(&ctx)))
+        let (latest, v0_1) = (context(ctx), context_v0_1(ctx));
+        refused_or_trapped(call_export!(
+            self,
+            0,
+            latest: |b, store| b.gamefeature_plugin_lifecycle().call_on_activating(store, &latest),
+            v0_1: |b, store| b.gamefeature_plugin_lifecycle().call_on_activating(store, &v0_1)
+        ))
     }
 
     fn on_activated(&mut self) -> Result<(), CallError> {
@@ -296,12 +358,30 @@ impl PluginInstance for WasmInstance {
     }
 
     fn on_deactivating(&mut self, ctx: &ActivationContext) -> Result<Deactivation, CallError> {
-        let ctx = context(ctx);
-        call_export!(self, 0, gamefeature_plugin_lifecycle.call_on_deactivating(&ctx)).map(deactivation)
+        let (latest, v0_1) = (context(ctx), context_v0_1(ctx));
+        call_export!(
+            self,
+            0,
+            latest: |b, store| async {
+                b.gamefeature_plugin_lifecycle().call_on_deactivating(store, &latest).await.map(deactivation)
+            },
+            v0_1: |b, store| async {
+                b.gamefeature_plugin_lifecycle().call_on_deactivating(store, &v0_1).await.map(deactivation_v0_1)
+            }
+        )
     }
 
     fn poll_deactivation(&mut self) -> Result<Deactivation, CallError> {
-        call_export!(self, 0, gamefeature_plugin_lifecycle.call_poll_deactivation()).map(deactivation)
+        call_export!(
+            self,
+            0,
+            latest: |b, store| async {
+                b.gamefeature_plugin_lifecycle().call_poll_deactivation(store).await.map(deactivation)
+            },
+            v0_1: |b, store| async {
+                b.gamefeature_plugin_lifecycle().call_poll_deactivation(store).await.map(deactivation_v0_1)
+            }
+        )
     }
 
     fn on_unloading(&mut self) -> Result<(), CallError> {
@@ -310,6 +390,25 @@ impl PluginInstance for WasmInstance {
 
     fn on_unregistering(&mut self) -> Result<(), CallError> {
         call_export!(self, 0, gamefeature_plugin_lifecycle.call_on_unregistering())
+    }
+
+    fn snapshot(&mut self) -> Result<Option<Vec<u8>>, CallError> {
+        call_export!(
+            self,
+            0,
+            latest: |b, store| b.gamefeature_plugin_lifecycle().call_snapshot(store),
+            // 0.1.0 has no snapshot: its plugins reload without state.
+            v0_1: |_b, _store| async { Ok(None) }
+        )
+    }
+
+    fn restore(&mut self, state: &[u8]) -> Result<(), CallError> {
+        refused_or_trapped(call_export!(
+            self,
+            0,
+            latest: |b, store| b.gamefeature_plugin_lifecycle().call_restore(store, state),
+            v0_1: |_b, _store| async { Ok(Ok(())) }
+        ))
     }
 
     fn handle_extension_events(&mut self, b: &ExtensionBatch) -> Result<(), CallError> {

@@ -43,12 +43,13 @@ pub use sandbox::{DEFAULT_CALL_DEADLINE, DEFAULT_HOST_MEMORY, DEFAULT_INSTANTIAT
 use crate::assets::{read_within, ReadWithinError};
 use crate::config::{HostConfig, LimitOverrides};
 use crate::feature::{
-    ComponentInterface, LoadError, LoadedPlugin, PluginLoader, PluginManifest, Provenance, API_VERSION,
-    WORLD_CHANGES_PER_CALL,
+    api_versions_shown, same_api, ComponentInterface, LoadError, LoadedPlugin, PluginLoader, PluginManifest,
+    Provenance, WORLD_CHANGES_PER_CALL,
 };
-use bindings::{GameFeature, GameFeaturePre};
+use bindings::{v0_1_0, GameFeature, GameFeaturePre};
 use cache::Lookup;
 use epoch::EpochTicker;
+use instance::Pre;
 use state::InstanceState;
 
 /// Linear memory and table bytes a freed instance slot keeps mapped for the next instance.
@@ -202,7 +203,10 @@ impl Runtime {
         let engine = Engine::new(&wasm).map_err(|e| RuntimeError(format!("{e:#}")))?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(|e| RuntimeError(format!("{e:#}")))?;
+        // Every version of the package the host loads, side by side: the names carry the version.
         GameFeature::add_to_linker::<InstanceState, HasSelf<InstanceState>>(&mut linker, |state| state)
+            .map_err(|e| RuntimeError(format!("{e:#}")))?;
+        v0_1_0::GameFeature::add_to_linker::<InstanceState, HasSelf<InstanceState>>(&mut linker, |state| state)
             .map_err(|e| RuntimeError(format!("{e:#}")))?;
         let cache = config.cache_dir.clone().map(ComponentCache::new);
         let ticker = EpochTicker::start(&engine).map_err(|e| RuntimeError(format!("starting the epoch clock: {e}")))?;
@@ -298,15 +302,30 @@ impl Runtime {
     fn link(&self, manifest: &PluginManifest, compiled: Compiled) -> Result<Arc<WasmPlugin>, LoadError> {
         let shown = manifest.component_path.display().to_string();
         let Compiled { component, provenance, interface } = compiled;
-        if let Some(version) = foreign_api_version(&interface) {
+        if let Some(version) = interface.foreign_api_version() {
+            let implemented = api_versions_shown();
             let cause =
-                format!("it was built against gamefeature:plugin@{version}; this host implements {API_VERSION}");
+                format!("it was built against gamefeature:plugin@{version}; this host implements {implemented}");
+            return Err(LoadError::Incompatible { path: shown, cause });
+        }
+        // A component exporting nothing of the package is checked against the world its manifest names.
+        let version = interface.api_version().unwrap_or(&manifest.api).to_string();
+        if !same_api(&version, &manifest.api) {
+            let cause = format!(
+                "it was built against gamefeature:plugin@{version}, but {} declares api = {:?}",
+                manifest.manifest_path.display(),
+                manifest.api
+            );
             return Err(LoadError::Incompatible { path: shown, cause });
         }
         let incompatible =
             |e: wasmtime::Error| LoadError::Incompatible { path: shown.clone(), cause: format!("{e:#}") };
         let pre = self.linker.instantiate_pre(&component).map_err(incompatible)?;
-        let pre = GameFeaturePre::new(pre).map_err(incompatible)?;
+        let pre = if same_api(&version, "0.1.0") {
+            Pre::V0_1(v0_1_0::GameFeaturePre::new(pre).map_err(incompatible)?)
+        } else {
+            Pre::Latest(GameFeaturePre::new(pre).map_err(incompatible)?)
+        };
         let limits = Limits::of(&manifest.name, &self.config);
         let wasi_io = self.wasi_io.handle();
         Ok(Arc::new(WasmPlugin { pre, provenance, interface, limits, wasi_io }))
@@ -327,19 +346,6 @@ pub struct Inspection {
     pub provenance: Provenance,
     pub interface: ComponentInterface,
     pub problem: Option<LoadError>,
-}
-
-/// The `gamefeature:plugin` version a component was built against, when it is not the one this host
-/// implements: a clearer error than "no matching import".
-fn foreign_api_version(interface: &ComponentInterface) -> Option<String> {
-    interface
-        .imports
-        .iter()
-        .chain(&interface.exports)
-        .filter_map(|name| name.strip_prefix("gamefeature:plugin/"))
-        .filter_map(|rest| rest.split_once('@').map(|(_, version)| version))
-        .find(|version| *version != API_VERSION)
-        .map(str::to_string)
 }
 
 impl PluginLoader for Runtime {

@@ -1,9 +1,11 @@
 //! Lyra's `AddInputBinding` action: when a pawn's hero sends `BindInputsNow`, its input bindings are added to
-//! the pawn's `HeroComponent`; when the pawn or this feature goes, they are forgotten.
+//! the pawn's `HeroComponent`; when the pawn or this feature goes, they are forgotten. A feature activated (or
+//! reloaded) after the hero initialised binds at `ExtensionAdded`, as Lyra's action does.
 
 use std::collections::HashSet;
 
 use gamefeature_sdk::components::{self, events, ExtensionHandler};
+use gamefeature_sdk::init_state::{self, DATA_INITIALIZED};
 use gamefeature_sdk::world::{self, ActorId};
 use gamefeature_sdk::{export_plugin, log, ActivationContext, Plugin, Value};
 
@@ -23,21 +25,32 @@ impl Plugin for InputBinding {
 
     fn on_extension_event(&mut self, _handler: u32, pawn: ActorId, event: &str) {
         match event {
-            "BindInputsNow" => {
-                match world::set_property(pawn, "HeroComponent", "input-bindings", &Value::Text(BINDINGS.into())) {
-                    Ok(()) => {
-                        self.bound.insert(pawn);
-                        log::info(&format!("pawn {pawn}: bound {BINDINGS}"));
-                    }
-                    Err(e) => log::warn(&format!("pawn {pawn}: cannot bind input: {e:?}")),
-                }
-            }
+            "BindInputsNow" => self.bind(pawn),
+            events::EXTENSION_ADDED if hero_initialized(pawn) => self.bind(pawn),
             events::EXTENSION_REMOVED | events::RECEIVER_REMOVED if self.bound.remove(&pawn) => {
                 let _ = world::set_property(pawn, "HeroComponent", "input-bindings", &Value::Text(String::new()));
+                log::info(&format!("pawn {pawn}: unbound"));
             }
             _ => {}
         }
     }
+}
+
+impl InputBinding {
+    fn bind(&mut self, pawn: ActorId) {
+        match world::set_property(pawn, "HeroComponent", "input-bindings", &Value::Text(BINDINGS.into())) {
+            Ok(()) => {
+                self.bound.insert(pawn);
+                log::info(&format!("pawn {pawn}: bound {BINDINGS}"));
+            }
+            Err(e) => log::warn(&format!("pawn {pawn}: cannot bind input: {e:?}")),
+        }
+    }
+}
+
+/// Whether the pawn's hero has initialised (it sends `BindInputsNow` on the way there).
+fn hero_initialized(pawn: ActorId) -> bool {
+    init_state::has_feature_reached(pawn, "Hero", DATA_INITIALIZED).unwrap_or(false)
 }
 
 export_plugin!(InputBinding);

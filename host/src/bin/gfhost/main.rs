@@ -392,6 +392,8 @@ fn inspect_plugin(name: &str, options: SessionOptions) -> Result<ExitCode> {
         Provenance::Cached { took } => format!("loaded from cache in {:.2} ms", took.as_secs_f64() * 1e3),
     };
     println!("  {how}");
+    let built_against = inspection.interface.api_version().unwrap_or("no version of it");
+    println!("  built against: gamefeature:plugin@{built_against} (manifest: api = {:?})", manifest.api);
     let fit = inspection.interface.fit();
     let mark = |problem: &Option<String>| problem.as_deref().map_or("ok".to_string(), |p| format!("NO: {p}"));
     let width = fit.imports.iter().chain(&fit.needed_exports).map(|l| l.name.len()).max().unwrap_or(0).max(20);

@@ -16,6 +16,15 @@ use crate::text::{shown, MAX_CAUSE};
 use crate::timeline::{track, EventKind, LogLevel};
 use crate::world;
 
+/// A snapshot's bytes, shown in the timeline by their size only.
+struct Carried(Vec<u8>);
+
+impl std::fmt::Debug for Carried {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} bytes", self.0.len())
+    }
+}
+
 impl ExperienceManager {
     /// Creates the plugin's instance in this world and runs its actions; on failure, records it and leaves
     /// nothing of the plugin in the world.
@@ -191,6 +200,12 @@ impl ExperienceManager {
         let outcome = self.call(owner, "on-loading", |i| i.on_loading()).ok_or_else(gone)?;
         outcome.map_err(|e| (Transition::Loading, format!("on-loading: {e}")))?;
         self.pump();
+        // A reload hands over the state of the instance this one replaces.
+        if let Some(state) = self.carried.get(&self.in_world[index].name).cloned() {
+            let outcome = self.call(owner, "restore", |i| i.restore(&state)).ok_or_else(gone)?;
+            outcome.map_err(|e| (Transition::Loading, format!("restore: {e}")))?;
+            self.pump();
+        }
         // The manifest's built-in actions come first, so the plugin's own code finds the components it declared.
         for action in manifest_actions {
             let result = action.activate(&mut world::lock(&self.world), owner);
@@ -452,17 +467,29 @@ impl ExperienceManager {
         for dependent in dependents.iter().rev() {
             let index = self.in_world.iter().position(|f| &f.name == dependent).expect("listed from in_world");
             let feature = self.in_world.remove(index);
+            self.carry_state(&feature);
             self.teardown(vec![feature]).await;
         }
         let index = self.in_world.iter().position(|f| f.name == name).expect("checked above");
         let feature = self.in_world.remove(index);
+        self.carry_state(&feature);
         self.teardown(vec![feature]).await;
         let outcome = self.activate_new_version(name, &old, manifest, code, to).await;
         for dependent in &dependents {
             self.run_feature_actions(dependent).await;
         }
+        self.carried.clear();
         self.report.active = self.live_features();
         outcome
+    }
+
+    /// Keeps what a leaving instance's `snapshot` returns, for its next instance's `restore`. A plugin that
+    /// keeps no state (or traps: it is quarantined, and its successor starts fresh) carries nothing.
+    fn carry_state(&mut self, feature: &FeatureInWorld) {
+        let snapshot = self.call(feature.owner, "snapshot", |i| i.snapshot().map(|state| state.map(Carried)));
+        if let Some(Ok(Some(Carried(state)))) = snapshot {
+            self.carried.insert(feature.name.clone(), state);
+        }
     }
 
     /// The features of this world that depend on `name`, directly or not, each after its own dependencies.

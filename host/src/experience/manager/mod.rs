@@ -137,6 +137,9 @@ pub struct ExperienceManager {
     instances: Instances,
     experience_actions: Vec<ActiveAction>,
     report: LoadReport,
+    /// State crossing a hot reload, by plugin: what the old instance's `snapshot` returned, restored into the
+    /// new instance (or, when the new version is refused, into the old version brought back).
+    carried: std::collections::HashMap<String, Vec<u8>>,
 }
 
 impl ExperienceManager {
@@ -168,6 +171,7 @@ impl ExperienceManager {
             activated: Vec::new(),
             in_world: Vec::new(),
             instances: Instances::with_limits(dispatch),
+            carried: Default::default(),
             experience_actions: Vec::new(),
             report: LoadReport::default(),
         };

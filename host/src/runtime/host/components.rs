@@ -14,10 +14,18 @@ use crate::runtime::state::InstanceState;
 use crate::world::ActorId as Actor;
 
 /// A component request held by a plugin; dropping it releases the request.
-pub struct ComponentRequestResource(Option<RequestHandle>);
+pub struct ComponentRequestResource {
+    handle: Option<RequestHandle>,
+    receiver: String,
+    component: String,
+}
 
 /// An extension handler held by a plugin; dropping it removes the handler.
-pub struct ExtensionHandlerResource(HandlerId);
+pub struct ExtensionHandlerResource {
+    id: HandlerId,
+    receiver: String,
+    tag: u32,
+}
 
 impl Host for InstanceState {
     fn add_component_request(
@@ -37,14 +45,15 @@ impl Host for InstanceState {
         )?;
         // A request exists only while a handle of the plugin stands for it.
         let mut handle = Some(handle);
-        let resource = self.push_handle(ComponentRequestResource(None), |w| {
+        let resource = ComponentRequestResource { handle: None, receiver, component };
+        let resource = self.push_handle(resource, |w| {
             if let Some(handle) = handle.take() {
                 w.release_component_request(handle);
             }
         });
         let resource = resource?;
         if let Some(handle) = handle {
-            self.table.get_mut(&resource).expect("just pushed").0 = Some(handle);
+            self.table.get_mut(&resource).expect("just pushed").handle = Some(handle);
         }
         Ok(resource)
     }
@@ -57,7 +66,7 @@ impl Host for InstanceState {
         let id = self.guard(Call::new_handle().names(&[("receiver class", &receiver)]), |w, caller| {
             Ok(w.add_extension_handler(caller.owner, &receiver, handler)?)
         })?;
-        self.push_handle(ExtensionHandlerResource(id), |w| w.remove_extension_handler(id))
+        self.push_handle(ExtensionHandlerResource { id, receiver, tag: handler }, |w| w.remove_extension_handler(id))
     }
 
     fn send_extension_event(&mut self, actor: ActorId, event: String) -> Result<(), Error> {
@@ -83,8 +92,18 @@ impl Host for InstanceState {
 }
 
 impl HostComponentRequest for InstanceState {
+    fn receiver(&mut self, request: Resource<ComponentRequestResource>) -> String {
+        // The canonical ABI only lets a live handle of this instance through.
+        self.table.get(&request).map(|r| r.receiver.clone()).unwrap_or_default()
+    }
+
+    fn component(&mut self, request: Resource<ComponentRequestResource>) -> String {
+        // The canonical ABI only lets a live handle of this instance through.
+        self.table.get(&request).map(|r| r.component.clone()).unwrap_or_default()
+    }
+
     fn drop(&mut self, request: Resource<ComponentRequestResource>) -> wasmtime::Result<()> {
-        let ComponentRequestResource(handle) = self.take_handle(request)?;
+        let ComponentRequestResource { handle, .. } = self.take_handle(request)?;
         if let Some(handle) = handle {
             let _ = self.guard(Call::release(), |w, _| {
                 w.release_component_request(handle);
@@ -96,8 +115,18 @@ impl HostComponentRequest for InstanceState {
 }
 
 impl HostExtensionHandler for InstanceState {
+    fn receiver(&mut self, handler: Resource<ExtensionHandlerResource>) -> String {
+        // The canonical ABI only lets a live handle of this instance through.
+        self.table.get(&handler).map(|r| r.receiver.clone()).unwrap_or_default()
+    }
+
+    fn id(&mut self, handler: Resource<ExtensionHandlerResource>) -> u32 {
+        // The canonical ABI only lets a live handle of this instance through.
+        self.table.get(&handler).map(|r| r.tag).unwrap_or_default()
+    }
+
     fn drop(&mut self, handler: Resource<ExtensionHandlerResource>) -> wasmtime::Result<()> {
-        let ExtensionHandlerResource(id) = self.take_handle(handler)?;
+        let ExtensionHandlerResource { id, .. } = self.take_handle(handler)?;
         let _ = self.guard(Call::release(), |w, _| {
             w.remove_extension_handler(id);
             Ok(())

@@ -12,7 +12,10 @@ use crate::runtime::state::InstanceState;
 use crate::world::{ActorId as Actor, World, WorldError};
 
 /// A subscription held by a plugin; dropping it stops the notifications.
-pub struct SubscriptionResource(SubscriptionId);
+pub struct SubscriptionResource {
+    id: SubscriptionId,
+    tag: u32,
+}
 
 fn state_of(world: &World, state: &Option<String>) -> Result<Option<u8>, WorldError> {
     state.as_deref().map(|s| world.state_ordinal(s)).transpose()
@@ -92,7 +95,7 @@ impl Host for InstanceState {
             let state = state_of(w, &state)?;
             Ok(w.subscribe_actor(caller.owner, Actor::from_raw(actor), feature.as_deref(), state, call_if_reached, id)?)
         })?;
-        self.push_handle(SubscriptionResource(subscription), |w| w.unsubscribe(subscription))
+        self.push_handle(SubscriptionResource { id: subscription, tag: id }, |w| w.unsubscribe(subscription))
     }
 
     fn subscribe_class(
@@ -109,7 +112,7 @@ impl Host for InstanceState {
             let state = state_of(w, &state)?;
             Ok(w.subscribe_class(caller.owner, &class, &feature, state, call_if_reached, id)?)
         })?;
-        self.push_handle(SubscriptionResource(subscription), |w| w.unsubscribe(subscription))
+        self.push_handle(SubscriptionResource { id: subscription, tag: id }, |w| w.unsubscribe(subscription))
     }
 
     fn continue_init_state_chain(&mut self, actor: ActorId, feature: String) -> Result<(), Error> {
@@ -126,8 +129,13 @@ impl Host for InstanceState {
 }
 
 impl HostSubscription for InstanceState {
+    fn id(&mut self, subscription: Resource<SubscriptionResource>) -> u32 {
+        // The canonical ABI only lets a live handle of this instance through.
+        self.table.get(&subscription).map(|r| r.tag).unwrap_or_default()
+    }
+
     fn drop(&mut self, subscription: Resource<SubscriptionResource>) -> wasmtime::Result<()> {
-        let SubscriptionResource(id) = self.take_handle(subscription)?;
+        let SubscriptionResource { id, .. } = self.take_handle(subscription)?;
         let _ = self.guard(Call::release(), |w, _| {
             w.unsubscribe(id);
             Ok(())

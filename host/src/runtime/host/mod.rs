@@ -7,6 +7,7 @@ pub(crate) mod components;
 pub(crate) mod init_states;
 pub(crate) mod log;
 mod types;
+mod v0_1_0;
 
 use crate::runtime::bindings::types::Error;
 

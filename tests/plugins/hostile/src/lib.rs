@@ -144,7 +144,8 @@ impl Hostile {
     fn fs_probe(&mut self) {
         let own = std::fs::write("/data/own.txt", b"mine").and_then(|()| std::fs::read_to_string("/data/own.txt"));
         log::info(&format!("fs own /data/own.txt: {}", outcome(own.map(|text| text.len()))));
-        for path in ["/data/../outside.txt", "/outside.txt", "/etc/passwd", "../outside.txt", "/data/link/outside.txt"] {
+        for path in ["/data/../outside.txt", "/outside.txt", "/etc/passwd", "../outside.txt", "/data/link/outside.txt"]
+        {
             log::info(&format!("fs escape {path}: {}", outcome(std::fs::read_to_string(path).map(|t| t.len()))));
         }
         let write = std::fs::write("/data/../written-outside.txt", b"escaped");

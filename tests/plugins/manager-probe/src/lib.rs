@@ -4,7 +4,8 @@
 //!
 //! Commands: `handler N CLASS`, `drop-handler N`, `request RECEIVER COMPONENT`, `request-unique RECEIVER
 //! COMPONENT`, `drop-request RECEIVER COMPONENT`, `send CLASS EVENT`, `subscribe-class N CLASS FEATURE`,
-//! `drop-subscription N`, `spawn CLASS`.
+//! `drop-subscription N`, `spawn CLASS`, `handles` (logs every handle it holds, described by the handle's own
+//! methods).
 
 use std::collections::HashMap;
 
@@ -53,6 +54,10 @@ impl Probe {
                 Ok(())
             }
             ["spawn", class] => world::spawn_actor(class, true).map(drop),
+            ["handles"] => {
+                self.log_handles();
+                Ok(())
+            }
             _ => {
                 log::warn(&format!("unknown command {command:?}"));
                 Ok(())
@@ -60,6 +65,23 @@ impl Probe {
         };
         if let Err(e) = result {
             log::warn(&format!("{command}: {e:?}"));
+        }
+    }
+}
+
+impl Probe {
+    /// One line per handle, in a stable order, from what the host says each handle is.
+    fn log_handles(&self) {
+        let mut lines: Vec<String> = self
+            .handlers
+            .values()
+            .map(|h| format!("handle: extension handler {} on {}", h.id(), h.receiver()))
+            .chain(self.requests.values().map(|r| format!("handle: request {} on {}", r.component(), r.receiver())))
+            .chain(self.subscriptions.values().map(|s| format!("handle: subscription {}", s.id())))
+            .collect();
+        lines.sort();
+        for line in lines {
+            log::info(&line);
         }
     }
 }

@@ -1,9 +1,9 @@
-//! A plugin built against `gamefeature:plugin@0.2.0` — as if from a newer SDK — whose manifest still claims
+//! A plugin built against `gamefeature:plugin@0.9.0` — as if from a newer SDK — whose manifest still claims
 //! 0.1.0. The host must refuse the component itself, naming the version it was built against.
 
 wit_bindgen::generate!({
     inline: "
-        package gamefeature:plugin@0.2.0;
+        package gamefeature:plugin@0.9.0;
 
         interface log {
             log: func(message: string);
