@@ -26,6 +26,13 @@ pub fn shown(text: &str, max: usize) -> String {
     out
 }
 
+/// `text` on one line: every run of whitespace (newlines included) becomes one space. For causes the host
+/// reports from libraries that format over several lines (wasmtime's parse errors list bytes one per line), so
+/// that every error is one line in a terminal, a log and a listing.
+pub fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// Whether `text` can be shown as it is: no control characters.
 pub fn is_printable(text: &str) -> bool {
     !text.chars().any(char::is_control)
@@ -34,6 +41,14 @@ pub fn is_printable(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn multi_line_causes_become_one_line() {
+        assert_eq!(
+            one_line("bad magic - expected=[\n    0x0,\n    0x61,\n] actual"),
+            "bad magic - expected=[ 0x0, 0x61, ] actual"
+        );
+    }
 
     #[test]
     fn control_characters_are_escaped_so_a_plugin_cannot_forge_lines_or_drive_the_terminal() {

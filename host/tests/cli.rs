@@ -388,3 +388,85 @@ fn play_runs_a_script_of_live_changes() {
     }
     assert!(!text.contains("> state\n0 actors"), "nothing runs after quit: {text}");
 }
+
+/// `gfhost play --watch` as a modder uses it: the game runs with its console on standard input; a plugin's
+/// files change on disk and the running world picks up the new version; a broken build is refused and the old
+/// version keeps playing. Waits are bounded by line, not timed: each step waits for the line it expects.
+#[test]
+fn play_watch_reloads_a_plugin_changed_on_disk_and_refuses_a_broken_one() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    let (plugins, experiences) = default_setup();
+    let cache = tempfile::TempDir::new().unwrap();
+    let experience = experiences.path().join("default.toml");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gfhost"))
+        .args(["play", experience.to_str().unwrap(), "--watch", "--plugins"])
+        .arg(plugins.path())
+        .arg("--cache-dir")
+        .arg(cache.path())
+        .args(["--call-deadline-ms", "1000", "--config"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../gfhost.toml"))
+        .env_remove("GFHOST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("running gfhost play");
+    let (lines, received) = mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    // Generous bounds: they only stop a broken build from hanging the suite.
+    let mut wait_for = |wanted: &dyn Fn(&str) -> bool| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+            match received.recv_timeout(left) {
+                Ok(line) => {
+                    let found = wanted(&line);
+                    seen.push(line);
+                    if found {
+                        return seen.last().cloned().unwrap();
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        panic!("the line never came; output so far:\n{}", seen.join("\n"));
+    };
+    wait_for(&|l| l.contains("loaded; commands"));
+    wait_for(&|l| l.starts_with("spawned"));
+
+    plugins.edit_manifest(&LYRA_CHARACTER, |text| text.replace("version = \"0.1.0\"", "version = \"0.4.0\""));
+    wait_for(&|l| l.contains("lyra-character reloaded: 0.1.0 -> 0.4.0"));
+
+    let component = plugins.folder(&LYRA_CHARACTER).join("lyra_character.wasm");
+    std::fs::write(&component, b"a build that went wrong").unwrap();
+    let refused = wait_for(&|l| l.starts_with("error:") && l.contains("lyra-character"));
+    assert!(refused.contains("lyra_character.wasm"), "names the file: {refused}");
+
+    let stdin = child.stdin.as_mut().unwrap();
+    stdin.write_all(b"features\n").unwrap();
+    wait_for(&|l| l.contains("lyra-character 0.4.0  [Active]"));
+
+    // A plugin installed while the game runs is watched too.
+    let extra = PluginDir::with(&[EVENT_SINK]);
+    stdin.write_all(format!("install {}\n", extra.folder(&EVENT_SINK).display()).as_bytes()).unwrap();
+    wait_for(&|l| l.contains("event-sink installed"));
+    stdin.write_all(b"activate event-sink\n").unwrap();
+    wait_for(&|l| l.contains("event-sink active"));
+    extra.edit_manifest(&EVENT_SINK, |text| text.replace("version = \"0.1.0\"", "version = \"0.5.0\""));
+    wait_for(&|l| l.contains("event-sink reloaded: 0.1.0 -> 0.5.0"));
+    stdin.write_all(b"quit\n").unwrap();
+    wait_for(&|l| l.starts_with("play ended"));
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{}", seen.join("\n"));
+}

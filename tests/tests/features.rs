@@ -312,6 +312,7 @@ async fn bytes_that_are_not_a_component_are_refused() {
         let error = session.features().load("base-gameplay").await.unwrap_err().to_string();
         assert!(error.contains("is not a valid WebAssembly component"), "{case}: {error}");
         assert!(error.contains("base_gameplay.wasm"), "{case}: names the file: {error}");
+        assert!(!error.contains('\n'), "{case}: one line, for terminals and listings: {error}");
     }
 }
 

@@ -42,7 +42,8 @@ impl Settling {
 
 /// Watches folders (not their subfolders) for changed files.
 pub struct FolderWatcher {
-    _watcher: notify::RecommendedWatcher,
+    watcher: notify::RecommendedWatcher,
+    watching: std::collections::BTreeSet<PathBuf>,
     events: Receiver<notify::Result<notify::Event>>,
     settling: Settling,
 }
@@ -50,13 +51,31 @@ pub struct FolderWatcher {
 impl FolderWatcher {
     pub fn new(folders: &[PathBuf]) -> notify::Result<Self> {
         let (sender, events) = channel();
-        let mut watcher = notify::recommended_watcher(move |event| {
+        let watcher = notify::recommended_watcher(move |event| {
             let _ = sender.send(event);
         })?;
-        for folder in folders {
-            watcher.watch(folder, RecursiveMode::NonRecursive)?;
+        let mut watcher =
+            FolderWatcher { watcher, watching: Default::default(), events, settling: Settling::default() };
+        watcher.follow(folders)?;
+        Ok(watcher)
+    }
+
+    /// Watches exactly `folders` from now on: those not watched yet are added (a plugin activated or installed
+    /// while the game runs), the others let go (a plugin deactivated or uninstalled).
+    pub fn follow(&mut self, folders: &[PathBuf]) -> notify::Result<()> {
+        let wanted: std::collections::BTreeSet<PathBuf> = folders.iter().cloned().collect();
+        for gone in self.watching.difference(&wanted) {
+            // The folder may have been deleted already, which ends its watch by itself.
+            let _ = self.watcher.unwatch(gone);
         }
-        Ok(FolderWatcher { _watcher: watcher, events, settling: Settling::default() })
+        self.watching.retain(|folder| wanted.contains(folder));
+        for folder in wanted {
+            if !self.watching.contains(&folder) {
+                self.watcher.watch(&folder, RecursiveMode::NonRecursive)?;
+                self.watching.insert(folder);
+            }
+        }
+        Ok(())
     }
 
     /// The files that changed and have settled since the last call.

@@ -46,6 +46,7 @@ use crate::feature::{
     api_versions_shown, same_api, ComponentInterface, LoadError, LoadedPlugin, PluginLoader, PluginManifest,
     Provenance, WORLD_CHANGES_PER_CALL,
 };
+use crate::text::one_line;
 use bindings::{v0_1_0, GameFeature, GameFeaturePre};
 use cache::Lookup;
 use epoch::EpochTicker;
@@ -272,7 +273,7 @@ impl Runtime {
             if let Some(Lookup::Hit(component)) = self.cache.as_ref().map(|cache| cache.fetch(&self.engine, &key)) {
                 return Ok(component);
             }
-            let component = Component::from_binary(&self.engine, &bytes).map_err(|e| format!("{e:#}"))?;
+            let component = Component::from_binary(&self.engine, &bytes).map_err(|e| one_line(&format!("{e:#}")))?;
             if let Some(cache) = &self.cache {
                 cache.store(&key, &component);
             }
@@ -319,7 +320,7 @@ impl Runtime {
             return Err(LoadError::Incompatible { path: shown, cause });
         }
         let incompatible =
-            |e: wasmtime::Error| LoadError::Incompatible { path: shown.clone(), cause: format!("{e:#}") };
+            |e: wasmtime::Error| LoadError::Incompatible { path: shown.clone(), cause: one_line(&format!("{e:#}")) };
         let pre = self.linker.instantiate_pre(&component).map_err(incompatible)?;
         let pre = if same_api(&version, "0.1.0") {
             Pre::V0_1(v0_1_0::GameFeaturePre::new(pre).map_err(incompatible)?)

@@ -67,14 +67,18 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
     let mut manager = session.create_world("main", play.net_mode);
     tokio.block_on(manager.load(path))?;
     let mut world = LiveWorld::new(manager, &session);
-    println!("{} loaded; commands: {HELP}", path.display());
-    if play.players > 0 {
-        println!("{}", tokio.block_on(world.execute(&Command::Spawn(play.players))).unwrap_or_else(|e| e));
-    }
+    // Watching starts before anything is announced: a change made once the world says it is loaded is seen.
     let mut watcher = match play.watch {
         true => Some(FolderWatcher::new(&world.plugin_folders()).context("watching the plugin folders")?),
         false => None,
     };
+    println!("{} loaded; commands: {HELP}", path.display());
+    if watcher.is_some() {
+        println!("watching the folders of {} plugin(s) for new versions", world.plugin_folders().len());
+    }
+    if play.players > 0 {
+        println!("{}", tokio.block_on(world.execute(&Command::Spawn(play.players))).unwrap_or_else(|e| e));
+    }
 
     // The console reads on its own thread and waits for each command to be carried out before prompting again.
     let (lines, commands) = mpsc::channel::<String>();
@@ -151,6 +155,12 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
         }
         if command == Command::Quit {
             break;
+        }
+        // Features activated, installed or gone: their folders are watched from now on, or no longer.
+        if let Some(watcher) = &mut watcher {
+            if let Err(e) = watcher.follow(&world.plugin_folders()) {
+                println!("error: watching the plugin folders: {e}");
+            }
         }
         let _ = done.send(());
     }
