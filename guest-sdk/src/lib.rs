@@ -51,10 +51,11 @@ pub mod bindings {
 pub mod components;
 pub mod init_state;
 pub mod log;
+pub mod timers;
 pub mod world;
 
 pub use bindings::exports::gamefeature::plugin::lifecycle::Deactivation;
-pub use bindings::gamefeature::plugin::types::{ActivationContext, Error, NetMode, Value};
+pub use bindings::gamefeature::plugin::types::{ActivationContext, Error, Frame, NetMode, NetRole, Value};
 
 /// A game feature. Every hook has a default that does nothing and succeeds.
 ///
@@ -148,6 +149,22 @@ pub trait Plugin: Default + 'static {
 
     /// Subscription `subscription` saw `feature` of `actor` reach `state`.
     fn on_init_state_changed(&mut self, _subscription: u32, _actor: world::ActorId, _feature: &str, _state: &str) {}
+
+    /// The timer you tagged `timer` (see [`timers`]) fired `times` times since it last reached you (more than
+    /// once when its period is shorter than a frame), in `frame`.
+    fn on_timer(&mut self, _timer: u32, _times: u32, _frame: &Frame) {}
+
+    /// Rep-notify, on a client: a replicated property you declared (`[components.replicated]` in your
+    /// `plugin.toml`) went from `old` (`None` when this client had no value yet) to `new`.
+    fn on_replicated(
+        &mut self,
+        _actor: world::ActorId,
+        _component: &str,
+        _property: &str,
+        _old: Option<&Value>,
+        _new: &Value,
+    ) {
+    }
 }
 
 thread_local! {
@@ -266,6 +283,34 @@ impl<P: Plugin> bindings::exports::gamefeature::plugin::init_state_callbacks::Gu
             for i in 0..ids.len() {
                 let state = init_state::state_name(states[i]).unwrap_or_default();
                 p.on_init_state_changed(ids[i], actors[i], &names[features[i] as usize], &state);
+            }
+        })
+    }
+}
+
+impl<P: Plugin> bindings::exports::gamefeature::plugin::timer_callbacks::Guest for Exports<P> {
+    fn on_timers(frame: Frame, ids: Vec<u32>, counts: Vec<u32>) {
+        with_plugin(|p: &mut P| {
+            for (id, times) in ids.iter().zip(&counts) {
+                p.on_timer(*id, *times, &frame);
+            }
+        })
+    }
+}
+
+impl<P: Plugin> bindings::exports::gamefeature::plugin::replication_callbacks::Guest for Exports<P> {
+    fn on_replicated(
+        actors: Vec<u64>,
+        components: Vec<u32>,
+        properties: Vec<u32>,
+        olds: Vec<Option<Value>>,
+        news: Vec<Value>,
+        names: Vec<String>,
+    ) {
+        with_plugin(|p: &mut P| {
+            for i in 0..actors.len() {
+                let (component, property) = (&names[components[i] as usize], &names[properties[i] as usize]);
+                p.on_replicated(actors[i], component, property, olds[i].as_ref(), &news[i]);
             }
         })
     }

@@ -5,10 +5,10 @@
 
 pub use crate::bindings::gamefeature::plugin::actors::{
     actor_class, actors_of_class, components_of, current_net_mode, destroy_actor, get_property, has_authority, is_a,
-    set_property, spawn_actor, world_name,
+    is_locally_controlled, local_role, set_property, spawn_actor, world_name,
 };
 pub use crate::bindings::gamefeature::plugin::assets::read_asset;
-pub use crate::bindings::gamefeature::plugin::types::ActorId;
+pub use crate::bindings::gamefeature::plugin::types::{ActorId, NetRole};
 
 /// Reads an asset as UTF-8 text.
 pub fn read_asset_text(name: &str) -> Result<String, crate::Error> {

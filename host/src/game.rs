@@ -6,8 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::world::ComponentOrigin;
-use crate::world::{ActorId, Component, Value, World, WorldError};
+use crate::world::{ActorId, Component, ComponentOrigin, PlayerOwner, Value, World, WorldError};
 
 /// The native pawn component holding `controller` and `player-state` (actor ids) once they arrive.
 pub const POSSESSION: &str = "Possession";
@@ -24,11 +23,23 @@ pub struct Player {
     pub pawn: ActorId,
 }
 
-/// Spawns a player's controller, player state and pawn. The pawn begins play unpossessed.
+/// Spawns a local player's controller, player state and pawn. The pawn begins play unpossessed.
 pub fn spawn_player(world: &mut World, pawn_class: &str) -> Result<Player, WorldError> {
-    let controller = world.spawn("PlayerController")?;
-    let player_state = world.spawn("PlayerState")?;
+    spawn_player_for(world, pawn_class, PlayerOwner::Local)
+}
+
+/// Spawns the controller, player state and pawn of a player playing here or on a connected client.
+pub fn spawn_player_for(world: &mut World, pawn_class: &str, owner: PlayerOwner) -> Result<Player, WorldError> {
+    let controller = world.spawn_actor("PlayerController", None, false)?;
+    world.actor_mut(controller)?.player = Some(owner);
+    world.add_receiver(controller)?;
+    world.begin_play(controller)?;
+    let player_state = world.spawn_actor("PlayerState", None, false)?;
+    world.actor_mut(player_state)?.player = Some(owner);
+    world.add_receiver(player_state)?;
+    world.begin_play(player_state)?;
     let pawn = world.spawn_actor(pawn_class, None, false)?;
+    world.actor_mut(pawn)?.player = Some(owner);
     world.actor_mut(pawn)?.components.push(Component {
         class: POSSESSION.to_string(),
         origin: ComponentOrigin::Native,
@@ -51,4 +62,41 @@ pub fn possess(world: &mut World, player: &Player) -> Result<(), WorldError> {
 pub fn replicate_player_state(world: &mut World, player: &Player) -> Result<(), WorldError> {
     world.set_property(player.pawn, POSSESSION, "player-state", Value::Integer(player.player_state.to_raw() as i64))?;
     world.send_extension_event(player.pawn, PLAYER_STATE_REPLICATED)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::world::{ClientId, NetMode, NetRole};
+
+    #[test]
+    fn local_players_are_locally_controlled_remote_ones_and_dedicated_servers_never() {
+        for (mode, local) in
+            [(NetMode::Standalone, true), (NetMode::ListenServer, true), (NetMode::DedicatedServer, false)]
+        {
+            let mut world = World::new("w", mode);
+            let here = spawn_player(&mut world, "Pawn").unwrap();
+            let remote = spawn_player_for(&mut world, "Pawn", PlayerOwner::Remote(ClientId(1))).unwrap();
+            for actor in [here.pawn, here.controller, here.player_state] {
+                assert_eq!(world.is_locally_controlled(actor), Ok(local), "{mode:?}");
+            }
+            for actor in [remote.pawn, remote.controller, remote.player_state] {
+                assert_eq!(world.is_locally_controlled(actor), Ok(false), "{mode:?}");
+            }
+            let npc = world.spawn("Pawn").unwrap();
+            assert_eq!(world.is_locally_controlled(npc), Ok(false));
+        }
+    }
+
+    #[test]
+    fn on_a_client_its_autonomous_proxies_are_locally_controlled() {
+        let mut world = World::new("w", NetMode::Client);
+        let mine = world.spawn("Pawn").unwrap();
+        let theirs = world.spawn("Pawn").unwrap();
+        world.actor_mut(mine).unwrap().role = NetRole::AutonomousProxy;
+        world.actor_mut(theirs).unwrap().role = NetRole::SimulatedProxy;
+        assert_eq!(world.is_locally_controlled(mine), Ok(true));
+        assert_eq!(world.is_locally_controlled(theirs), Ok(false));
+        assert_eq!(world.has_authority(mine), Ok(false));
+    }
 }

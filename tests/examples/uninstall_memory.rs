@@ -39,7 +39,8 @@ fn main() {
     let experiences = ExperienceDir::new();
     let path = experiences.write("e.toml", &experience_with_features(&["lyra-character"]));
     let session = session(&plugins);
-    session.timeline().set_retention(Some(10_000));
+    // A bounded timeline, kept small so that its filling up is not mistaken for memory held by plugins.
+    session.timeline().set_retention(Some(1_000));
     let mut manager = session.create_world("w", NetMode::Standalone);
     tokio.block_on(manager.load(&path)).unwrap();
     manager.with_world(|w| {

@@ -66,6 +66,7 @@ pub struct OwnerCleanup {
     pub subscriptions: usize,
     pub discarded_work: usize,
     pub actors: usize,
+    pub timers: usize,
 }
 
 impl World {
@@ -113,6 +114,7 @@ impl World {
         let (features, subscriptions) = self.manager.init_states.remove_owner(owner);
         cleanup.features = features;
         cleanup.subscriptions = subscriptions;
+        cleanup.timers = self.clock.remove_owner(owner);
         if owner != OwnerId::HOST {
             let spawned: Vec<ActorId> = self.actors().filter(|a| a.spawned_by == Some(owner)).map(|a| a.id).collect();
             for actor in spawned {

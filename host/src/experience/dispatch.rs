@@ -18,10 +18,10 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use crate::component::{Charge, OwnerId, Work};
 use crate::feature::{
     within_refusal_budget, BatchNames, CallError, ChainBatch, ExtensionBatch, FeatureBatch, PluginInstance,
-    StateChangeBatch,
+    ReplicatedBatch, StateChangeBatch,
 };
 use crate::timeline::{track, EventKind, Timeline};
-use crate::world::{self, ActorId, SharedWorld, World};
+use crate::world::{self, ActorId, Fired, Frame, SharedWorld, World};
 
 /// Rounds after which a pump gives up: plugins that keep causing work for each other forever would otherwise
 /// hang the world (Unreal caps plugin state transitions the same way).
@@ -160,12 +160,7 @@ impl Instances {
                 for run in runs {
                     world::lock(world).delivering_work_of(run.root);
                     if let Err(failure) = self.deliver(world, timeline, owner, &run.items) {
-                        let mut w = world::lock(world);
-                        w.remove_owner(owner);
-                        w.discard_work(owner);
-                        drop(w);
-                        self.live.remove(&owner);
-                        failures.push(failure);
+                        failures.push(self.remove_failed(world, owner, failure.call, failure.error));
                         break;
                     }
                 }
@@ -173,6 +168,50 @@ impl Instances {
             world::lock(world).delivering_work_of(None);
         }
         Err(PumpOverflow { rounds: MAX_ROUNDS, failures })
+    }
+
+    /// Calls one instance's `on-timers` with what fired for it in `frame`. Timer calls come every frame, so they
+    /// are not recorded in the timeline (their failures are). An instance that fails is removed, as in [`pump`](Self::pump).
+    pub fn fire_timers(&mut self, world: &SharedWorld, fired: &Fired, frame: &Frame) -> Result<(), DeliveryFailure> {
+        let Some(live) = self.live.get_mut(&fired.owner) else {
+            return Ok(());
+        };
+        let outcome = live.instance.on_timers(frame, &fired.timers);
+        let outcome = within_refusal_budget(live.instance.as_mut(), fired.timers.len(), outcome);
+        outcome.map_err(|error| self.remove_failed(world, fired.owner, "on-timers", error))
+    }
+
+    /// Calls one instance's `on-replicated` (rep-notify) with a batch of replicated changes, recorded in the
+    /// timeline. An instance that fails is removed, as in [`pump`](Self::pump).
+    pub fn notify_replicated(
+        &mut self,
+        world: &SharedWorld,
+        timeline: &Timeline,
+        owner: OwnerId,
+        batch: &ReplicatedBatch,
+    ) -> Result<(), DeliveryFailure> {
+        let Some(live) = self.live.get_mut(&owner) else {
+            return Ok(());
+        };
+        let world_name = world::lock(world).name().to_string();
+        call_batch(live, timeline, &world_name, "on-replicated", batch.actors.len(), |i| i.on_replicated(batch))
+            .map_err(|(call, error)| self.remove_failed(world, owner, call, error))
+    }
+
+    /// Takes a failed instance out: what it added to the world goes, and its queued work.
+    fn remove_failed(
+        &mut self,
+        world: &SharedWorld,
+        owner: OwnerId,
+        call: &'static str,
+        error: CallError,
+    ) -> DeliveryFailure {
+        let mut w = world::lock(world);
+        w.remove_owner(owner);
+        w.discard_work(owner);
+        drop(w);
+        let plugin = self.live.remove(&owner).map(|live| live.plugin).unwrap_or_default();
+        DeliveryFailure { owner, plugin, call, error }
     }
 
     /// Stops a plugin for the work it caused: its instance goes, and everything it added to the world.

@@ -61,3 +61,15 @@ pub struct StateChangeBatch {
     pub states: Vec<u8>,
     pub names: Vec<String>,
 }
+
+/// Replicated properties that changed on a client (rep-notify): property `names[properties[i]]` of the
+/// `names[components[i]]` component of `actors[i]` went from `olds[i]` to `news[i]`.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct ReplicatedBatch {
+    pub actors: Vec<u64>,
+    pub components: Vec<u32>,
+    pub properties: Vec<u32>,
+    pub olds: Vec<Option<crate::world::Value>>,
+    pub news: Vec<crate::world::Value>,
+    pub names: Vec<String>,
+}

@@ -10,11 +10,22 @@ pub struct ComponentInterface {
     pub exports: Vec<String>,
 }
 
-/// The host interfaces of `gamefeature:plugin` a plugin may import (the `types` interface comes with them).
-pub const HOST_INTERFACES: [&str; 6] = ["types", "log", "actors", "assets", "components", "init-states"];
+/// The host interfaces of `gamefeature:plugin` a plugin of `version` may import (the `types` interface comes
+/// with them).
+pub fn host_interfaces(version: &str) -> &'static [&'static str] {
+    match version {
+        "0.1.0" => &["types", "log", "actors", "assets", "components", "init-states"],
+        _ => &["types", "log", "actors", "assets", "components", "init-states", "timers"],
+    }
+}
 
-/// The interfaces of `gamefeature:plugin` every plugin must export.
-pub const PLUGIN_EXPORTS: [&str; 3] = ["lifecycle", "handlers", "init-state-callbacks"];
+/// The interfaces of `gamefeature:plugin` every plugin of `version` must export.
+pub fn plugin_exports(version: &str) -> &'static [&'static str] {
+    match version {
+        "0.1.0" => &["lifecycle", "handlers", "init-state-callbacks"],
+        _ => &["lifecycle", "handlers", "init-state-callbacks", "timer-callbacks", "replication-callbacks"],
+    }
+}
 
 /// The WASI 0.2 packages the host links (its sandbox decides what they can reach).
 const WASI_PACKAGES: [&str; 6] = ["cli", "clocks", "filesystem", "io", "random", "sockets"];
@@ -72,7 +83,8 @@ impl ComponentInterface {
     pub fn fit(&self) -> Fit {
         let version = self.api_version().filter(|v| API_VERSIONS.contains(v)).unwrap_or(API_VERSION);
         let imports = self.imports.iter().map(|name| FitLine { name: name.clone(), problem: import_problem(name) });
-        let needed_exports = PLUGIN_EXPORTS.iter().map(|interface| {
+        let exports = plugin_exports(version);
+        let needed_exports = exports.iter().map(|interface| {
             let wanted = format!("gamefeature:plugin/{interface}@{version}");
             let problem = match self.exports.iter().find(|e| unversioned(e) == unversioned(&wanted)) {
                 Some(found) if *found == wanted => None,
@@ -84,7 +96,7 @@ impl ComponentInterface {
         let other_exports = self
             .exports
             .iter()
-            .filter(|e| !PLUGIN_EXPORTS.iter().any(|i| unversioned(e) == format!("gamefeature:plugin/{i}")))
+            .filter(|e| !exports.iter().any(|i| unversioned(e) == format!("gamefeature:plugin/{i}")))
             .cloned()
             .collect();
         Fit { imports: imports.collect(), needed_exports: needed_exports.collect(), other_exports }
@@ -99,14 +111,14 @@ fn unversioned(name: &str) -> &str {
 fn import_problem(name: &str) -> Option<String> {
     let (bare, version) = name.split_once('@').unwrap_or((name, ""));
     if let Some(interface) = bare.strip_prefix("gamefeature:plugin/") {
-        if !HOST_INTERFACES.contains(&interface) {
-            return Some(format!("the host has no interface {interface:?}"));
-        }
         if !API_VERSIONS.contains(&version) {
             return Some(format!(
                 "version {version}; this host implements gamefeature:plugin {}",
                 api_versions_shown()
             ));
+        }
+        if !host_interfaces(version).contains(&interface) {
+            return Some(format!("the host has no interface {interface:?} in version {version}"));
         }
         return None;
     }
@@ -137,8 +149,10 @@ mod tests {
     fn plugin_of(version: &str) -> ComponentInterface {
         interface(
             &[&format!("gamefeature:plugin/log@{version}"), "wasi:cli/stdout@0.2.6"],
-            &PLUGIN_EXPORTS
+            &plugin_exports(version)
+                .iter()
                 .map(|e| format!("gamefeature:plugin/{e}@{version}"))
+                .collect::<Vec<_>>()
                 .iter()
                 .map(String::as_str)
                 .collect::<Vec<_>>(),
@@ -179,5 +193,15 @@ mod tests {
         assert!(problems[2].contains("not provided"), "{problems:?}");
         assert_eq!(fit.needed_exports[0].problem.as_deref(), Some("exported as gamefeature:plugin/lifecycle@9.0.0"));
         assert_eq!(fit.needed_exports[1].problem.as_deref(), Some("missing"));
+    }
+
+    #[test]
+    fn an_interface_added_in_a_later_version_is_not_offered_to_an_earlier_one() {
+        let mut plugin = plugin_of("0.1.0");
+        plugin.imports.push("gamefeature:plugin/timers@0.1.0".to_string());
+        let fit = plugin.fit();
+        let problem = fit.imports.last().unwrap().problem.as_deref().unwrap();
+        assert_eq!(problem, "the host has no interface \"timers\" in version 0.1.0");
+        assert!(plugin_of("0.2.0").fit().needed_exports.iter().any(|l| l.name.contains("timer-callbacks@0.2.0")));
     }
 }

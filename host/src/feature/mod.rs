@@ -14,9 +14,9 @@ mod subsystem;
 mod subsystem_tests;
 
 pub use action::{ActionDef, ActiveAction, AddComponents};
-pub use batch::{BatchNames, ChainBatch, ExtensionBatch, FeatureBatch, StateChangeBatch};
+pub use batch::{BatchNames, ChainBatch, ExtensionBatch, FeatureBatch, ReplicatedBatch, StateChangeBatch};
 pub use discovery::{discover, DiscoveryReport};
-pub use interface::{ComponentInterface, Fit, FitLine, HOST_INTERFACES, PLUGIN_EXPORTS};
+pub use interface::{host_interfaces, plugin_exports, ComponentInterface, Fit, FitLine};
 pub use manifest::{
     api_versions_shown, is_valid_plugin_name, same_api, Dependency, ManifestError, ManifestProblem, PluginManifest,
     API_VERSION, API_VERSIONS, MANIFEST_FILE,

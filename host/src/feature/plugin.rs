@@ -124,6 +124,18 @@ pub trait PluginInstance: Send {
     /// Delivers init-state notifications.
     fn on_init_states_changed(&mut self, batch: &StateChangeBatch) -> Result<(), CallError>;
 
+    /// Timers of the plugin fired in `frame`: each timer's tag and how many times. Plugins of an API version
+    /// without timers never start any.
+    fn on_timers(&mut self, _frame: &crate::world::Frame, _fired: &[(u32, u32)]) -> Result<(), CallError> {
+        Ok(())
+    }
+
+    /// Rep-notify: replicated properties the plugin declared changed on this client. Plugins of an API version
+    /// without it are not told.
+    fn on_replicated(&mut self, _batch: &super::ReplicatedBatch) -> Result<(), CallError> {
+        Ok(())
+    }
+
     /// Hot reload: the instance's state for its successor; `None` when the plugin keeps none (and for plugins
     /// built against an API version without it).
     fn snapshot(&mut self) -> Result<Option<Vec<u8>>, CallError> {

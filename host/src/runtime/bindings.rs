@@ -11,6 +11,7 @@ wasmtime::component::bindgen!({
         "gamefeature:plugin/components.component-request": crate::runtime::host::components::ComponentRequestResource,
         "gamefeature:plugin/components.extension-handler": crate::runtime::host::components::ExtensionHandlerResource,
         "gamefeature:plugin/init-states.subscription": crate::runtime::host::init_states::SubscriptionResource,
+        "gamefeature:plugin/timers.timer": crate::runtime::host::timers::TimerResource,
     },
 });
 

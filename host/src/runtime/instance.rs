@@ -16,7 +16,8 @@ use super::state::InstanceState;
 use super::{epoch, sandbox};
 use crate::feature::{
     ActivationContext, CallError, ChainBatch, ComponentInterface, Deactivation, ExtensionBatch, FeatureBatch,
-    InstanceEnv, LoadedPlugin, PluginInstance, Provenance, Refusals, StateChangeBatch, WORLD_CHANGES_PER_ENTRY,
+    InstanceEnv, LoadedPlugin, PluginInstance, Provenance, Refusals, ReplicatedBatch, StateChangeBatch,
+    WORLD_CHANGES_PER_ENTRY,
 };
 use crate::timeline::LogLevel;
 
@@ -390,6 +391,39 @@ impl PluginInstance for WasmInstance {
 
     fn on_unregistering(&mut self) -> Result<(), CallError> {
         call_export!(self, 0, gamefeature_plugin_lifecycle.call_on_unregistering())
+    }
+
+    fn on_timers(&mut self, frame: &crate::world::Frame, fired: &[(u32, u32)]) -> Result<(), CallError> {
+        let frame = types::Frame::from(*frame);
+        let ids: Vec<u32> = fired.iter().map(|(id, _)| *id).collect();
+        let counts: Vec<u32> = fired.iter().map(|(_, count)| *count).collect();
+        call_export!(
+            self,
+            fired.len(),
+            latest: |b, store| b.gamefeature_plugin_timer_callbacks().call_on_timers(store, frame, &ids, &counts),
+            // 0.1.0 has no timers, so none of its plugins' can fire.
+            v0_1: |_b, _store| async { Ok(()) }
+        )
+    }
+
+    fn on_replicated(&mut self, batch: &ReplicatedBatch) -> Result<(), CallError> {
+        let olds: Vec<Option<types::Value>> = batch.olds.iter().map(|v| v.clone().map(Into::into)).collect();
+        let news: Vec<types::Value> = batch.news.iter().map(|v| v.clone().into()).collect();
+        call_export!(
+            self,
+            batch.actors.len(),
+            latest: |b, store| b.gamefeature_plugin_replication_callbacks().call_on_replicated(
+                store,
+                &batch.actors,
+                &batch.components,
+                &batch.properties,
+                &olds,
+                &news,
+                &batch.names
+            ),
+            // 0.1.0 has no rep-notify.
+            v0_1: |_b, _store| async { Ok(()) }
+        )
     }
 
     fn snapshot(&mut self) -> Result<Option<Vec<u8>>, CallError> {

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use super::net::NetRole;
+use super::net::{ClientId, NetRole};
 use crate::component::{OwnerId, RequestKey};
 
 /// Names an actor in one world. The low 32 bits index a slot, the high 32 bits count the slot's reuses, so an
@@ -86,6 +86,17 @@ pub struct Actor {
     /// Destroyed, and waiting for its handlers to hear `ReceiverRemoved` (Unreal's pending kill): it still
     /// answers queries about itself, but no longer appears in the world's lists.
     pub ending: bool,
+    /// The player it belongs to (its pawn, controller and player state), if any.
+    pub player: Option<PlayerOwner>,
+}
+
+/// Whose player an actor belongs to, on the server or in a standalone game.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PlayerOwner {
+    /// A player playing on this machine.
+    Local,
+    /// The player of a connected client.
+    Remote(ClientId),
 }
 
 impl Actor {

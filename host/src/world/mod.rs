@@ -7,15 +7,17 @@
 
 mod actor;
 mod class;
+mod clock;
 mod net;
 mod written;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-pub use actor::{Actor, ActorId, Component, ComponentOrigin, Value};
+pub use actor::{Actor, ActorId, Component, ComponentOrigin, PlayerOwner, Value};
 pub use class::{is_valid_class_name, ClassError, ClassRegistry, BUILT_IN_CLASSES, ROOT_ACTOR_CLASS};
-pub use net::{NetMode, NetRole, UnknownNetMode};
+pub use clock::{Clock, Fired, Frame, TimerId};
+pub use net::{ClientId, NetMode, NetRole, UnknownNetMode};
 
 use crate::component::{ComponentManager, OwnerId, RequestFlags, RequestHandle, RequestKey};
 use crate::timeline::{track, EventKind, Timeline};
@@ -127,6 +129,7 @@ pub struct World {
     events: Vec<WorldEvent>,
     pub(crate) recording: bool,
     timeline: Option<(Timeline, String)>,
+    pub(crate) clock: Clock,
 }
 
 impl World {
@@ -147,6 +150,7 @@ impl World {
             events: Vec::new(),
             recording: true,
             timeline: None,
+            clock: Clock::default(),
         }
     }
 
@@ -198,6 +202,7 @@ impl World {
             receiver: false,
             spawned_by: owner,
             ending: false,
+            player: None,
         });
         self.spawn_order.push(id);
         self.record(|| WorldEvent::ActorSpawned { actor: id, class: class.to_string() });
@@ -321,6 +326,45 @@ impl World {
     /// Whether this world is authoritative for the actor.
     pub fn has_authority(&self, actor: ActorId) -> Result<bool, WorldError> {
         Ok(self.actor(actor)?.role == NetRole::Authority)
+    }
+
+    /// Whether the actor belongs to a player playing on this machine: on a client, its own player's actors (the
+    /// autonomous proxies); on a standalone game or a listen server, the local players' actors; never on a
+    /// dedicated server.
+    pub fn is_locally_controlled(&self, actor: ActorId) -> Result<bool, WorldError> {
+        let actor = self.actor(actor)?;
+        Ok(match self.net_mode {
+            NetMode::Client => actor.role == NetRole::AutonomousProxy,
+            NetMode::DedicatedServer => false,
+            NetMode::Standalone | NetMode::ListenServer => actor.player == Some(PlayerOwner::Local),
+        })
+    }
+
+    // ----- time -----
+
+    /// The world's current frame.
+    pub fn now(&self) -> Frame {
+        self.clock.now()
+    }
+
+    /// Moves the world to its next frame, `delta` of game time later; the timers that came due, by owner.
+    pub fn advance(&mut self, delta: std::time::Duration) -> (Frame, Vec<Fired>) {
+        self.clock.advance(delta)
+    }
+
+    /// Starts a timer for a plugin instance (see [`Clock::start`]).
+    pub fn start_timer(&mut self, owner: OwnerId, period_us: u64, repeating: bool, tag: u32) -> TimerId {
+        self.clock.start(owner, period_us, repeating, tag)
+    }
+
+    /// Stops a timer (a no-op when it already stopped).
+    pub fn stop_timer(&mut self, timer: TimerId) {
+        self.clock.stop(timer);
+    }
+
+    /// Timers running in this world.
+    pub fn live_timers(&self) -> usize {
+        self.clock.timers()
     }
 
     /// Reads a component property; `None` when the component exists but the property was never set.

@@ -65,8 +65,18 @@ impl FromStr for NetMode {
     }
 }
 
+/// A client connected to a server, numbered by the server from 1 in the order they joined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct ClientId(pub u32);
+
+impl std::fmt::Display for ClientId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "client {}", self.0)
+    }
+}
+
 /// An actor's network role in this world, as Unreal's `ENetRole`. Only the authority may change replicated
-/// state; proxies receive it. Replication itself arrives with the `net` module.
+/// state; proxies receive it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NetRole {
     /// This world owns the actor.

@@ -157,6 +157,27 @@ impl ExperienceManager {
                 overflow.failures
             }
         };
+        self.report_delivery_failures(failures);
+    }
+
+    /// Moves the world to its next frame, `delta` of game time later: each plugin with due timers gets one
+    /// `on-timers` call, then what those calls caused is delivered. A server calls this at its tick rate, a
+    /// client once per frame, a test as it likes.
+    pub fn tick(&mut self, delta: std::time::Duration) -> world::Frame {
+        let (frame, fired) = world::lock(&self.world).advance(delta);
+        let mut failures = Vec::new();
+        for owner in &fired {
+            if let Err(failure) = self.instances.fire_timers(&self.world, owner, &frame) {
+                failures.push(failure);
+            }
+        }
+        self.report_delivery_failures(failures);
+        self.pump();
+        frame
+    }
+
+    /// Shows and records the failures of calls that delivered work (the instances are already gone).
+    pub(super) fn report_delivery_failures(&mut self, failures: Vec<crate::experience::dispatch::DeliveryFailure>) {
         for failure in failures {
             if let CallError::Trapped(cause) = &failure.error {
                 self.record_quarantine(&failure.plugin, failure.call, cause);

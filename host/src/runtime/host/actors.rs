@@ -4,7 +4,7 @@
 
 use super::{Call, Caller};
 use crate::runtime::bindings::gamefeature::plugin::actors::Host;
-use crate::runtime::bindings::types::{ActorId, Error, NetMode, Value};
+use crate::runtime::bindings::types::{ActorId, Error, NetMode, NetRole, Value};
 use crate::runtime::state::InstanceState;
 use crate::world::{self, World};
 
@@ -45,6 +45,14 @@ impl Host for InstanceState {
 
     fn has_authority(&mut self, id: ActorId) -> Result<bool, Error> {
         self.guard(Call::query(), |w, _| Ok(w.has_authority(actor(id))?))
+    }
+
+    fn local_role(&mut self, id: ActorId) -> Result<NetRole, Error> {
+        self.guard(Call::query(), |w, _| Ok(w.actor(actor(id))?.role.into()))
+    }
+
+    fn is_locally_controlled(&mut self, id: ActorId) -> Result<bool, Error> {
+        self.guard(Call::query(), |w, _| Ok(w.is_locally_controlled(actor(id))?))
     }
 
     fn components_of(&mut self, id: ActorId) -> Result<Vec<String>, Error> {

@@ -6,6 +6,7 @@ mod assets;
 pub(crate) mod components;
 pub(crate) mod init_states;
 pub(crate) mod log;
+pub(crate) mod timers;
 mod types;
 mod v0_1_0;
 

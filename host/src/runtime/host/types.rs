@@ -1,6 +1,6 @@
 //! Conversions between WIT types and domain types.
 
-use crate::runtime::bindings::types::{self, Error, NetMode, Value};
+use crate::runtime::bindings::types::{self, Error, NetMode, NetRole, Value};
 use crate::runtime::state::InstanceState;
 use crate::world::{self, WorldError};
 
@@ -13,6 +13,16 @@ impl From<world::NetMode> for NetMode {
             world::NetMode::DedicatedServer => NetMode::DedicatedServer,
             world::NetMode::ListenServer => NetMode::ListenServer,
             world::NetMode::Client => NetMode::Client,
+        }
+    }
+}
+
+impl From<world::NetRole> for NetRole {
+    fn from(role: world::NetRole) -> Self {
+        match role {
+            world::NetRole::Authority => NetRole::Authority,
+            world::NetRole::AutonomousProxy => NetRole::AutonomousProxy,
+            world::NetRole::SimulatedProxy => NetRole::SimulatedProxy,
         }
     }
 }

@@ -4,21 +4,24 @@
 //!
 //! Commands: `handler N CLASS`, `drop-handler N`, `request RECEIVER COMPONENT`, `request-unique RECEIVER
 //! COMPONENT`, `drop-request RECEIVER COMPONENT`, `send CLASS EVENT`, `subscribe-class N CLASS FEATURE`,
-//! `drop-subscription N`, `spawn CLASS`, `handles` (logs every handle it holds, described by the handle's own
-//! methods).
+//! `drop-subscription N`, `spawn CLASS`, `timer N PERIOD_MS` (repeating; 0: every frame), `drop-timer N`,
+//! `handles` (logs every handle it holds, described by the handle's own methods). It logs `timer <n> x<times>
+//! frame <number>` for every timer firing.
 
 use std::collections::HashMap;
 
 use gamefeature_sdk::components::{self, AddFlags, ComponentRequest, ExtensionHandler};
 use gamefeature_sdk::init_state::{self, Subscription};
+use gamefeature_sdk::timers::{self, Timer};
 use gamefeature_sdk::world::{self, ActorId};
-use gamefeature_sdk::{export_plugin, log, ActivationContext, Plugin};
+use gamefeature_sdk::{export_plugin, log, ActivationContext, Frame, Plugin};
 
 #[derive(Default)]
 struct Probe {
     handlers: HashMap<u32, ExtensionHandler>,
     requests: HashMap<String, ComponentRequest>,
     subscriptions: HashMap<u32, Subscription>,
+    timers: HashMap<u32, Timer>,
 }
 
 impl Probe {
@@ -54,6 +57,14 @@ impl Probe {
                 Ok(())
             }
             ["spawn", class] => world::spawn_actor(class, true).map(drop),
+            ["timer", n, period_ms] => {
+                let period = std::time::Duration::from_millis(number(period_ms).into());
+                timers::every(period, number(n)).map(|t| drop(self.timers.insert(number(n), t)))
+            }
+            ["drop-timer", n] => {
+                self.timers.remove(&number(n));
+                Ok(())
+            }
             ["handles"] => {
                 self.log_handles();
                 Ok(())
@@ -78,6 +89,7 @@ impl Probe {
             .map(|h| format!("handle: extension handler {} on {}", h.id(), h.receiver()))
             .chain(self.requests.values().map(|r| format!("handle: request {} on {}", r.component(), r.receiver())))
             .chain(self.subscriptions.values().map(|s| format!("handle: subscription {}", s.id())))
+            .chain(self.timers.values().map(|t| format!("handle: timer {}", t.id())))
             .collect();
         lines.sort();
         for line in lines {
@@ -100,6 +112,10 @@ impl Plugin for Probe {
         if let Some(command) = event.strip_prefix("do:") {
             self.run(command);
         }
+    }
+
+    fn on_timer(&mut self, timer: u32, times: u32, frame: &Frame) {
+        log::info(&format!("timer {timer} x{times} frame {}", frame.number));
     }
 
     fn on_init_state_changed(&mut self, subscription: u32, actor: ActorId, feature: &str, state: &str) {
