@@ -177,7 +177,8 @@ fn info_lines(session: &Session, plugin: &str) -> Vec<String> {
 }
 
 /// `event-sink` counts the events it hears and carries the count across a reload with `snapshot`/`restore`;
-/// a new version that fails hands the same state back to the old one.
+/// a new version of the wrong WIT is refused without touching the old instance; one that fails to activate
+/// hands the same state back to the old one.
 #[tokio::test]
 async fn a_reload_keeps_the_state_a_plugin_carries_over_even_when_the_new_version_fails() {
     let plugins = PluginDir::with(&[EVENT_SINK]);
@@ -200,6 +201,16 @@ async fn a_reload_keeps_the_state_a_plugin_carries_over_even_when_the_new_versio
 
     let component = plugins.folder(&EVENT_SINK).join("event_sink.wasm");
     let good = std::fs::read(&component).unwrap();
+    // A component built against a WIT version the host does not implement is refused before the old instance
+    // is touched: it keeps running, and its count.
+    std::fs::copy(WRONG_WIT_VERSION.component, &component).unwrap();
+    let refused = manager.reload_feature("event-sink").await.unwrap_err();
+    assert!(
+        matches!(&refused, ReloadError::Refused { cause, .. } if cause.contains("gamefeature:plugin@0.9.0")),
+        "{refused}"
+    );
+    assert_eq!(manager.live_features(), ["event-sink"]);
+
     std::fs::copy(HOSTILE.component, &component).unwrap();
     std::fs::write(plugins.folder(&EVENT_SINK).join("behaviour.txt"), "panic-activating").unwrap();
     plugins.edit_manifest(&EVENT_SINK, |text| format!("{text}\n[bundles.Equipped]\nbehaviour = \"behaviour.txt\"\n"));
