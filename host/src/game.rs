@@ -4,9 +4,7 @@
 //! announced to the pawn with an extension event, as Lyra's character does from `PossessedBy` and
 //! `OnRep_PlayerState`. Features read them from the pawn's native `Possession` component.
 
-use std::collections::BTreeMap;
-
-use crate::world::{ActorId, Component, ComponentOrigin, PlayerOwner, Value, World, WorldError};
+use crate::world::{ActorId, PlayerOwner, Value, World, WorldError};
 
 /// The native pawn component holding `controller` and `player-state` (actor ids) once they arrive.
 pub const POSSESSION: &str = "Possession";
@@ -40,13 +38,8 @@ pub fn spawn_player_for(world: &mut World, pawn_class: &str, owner: PlayerOwner)
     world.begin_play(player_state)?;
     let pawn = world.spawn_actor(pawn_class, None, false)?;
     world.actor_mut(pawn)?.player = Some(owner);
-    world.actor_mut(pawn)?.components.push(Component {
-        class: POSSESSION.to_string(),
-        origin: ComponentOrigin::Native,
-        replicated: true,
-        properties: BTreeMap::new(),
-        writers: BTreeMap::new(),
-    });
+    world.declare_replicated(POSSESSION, ["controller", "player-state"]);
+    world.attach_native_component(pawn, POSSESSION)?;
     world.add_receiver(pawn)?;
     world.begin_play(pawn)?;
     Ok(Player { controller, player_state, pawn })

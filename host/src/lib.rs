@@ -28,6 +28,7 @@ pub mod feature;
 pub mod files;
 pub mod game;
 pub mod live;
+pub mod net;
 pub mod runtime;
 mod session;
 pub mod text;

@@ -632,13 +632,7 @@ mod tests {
             let mut w = world::lock(&f.world);
             w.add_extension_handler(f.owner, "Pawn", 1).unwrap();
             let pawn = w.spawn("Pawn").unwrap();
-            w.actor_mut(pawn).unwrap().components.push(crate::world::Component {
-                class: "Mesh".into(),
-                origin: crate::world::ComponentOrigin::Native,
-                replicated: false,
-                properties: Default::default(),
-                writers: Default::default(),
-            });
+            w.attach_native_component(pawn, "Mesh").unwrap();
             pawn
         };
         f.pump();

@@ -8,7 +8,8 @@ use crate::component::{OwnerId, RequestKey};
 
 /// Names an actor in one world. The low 32 bits index a slot, the high 32 bits count the slot's reuses, so an
 /// id kept after its actor was destroyed never names a later actor in the same slot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct ActorId(u64);
 
 impl ActorId {
@@ -42,7 +43,7 @@ impl fmt::Display for ActorId {
 }
 
 /// A property value stored on a component.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Value {
     Boolean(bool),
     Integer(i64),
@@ -57,12 +58,17 @@ pub enum ComponentOrigin {
     Native,
     /// Created by a component request; removed when the last handle of that request is released.
     Request(RequestKey),
+    /// Received from the server (on a client); removed when the server removes it.
+    Replicated,
 }
 
 /// A component on an actor: a class and the properties features read and write.
 #[derive(Debug, Clone)]
 pub struct Component {
     pub class: String,
+    /// Numbers every component a world creates, never reused: a component removed and added again is another
+    /// component (replication tells them apart by it).
+    pub serial: u64,
     pub origin: ComponentOrigin,
     /// Replicated components are created only on the authority and reach clients through replication.
     pub replicated: bool,

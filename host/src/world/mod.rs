@@ -9,6 +9,8 @@ mod actor;
 mod class;
 mod clock;
 mod net;
+mod replication;
+mod slots;
 mod written;
 
 use std::collections::BTreeMap;
@@ -18,9 +20,11 @@ pub use actor::{Actor, ActorId, Component, ComponentOrigin, PlayerOwner, Value};
 pub use class::{is_valid_class_name, ClassError, ClassRegistry, BUILT_IN_CLASSES, ROOT_ACTOR_CLASS};
 pub use clock::{Clock, Fired, Frame, TimerId};
 pub use net::{ClientId, NetMode, NetRole, UnknownNetMode};
+pub use replication::{ReplicatedClasses, Touched};
 
 use crate::component::{ComponentManager, OwnerId, RequestFlags, RequestHandle, RequestKey};
 use crate::timeline::{track, EventKind, Timeline};
+use slots::Slots;
 use written::Written;
 
 /// A world shared by the experience manager and every plugin instance in it. Plugins reach it only through host
@@ -102,20 +106,13 @@ impl std::fmt::Display for WorldEvent {
     }
 }
 
-#[derive(Debug)]
-struct Slot {
-    generation: u32,
-    actor: Option<Actor>,
-}
-
 /// One world: a level with its actors, in one net mode.
 #[derive(Debug)]
 pub struct World {
     name: String,
     net_mode: NetMode,
     pub(crate) classes: ClassRegistry,
-    slots: Vec<Slot>,
-    free_slots: Vec<u32>,
+    slots: Slots,
     // Actors in spawn order, so queries answer in a stable order. Destroyed actors are skipped when read and
     // swept out once they are half the list, so destroying stays O(1) amortised.
     spawn_order: Vec<ActorId>,
@@ -130,6 +127,10 @@ pub struct World {
     pub(crate) recording: bool,
     timeline: Option<(Timeline, String)>,
     pub(crate) clock: Clock,
+    replicated: ReplicatedClasses,
+    next_component: u64,
+    /// What this world touched that clients may need to hear about; kept only while a server replicates it.
+    journal: Option<Vec<Touched>>,
 }
 
 impl World {
@@ -139,8 +140,7 @@ impl World {
             name: name.into(),
             net_mode,
             classes: ClassRegistry::default(),
-            slots: Vec::new(),
-            free_slots: Vec::new(),
+            slots: Slots::default(),
             spawn_order: Vec::new(),
             destroyed_in_order: 0,
             ending: Vec::new(),
@@ -151,6 +151,9 @@ impl World {
             recording: true,
             timeline: None,
             clock: Clock::default(),
+            replicated: ReplicatedClasses::default(),
+            next_component: 0,
+            journal: None,
         }
     }
 
@@ -183,19 +186,13 @@ impl World {
         if !self.classes.contains(class) {
             return Err(WorldError::UnknownClass(class.to_string()));
         }
-        let slot = match self.free_slots.pop() {
-            Some(slot) => slot,
-            None => {
-                self.slots.push(Slot { generation: 0, actor: None });
-                (self.slots.len() - 1) as u32
-            }
-        };
-        let entry = &mut self.slots[slot as usize];
-        let id = ActorId::new(slot, entry.generation);
+        // A client's own actors keep out of the slots its server's replicas take.
+        let id = self.slots.allocate(self.net_mode == NetMode::Client);
+        let entry = self.slots.slot_mut(id).expect("just allocated");
         entry.actor = Some(Actor {
             id,
             class: class.to_string(),
-            name: format!("{class}_{slot}"),
+            name: format!("{class}_{}", id.slot()),
             // Locally spawned actors are owned by this world; replicas arrive with other roles.
             role: NetRole::Authority,
             components: Vec::new(),
@@ -206,6 +203,7 @@ impl World {
         });
         self.spawn_order.push(id);
         self.record(|| WorldEvent::ActorSpawned { actor: id, class: class.to_string() });
+        self.touch(|| Touched::Actor(id));
         if receiver {
             self.add_receiver(id)?;
             self.begin_play(id)?;
@@ -222,6 +220,7 @@ impl World {
         if self.actor(actor)?.ending {
             return Ok(());
         }
+        self.touch(|| Touched::Actor(actor));
         let queued = self.manager.queue.len();
         if self.actor(actor)?.receiver {
             self.remove_receiver(actor)?;
@@ -237,14 +236,11 @@ impl World {
 
     /// Frees a destroyed actor's slot: its id names nobody from now on.
     fn finish_destroy(&mut self, actor: ActorId) -> Result<(), WorldError> {
-        let entry = self.live_slot_mut(actor)?;
-        let removed = entry.actor.take().expect("live slot holds an actor");
-        entry.generation = entry.generation.wrapping_add(1);
-        self.free_slots.push(actor.slot() as u32);
+        let removed = self.slots.free(actor).ok_or(WorldError::UnknownActor(actor))?;
         self.destroyed_in_order += 1;
         if self.destroyed_in_order * 2 > self.spawn_order.len() {
             let slots = &self.slots;
-            self.spawn_order.retain(|a| slots.get(a.slot()).is_some_and(|s| s.generation == a.generation()));
+            self.spawn_order.retain(|a| slots.is_live(*a));
             self.destroyed_in_order = 0;
         }
         for component in removed.components {
@@ -278,28 +274,25 @@ impl World {
         let found = found.ok_or_else(|| WorldError::NoSuchComponent { actor, component: component.to_string() })?;
         Ok(match &found.origin {
             ComponentOrigin::Request(key) => self.manager.requests.held_by(owner, key),
-            ComponentOrigin::Native => false,
+            ComponentOrigin::Native | ComponentOrigin::Replicated => false,
         })
     }
 
     /// The actor with this id, if it is alive.
     pub fn actor(&self, actor: ActorId) -> Result<&Actor, WorldError> {
         self.slots
-            .get(actor.slot())
+            .slot(actor)
             .filter(|s| s.generation == actor.generation())
             .and_then(|s| s.actor.as_ref())
             .ok_or(WorldError::UnknownActor(actor))
     }
 
-    fn live_slot_mut(&mut self, actor: ActorId) -> Result<&mut Slot, WorldError> {
-        self.slots
-            .get_mut(actor.slot())
-            .filter(|s| s.generation == actor.generation() && s.actor.is_some())
-            .ok_or(WorldError::UnknownActor(actor))
-    }
-
     pub(crate) fn actor_mut(&mut self, actor: ActorId) -> Result<&mut Actor, WorldError> {
-        Ok(self.live_slot_mut(actor)?.actor.as_mut().expect("live slot holds an actor"))
+        self.slots
+            .slot_mut(actor)
+            .filter(|s| s.generation == actor.generation())
+            .and_then(|s| s.actor.as_mut())
+            .ok_or(WorldError::UnknownActor(actor))
     }
 
     /// Every live actor, in spawn order.
@@ -390,6 +383,11 @@ impl World {
     ) -> Result<(), WorldError> {
         let missing = || WorldError::NoSuchComponent { actor, component: component.to_string() };
         let found = self.actor(actor)?.component(component).ok_or_else(missing)?;
+        if found.replicated && self.actor(actor)?.role != NetRole::Authority {
+            return Err(WorldError::Denied(format!(
+                "the {component} of actor {actor} replicates from the server: only the authority writes it"
+            )));
+        }
         let previous = found.properties.get(name).map(|old| (written::charge_of(name, old), found.writers.get(name)));
         let (old_bytes, old_writer) = match previous {
             Some((bytes, writer)) => (bytes, writer.copied()),
@@ -411,6 +409,7 @@ impl World {
         let found = self.actor_mut(actor)?.component_mut(component).ok_or_else(missing)?;
         found.properties.insert(name.to_string(), value);
         found.writers.insert(name.to_string(), owner);
+        self.touch_property(actor, component, name);
         Ok(())
     }
 
@@ -429,6 +428,7 @@ impl World {
                 found.writers.remove(&name);
                 found.properties.remove(&name);
                 removed += 1;
+                self.touch_property(actor, &component, &name);
             }
         }
         removed
@@ -457,7 +457,136 @@ impl World {
             .component_mut(component)
             .ok_or_else(|| WorldError::NoSuchComponent { actor, component: component.to_string() })?;
         component_ref.properties.insert(name.to_string(), value);
+        self.touch_property(actor, component, name);
         Ok(())
+    }
+
+    // ----- replication -----
+
+    /// Declares a replicated component class and replicated properties of it (see [`ReplicatedClasses`]).
+    pub fn declare_replicated(&mut self, class: &str, properties: impl IntoIterator<Item = impl Into<String>>) {
+        self.replicated.declare(class, properties);
+    }
+
+    pub fn replicated_classes(&self) -> &ReplicatedClasses {
+        &self.replicated
+    }
+
+    /// Starts noting what this (server) world touches that clients may need to hear about.
+    pub fn start_journal(&mut self) {
+        self.journal.get_or_insert_with(Vec::new);
+    }
+
+    /// What was touched since the last call.
+    pub fn take_journal(&mut self) -> Vec<Touched> {
+        self.journal.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    fn touch(&mut self, touched: impl FnOnce() -> Touched) {
+        if let Some(journal) = &mut self.journal {
+            journal.push(touched());
+        }
+    }
+
+    fn touch_property(&mut self, actor: ActorId, component: &str, name: &str) {
+        if self.journal.is_some() && self.replicated.replicates(component, name) {
+            self.touch(|| Touched::Property(actor, component.to_string(), name.to_string()));
+        }
+    }
+
+    /// A new, empty component with the next serial number.
+    fn new_component(&mut self, class: &str, origin: ComponentOrigin, replicated: bool) -> Component {
+        self.next_component += 1;
+        Component {
+            class: class.to_string(),
+            serial: self.next_component,
+            origin,
+            replicated,
+            properties: BTreeMap::new(),
+            writers: BTreeMap::new(),
+        }
+    }
+
+    /// Adds a component the game gives an actor itself (not a feature's request); it replicates when its class
+    /// does.
+    pub fn attach_native_component(&mut self, actor: ActorId, class: &str) -> Result<(), WorldError> {
+        let replicated = self.replicated.is_replicated(class);
+        let component = self.new_component(class, ComponentOrigin::Native, replicated);
+        self.actor_mut(actor)?.components.push(component);
+        self.record(|| WorldEvent::ComponentAdded { actor, component: class.to_string() });
+        if replicated {
+            self.touch(|| Touched::Component(actor, class.to_string()));
+        }
+        Ok(())
+    }
+
+    /// A client receives an actor its server spawned, under the server's id, with its role here.
+    pub fn spawn_replica(
+        &mut self,
+        id: ActorId,
+        class: &str,
+        role: NetRole,
+        player: Option<PlayerOwner>,
+    ) -> Result<(), WorldError> {
+        if !self.classes.contains(class) {
+            return Err(WorldError::UnknownClass(class.to_string()));
+        }
+        let entry = self.slots.place(id).ok_or_else(|| WorldError::Invalid(format!("actor {id} already exists")))?;
+        entry.actor = Some(Actor {
+            id,
+            class: class.to_string(),
+            name: format!("{class}_{}", id.slot()),
+            role,
+            components: Vec::new(),
+            receiver: false,
+            spawned_by: None,
+            ending: false,
+            player,
+        });
+        self.spawn_order.push(id);
+        self.record(|| WorldEvent::ActorSpawned { actor: id, class: class.to_string() });
+        Ok(())
+    }
+
+    /// A client receives a replicated component its server added.
+    pub fn attach_replicated_component(&mut self, actor: ActorId, class: &str) -> Result<(), WorldError> {
+        let component = self.new_component(class, ComponentOrigin::Replicated, true);
+        self.actor_mut(actor)?.components.push(component);
+        self.record(|| WorldEvent::ComponentAdded { actor, component: class.to_string() });
+        Ok(())
+    }
+
+    /// A client hears its server removed a replicated component.
+    pub fn detach_replicated_component(&mut self, actor: ActorId, class: &str) -> Result<(), WorldError> {
+        let actor_ref = self.actor_mut(actor)?;
+        let Some(index) = actor_ref.components.iter().position(|c| c.class == class && c.replicated) else {
+            return Err(WorldError::NoSuchComponent { actor, component: class.to_string() });
+        };
+        let component = actor_ref.components.remove(index);
+        self.forget_writes(actor, &component);
+        self.record(|| WorldEvent::ComponentRemoved { actor, component: component.class });
+        Ok(())
+    }
+
+    /// A client applies a replicated property value from its server (`None`: the server removed it); the
+    /// value it replaces.
+    pub fn apply_replicated_property(
+        &mut self,
+        actor: ActorId,
+        class: &str,
+        name: &str,
+        value: Option<Value>,
+    ) -> Result<Option<Value>, WorldError> {
+        let component = self
+            .actor_mut(actor)?
+            .components
+            .iter_mut()
+            .find(|c| c.class == class && c.replicated)
+            .ok_or_else(|| WorldError::NoSuchComponent { actor, component: class.to_string() })?;
+        Ok(match value {
+            Some(value) => component.properties.insert(name.to_string(), value),
+            None => component.properties.remove(name),
+        })
     }
 
     /// Starts a component request for `owner`: every receiver of `receiver_class` (or a subclass), now and
@@ -515,27 +644,33 @@ impl World {
         actor_ref.components = kept;
         for component in removed {
             self.forget_writes(actor, &component);
+            if component.replicated {
+                self.touch(|| Touched::Component(actor, component.class.clone()));
+            }
             self.record(|| WorldEvent::ComponentRemoved { actor, component: component.class });
         }
     }
 
     pub(crate) fn add_requested_component(&mut self, actor: ActorId, key: &RequestKey) {
+        let replicated = self.replicated.is_replicated(&key.component_class);
+        // A replicated component is the server's to create; a client receives it.
+        if replicated && self.net_mode == NetMode::Client {
+            return;
+        }
         let unique = self.manager.requests.flags(key).add_unique;
-        let actor_ref = self.actor_mut(actor).expect("requested actors are alive");
         let origin = ComponentOrigin::Request(key.clone());
+        let actor_ref = self.actor(actor).expect("requested actors are alive");
         let present =
             actor_ref.components.iter().any(|c| c.class == key.component_class && (unique || c.origin == origin));
         if present {
             return;
         }
-        actor_ref.components.push(Component {
-            class: key.component_class.clone(),
-            origin,
-            replicated: false,
-            properties: BTreeMap::new(),
-            writers: BTreeMap::new(),
-        });
+        let component = self.new_component(&key.component_class, origin, replicated);
+        self.actor_mut(actor).expect("requested actors are alive").components.push(component);
         self.record(|| WorldEvent::ComponentAdded { actor, component: key.component_class.clone() });
+        if replicated {
+            self.touch(|| Touched::Component(actor, key.component_class.clone()));
+        }
     }
 
     /// Live component requests, for leak checks.

@@ -1,0 +1,16 @@
+//! Multiplayer: a server-authoritative world replicated to clients.
+//!
+//! The replication core ([`ServerReplication`], [`ClientReplication`]) is plain Rust over worlds and messages,
+//! with no I/O: transports ([`transport`]) carry its messages — QUIC over UDP for real games, an in-memory
+//! network with seeded latency, loss, duplication and reordering for tests.
+
+pub mod protocol;
+mod receive;
+mod replicate;
+pub mod transport;
+
+pub use receive::{BufferStats, ClientReplication, RepNotify, ReplicationError, SessionEvent, MAX_BUFFERED};
+pub use replicate::{Outgoing, ServerReplication, RESEND_AFTER_FRAMES};
+
+#[cfg(test)]
+mod tests;

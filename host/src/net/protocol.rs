@@ -1,0 +1,133 @@
+//! What a server and its clients say to each other, and how it is framed.
+//!
+//! Two kinds of server message, as real engines and bevy_replicon separate them: **updates** (the experience,
+//! spawns, destroys, components added and removed, end of play) go on the reliable, ordered channel, numbered
+//! per client; **mutations** (replicated property values) go unreliably, latest value wins, and are re-sent until
+//! the client acknowledges them. A mutation names the update that introduced its component to this client
+//! (`after`), so a client that receives it first keeps it until that update has been applied.
+
+use serde::{Deserialize, Serialize};
+
+use crate::world::{ActorId, ClientId, Value};
+
+/// Bumped whenever a message changes shape; a client and server must agree on it.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The largest message either side accepts: a larger one closes the connection that sent it.
+pub const MAX_FRAME: usize = 1 << 20;
+
+/// The largest unreliable packet: it must fit one UDP datagram on any path (QUIC guarantees 1,200 bytes of
+/// payload).
+pub const MAX_PACKET: usize = 1_100;
+
+/// What a client says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ClientMessage {
+    /// The first message of a connection.
+    Hello { protocol: u32, token: Option<String> },
+    /// Mutation packets received since the last acknowledgement.
+    Ack { packets: Vec<u64> },
+}
+
+/// What a server says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ServerMessage {
+    /// The answer to a good `Hello`: who the client is, and the server's tick rate.
+    Welcome { client: ClientId, tick_rate: u32 },
+    /// The answer to a bad `Hello`, just before the server closes the connection.
+    Refused { reason: String },
+    /// A reliable update, numbered from 1 per client in the order sent.
+    Update { seq: u64, update: Update },
+    /// An unreliable packet of replicated property values.
+    Mutations { packet: u64, mutations: Vec<Mutation> },
+}
+
+/// A reliable, ordered change of what the client has.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Update {
+    /// The experience the server plays: the client loads the experience file of this name.
+    Experience {
+        name: String,
+    },
+    /// An actor, with the replicated components it has. `player`: the client whose player it belongs to.
+    Spawn {
+        actor: ActorId,
+        class: String,
+        receiver: bool,
+        player: Option<ClientId>,
+        components: Vec<ComponentRef>,
+    },
+    Destroy {
+        actor: ActorId,
+    },
+    AddComponent {
+        actor: ActorId,
+        component: ComponentRef,
+    },
+    RemoveComponent {
+        actor: ActorId,
+        component: ComponentRef,
+    },
+    /// The server ended play; the client ends its own and disconnects.
+    EndPlay {
+        reason: String,
+    },
+}
+
+/// A replicated component on the server. Each time a component is added it is a new `incarnation` (numbered by
+/// the server, never reused), so a value meant for a component that was since removed never lands on the one
+/// that replaced it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ComponentRef {
+    pub class: String,
+    pub incarnation: u64,
+}
+
+/// The value of one replicated property (`None`: removed), at `version` (the server's count of changes, so the
+/// client applies only newer ones).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Mutation {
+    pub actor: ActorId,
+    pub component: String,
+    pub incarnation: u64,
+    /// The update (of this client's numbering) that introduced the component.
+    pub after: u64,
+    pub property: String,
+    pub version: u64,
+    pub value: Option<Value>,
+}
+
+/// A message that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrameError {
+    #[error("a frame of {0} bytes is over the limit of {MAX_FRAME}")]
+    TooLarge(usize),
+    #[error("malformed frame: {0}")]
+    Malformed(String),
+}
+
+/// A message as bytes.
+pub fn encode<T: Serialize>(message: &T) -> Vec<u8> {
+    postcard::to_stdvec(message).expect("protocol messages always serialize")
+}
+
+/// A message from bytes a peer sent, refusing what is too large or does not parse.
+pub fn decode<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, FrameError> {
+    if bytes.len() > MAX_FRAME {
+        return Err(FrameError::TooLarge(bytes.len()));
+    }
+    postcard::from_bytes(bytes).map_err(|e| FrameError::Malformed(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_round_trip_and_garbage_is_refused() {
+        let hello = ClientMessage::Hello { protocol: PROTOCOL_VERSION, token: Some("t".into()) };
+        assert_eq!(decode::<ClientMessage>(&encode(&hello)), Ok(hello));
+        assert!(matches!(decode::<ClientMessage>(&[0xff, 0xff, 0xff]), Err(FrameError::Malformed(_))));
+        assert_eq!(decode::<ClientMessage>(&vec![0; MAX_FRAME + 1]), Err(FrameError::TooLarge(MAX_FRAME + 1)));
+    }
+}

@@ -1,0 +1,235 @@
+//! The client's side of replication: updates applied in order, property values applied when their component is
+//! there, and the changes announced (rep-notify).
+//!
+//! Values travel unreliably and may overtake the update that brings their component: such a value waits in a
+//! buffer until the client has applied that update (each value names it), then lands — or is dropped, if its
+//! component has gone since. A value older than one already applied is dropped, so each change is applied at
+//! most once and in order; the server re-sends until acknowledged, so the last value always arrives.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::protocol::{ComponentRef, Mutation, Update};
+use crate::world::{ActorId, ClientId, NetRole, PlayerOwner, Value, World, WorldError};
+
+/// Values kept waiting for their component at most; past it, a packet's values are dropped unacknowledged, so
+/// the server sends them again later.
+pub const MAX_BUFFERED: usize = 65_536;
+
+/// A replicated property that changed on this client: the plugin that declared it is told (rep-notify).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RepNotify {
+    pub actor: ActorId,
+    pub component: String,
+    pub property: String,
+    pub old: Option<Value>,
+    pub new: Value,
+}
+
+/// An update the game around the world must act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionEvent {
+    /// Load this experience.
+    Experience(String),
+    /// The server ended play.
+    EndPlay(String),
+}
+
+/// A server broke the protocol: the client disconnects.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ReplicationError {
+    #[error("update {got} arrived where {expected} was due")]
+    OutOfOrder { expected: u64, got: u64 },
+    #[error("update {seq}: {cause}")]
+    Rejected { seq: u64, cause: WorldError },
+}
+
+/// How many buffered values were applied and dropped, for reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BufferStats {
+    pub buffered: u64,
+    pub applied_late: u64,
+    pub dropped_stale: u64,
+    pub dropped_over_cap: u64,
+}
+
+/// The client's replication state for one world.
+#[derive(Debug)]
+pub struct ClientReplication {
+    me: ClientId,
+    applied: u64,
+    /// Live component incarnations: which actor and class each is.
+    live: HashMap<u64, (ActorId, String)>,
+    /// The incarnations on each actor.
+    by_actor: HashMap<ActorId, Vec<u64>>,
+    /// The version applied of each (incarnation, property).
+    versions: BTreeMap<(u64, String), u64>,
+    waiting: Vec<Mutation>,
+    acknowledgements: Vec<u64>,
+    stats: BufferStats,
+}
+
+impl ClientReplication {
+    /// Replication for the client the server numbered `me`.
+    pub fn new(me: ClientId) -> Self {
+        ClientReplication {
+            me,
+            applied: 0,
+            live: HashMap::new(),
+            by_actor: HashMap::new(),
+            versions: BTreeMap::new(),
+            waiting: Vec::new(),
+            acknowledgements: Vec::new(),
+            stats: BufferStats::default(),
+        }
+    }
+
+    pub fn me(&self) -> ClientId {
+        self.me
+    }
+
+    /// Applies the next update; values that were waiting for it land (their changes pushed to `notes`).
+    pub fn apply_update(
+        &mut self,
+        world: &mut World,
+        seq: u64,
+        update: Update,
+        notes: &mut Vec<RepNotify>,
+    ) -> Result<Option<SessionEvent>, ReplicationError> {
+        if seq != self.applied + 1 {
+            return Err(ReplicationError::OutOfOrder { expected: self.applied + 1, got: seq });
+        }
+        let event = self.apply(world, update).map_err(|cause| ReplicationError::Rejected { seq, cause })?;
+        self.applied = seq;
+        self.land_waiting(world, notes);
+        Ok(event)
+    }
+
+    fn apply(&mut self, world: &mut World, update: Update) -> Result<Option<SessionEvent>, WorldError> {
+        match update {
+            Update::Experience { name } => return Ok(Some(SessionEvent::Experience(name))),
+            Update::EndPlay { reason } => return Ok(Some(SessionEvent::EndPlay(reason))),
+            Update::Spawn { actor, class, receiver, player, components } => {
+                let role = if player == Some(self.me) { NetRole::AutonomousProxy } else { NetRole::SimulatedProxy };
+                world.spawn_replica(actor, &class, role, player.map(PlayerOwner::Remote))?;
+                for component in components {
+                    self.attach(world, actor, component)?;
+                }
+                if receiver {
+                    world.add_receiver(actor)?;
+                    world.begin_play(actor)?;
+                }
+            }
+            Update::Destroy { actor } => {
+                for incarnation in self.by_actor.remove(&actor).unwrap_or_default() {
+                    self.forget(incarnation);
+                }
+                world.destroy(actor)?;
+            }
+            Update::AddComponent { actor, component } => self.attach(world, actor, component)?,
+            Update::RemoveComponent { actor, component } => {
+                self.forget(component.incarnation);
+                if let Some(list) = self.by_actor.get_mut(&actor) {
+                    list.retain(|i| *i != component.incarnation);
+                }
+                world.detach_replicated_component(actor, &component.class)?;
+            }
+        }
+        Ok(None)
+    }
+
+    fn attach(&mut self, world: &mut World, actor: ActorId, component: ComponentRef) -> Result<(), WorldError> {
+        world.attach_replicated_component(actor, &component.class)?;
+        self.by_actor.entry(actor).or_default().push(component.incarnation);
+        self.live.insert(component.incarnation, (actor, component.class));
+        Ok(())
+    }
+
+    fn forget(&mut self, incarnation: u64) {
+        self.live.remove(&incarnation);
+        let keys: Vec<(u64, String)> = self
+            .versions
+            .range((incarnation, String::new())..(incarnation + 1, String::new()))
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in keys {
+            self.versions.remove(&key);
+        }
+    }
+
+    /// Applies a packet of values: each lands now, waits for the update that brings its component, or is
+    /// dropped as stale. The packet is acknowledged unless the buffer was too full to keep its waiting values.
+    pub fn apply_mutations(
+        &mut self,
+        world: &mut World,
+        packet: u64,
+        mutations: Vec<Mutation>,
+        notes: &mut Vec<RepNotify>,
+    ) {
+        let mut kept_all = true;
+        for mutation in mutations {
+            if mutation.after > self.applied {
+                if self.waiting.len() >= MAX_BUFFERED {
+                    self.stats.dropped_over_cap += 1;
+                    kept_all = false;
+                } else {
+                    self.stats.buffered += 1;
+                    self.waiting.push(mutation);
+                }
+                continue;
+            }
+            self.land(world, mutation, notes);
+        }
+        if kept_all {
+            self.acknowledgements.push(packet);
+        }
+    }
+
+    /// Lands the waiting values whose update has been applied, in the order they arrived.
+    fn land_waiting(&mut self, world: &mut World, notes: &mut Vec<RepNotify>) {
+        if self.waiting.is_empty() {
+            return;
+        }
+        let applied = self.applied;
+        let (ready, still): (Vec<Mutation>, Vec<Mutation>) =
+            std::mem::take(&mut self.waiting).into_iter().partition(|m| m.after <= applied);
+        self.waiting = still;
+        for mutation in ready {
+            self.stats.applied_late += 1;
+            self.land(world, mutation, notes);
+        }
+    }
+
+    fn land(&mut self, world: &mut World, mutation: Mutation, notes: &mut Vec<RepNotify>) {
+        let current = self.live.get(&mutation.incarnation);
+        if current.is_none_or(|(actor, class)| *actor != mutation.actor || *class != mutation.component) {
+            self.stats.dropped_stale += 1;
+            return;
+        }
+        let key = (mutation.incarnation, mutation.property.clone());
+        if self.versions.get(&key).is_some_and(|applied| *applied >= mutation.version) {
+            return;
+        }
+        self.versions.insert(key, mutation.version);
+        let Mutation { actor, component, property, value, .. } = mutation;
+        let Ok(old) = world.apply_replicated_property(actor, &component, &property, value.clone()) else { return };
+        if let Some(new) = value {
+            if old.as_ref() != Some(&new) {
+                notes.push(RepNotify { actor, component, property, old, new });
+            }
+        }
+    }
+
+    /// Packets to acknowledge, since the last call.
+    pub fn take_acknowledgements(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.acknowledgements)
+    }
+
+    /// Values waiting for their component.
+    pub fn waiting(&self) -> usize {
+        self.waiting.len()
+    }
+
+    pub fn stats(&self) -> BufferStats {
+        self.stats
+    }
+}

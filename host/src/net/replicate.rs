@@ -1,0 +1,406 @@
+//! The server's side of replication: what each client has been told, and what it must be told next.
+//!
+//! Every frame the server reads what its world touched ([`World::take_journal`]) and compares it with what its
+//! clients know: an actor alive and unknown is spawned on them, a known one gone is destroyed, likewise for
+//! replicated components; a replicated property whose value changed gets a new version. Updates go to every
+//! client, in order, on the reliable channel. Property values go on the unreliable one: each client has a set
+//! of values it has not acknowledged, sent again until it does — only the newest value of each property, so a
+//! client may skip intermediate values but always ends with the last.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+
+use super::protocol::{encode, ComponentRef, Mutation, ServerMessage, Update, MAX_PACKET};
+use crate::world::{ActorId, ClientId, Component, PlayerOwner, Touched, Value, World};
+
+/// Frames after which a value a client has not acknowledged is sent again.
+pub const RESEND_AFTER_FRAMES: u64 = 4;
+
+/// Mutation packets remembered per client while their acknowledgement may still come; an older packet's values
+/// are sent again anyway if still unacknowledged.
+const IN_FLIGHT_PACKETS: usize = 1024;
+
+/// A replicated property of one component incarnation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct PropKey {
+    incarnation: u64,
+    property: String,
+}
+
+#[derive(Debug)]
+struct Prop {
+    actor: ActorId,
+    component: String,
+    value: Option<Value>,
+    version: u64,
+}
+
+#[derive(Debug)]
+struct KnownActor {
+    class: String,
+    receiver: bool,
+    player: Option<ClientId>,
+    components: Vec<ComponentRef>,
+}
+
+/// What one client has been told.
+#[derive(Debug, Default)]
+struct ClientView {
+    /// The number of the last update sent.
+    seq: u64,
+    /// The update that introduced each live component incarnation to this client.
+    introduced: HashMap<u64, u64>,
+    /// Properties whose newest version this client has not acknowledged.
+    unacknowledged: BTreeSet<PropKey>,
+    /// The version last sent of each property, and the frame it was sent in.
+    sent: BTreeMap<PropKey, (u64, u64)>,
+    in_flight: VecDeque<(u64, Vec<(PropKey, u64)>)>,
+    next_packet: u64,
+}
+
+/// The keys of one incarnation's properties, which sort together.
+fn keys_of(incarnation: u64) -> std::ops::Range<PropKey> {
+    PropKey { incarnation, property: String::new() }..PropKey { incarnation: incarnation + 1, property: String::new() }
+}
+
+impl ClientView {
+    fn forget_incarnation(&mut self, incarnation: u64) {
+        self.introduced.remove(&incarnation);
+        let keys: Vec<PropKey> = self.unacknowledged.range(keys_of(incarnation)).cloned().collect();
+        for key in keys {
+            self.unacknowledged.remove(&key);
+        }
+        let keys: Vec<PropKey> = self.sent.range(keys_of(incarnation)).map(|(key, _)| key.clone()).collect();
+        for key in keys {
+            self.sent.remove(&key);
+        }
+    }
+}
+
+/// A message for one client, and whether it goes on the reliable channel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outgoing {
+    pub client: ClientId,
+    pub reliable: bool,
+    pub message: ServerMessage,
+}
+
+/// The server's replication state for one world.
+#[derive(Debug, Default)]
+pub struct ServerReplication {
+    known: HashMap<ActorId, KnownActor>,
+    /// Known actors in the order they were spawned (destroyed ones are swept out when a client joins).
+    order: Vec<ActorId>,
+    props: BTreeMap<PropKey, Prop>,
+    next_version: u64,
+    experience: Option<String>,
+    clients: BTreeMap<ClientId, ClientView>,
+    frame: u64,
+}
+
+impl ServerReplication {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The experience the server plays, told to every client now and to those joining later.
+    pub fn set_experience(&mut self, name: &str) -> Vec<Outgoing> {
+        self.experience = Some(name.to_string());
+        let mut out = Vec::new();
+        self.broadcast(Update::Experience { name: name.to_string() }, &mut out);
+        out
+    }
+
+    /// A client joins: it is told everything it must know — the experience, every actor with its components —
+    /// and every replicated value is queued for it.
+    pub fn join(&mut self, client: ClientId) -> Vec<Outgoing> {
+        let mut view = ClientView::default();
+        let mut out = Vec::new();
+        if let Some(name) = &self.experience {
+            Self::send_update(&mut view, client, Update::Experience { name: name.clone() }, &mut out);
+        }
+        self.order.retain(|actor| self.known.contains_key(actor));
+        for actor in &self.order {
+            let known = &self.known[actor];
+            let spawn = Update::Spawn {
+                actor: *actor,
+                class: known.class.clone(),
+                receiver: known.receiver,
+                player: known.player,
+                components: known.components.clone(),
+            };
+            Self::send_update(&mut view, client, spawn, &mut out);
+        }
+        view.unacknowledged.extend(self.props.keys().cloned());
+        self.clients.insert(client, view);
+        out
+    }
+
+    /// A client left: nothing more is sent to it.
+    pub fn leave(&mut self, client: ClientId) {
+        self.clients.remove(&client);
+    }
+
+    /// The clients being replicated to.
+    pub fn clients(&self) -> Vec<ClientId> {
+        self.clients.keys().copied().collect()
+    }
+
+    /// Tells every client that play ended.
+    pub fn end_play(&mut self, reason: &str) -> Vec<Outgoing> {
+        let mut out = Vec::new();
+        self.broadcast(Update::EndPlay { reason: reason.to_string() }, &mut out);
+        out
+    }
+
+    /// A client acknowledged mutation packets: what they carried need not be sent again, unless it changed
+    /// since.
+    pub fn acknowledge(&mut self, client: ClientId, packets: &[u64]) {
+        let Some(view) = self.clients.get_mut(&client) else { return };
+        for packet in packets {
+            let Some(index) = view.in_flight.iter().position(|(id, _)| id == packet) else { continue };
+            let (_, values) = view.in_flight.remove(index).expect("found above");
+            for (key, version) in values {
+                if self.props.get(&key).is_none_or(|prop| prop.version <= version) {
+                    view.unacknowledged.remove(&key);
+                    view.sent.remove(&key);
+                }
+            }
+        }
+    }
+
+    /// Whether every client has acknowledged every value (nothing left to send).
+    pub fn is_settled(&self) -> bool {
+        self.clients.values().all(|view| view.unacknowledged.is_empty())
+    }
+
+    /// One frame of replication: reads what the world touched, then returns the updates for every client and
+    /// the mutation packets each one is due.
+    pub fn collect(&mut self, world: &mut World) -> Vec<Outgoing> {
+        self.frame += 1;
+        let mut updates = Vec::new();
+        for touched in world.take_journal() {
+            match touched {
+                Touched::Actor(actor) => self.look_at_actor(world, actor, &mut updates),
+                Touched::Component(actor, class) => self.look_at_component(world, actor, &class, &mut updates),
+                Touched::Property(actor, class, property) => self.look_at_property(world, actor, &class, &property),
+            }
+        }
+        let mut out = Vec::new();
+        for update in updates {
+            self.broadcast(update, &mut out);
+        }
+        let clients: Vec<ClientId> = self.clients.keys().copied().collect();
+        for client in clients {
+            self.mutations_for(client, &mut out);
+        }
+        out
+    }
+
+    fn look_at_actor(&mut self, world: &World, actor: ActorId, updates: &mut Vec<Update>) {
+        let alive = world.actor(actor).ok().filter(|a| !a.ending);
+        match (alive, self.known.contains_key(&actor)) {
+            (Some(found), false) => {
+                let mut components = Vec::new();
+                for component in found.components.iter().filter(|c| c.replicated) {
+                    components.push(self.adopt_component(world, actor, component));
+                }
+                let player = match found.player {
+                    Some(PlayerOwner::Remote(client)) => Some(client),
+                    _ => None,
+                };
+                let known = KnownActor {
+                    class: found.class.clone(),
+                    receiver: found.receiver,
+                    player,
+                    components: components.clone(),
+                };
+                self.known.insert(actor, known);
+                self.order.push(actor);
+                updates.push(Update::Spawn {
+                    actor,
+                    class: found.class.clone(),
+                    receiver: found.receiver,
+                    player,
+                    components,
+                });
+            }
+            (None, true) => {
+                let known = self.known.remove(&actor).expect("checked above");
+                for component in known.components {
+                    self.drop_incarnation(component.incarnation);
+                }
+                updates.push(Update::Destroy { actor });
+            }
+            _ => {}
+        }
+    }
+
+    fn look_at_component(&mut self, world: &World, actor: ActorId, class: &str, updates: &mut Vec<Update>) {
+        let Some(known) = self.known.get(&actor) else { return };
+        let now = world.actor(actor).ok().and_then(|a| a.components.iter().find(|c| c.class == class && c.replicated));
+        let known_index = known.components.iter().position(|c| c.class == class);
+        // Removed and added again since clients last heard is another component: the old one goes first.
+        if let Some(index) = known_index {
+            if now.is_none_or(|c| c.serial != known.components[index].incarnation) {
+                let component = self.known.get_mut(&actor).expect("known").components.remove(index);
+                self.drop_incarnation(component.incarnation);
+                updates.push(Update::RemoveComponent { actor, component });
+            }
+        }
+        let known = &self.known[&actor];
+        if let Some(component) = now.filter(|c| !known.components.iter().any(|k| k.incarnation == c.serial)) {
+            let component = self.adopt_component(world, actor, component);
+            self.known.get_mut(&actor).expect("known").components.push(component.clone());
+            updates.push(Update::AddComponent { actor, component });
+        }
+    }
+
+    fn look_at_property(&mut self, world: &World, actor: ActorId, class: &str, property: &str) {
+        let Some(known) = self.known.get(&actor) else { return };
+        let Some(component) = known.components.iter().find(|c| c.class == class) else { return };
+        // A value of a component that was since replaced travels with the new component, when it is adopted.
+        let current =
+            world.actor(actor).ok().and_then(|a| a.components.iter().find(|c| c.class == class && c.replicated));
+        if current.is_none_or(|c| c.serial != component.incarnation) {
+            return;
+        }
+        let value = world.property(actor, class, property).ok().flatten().cloned();
+        let key = PropKey { incarnation: component.incarnation, property: property.to_string() };
+        self.set_value(key, actor, class, value);
+    }
+
+    /// A component clients are to receive (its serial is its incarnation), with its replicated values queued.
+    fn adopt_component(&mut self, world: &World, actor: ActorId, component: &Component) -> ComponentRef {
+        let incarnation = component.serial;
+        for (property, value) in &component.properties {
+            if world.replicated_classes().replicates(&component.class, property) {
+                let key = PropKey { incarnation, property: property.clone() };
+                self.set_value(key, actor, &component.class, Some(value.clone()));
+            }
+        }
+        ComponentRef { class: component.class.clone(), incarnation }
+    }
+
+    fn set_value(&mut self, key: PropKey, actor: ActorId, class: &str, value: Option<Value>) {
+        match self.props.get_mut(&key) {
+            Some(prop) if prop.value == value => return,
+            Some(prop) => {
+                self.next_version += 1;
+                prop.value = value;
+                prop.version = self.next_version;
+            }
+            None if value.is_none() => return,
+            None => {
+                self.next_version += 1;
+                let prop = Prop { actor, component: class.to_string(), value, version: self.next_version };
+                self.props.insert(key.clone(), prop);
+            }
+        }
+        for view in self.clients.values_mut() {
+            view.unacknowledged.insert(key.clone());
+        }
+    }
+
+    /// A component clients will hear is gone: its values are neither kept nor sent any more.
+    fn drop_incarnation(&mut self, incarnation: u64) {
+        let keys: Vec<PropKey> = self.props.range(keys_of(incarnation)).map(|(key, _)| key.clone()).collect();
+        for key in keys {
+            self.props.remove(&key);
+        }
+        for view in self.clients.values_mut() {
+            view.forget_incarnation(incarnation);
+        }
+    }
+
+    fn broadcast(&mut self, update: Update, out: &mut Vec<Outgoing>) {
+        for (client, view) in self.clients.iter_mut() {
+            Self::send_update(view, *client, update.clone(), out);
+        }
+    }
+
+    fn send_update(view: &mut ClientView, client: ClientId, update: Update, out: &mut Vec<Outgoing>) {
+        view.seq += 1;
+        match &update {
+            Update::Spawn { components, .. } => {
+                for component in components {
+                    view.introduced.insert(component.incarnation, view.seq);
+                }
+            }
+            Update::AddComponent { component, .. } => {
+                view.introduced.insert(component.incarnation, view.seq);
+            }
+            _ => {}
+        }
+        out.push(Outgoing { client, reliable: true, message: ServerMessage::Update { seq: view.seq, update } });
+    }
+
+    /// The mutation packets due to one client: every unacknowledged value not sent in the last
+    /// [`RESEND_AFTER_FRAMES`] frames, or changed since it was sent, packed into packets of at most
+    /// [`MAX_PACKET`] bytes.
+    fn mutations_for(&mut self, client: ClientId, out: &mut Vec<Outgoing>) {
+        let frame = self.frame;
+        let view = self.clients.get_mut(&client).expect("listed client");
+        let mut due = Vec::new();
+        let mut gone = Vec::new();
+        for key in &view.unacknowledged {
+            let (Some(prop), Some(after)) = (self.props.get(key), view.introduced.get(&key.incarnation)) else {
+                gone.push(key.clone());
+                continue;
+            };
+            let send = match view.sent.get(key) {
+                None => true,
+                Some((version, at)) => *version < prop.version || frame >= at + RESEND_AFTER_FRAMES,
+            };
+            if send {
+                due.push((key.clone(), prop.version, *after));
+            }
+        }
+        for key in gone {
+            view.unacknowledged.remove(&key);
+            view.sent.remove(&key);
+        }
+        let mut packet: Vec<Mutation> = Vec::new();
+        let mut carried: Vec<(PropKey, u64)> = Vec::new();
+        let mut size = 16;
+        for (key, version, after) in due {
+            let prop = &self.props[&key];
+            let mutation = Mutation {
+                actor: prop.actor,
+                component: prop.component.clone(),
+                incarnation: key.incarnation,
+                after,
+                property: key.property.clone(),
+                version,
+                value: prop.value.clone(),
+            };
+            let bytes = encode(&mutation).len();
+            if !packet.is_empty() && size + bytes > MAX_PACKET {
+                Self::send_packet(view, client, std::mem::take(&mut packet), std::mem::take(&mut carried), out);
+                size = 16;
+            }
+            size += bytes;
+            view.sent.insert(key.clone(), (version, frame));
+            carried.push((key, version));
+            packet.push(mutation);
+        }
+        if !packet.is_empty() {
+            Self::send_packet(view, client, packet, carried, out);
+        }
+    }
+
+    fn send_packet(
+        view: &mut ClientView,
+        client: ClientId,
+        mutations: Vec<Mutation>,
+        carried: Vec<(PropKey, u64)>,
+        out: &mut Vec<Outgoing>,
+    ) {
+        view.next_packet += 1;
+        let packet = view.next_packet;
+        view.in_flight.push_back((packet, carried));
+        if view.in_flight.len() > IN_FLIGHT_PACKETS {
+            view.in_flight.pop_front();
+        }
+        out.push(Outgoing { client, reliable: false, message: ServerMessage::Mutations { packet, mutations } });
+    }
+}

@@ -1,0 +1,54 @@
+//! How a server and its clients exchange frames: one trait for each side, and two networks behind them — QUIC
+//! over UDP ([`quic`]) and an in-memory network with seeded latency, jitter, loss, duplication and reordering
+//! ([`memory`]), which makes a networked test reproducible from its seed.
+//!
+//! Transports carry bytes; the protocol ([`super::protocol`]) gives them meaning. Both are polled from the
+//! game's loop: nothing here calls into the game.
+
+pub mod memory;
+
+use crate::world::ClientId;
+
+/// Which guarantees a frame needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Channel {
+    /// Delivered once, in the order sent (updates, hellos, acknowledgements).
+    Reliable,
+    /// May be lost, duplicated or reordered (property values, re-sent until acknowledged).
+    Unreliable,
+}
+
+/// What a server's transport saw happen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerEvent {
+    /// A client connected; the transport numbered it.
+    Connected(ClientId),
+    Received(ClientId, Vec<u8>),
+    /// A client went away (it disconnected, its connection failed, or the server closed it).
+    Disconnected(ClientId, String),
+}
+
+/// What a client's transport saw happen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientEvent {
+    Received(Vec<u8>),
+    /// The connection is over, with why.
+    Disconnected(String),
+}
+
+/// A server's end of a network.
+pub trait ServerTransport: Send {
+    /// Everything that happened since the last call, in order.
+    fn poll(&mut self) -> Vec<ServerEvent>;
+    fn send(&mut self, client: ClientId, channel: Channel, frame: Vec<u8>);
+    /// Closes a client's connection; it is told `reason`.
+    fn disconnect(&mut self, client: ClientId, reason: &str);
+}
+
+/// A client's end of a network.
+pub trait ClientTransport: Send {
+    /// Everything that happened since the last call, in order.
+    fn poll(&mut self) -> Vec<ClientEvent>;
+    fn send(&mut self, channel: Channel, frame: Vec<u8>);
+    fn disconnect(&mut self, reason: &str);
+}

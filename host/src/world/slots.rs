@@ -1,0 +1,123 @@
+//! Where a world keeps its actors: generational slots in two ranges.
+//!
+//! Replicas on a client carry the ids their server gave them, so that an actor id means the same actor on every
+//! machine (in logs, in properties holding actor ids, in what plugins compare). Actors a client spawns for
+//! itself (cosmetic, client-only) must then never take a slot the server may use: they live in a range of their
+//! own, marked by the top bit of the slot number.
+
+use super::actor::{Actor, ActorId};
+
+/// Slot numbers with this bit set are a client's own actors.
+const LOCAL_BIT: u32 = 1 << 31;
+
+#[derive(Debug, Default)]
+pub(super) struct Slot {
+    pub(super) generation: u32,
+    pub(super) actor: Option<Actor>,
+}
+
+#[derive(Debug, Default)]
+struct Range {
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+}
+
+/// The actor slots of one world.
+#[derive(Debug, Default)]
+pub(super) struct Slots {
+    main: Range,
+    local: Range,
+}
+
+impl Slots {
+    fn range_of(&self, slot: u32) -> (&Range, usize) {
+        match slot & LOCAL_BIT {
+            0 => (&self.main, slot as usize),
+            _ => (&self.local, (slot & !LOCAL_BIT) as usize),
+        }
+    }
+
+    fn range_of_mut(&mut self, slot: u32) -> (&mut Range, usize) {
+        match slot & LOCAL_BIT {
+            0 => (&mut self.main, slot as usize),
+            _ => (&mut self.local, (slot & !LOCAL_BIT) as usize),
+        }
+    }
+
+    /// The slot an id names, whatever its generation.
+    pub(super) fn slot(&self, id: ActorId) -> Option<&Slot> {
+        let (range, index) = self.range_of(id.slot() as u32);
+        range.slots.get(index)
+    }
+
+    pub(super) fn slot_mut(&mut self, id: ActorId) -> Option<&mut Slot> {
+        let (range, index) = self.range_of_mut(id.slot() as u32);
+        range.slots.get_mut(index)
+    }
+
+    /// Whether an id names the actor now in its slot.
+    pub(super) fn is_live(&self, id: ActorId) -> bool {
+        self.slot(id).is_some_and(|s| s.generation == id.generation() && s.actor.is_some())
+    }
+
+    /// An empty slot for a new actor, from the client-only range when `local`; the id the actor gets.
+    pub(super) fn allocate(&mut self, local: bool) -> ActorId {
+        let (range, bit) = if local { (&mut self.local, LOCAL_BIT) } else { (&mut self.main, 0) };
+        let index = match range.free.pop() {
+            Some(index) => index,
+            None => {
+                range.slots.push(Slot::default());
+                (range.slots.len() - 1) as u32
+            }
+        };
+        ActorId::new(index | bit, range.slots[index as usize].generation)
+    }
+
+    /// The slot of a replica's id, made ready for it: `None` when it is in the client-only range or holds a live
+    /// actor (the server never hands out a live actor's slot).
+    pub(super) fn place(&mut self, id: ActorId) -> Option<&mut Slot> {
+        let slot = id.slot() as u32;
+        if slot & LOCAL_BIT != 0 {
+            return None;
+        }
+        let index = slot as usize;
+        if self.main.slots.len() <= index {
+            self.main.slots.resize_with(index + 1, Slot::default);
+        }
+        let entry = &mut self.main.slots[index];
+        if entry.actor.is_some() {
+            return None;
+        }
+        entry.generation = id.generation();
+        Some(entry)
+    }
+
+    /// Empties a live actor's slot for reuse: the id names nobody from now on.
+    pub(super) fn free(&mut self, id: ActorId) -> Option<Actor> {
+        let (range, index) = self.range_of_mut(id.slot() as u32);
+        let entry = range.slots.get_mut(index).filter(|s| s.generation == id.generation())?;
+        let actor = entry.actor.take()?;
+        entry.generation = entry.generation.wrapping_add(1);
+        range.free.push(index as u32);
+        Some(actor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replicas_take_the_server_slots_and_local_actors_their_own_range() {
+        let mut server = Slots::default();
+        let a = server.allocate(false);
+        let b = server.allocate(false);
+        let mut client = Slots::default();
+        let own = client.allocate(true);
+        assert!(client.place(b).is_some());
+        assert!(client.place(a).is_some());
+        assert_ne!(own.slot(), a.slot());
+        assert_ne!(own.slot(), b.slot());
+        assert!(client.place(own).is_none(), "a replica never lands in the client-only range");
+    }
+}
