@@ -57,6 +57,16 @@ pub fn replicate_player_state(world: &mut World, player: &Player) -> Result<(), 
     world.send_extension_event(player.pawn, PLAYER_STATE_REPLICATED)
 }
 
+/// On a client, a pawn's replicated `Possession` changed: its pawn hears the controller or player state arrive,
+/// as Lyra's `OnRep_Controller` and `OnRep_PlayerState` tell the pawn extension.
+pub fn possession_replicated(world: &mut World, pawn: ActorId, property: &str) -> Result<(), WorldError> {
+    match property {
+        "controller" => world.send_extension_event(pawn, CONTROLLER_CHANGED),
+        "player-state" => world.send_extension_event(pawn, PLAYER_STATE_REPLICATED),
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,7 +28,7 @@ fn stdout(output: &Output) -> String {
 
 /// The repository's default experience, with its data, copied beside a plugin folder of the plugins it uses.
 fn default_setup() -> (PluginDir, ExperienceDir) {
-    let plugins = PluginDir::with(&[BASE_GAMEPLAY, SHOOTER_CORE, PROGRESS_SAVE, LYRA_CHARACTER, INPUT_BINDING]);
+    let plugins = PluginDir::with(&[BASE_GAMEPLAY, SHOOTER_CORE, PROGRESS_SAVE, LYRA_CHARACTER, INPUT_BINDING, SCORE_KEEPER]);
     let experiences = ExperienceDir::new();
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiences");
     for relative in [
@@ -63,7 +63,7 @@ fn run_prints_the_timeline_writes_a_trace_and_uses_the_cache_the_second_time() {
         states,
         ["Unloaded", "Loading", "LoadingGameFeatures", "ExecutingActions", "Loaded", "Deactivating", "Unloaded"]
     );
-    assert!(text.contains("components: 0 loaded from cache, 5 compiled"), "{text}");
+    assert!(text.contains("components: 0 loaded from cache, 6 compiled"), "{text}");
     assert!(
         text.contains("after end of play: 0 feature components, 0 handlers, 0 subscriptions, 0 init-state features"),
         "{text}"
@@ -92,7 +92,7 @@ fn run_prints_the_timeline_writes_a_trace_and_uses_the_cache_the_second_time() {
     let second = gfhost(&args, plugins.path(), cache.path());
     let text = stdout(&second);
     assert!(second.status.success(), "{text}\n{}", String::from_utf8_lossy(&second.stderr));
-    assert!(text.contains("components: 5 loaded from cache, 0 compiled"), "{text}");
+    assert!(text.contains("components: 6 loaded from cache, 0 compiled"), "{text}");
     assert!(text.lines().any(|l| l.contains("plugin:shooter-core ") && l.contains("~ loaded from cache in")), "{text}");
 }
 
@@ -147,7 +147,7 @@ fn plugins_lists_manifests_and_inspect_shows_the_interface() {
     let listing = gfhost(&["plugins"], plugins.path(), cache.path());
     let text = stdout(&listing);
     assert!(listing.status.success(), "{text}");
-    assert!(text.contains("5 plugin(s)"), "{text}");
+    assert!(text.contains("6 plugin(s)"), "{text}");
     assert!(text.contains("shooter-core 0.1.0  [Installed]"), "{text}");
     // What each plugin asked for, what the repository's gfhost.toml grants it, and its limits (the CLI's
     // --call-deadline-ms 1000 overrides the file's 10 ms).
@@ -379,7 +379,7 @@ fn play_runs_a_script_of_live_changes() {
         "3 x PawnExtension InitState.GameplayReady",
         "event-sink installed from",
         "event-sink active",
-        "event-sink uninstalled; compiled components held: 6 -> 5",
+        "event-sink uninstalled; compiled components held: 7 -> 6",
         "error: no plugin named \"nobody\" is installed",
         "error: unknown command \"dance\"",
         "play ended; nothing failed",

@@ -293,6 +293,32 @@ async fn legacy_pawn_counter() {
     assert!(info_logs(&session, "legacy-pawn-counter", "w").contains(&"counted 1 pawns".to_string()));
 }
 
+/// In a standalone game the score keeper is its own server: a point a second, for each player.
+#[tokio::test]
+async fn score_keeper() {
+    let plugins = PluginDir::with(&[SCORE_KEEPER]);
+    let experiences = ExperienceDir::new();
+    let path = experiences.write(
+        "e.toml",
+        &format!(
+            "{}[[actions]]\nkind = \"add-components\"\nactor-class = \"PlayerState\"\ncomponent-class = \"ScoreComponent\"\n",
+            experience_with_features(&["score-keeper"])
+        ),
+    );
+    let session = session(&plugins);
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    let player = manager.with_world(|w| game::spawn_player(w, "Pawn")).unwrap();
+    for _ in 0..10 {
+        manager.tick(std::time::Duration::from_millis(350));
+    }
+    let score = world::lock(manager.world()).property(player.player_state, "ScoreComponent", "score").unwrap().cloned();
+    assert_eq!(score, Some(Value::Integer(3)), "3.5 seconds: three points");
+    assert!(world::lock(manager.world()).replicated_classes().replicates("ScoreComponent", "score"));
+    assert!(info_logs(&session, "score-keeper", "w").is_empty(), "nothing replicates to a standalone game");
+    manager.end_play().await.unwrap();
+}
+
 /// The hostile plugin's behaviours are exercised in `sandbox.rs`; here it is harmless without one.
 #[tokio::test]
 async fn hostile() {

@@ -65,6 +65,9 @@ struct PluginSection {
 struct ComponentsSection {
     #[serde(default)]
     classes: Vec<String>,
+    /// Replicated component classes, each with its replicated properties.
+    #[serde(default)]
+    replicated: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// Another plugin this one needs, as an entry of Unreal's `.uplugin` "Plugins" list.
@@ -91,6 +94,9 @@ pub struct PluginManifest {
     pub dependencies: Vec<Dependency>,
     /// Component classes the plugin adds to actors.
     pub component_classes: Vec<String>,
+    /// Component classes that replicate from the server to clients, each with its replicated properties; the
+    /// plugin is told on clients when they change (rep-notify).
+    pub replicated: std::collections::BTreeMap<String, Vec<String>>,
     pub actions: Vec<ActionDef>,
     pub bundles: BundleDeclarations,
     /// What the plugin asks to be allowed; the host grants some or all of it.
@@ -124,6 +130,8 @@ pub enum ManifestProblem {
     SelfDependency,
     #[error("{0:?} is not a valid component class name")]
     InvalidComponentClass(String),
+    #[error("{:?} is not a valid property name (1 to 256 bytes, no control characters)", crate::text::shown(.0, 64))]
+    InvalidPropertyName(String),
 }
 
 /// A manifest that could not be accepted, naming its file.
@@ -175,8 +183,13 @@ impl PluginManifest {
                 return Err(ManifestProblem::DuplicateDependency(dep.name.clone()));
             }
         }
-        if let Some(bad) = file.components.classes.iter().find(|c| !is_valid_class_name(c)) {
+        if let Some(bad) =
+            file.components.classes.iter().chain(file.components.replicated.keys()).find(|c| !is_valid_class_name(c))
+        {
             return Err(ManifestProblem::InvalidComponentClass(bad.clone()));
+        }
+        if let Some(bad) = file.components.replicated.values().flatten().find(|p| !is_valid_property_name(p)) {
+            return Err(ManifestProblem::InvalidPropertyName(bad.clone()));
         }
         Ok(PluginManifest {
             name: p.name,
@@ -188,11 +201,17 @@ impl PluginManifest {
             component_path,
             dependencies: file.dependencies,
             component_classes: file.components.classes,
+            replicated: file.components.replicated,
             actions: file.actions,
             bundles: file.bundles,
             permissions: file.permissions,
         })
     }
+}
+
+/// Property names travel to clients and into logs: printable, and as short as any name a plugin may pass.
+fn is_valid_property_name(name: &str) -> bool {
+    !name.is_empty() && name.len() <= 256 && crate::text::is_printable(name)
 }
 
 /// Plugin names appear in logs, traces, experiences and dependency lists: keep them plain.

@@ -228,11 +228,7 @@ impl<'s> LiveWorld<'s> {
     }
 
     fn spawn(&mut self, players: usize) -> String {
-        let pawn_class = self
-            .manager
-            .current()
-            .and_then(|d| d.pawn_data.as_ref())
-            .map_or("Character".into(), |p| p.pawn_class.clone());
+        let pawn_class = self.manager.pawn_class();
         let spawned: Vec<game::Player> =
             self.manager.with_world(|w| (0..players).filter_map(|_| game::spawn_player(w, &pawn_class).ok()).collect());
         // The game's part, as `gfhost run` plays it: the controller arrives, then the player state.

@@ -4,11 +4,15 @@
 //! with no I/O: transports ([`transport`]) carry its messages — QUIC over UDP for real games, an in-memory
 //! network with seeded latency, loss, duplication and reordering for tests.
 
+mod game_client;
+mod game_server;
 pub mod protocol;
 mod receive;
 mod replicate;
 pub mod transport;
 
+pub use game_client::{ClientError, ClientState, GameClient};
+pub use game_server::{GameServer, ServerNote, ServerOptions};
 pub use receive::{BufferStats, ClientReplication, RepNotify, ReplicationError, SessionEvent, MAX_BUFFERED};
 pub use replicate::{Outgoing, ServerReplication, RESEND_AFTER_FRAMES};
 

@@ -323,8 +323,7 @@ fn count_provenance(session: &Session) -> (usize, usize) {
 /// The game's part, as Lyra's game mode and controllers: each player's pawn spawns first; its controller
 /// arrives next, and its player state last — so features waiting for them visibly stall, then complete.
 fn play(manager: &mut gamefeature_host::ExperienceManager, players: usize) {
-    let pawn_class =
-        manager.current().and_then(|d| d.pawn_data.as_ref()).map_or("Character".to_string(), |p| p.pawn_class.clone());
+    let pawn_class = manager.pawn_class();
     let spawned: Vec<game::Player> = manager.with_world(|w| {
         (0..players)
             .filter_map(|_| game::spawn_player(w, &pawn_class).map_err(|e| eprintln!("spawning: {e}")).ok())

@@ -52,7 +52,14 @@ impl ExperienceManager {
                 return;
             }
         };
-        let owner = world::lock(&self.world).register_owner(name);
+        let owner = {
+            let mut w = world::lock(&self.world);
+            // Declared before the actions run, so the components they add know they replicate.
+            for (class, properties) in &manifest.replicated {
+                w.declare_replicated(class, properties);
+            }
+            w.register_owner(name)
+        };
         let env = InstanceEnv {
             plugin: Arc::from(name),
             owner,

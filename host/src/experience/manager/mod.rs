@@ -23,6 +23,7 @@ use super::callbacks::{LoadedCallback, LoadedCallbacks, LoadedExperience, Priori
 use super::chaos::ChaosDelay;
 use super::definition::{DefinitionError, ExperienceDefinition};
 mod in_world;
+mod replicated;
 pub use in_world::{NewVersion, ReloadError, Reloaded};
 
 use super::dispatch::{DispatchLimits, Instances};
@@ -194,6 +195,16 @@ impl ExperienceManager {
 
     pub fn current(&self) -> Option<&Arc<ExperienceDefinition>> {
         self.current.as_ref()
+    }
+
+    /// The class of the players' pawns: the experience's pawn data, or `Character`.
+    pub fn pawn_class(&self) -> String {
+        self.current().and_then(|d| d.pawn_data.as_ref()).map_or("Character".to_string(), |p| p.pawn_class.clone())
+    }
+
+    /// The world's name, as its timeline tracks show it.
+    pub fn world_name(&self) -> &str {
+        &self.world_name
     }
 
     /// What the last load did, failures included.

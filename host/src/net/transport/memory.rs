@@ -31,6 +31,14 @@ impl Conditions {
         Conditions { latency: Duration::ZERO, jitter: Duration::ZERO, loss: 0.0, duplication: 0.0 };
 }
 
+/// What travels.
+enum Delivery {
+    Frame(Vec<u8>),
+    /// The server closed the connection: it arrives after every reliable frame sent before it, as a QUIC
+    /// connection's close follows its flushed streams.
+    Close(String),
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Endpoint {
     Server,
@@ -42,8 +50,8 @@ struct State {
     rng: ChaCha8Rng,
     conditions: Conditions,
     next_client: u32,
-    /// Frames on their way, by arrival time (then by sending order).
-    in_flight: BTreeMap<(Duration, u64), (Endpoint, Endpoint, Vec<u8>)>,
+    /// Frames (and closes) on their way, by arrival time (then by sending order).
+    in_flight: BTreeMap<(Duration, u64), (Endpoint, Endpoint, Delivery)>,
     sent: u64,
     /// The arrival time of the last reliable frame on each (from, to) link, which the next may not precede.
     last_reliable: BTreeMap<(Endpoint, Endpoint), Duration>,
@@ -69,8 +77,21 @@ impl State {
                 *last = at;
             }
             self.sent += 1;
-            self.in_flight.insert((at, self.sent), (from, to, frame.clone()));
+            self.in_flight.insert((at, self.sent), (from, to, Delivery::Frame(frame.clone())));
         }
+    }
+
+    /// Closes a client's connection from the server's side: no more frames from it are accepted, and it hears
+    /// of the close after the reliable frames already sent to it.
+    fn close(&mut self, client: ClientId, reason: &str) {
+        if !self.closed.insert(client) {
+            return;
+        }
+        let link = (Endpoint::Server, Endpoint::Client(client));
+        let at = (self.now + self.conditions.latency).max(self.last_reliable.get(&link).copied().unwrap_or_default());
+        self.sent += 1;
+        self.in_flight.insert((at, self.sent), (link.0, link.1, Delivery::Close(reason.to_string())));
+        self.server_events.push(ServerEvent::Disconnected(client, reason.to_string()));
     }
 
     /// Moves the frames that have arrived into their receivers' events.
@@ -78,13 +99,18 @@ impl State {
         let now = self.now;
         let due: Vec<(Duration, u64)> = self.in_flight.range(..(now, u64::MAX)).map(|(key, _)| *key).collect();
         for key in due {
-            let (from, to, frame) = self.in_flight.remove(&key).expect("listed above");
-            match (from, to) {
-                (Endpoint::Client(client), Endpoint::Server) if !self.closed.contains(&client) => {
+            let (from, to, delivery) = self.in_flight.remove(&key).expect("listed above");
+            match (from, to, delivery) {
+                (Endpoint::Client(client), Endpoint::Server, Delivery::Frame(frame))
+                    if !self.closed.contains(&client) =>
+                {
                     self.server_events.push(ServerEvent::Received(client, frame))
                 }
-                (Endpoint::Server, Endpoint::Client(client)) if !self.closed.contains(&client) => {
+                (Endpoint::Server, Endpoint::Client(client), Delivery::Frame(frame)) => {
                     self.client_events.entry(client).or_default().push(ClientEvent::Received(frame))
+                }
+                (Endpoint::Server, Endpoint::Client(client), Delivery::Close(reason)) => {
+                    self.client_events.entry(client).or_default().push(ClientEvent::Disconnected(reason))
                 }
                 _ => {}
             }
@@ -161,11 +187,7 @@ impl ServerTransport for MemoryServer {
     }
 
     fn disconnect(&mut self, client: ClientId, reason: &str) {
-        let mut state = self.network.lock();
-        if state.closed.insert(client) {
-            state.client_events.entry(client).or_default().push(ClientEvent::Disconnected(reason.to_string()));
-            state.server_events.push(ServerEvent::Disconnected(client, reason.to_string()));
-        }
+        self.network.lock().close(client, reason);
     }
 }
 

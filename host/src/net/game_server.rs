@@ -1,0 +1,233 @@
+//! A game server: one world, its experience, and the clients playing in it.
+//!
+//! Each frame it takes what its transport saw (clients connecting, saying hello, acknowledging values, going
+//! away), advances its world one tick, and sends each client what replication says it is due. Clients are
+//! untrusted: a frame that is malformed, too large or out of protocol closes that client's connection, with the
+//! reason logged; the server and the other clients carry on.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::time::Duration;
+
+use super::protocol::{decode, encode, ClientMessage, ServerMessage, PROTOCOL_VERSION};
+use super::transport::{Channel, ServerEvent, ServerTransport};
+use super::{Outgoing, ServerReplication};
+use crate::experience::{ExperienceError, ExperienceManager};
+use crate::game::{self, Player};
+use crate::world::{self, ClientId, PlayerOwner};
+
+/// How a server lets clients in.
+#[derive(Debug, Clone, Default)]
+pub struct ServerOptions {
+    /// Frames per second the server runs at, told to clients.
+    pub tick_rate: u32,
+    /// When set, clients must present it.
+    pub token: Option<String>,
+}
+
+/// Something that happened to a server's clients, for its log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerNote {
+    Joined(ClientId),
+    /// A client was refused or its connection closed for breaking the protocol.
+    Dropped(ClientId, String),
+    Left(ClientId, String),
+}
+
+impl std::fmt::Display for ServerNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServerNote::Joined(client) => write!(f, "{client} joined"),
+            ServerNote::Dropped(client, why) => write!(f, "{client} dropped: {why}"),
+            ServerNote::Left(client, why) => write!(f, "{client} left: {why}"),
+        }
+    }
+}
+
+/// A world served to clients.
+pub struct GameServer {
+    manager: ExperienceManager,
+    replication: ServerReplication,
+    transport: Box<dyn ServerTransport>,
+    options: ServerOptions,
+    /// Connected, but not yet welcomed.
+    greeting: BTreeSet<ClientId>,
+    players: BTreeMap<ClientId, Player>,
+}
+
+impl GameServer {
+    /// A server for `manager`'s world (not yet loaded), listening through `transport`.
+    pub fn new(manager: ExperienceManager, transport: Box<dyn ServerTransport>, options: ServerOptions) -> Self {
+        // Everything the world does from now on is noted for replication, the experience's load included.
+        world::lock(manager.world()).start_journal();
+        GameServer {
+            manager,
+            replication: ServerReplication::new(),
+            transport,
+            options,
+            greeting: BTreeSet::new(),
+            players: BTreeMap::new(),
+        }
+    }
+
+    /// Loads the experience at `path`; clients are told its file name, and load the file of that name from
+    /// their own experience folder.
+    pub async fn load(&mut self, path: &Path) -> Result<(), ExperienceError> {
+        self.manager.load(path).await?;
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let outgoing = self.replication.set_experience(&name);
+        self.send(outgoing);
+        Ok(())
+    }
+
+    pub fn manager(&self) -> &ExperienceManager {
+        &self.manager
+    }
+
+    pub fn manager_mut(&mut self) -> &mut ExperienceManager {
+        &mut self.manager
+    }
+
+    /// The clients playing, with their players' actors.
+    pub fn players(&self) -> &BTreeMap<ClientId, Player> {
+        &self.players
+    }
+
+    /// Whether every client has acknowledged every replicated value.
+    pub fn is_settled(&self) -> bool {
+        self.replication.is_settled()
+    }
+
+    /// One frame: clients' messages, one tick of the world (`delta` of game time), then replication.
+    pub fn frame(&mut self, delta: Duration) -> Vec<ServerNote> {
+        let mut notes = Vec::new();
+        for event in self.transport.poll() {
+            match event {
+                ServerEvent::Connected(client) => {
+                    self.greeting.insert(client);
+                }
+                ServerEvent::Received(client, frame) => self.received(client, &frame, &mut notes),
+                ServerEvent::Disconnected(client, reason) => self.gone(client, reason, &mut notes),
+            }
+        }
+        self.manager.tick(delta);
+        let outgoing = self.replication.collect(&mut world::lock(self.manager.world()));
+        self.send(outgoing);
+        notes
+    }
+
+    fn received(&mut self, client: ClientId, frame: &[u8], notes: &mut Vec<ServerNote>) {
+        let message = match decode::<ClientMessage>(frame) {
+            Ok(message) => message,
+            Err(e) => return self.drop_client(client, e.to_string(), notes),
+        };
+        match message {
+            ClientMessage::Hello { protocol, token } if self.greeting.remove(&client) => {
+                let refusal = if protocol != PROTOCOL_VERSION {
+                    Some(format!("the server speaks protocol {PROTOCOL_VERSION}; the client speaks {protocol}"))
+                } else if self.options.token.is_some() && token != self.options.token {
+                    Some("a wrong or missing token".to_string())
+                } else {
+                    None
+                };
+                match refusal {
+                    Some(reason) => {
+                        self.transport.send(
+                            client,
+                            Channel::Reliable,
+                            encode(&ServerMessage::Refused { reason: reason.clone() }),
+                        );
+                        self.drop_client(client, format!("refused: {reason}"), notes);
+                    }
+                    None => self.welcome(client, notes),
+                }
+            }
+            ClientMessage::Ack { packets } if self.players.contains_key(&client) => {
+                self.replication.acknowledge(client, &packets)
+            }
+            other => {
+                let what = match other {
+                    ClientMessage::Hello { .. } => "a second hello",
+                    ClientMessage::Ack { .. } => "an acknowledgement before its hello",
+                };
+                self.drop_client(client, format!("out of protocol: {what}"), notes)
+            }
+        }
+    }
+
+    /// A client said a good hello: it is told who it is and everything it must know, and its player spawns.
+    fn welcome(&mut self, client: ClientId, notes: &mut Vec<ServerNote>) {
+        let welcome = ServerMessage::Welcome { client, tick_rate: self.options.tick_rate };
+        self.transport.send(client, Channel::Reliable, encode(&welcome));
+        let snapshot = self.replication.join(client);
+        self.send(snapshot);
+        let pawn_class = self.manager.pawn_class();
+        let spawned = self.manager.with_world(|w| game::spawn_player_for(w, &pawn_class, PlayerOwner::Remote(client)));
+        match spawned {
+            Ok(player) => {
+                // The server's side of the player's arrival, as `gfhost run` plays it.
+                let _ = self.manager.with_world(|w| game::possess(w, &player));
+                let _ = self.manager.with_world(|w| game::replicate_player_state(w, &player));
+                self.players.insert(client, player);
+                notes.push(ServerNote::Joined(client));
+            }
+            Err(e) => self.drop_client(client, format!("its player could not spawn: {e}"), notes),
+        }
+    }
+
+    /// Closes a client's connection, with why, and cleans up after it.
+    fn drop_client(&mut self, client: ClientId, reason: String, notes: &mut Vec<ServerNote>) {
+        tracing::warn!(%client, "dropping: {reason}");
+        self.transport.disconnect(client, &reason);
+        self.forget(client);
+        notes.push(ServerNote::Dropped(client, reason));
+    }
+
+    fn gone(&mut self, client: ClientId, reason: String, notes: &mut Vec<ServerNote>) {
+        let was_playing = self.players.contains_key(&client);
+        self.forget(client);
+        if was_playing {
+            notes.push(ServerNote::Left(client, reason));
+        }
+    }
+
+    /// A client is gone: nothing more is sent to it, and its player's actors — controller, player state, pawn,
+    /// and their components — leave the world (clients still playing hear they were destroyed).
+    fn forget(&mut self, client: ClientId) {
+        self.greeting.remove(&client);
+        self.replication.leave(client);
+        if let Some(player) = self.players.remove(&client) {
+            self.manager.with_world(|w| {
+                for actor in [player.pawn, player.player_state, player.controller] {
+                    let _ = w.destroy(actor);
+                }
+            });
+        }
+    }
+
+    fn send(&mut self, outgoing: Vec<Outgoing>) {
+        for out in outgoing {
+            let channel = if out.reliable { Channel::Reliable } else { Channel::Unreliable };
+            self.transport.send(out.client, channel, encode(&out.message));
+        }
+    }
+
+    /// Ends play: every client is told (and disconnects), then the server's world deactivates its plugins.
+    pub async fn end_play(&mut self, reason: &str) -> Result<(), ExperienceError> {
+        let outgoing = self.replication.end_play(reason);
+        self.send(outgoing);
+        self.manager.end_play().await
+    }
+
+    /// Closes every connection (after [`end_play`](Self::end_play) has told them).
+    pub fn close(&mut self, reason: &str) {
+        for client in self.replication.clients().into_iter().chain(self.greeting.iter().copied()) {
+            self.transport.disconnect(client, reason);
+        }
+    }
+
+    /// Gives back the world's manager (for reports once play has ended).
+    pub fn into_manager(self) -> ExperienceManager {
+        self.manager
+    }
+}

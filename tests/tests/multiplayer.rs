@@ -1,0 +1,310 @@
+//! A dedicated server and its clients over the in-memory network, playing the default experience with its real
+//! plugins: the server picks the experience and each client loads it when it arrives (Lyra's
+//! `OnRep_CurrentExperience`); actors, replicated components and values reach the clients with the right
+//! roles; clients join late, leave, misbehave; the server ends play.
+
+use std::time::Duration;
+
+use gamefeature_host::experience::ExperienceLoadState;
+use gamefeature_host::net::transport::memory::{Conditions, MemoryNetwork};
+use gamefeature_host::net::transport::{Channel, ClientTransport};
+use gamefeature_host::net::{ClientError, ClientState, GameClient, GameServer, ServerNote, ServerOptions};
+use gamefeature_host::timeline::{track, EventKind, LogLevel};
+use gamefeature_host::world::{self, ActorId, NetMode, NetRole, Value};
+use gamefeature_host::Session;
+use gamefeature_tests::*;
+
+const FRAME: Duration = Duration::from_millis(33);
+
+/// A server world and client worlds in one session (as `gfhost run --clients N` plays them), over a simulated
+/// network.
+struct Game {
+    network: MemoryNetwork,
+    server: GameServer,
+    clients: Vec<GameClient>,
+    notes: Vec<ServerNote>,
+    session: Session,
+    experiences: ExperienceDir,
+    _plugins: PluginDir,
+}
+
+impl Game {
+    async fn start(conditions: Conditions, options: ServerOptions) -> Game {
+        let plugins = PluginDir::with(&DEFAULT_PLUGINS);
+        let session = session(&plugins);
+        let experiences = default_experience();
+        let network = MemoryNetwork::new(1, conditions);
+        let manager = session.create_world("server", NetMode::DedicatedServer);
+        let mut server = GameServer::new(manager, Box::new(network.server()), options);
+        server.load(&experiences.path().join("default.toml")).await.unwrap();
+        Game { network, server, clients: Vec::new(), notes: Vec::new(), session, experiences, _plugins: plugins }
+    }
+
+    fn join(&mut self, token: Option<&str>) {
+        let name = format!("client-{}", self.clients.len() + 1);
+        let manager = self.session.create_world(&name, NetMode::Client);
+        let transport = Box::new(self.network.connect());
+        let client = GameClient::connect(manager, transport, token.map(str::to_string), self.experiences.path());
+        self.clients.push(client);
+    }
+
+    /// One frame everywhere; client errors are returned.
+    async fn frame(&mut self) -> Vec<ClientError> {
+        self.notes.extend(self.server.frame(FRAME));
+        self.network.advance(FRAME);
+        let mut errors = Vec::new();
+        for client in &mut self.clients {
+            if let Err(e) = client.frame(FRAME).await {
+                errors.push(e);
+            }
+        }
+        errors
+    }
+
+    /// Plays frames until `done` (at most `limit`, so a broken build fails instead of hanging).
+    async fn until(&mut self, limit: usize, done: impl Fn(&Game) -> bool) {
+        for _ in 0..limit {
+            if done(self) {
+                return;
+            }
+            let errors = self.frame().await;
+            assert!(errors.is_empty(), "{errors:?}");
+        }
+        assert!(done(self), "not reached in {limit} frames; server notes {:?}", self.notes);
+    }
+
+    fn all_loaded(&self) -> bool {
+        self.clients.iter().all(|c| c.manager().state() == ExperienceLoadState::Loaded)
+    }
+
+    fn info_lines(&self, plugin: &str, world: &str) -> Vec<String> {
+        self.session.timeline().texts(&track::instance(plugin, world), EventKind::Log(LogLevel::Info))
+    }
+}
+
+fn pawn_of(world: &world::World, owner: Option<world::ClientId>) -> Option<ActorId> {
+    world
+        .actors()
+        .find(|a| a.class == "HeroCharacter" && a.player == owner.map(world::PlayerOwner::Remote))
+        .map(|a| a.id)
+}
+
+fn score(world: &world::World, player_state: ActorId) -> Option<Value> {
+    world.property(player_state, "ScoreComponent", "score").ok().flatten().cloned()
+}
+
+#[tokio::test]
+async fn the_server_picks_the_experience_and_each_client_loads_it_with_its_own_bundles_and_roles() {
+    let mut game = Game::start(Conditions::PERFECT, ServerOptions { tick_rate: 30, token: None }).await;
+    game.join(None);
+    game.join(None);
+    game.until(100, Game::all_loaded).await;
+    let server_report = game.server.manager().report().clone();
+    assert!(server_report.failures.is_empty(), "{:?}", server_report.failures);
+    let bundles = |report: &gamefeature_host::experience::LoadReport| {
+        report.bundles.iter().map(|b| format!("{b:?}")).collect::<Vec<_>>()
+    };
+    assert_eq!(bundles(&server_report), ["Equipped", "Server"], "a dedicated server loads no Client bundle");
+    for client in &game.clients {
+        let report = client.manager().report();
+        assert!(report.failures.is_empty(), "{:?}", report.failures);
+        assert_eq!(bundles(report), ["Equipped", "Client"]);
+        assert_eq!(report.active, server_report.active, "the same features on each side");
+    }
+    // The same load states, on the server and then each client, each in its world's timeline.
+    for name in ["server", "client-1", "client-2"] {
+        let states = game.session.timeline().texts(&track::experience(name), EventKind::State);
+        assert_eq!(states, ["Unloaded", "Loading", "LoadingGameFeatures", "ExecutingActions", "Loaded"], "{name}");
+    }
+
+    // Roles: each client's own pawn is its autonomous proxy, the other's a simulated proxy; only the server has
+    // authority.
+    game.until(10, |g| g.server.players().len() == 2).await;
+    game.until(30, |g| {
+        g.clients.iter().all(|c| {
+            let w = world::lock(c.manager().world());
+            g.server.players().keys().all(|id| pawn_of(&w, Some(*id)).is_some())
+        })
+    })
+    .await;
+    let ids: Vec<world::ClientId> = game.server.players().keys().copied().collect();
+    for (index, client) in game.clients.iter().enumerate() {
+        let w = world::lock(client.manager().world());
+        let mine = pawn_of(&w, Some(ids[index])).unwrap();
+        let theirs = pawn_of(&w, Some(ids[1 - index])).unwrap();
+        assert_eq!(w.actor(mine).unwrap().role, NetRole::AutonomousProxy);
+        assert_eq!(w.actor(theirs).unwrap().role, NetRole::SimulatedProxy);
+        assert_eq!((w.is_locally_controlled(mine), w.is_locally_controlled(theirs)), (Ok(true), Ok(false)));
+        assert_eq!((w.has_authority(mine), w.has_authority(theirs)), (Ok(false), Ok(false)));
+        // Client-side components come from the client's own actions; the server's replicated ones arrive.
+        let components: Vec<&str> = w.actor(mine).unwrap().components.iter().map(|c| c.class.as_str()).collect();
+        assert!(components.contains(&"Possession") && components.contains(&"HeroComponent"), "{components:?}");
+    }
+    let w = world::lock(game.server.manager().world());
+    let pawn = w.actor(game.server.players()[&ids[0]].pawn).unwrap();
+    assert_eq!(pawn.role, NetRole::Authority);
+    assert!(!w.is_locally_controlled(pawn.id).unwrap(), "a dedicated server has no local player");
+}
+
+#[tokio::test]
+async fn replicated_scores_reach_every_client_with_rep_notifies_and_the_lyra_chain_completes_there() {
+    let conditions = Conditions {
+        latency: Duration::from_millis(30),
+        jitter: Duration::from_millis(60),
+        loss: 0.2,
+        duplication: 0.1,
+    };
+    let mut game = Game::start(conditions, ServerOptions { tick_rate: 30, token: None }).await;
+    game.join(None);
+    game.join(None);
+    game.until(200, Game::all_loaded).await;
+    // Three seconds of play: a point a second on the server.
+    for _ in 0..95 {
+        assert!(game.frame().await.is_empty());
+    }
+    game.until(300, |g| g.server.is_settled()).await;
+    let players: Vec<_> = game.server.players().values().copied().collect();
+    let server_scores: Vec<Option<Value>> = {
+        let w = world::lock(game.server.manager().world());
+        players.iter().map(|p| score(&w, p.player_state)).collect()
+    };
+    assert!(server_scores.iter().all(|s| matches!(s, Some(Value::Integer(n)) if *n >= 2)), "{server_scores:?}");
+    for (index, client) in game.clients.iter().enumerate() {
+        let name = format!("client-{}", index + 1);
+        let w = world::lock(client.manager().world());
+        let scores: Vec<Option<Value>> = players.iter().map(|p| score(&w, p.player_state)).collect();
+        assert_eq!(scores, server_scores, "{name} has the server's scores");
+        // Rep-notifies: each player's scores announced in increasing order, ending with the final one.
+        let lines = game.info_lines("score-keeper", &name);
+        for player in &players {
+            let prefix = format!("score of player {}: ", player.player_state.to_raw());
+            let announced: Vec<i64> = lines
+                .iter()
+                .filter_map(|l| l.strip_prefix(&prefix))
+                .map(|l| l.rsplit(" -> ").next().unwrap().parse().unwrap())
+                .collect();
+            assert!(announced.windows(2).all(|w| w[0] < w[1]), "{name}: {announced:?}");
+            let Some(Value::Integer(last)) = score(&w, player.player_state) else { panic!() };
+            assert_eq!(announced.last(), Some(&last), "{name}");
+        }
+        // The pawn's controller and player state arrived by replication, and Lyra's chain completed here too.
+        let mine = players[index].pawn;
+        let hero = w.feature_state(mine, "Hero").ok().and_then(|s| w.state_text(s).map(str::to_string));
+        assert_eq!(hero.as_deref(), Some("InitState.GameplayReady"), "{name}");
+    }
+}
+
+#[tokio::test]
+async fn a_late_joiner_gets_the_whole_world_and_a_leaver_takes_exactly_its_actors() {
+    let mut game = Game::start(Conditions::PERFECT, ServerOptions { tick_rate: 30, token: None }).await;
+    game.join(None);
+    game.until(100, Game::all_loaded).await;
+    for _ in 0..40 {
+        game.frame().await;
+    }
+    game.join(None);
+    game.until(100, Game::all_loaded).await;
+    game.until(100, |g| g.server.is_settled()).await;
+    let server_actors = |g: &Game| -> Vec<(ActorId, String)> {
+        let w = world::lock(g.server.manager().world());
+        w.actors().map(|a| (a.id, a.class.clone())).collect()
+    };
+    let client_actors = |g: &Game, index: usize| -> Vec<(ActorId, String)> {
+        let w = world::lock(g.clients[index].manager().world());
+        w.actors().filter(|a| a.role != NetRole::Authority).map(|a| (a.id, a.class.clone())).collect()
+    };
+    assert_eq!(client_actors(&game, 1), server_actors(&game), "the late joiner has every actor");
+    let first = game.server.players().values().next().copied().unwrap();
+    {
+        let server = world::lock(game.server.manager().world());
+        let late = world::lock(game.clients[1].manager().world());
+        assert_eq!(score(&late, first.player_state), score(&server, first.player_state), "and the values");
+    }
+
+    // The first client leaves: its three actors go, on the server and on the other client; nothing else does.
+    let before = server_actors(&game);
+    game.clients[0].leave().await;
+    game.until(10, |g| g.notes.iter().any(|n| matches!(n, ServerNote::Left(..)))).await;
+    game.until(10, |g| client_actors(g, 1) == server_actors(g)).await;
+    let after = server_actors(&game);
+    let gone: Vec<ActorId> = before.iter().filter(|a| !after.contains(a)).map(|a| a.0).collect();
+    let mut expected = vec![first.controller, first.player_state, first.pawn];
+    expected.sort();
+    let mut gone_sorted = gone.clone();
+    gone_sorted.sort();
+    assert_eq!(gone_sorted, expected);
+    assert_eq!(game.server.players().len(), 1);
+}
+
+#[tokio::test]
+async fn clients_breaking_the_protocol_are_dropped_alone() {
+    let options = ServerOptions { tick_rate: 30, token: Some("sesame".into()) };
+    let mut game = Game::start(Conditions::PERFECT, options).await;
+    game.join(Some("sesame"));
+    game.until(100, Game::all_loaded).await;
+
+    // A raw connection sending garbage, then one saying hello twice.
+    let mut garbage = game.network.connect();
+    garbage.send(Channel::Reliable, vec![0xff; 64]);
+    game.frame().await;
+    let mut twice = game.network.connect();
+    let hello = gamefeature_host::net::protocol::encode(&gamefeature_host::net::protocol::ClientMessage::Hello {
+        protocol: gamefeature_host::net::protocol::PROTOCOL_VERSION,
+        token: Some("sesame".into()),
+    });
+    twice.send(Channel::Reliable, hello.clone());
+    twice.send(Channel::Reliable, hello);
+    game.frame().await;
+    // A client without the token.
+    game.join(None);
+    for _ in 0..5 {
+        game.frame().await;
+    }
+    let dropped: Vec<String> = game
+        .notes
+        .iter()
+        .filter_map(|n| match n {
+            ServerNote::Dropped(_, why) => Some(why.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(dropped[0].starts_with("malformed frame"), "{dropped:?}");
+    assert!(dropped.iter().any(|d| d == "out of protocol: a second hello"), "{dropped:?}");
+    assert!(dropped.iter().any(|d| d.contains("wrong or missing token")), "{dropped:?}");
+    assert_eq!(
+        game.clients[1].state(),
+        &ClientState::Ended("the server refused this client: a wrong or missing token".into())
+    );
+    // The good client plays on.
+    assert_eq!(game.clients[0].state(), &ClientState::Playing);
+    assert_eq!(game.server.players().len(), 1, "the double hello was welcomed, then dropped with its player");
+}
+
+#[tokio::test]
+async fn end_of_play_on_the_server_ends_play_on_every_client() {
+    let mut game = Game::start(Conditions::PERFECT, ServerOptions { tick_rate: 30, token: None }).await;
+    game.join(None);
+    game.join(None);
+    game.until(100, Game::all_loaded).await;
+    game.server.end_play("the match is over").await.unwrap();
+    game.frame().await;
+    for client in &game.clients {
+        assert_eq!(client.state(), &ClientState::Ended("the server ended play: the match is over".into()));
+        assert_eq!(client.manager().state(), ExperienceLoadState::Unloaded, "plugins deactivated");
+    }
+    let progress = game.info_lines("progress-save", "client-1");
+    assert!(progress.contains(&"flush complete".to_string()), "deactivation ran on the client: {progress:?}");
+}
+
+#[tokio::test]
+async fn a_server_that_goes_away_is_reported_and_the_client_ends_play() {
+    let mut game = Game::start(Conditions::PERFECT, ServerOptions { tick_rate: 30, token: None }).await;
+    game.join(None);
+    game.until(100, Game::all_loaded).await;
+    let client = game.server.players().keys().next().copied().unwrap();
+    game.server.close("the server shut down");
+    let errors = game.frame().await;
+    assert_eq!(errors, [ClientError::ServerGone("the server shut down".into())]);
+    assert_eq!(game.clients[0].manager().state(), ExperienceLoadState::Unloaded);
+    let _ = client;
+}
