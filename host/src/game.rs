@@ -38,11 +38,17 @@ pub fn spawn_player_for(world: &mut World, pawn_class: &str, owner: PlayerOwner)
     world.begin_play(player_state)?;
     let pawn = world.spawn_actor(pawn_class, None, false)?;
     world.actor_mut(pawn)?.player = Some(owner);
-    world.declare_replicated(POSSESSION, ["controller", "player-state"]);
+    declare_replicated_natives(world);
     world.attach_native_component(pawn, POSSESSION)?;
     world.add_receiver(pawn)?;
     world.begin_play(pawn)?;
     Ok(Player { controller, player_state, pawn })
+}
+
+/// Declares the game's own replicated components (a pawn's `Possession`), so servers send them and clients
+/// know what they receive.
+pub fn declare_replicated_natives(world: &mut World) {
+    world.declare_replicated(POSSESSION, ["controller", "player-state"]);
 }
 
 /// The controller possesses the pawn.

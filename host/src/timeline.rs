@@ -142,11 +142,26 @@ impl Timeline {
 
     /// A readable rendering, one event per line: time, track, text.
     pub fn render_text(&self) -> String {
+        self.render_tracks(|_| true)
+    }
+
+    /// The rendering of one world's tracks only (those named `…@world`).
+    pub fn render_world_text(&self, world: &str) -> String {
+        self.render_tracks(|track| world_of(track) == Some(world))
+    }
+
+    /// The rendering of the process-wide tracks (the plugins' states), which belong to no world.
+    pub fn render_process_text(&self) -> String {
+        self.render_tracks(|track| world_of(track).is_none())
+    }
+
+    fn render_tracks(&self, shown: impl Fn(&str) -> bool) -> String {
         let inner = self.lock();
+        let events: Vec<&TimelineEvent> = inner.events.iter().filter(|e| shown(&e.track)).collect();
         // Tracks longer than this overflow their column rather than widen every line (or overflow `format!`).
-        let width = inner.events.iter().map(|e| e.track.len()).max().unwrap_or(0).min(80);
+        let width = events.iter().map(|e| e.track.len()).max().unwrap_or(0).min(80);
         let mut out = String::new();
-        for e in &inner.events {
+        for e in events {
             let marker = match e.kind {
                 EventKind::State => "=>",
                 EventKind::Call => "->",
@@ -162,21 +177,30 @@ impl Timeline {
         out
     }
 
-    /// The timeline in Chrome's Trace Event Format, which Perfetto and chrome://tracing open. States become
-    /// complete events spanning until the track's next state; everything else becomes an instant event.
+    /// The timeline in Chrome's Trace Event Format, which Perfetto and chrome://tracing open: one process per
+    /// world (a server and its clients side by side), one for the tracks of no world. States become complete
+    /// events spanning until the track's next state; everything else becomes an instant event.
     pub fn to_chrome_trace(&self) -> Value {
         let inner = self.lock();
         let end = inner.events.back().map(|e| e.at).unwrap_or_default();
-        let mut tids: HashMap<&str, usize> = HashMap::new();
+        let mut tids: HashMap<&str, (usize, usize)> = HashMap::new();
+        let mut pids: HashMap<Option<&str>, usize> = HashMap::new();
         let mut trace = Vec::new();
         for (index, e) in inner.events.iter().enumerate() {
+            let world = world_of(&e.track);
+            let next_pid = pids.len() + 1;
+            let pid = *pids.entry(world).or_insert_with(|| {
+                let name = world.map_or("process".to_string(), |w| format!("world {w}"));
+                trace.push(json!({ "name": "process_name", "ph": "M", "pid": next_pid, "args": { "name": name } }));
+                next_pid
+            });
             let next = tids.len() + 1;
-            let tid = *tids.entry(e.track.as_str()).or_insert_with(|| {
+            let (pid, tid) = *tids.entry(e.track.as_str()).or_insert_with(|| {
                 trace.push(json!({
-                    "name": "thread_name", "ph": "M", "pid": 1, "tid": next,
+                    "name": "thread_name", "ph": "M", "pid": pid, "tid": next,
                     "args": { "name": e.track },
                 }));
-                next
+                (pid, next)
             });
             let ts = micros(e.at);
             match e.kind {
@@ -187,17 +211,22 @@ impl Timeline {
                         .find(|later| later.track == e.track && later.kind == EventKind::State)
                         .map_or(end, |later| later.at);
                     trace.push(json!({
-                        "name": e.text, "cat": "state", "ph": "X", "pid": 1, "tid": tid,
+                        "name": e.text, "cat": "state", "ph": "X", "pid": pid, "tid": tid,
                         "ts": ts, "dur": micros(until.saturating_sub(e.at)),
                     }));
                 }
                 kind => trace.push(json!({
-                    "name": e.text, "cat": category(kind), "ph": "i", "s": "t", "pid": 1, "tid": tid, "ts": ts,
+                    "name": e.text, "cat": category(kind), "ph": "i", "s": "t", "pid": pid, "tid": tid, "ts": ts,
                 })),
             }
         }
         json!({ "traceEvents": trace, "displayTimeUnit": "ms" })
     }
+}
+
+/// The world a track belongs to: the part after its `@`, if any.
+fn world_of(track: &str) -> Option<&str> {
+    track.rsplit_once('@').map(|(_, world)| world)
 }
 
 fn micros(d: Duration) -> f64 {

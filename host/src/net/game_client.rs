@@ -55,6 +55,7 @@ impl GameClient {
         token: Option<String>,
         experiences: &Path,
     ) -> Self {
+        crate::game::declare_replicated_natives(&mut world::lock(manager.world()));
         let hello = ClientMessage::Hello { protocol: PROTOCOL_VERSION, token };
         transport.send(Channel::Reliable, encode(&hello));
         GameClient {

@@ -59,7 +59,11 @@ impl GameServer {
     /// A server for `manager`'s world (not yet loaded), listening through `transport`.
     pub fn new(manager: ExperienceManager, transport: Box<dyn ServerTransport>, options: ServerOptions) -> Self {
         // Everything the world does from now on is noted for replication, the experience's load included.
-        world::lock(manager.world()).start_journal();
+        {
+            let mut w = world::lock(manager.world());
+            w.start_journal();
+            game::declare_replicated_natives(&mut w);
+        }
         GameServer {
             manager,
             replication: ServerReplication::new(),

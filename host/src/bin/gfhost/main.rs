@@ -1,6 +1,7 @@
 //! `gfhost`: load an experience of game-feature plugins into a world and run it; list, inspect, create and
 //! build plugins.
 
+mod net;
 mod package;
 mod play;
 mod template;
@@ -67,6 +68,46 @@ enum Command {
         /// Players the game mode spawns once the experience has loaded.
         #[arg(long, default_value_t = 2)]
         players: usize,
+        /// Run a dedicated server and this many clients in this process, over loopback QUIC, instead of one
+        /// world: each world's timeline is printed.
+        #[arg(long, default_value_t = 0)]
+        clients: usize,
+        /// With --clients: seconds of play before the server ends it.
+        #[arg(long, default_value_t = 3.0)]
+        seconds: f64,
+        /// With --clients: the server's frames per second.
+        #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        tick_rate: u32,
+    },
+    /// Run a dedicated server: one world, served over QUIC until SIGTERM or SIGINT, which end play cleanly.
+    Server {
+        /// The experience file; clients load the file of the same name from their experience folder.
+        #[arg(default_value = "experiences/default.toml")]
+        experience: PathBuf,
+        /// Where to listen (loopback unless told otherwise).
+        #[arg(long, default_value = "127.0.0.1:7777")]
+        listen: std::net::SocketAddr,
+        /// Frames per second.
+        #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        tick_rate: u32,
+        /// Refuse clients that do not present this token.
+        #[arg(long)]
+        token: Option<String>,
+    },
+    /// Join a server: play its experience in a client world until it ends play.
+    Client {
+        /// The server's address.
+        #[arg(long, default_value = "127.0.0.1:7777")]
+        connect: std::net::SocketAddr,
+        /// The token the server asks for.
+        #[arg(long)]
+        token: Option<String>,
+        /// Where the experiences the server names are.
+        #[arg(long, default_value = "experiences")]
+        experiences: PathBuf,
+        /// Leave after this many seconds instead of playing until the server ends.
+        #[arg(long)]
+        seconds: Option<f64>,
     },
     /// Load an experience into a world that keeps running, changed by commands until `quit`: features
     /// activated, deactivated, hot-reloaded, installed and uninstalled while it plays.
@@ -158,7 +199,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         runtime.call_deadline = std::time::Duration::from_millis(ms);
     }
     match cli.command {
-        Command::Run { experience, net_mode, chaos_delay, seed, trace, players } => {
+        Command::Run { experience, net_mode, chaos_delay, seed, trace, players, clients, seconds, tick_rate } => {
             let chaos = chaos_delay.map(|(min, random)| ChaosDelay::new(min, random, seed)).transpose();
             let chaos = chaos.map_err(anyhow::Error::msg)?;
             let options = SessionOptions {
@@ -167,7 +208,28 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 // The timeline is for reading what plugins do: show their debug lines too.
                 manager: ManagerOptions { chaos, ..manager_options(config, LogLevel::Debug) },
             };
+            if clients > 0 {
+                let args =
+                    net::RunArgs { experience: &experience, clients, seconds, tick_rate, trace: trace.as_deref() };
+                return net::run_networked(args, options);
+            }
             run_experience(&experience, net_mode, players, trace.as_deref(), options)
+        }
+        Command::Server { experience, listen, tick_rate, token } => {
+            let options = SessionOptions {
+                plugin_dirs: cli.plugin_dirs,
+                runtime,
+                manager: manager_options(config, LogLevel::Info),
+            };
+            net::serve(net::ServerArgs { experience: &experience, listen, tick_rate, token }, options)
+        }
+        Command::Client { connect, token, experiences, seconds } => {
+            let options = SessionOptions {
+                plugin_dirs: cli.plugin_dirs,
+                runtime,
+                manager: manager_options(config, LogLevel::Info),
+            };
+            net::join(net::ClientArgs { connect, token, experiences, seconds }, options)
         }
         Command::Play { experience, net_mode, players, script, watch } => {
             if !experience.is_file() {

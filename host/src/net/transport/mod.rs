@@ -6,6 +6,7 @@
 //! game's loop: nothing here calls into the game.
 
 pub mod memory;
+pub mod quic;
 
 use crate::world::ClientId;
 

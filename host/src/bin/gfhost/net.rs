@@ -1,0 +1,308 @@
+//! `gfhost server`, `gfhost client` and `gfhost run --clients N`: multiplayer over QUIC.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use gamefeature_host::net::transport::quic::{QuicClient, QuicServer};
+use gamefeature_host::net::{ClientError, ClientState, GameClient, GameServer, ServerOptions};
+use gamefeature_host::world::{self, NetMode, NetRole};
+use gamefeature_host::{Session, SessionOptions};
+
+/// How long a client waits for a server to answer.
+const CONNECT_WAIT: Duration = Duration::from_secs(5);
+
+/// Frames a client plays per second.
+const CLIENT_FRAME_RATE: f64 = 60.0;
+
+/// How long a stopping server keeps its connections open for clients to hear it end play.
+const GOODBYE: Duration = Duration::from_secs(3);
+
+pub struct ServerArgs<'a> {
+    pub experience: &'a Path,
+    pub listen: SocketAddr,
+    pub tick_rate: u32,
+    pub token: Option<String>,
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")
+}
+
+fn frame_of(rate: f64) -> Duration {
+    Duration::from_secs_f64(1.0 / rate)
+}
+
+/// Paces a loop at a fixed rate of real time; a loop that falls behind starts afresh rather than racing.
+struct Pace {
+    frame: Duration,
+    next: Instant,
+}
+
+impl Pace {
+    fn new(frame: Duration) -> Self {
+        Pace { frame, next: Instant::now() + frame }
+    }
+
+    fn wait(&mut self) {
+        let now = Instant::now();
+        if self.next > now {
+            std::thread::sleep(self.next - now);
+            self.next += self.frame;
+        } else {
+            self.next = now + self.frame;
+        }
+    }
+}
+
+/// A dedicated server, as fleets run them: one world per process; ready once its experience is loaded; on
+/// SIGTERM or SIGINT it ends play (clients told, plugins deactivated) and exits 0.
+pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> {
+    if !args.experience.is_file() {
+        bail!("experience file {} not found", args.experience.display());
+    }
+    let tokio = runtime()?;
+    let session = Session::new(options)?;
+    let transport = QuicServer::bind(args.listen, tokio.handle())?;
+    let addr = transport.local_addr()?;
+    let manager = session.create_world("server", NetMode::DedicatedServer);
+    let options = ServerOptions { tick_rate: args.tick_rate, token: args.token };
+    let mut server = GameServer::new(manager, Box::new(transport), options);
+    tokio.block_on(server.load(args.experience))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let signalled = stop.clone();
+    tokio.spawn(async move {
+        let Ok(mut terminate) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) else {
+            return;
+        };
+        tokio::select! {
+            _ = terminate.recv() => {}
+            _ = tokio::signal::ctrl_c() => {}
+        }
+        signalled.store(true, Ordering::SeqCst);
+    });
+    println!("listening on {addr} (QUIC; tick rate {} Hz)", args.tick_rate);
+    println!("ready: {} loaded", args.experience.display());
+    let frame = frame_of(args.tick_rate.into());
+    let mut pace = Pace::new(frame);
+    while !stop.load(Ordering::SeqCst) {
+        for note in server.frame(frame) {
+            println!("{note}");
+        }
+        pace.wait();
+    }
+    println!("stopping: ending play");
+    tokio.block_on(server.end_play("the server is shutting down"))?;
+    // The clients hear it end, then the connections close once what was sent has arrived.
+    let _ = server.frame(frame);
+    server.close("the server shut down");
+    let started = Instant::now();
+    while !server.players().is_empty() && started.elapsed() < GOODBYE {
+        let _ = server.frame(frame);
+        std::thread::sleep(frame);
+    }
+    let report = server.manager().report().clone();
+    for failure in &report.failures {
+        println!("  failure: {failure}");
+    }
+    println!("stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+pub struct ClientArgs {
+    pub connect: SocketAddr,
+    pub token: Option<String>,
+    pub experiences: PathBuf,
+    /// Leave after this long; by default play until the server ends play.
+    pub seconds: Option<f64>,
+}
+
+/// A client process: connects, plays until the server ends play (or `--seconds` pass), prints its world's
+/// timeline. A server that is absent, refuses it or speaks another protocol is a clear error.
+pub fn join(args: ClientArgs, options: SessionOptions) -> Result<ExitCode> {
+    let tokio = runtime()?;
+    let session = Session::new(options)?;
+    let transport = tokio.block_on(QuicClient::connect(args.connect, CONNECT_WAIT))?;
+    let manager = session.create_world("client", NetMode::Client);
+    let mut client = GameClient::connect(manager, Box::new(transport), args.token, &args.experiences);
+    let frame = frame_of(CLIENT_FRAME_RATE);
+    let mut pace = Pace::new(frame);
+    let started = Instant::now();
+    let outcome = loop {
+        if let Err(e) = tokio.block_on(client.frame(frame)) {
+            break Err(e);
+        }
+        if let ClientState::Ended(reason) = client.state() {
+            break Ok(reason.clone());
+        }
+        if args.seconds.is_some_and(|s| started.elapsed().as_secs_f64() >= s) {
+            tokio.block_on(client.leave());
+            break Ok("left".to_string());
+        }
+        pace.wait();
+    };
+    print!("{}", session.timeline().render_world_text("client"));
+    match outcome {
+        Ok(reason) => {
+            println!("play ended: {reason}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(ClientError::Refused(reason)) => bail!("the server at {} refused this client: {reason}", args.connect),
+        Err(e) => bail!("{e}"),
+    }
+}
+
+pub struct RunArgs<'a> {
+    pub experience: &'a Path,
+    pub clients: usize,
+    pub seconds: f64,
+    pub tick_rate: u32,
+    pub trace: Option<&'a Path>,
+}
+
+/// A server and clients in one process over real loopback QUIC: plays for a while, ends play on the server,
+/// and prints each world's timeline.
+pub fn run_networked(args: RunArgs<'_>, options: SessionOptions) -> Result<ExitCode> {
+    if !args.experience.is_file() {
+        bail!("experience file {} not found", args.experience.display());
+    }
+    let experiences = args.experience.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let tokio = runtime()?;
+    let session = Session::new(options)?;
+    let transport = QuicServer::bind("127.0.0.1:0".parse().expect("an address"), tokio.handle())?;
+    let addr = transport.local_addr()?;
+    let options = ServerOptions { tick_rate: args.tick_rate, token: None };
+    let mut server =
+        GameServer::new(session.create_world("server", NetMode::DedicatedServer), Box::new(transport), options);
+    tokio.block_on(server.load(args.experience))?;
+    let mut clients = Vec::new();
+    for index in 1..=args.clients {
+        let transport = tokio.block_on(QuicClient::connect(addr, CONNECT_WAIT))?;
+        let manager = session.create_world(&format!("client-{index}"), NetMode::Client);
+        clients.push(GameClient::connect(manager, Box::new(transport), None, &experiences));
+    }
+    let frame = frame_of(args.tick_rate.into());
+    let mut pace = Pace::new(frame);
+    let mut problems = Vec::new();
+    let play_frame = |server: &mut GameServer, clients: &mut Vec<GameClient>, problems: &mut Vec<String>| {
+        for note in server.frame(frame) {
+            session.timeline().record(
+                gamefeature_host::timeline::track::experience("server"),
+                gamefeature_host::timeline::EventKind::Note,
+                note.to_string(),
+            );
+        }
+        for client in clients.iter_mut() {
+            if let Err(e) = tokio.block_on(client.frame(frame)) {
+                problems.push(e.to_string());
+            }
+        }
+    };
+    let frames = (args.seconds * f64::from(args.tick_rate)).ceil() as usize;
+    for _ in 0..frames {
+        play_frame(&mut server, &mut clients, &mut problems);
+        pace.wait();
+    }
+    // Bounded: on loopback the last values arrive within a few frames.
+    for _ in 0..args.tick_rate * 2 {
+        if server.is_settled() {
+            break;
+        }
+        play_frame(&mut server, &mut clients, &mut problems);
+        pace.wait();
+    }
+    let summary = compare_worlds(&server, &clients);
+    tokio.block_on(server.end_play("the run is over"))?;
+    for _ in 0..args.tick_rate * 2 {
+        if clients.iter().all(|c| matches!(c.state(), ClientState::Ended(_))) {
+            break;
+        }
+        play_frame(&mut server, &mut clients, &mut problems);
+        pace.wait();
+    }
+    server.close("the run is over");
+
+    println!("== process ==");
+    print!("{}", session.timeline().render_process_text());
+    let mut worlds = vec!["server".to_string()];
+    worlds.extend((1..=args.clients).map(|i| format!("client-{i}")));
+    for name in &worlds {
+        println!("\n== world {name} ==");
+        print!("{}", session.timeline().render_world_text(name));
+    }
+    println!(
+        "\nexperience {} on a dedicated server and {} client(s) over QUIC ({addr}):",
+        args.experience.display(),
+        args.clients
+    );
+    for line in &summary {
+        println!("  {line}");
+    }
+    for client in &clients {
+        println!(
+            "  {}: {}",
+            client.manager().world_name(),
+            match client.state() {
+                ClientState::Ended(reason) => reason.clone(),
+                other => format!("{other:?}"),
+            }
+        );
+    }
+    if let Some(path) = args.trace {
+        let json = serde_json::to_string_pretty(&session.timeline().to_chrome_trace())?;
+        std::fs::write(path, json).with_context(|| format!("writing trace {}", path.display()))?;
+        println!("  trace written to {} (one process per world)", path.display());
+    }
+    let mut failures: Vec<String> = server.manager().report().failures.iter().map(|f| format!("server: {f}")).collect();
+    for client in &clients {
+        failures.extend(
+            client.manager().report().failures.iter().map(|f| format!("{}: {f}", client.manager().world_name())),
+        );
+    }
+    failures.extend(problems);
+    if failures.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("\n{} failure(s):", failures.len());
+    for failure in &failures {
+        println!("  - {failure}");
+    }
+    Ok(ExitCode::from(2))
+}
+
+/// One line per client: its actors and replicated values beside the server's, and its own player's role.
+fn compare_worlds(server: &GameServer, clients: &[GameClient]) -> Vec<String> {
+    let replicated = |w: &world::World| -> Vec<(world::ActorId, String, String, world::Value)> {
+        let mut values = Vec::new();
+        for actor in w.actors() {
+            for component in actor.components.iter().filter(|c| c.replicated) {
+                for (name, value) in &component.properties {
+                    if w.replicated_classes().replicates(&component.class, name) {
+                        values.push((actor.id, component.class.clone(), name.clone(), value.clone()));
+                    }
+                }
+            }
+        }
+        values
+    };
+    let expected = replicated(&world::lock(server.manager().world()));
+    let server_actors = world::lock(server.manager().world()).actors().count();
+    let mut lines = vec![format!("server: {server_actors} actors, {} replicated values", expected.len())];
+    for client in clients {
+        let w = world::lock(client.manager().world());
+        let values = replicated(&w);
+        let own = w.actors().filter(|a| a.role == NetRole::AutonomousProxy).count();
+        let replicas = w.actors().filter(|a| a.role != NetRole::Authority).count();
+        let same = if values == expected { "the server's" } else { "DIFFERENT from the server's" };
+        lines.push(format!(
+            "{}: {replicas} replicated actors ({own} its own player's), {} replicated values, {same}",
+            client.manager().world_name(),
+            values.len()
+        ));
+    }
+    lines
+}

@@ -1,0 +1,349 @@
+//! QUIC over UDP (quinn): one connection per client. Reliable frames travel on one bidirectional stream,
+//! length-delimited and capped at [`MAX_FRAME`](crate::net::protocol::MAX_FRAME) — a larger one closes the
+//! connection that sent it; unreliable frames travel as QUIC datagrams (on the stream when one is too large for
+//! a datagram). The server's certificate is self-signed, generated at start: clients do not verify it, which
+//! serves development and loopback play, not the open internet.
+//!
+//! The network runs on tokio tasks; the game's loop meets them through channels, polling for what arrived.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::{SinkExt, StreamExt};
+use quinn::crypto::rustls::{QuicClientConfig, QuicServerConfig};
+use quinn::{Connection, ConnectionError, Endpoint, RecvStream, SendStream};
+use rustls::pki_types::{CertificateDer, PrivatePkcs8KeyDer, ServerName, UnixTime};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+use tokio_util::codec::{FramedRead, FramedWrite, LengthDelimitedCodec};
+
+use super::{Channel, ClientEvent, ClientTransport, ServerEvent, ServerTransport};
+use crate::net::protocol::MAX_FRAME;
+use crate::world::ClientId;
+
+/// The application protocol both ends name in the TLS handshake.
+pub const ALPN: &[u8] = b"gamefeature/1";
+
+/// A connection quiet for this long is over (keep-alives are sent well within it).
+const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
+const KEEP_ALIVE: Duration = Duration::from_secs(2);
+
+/// How long a closing connection waits for its peer to receive what was sent before it.
+const FLUSH_ON_CLOSE: Duration = Duration::from_secs(2);
+
+/// A network that could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum QuicError {
+    #[error("cannot listen on {addr}: {cause}")]
+    Bind { addr: SocketAddr, cause: String },
+    #[error("no server answered at {addr} within {waited:?}")]
+    NoServer { addr: SocketAddr, waited: Duration },
+    #[error("cannot connect to {addr}: {cause}")]
+    Connect { addr: SocketAddr, cause: String },
+    #[error("setting up TLS: {0}")]
+    Tls(String),
+}
+
+fn codec() -> LengthDelimitedCodec {
+    LengthDelimitedCodec::builder().max_frame_length(MAX_FRAME).new_codec()
+}
+
+fn transport_config() -> Arc<quinn::TransportConfig> {
+    let mut config = quinn::TransportConfig::default();
+    config.max_idle_timeout(Some(IDLE_TIMEOUT.try_into().expect("a small timeout")));
+    config.keep_alive_interval(Some(KEEP_ALIVE));
+    Arc::new(config)
+}
+
+/// Why a connection ended, in words for a log.
+fn why(error: &ConnectionError) -> String {
+    match error {
+        ConnectionError::ApplicationClosed(close) => String::from_utf8_lossy(&close.reason).into_owned(),
+        ConnectionError::TimedOut => "the connection timed out".to_string(),
+        ConnectionError::LocallyClosed => "closed here".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// What a connection's writer task is asked to do.
+enum Outbound {
+    Frame(Bytes),
+    /// Flush what was sent, then close the connection with this reason.
+    Close(String),
+}
+
+/// Writes reliable frames in order; on `Close`, waits (boundedly) for the peer to have them, then closes.
+async fn write_frames(send: SendStream, mut outbound: UnboundedReceiver<Outbound>, connection: Connection) {
+    let mut frames = FramedWrite::new(send, codec());
+    while let Some(next) = outbound.recv().await {
+        match next {
+            Outbound::Frame(frame) => {
+                if frames.send(frame).await.is_err() {
+                    return;
+                }
+            }
+            Outbound::Close(reason) => {
+                let mut send = frames.into_inner();
+                let _ = send.finish();
+                let _ = tokio::time::timeout(FLUSH_ON_CLOSE, send.stopped()).await;
+                connection.close(0u32.into(), reason.as_bytes());
+                return;
+            }
+        }
+    }
+}
+
+/// Reads a connection's reliable frames and datagrams until it ends; `received` and `ended` say what came.
+async fn read_frames(recv: RecvStream, connection: Connection, mut received: impl FnMut(Vec<u8>) -> bool) -> String {
+    let mut frames = FramedRead::new(recv, codec());
+    loop {
+        tokio::select! {
+            frame = frames.next() => match frame {
+                Some(Ok(frame)) => if !received(frame.to_vec()) { return "nobody is listening".into() },
+                Some(Err(e)) => {
+                    let reason = format!("closed for a bad frame: {e}");
+                    connection.close(1u32.into(), reason.as_bytes());
+                    return reason;
+                }
+                None => {
+                    // The stream ended: the connection's close (and its reason) follows.
+                    return why(&connection.closed().await);
+                }
+            },
+            datagram = connection.read_datagram() => match datagram {
+                Ok(datagram) => if !received(datagram.to_vec()) { return "nobody is listening".into() },
+                Err(e) => return why(&e),
+            },
+        }
+    }
+}
+
+struct Link {
+    connection: Connection,
+    outbound: UnboundedSender<Outbound>,
+}
+
+/// The server's end: a UDP socket accepting QUIC connections.
+pub struct QuicServer {
+    endpoint: Endpoint,
+    events: Receiver<ServerEvent>,
+    links: Arc<Mutex<HashMap<ClientId, Link>>>,
+}
+
+impl QuicServer {
+    /// Listens on `addr` (port 0: any free port), with a self-signed certificate made now; its tasks run on
+    /// `runtime`.
+    pub fn bind(addr: SocketAddr, runtime: &tokio::runtime::Handle) -> Result<QuicServer, QuicError> {
+        let _entered = runtime.enter();
+        let tls = |e: &dyn std::fmt::Display| QuicError::Tls(e.to_string());
+        let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).map_err(|e| tls(&e))?;
+        let key = PrivatePkcs8KeyDer::from(certified.key_pair.serialize_der());
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut crypto = rustls::ServerConfig::builder_with_provider(provider)
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .map_err(|e| tls(&e))?
+            .with_no_client_auth()
+            .with_single_cert(vec![certified.cert.der().clone()], key.into())
+            .map_err(|e| tls(&e))?;
+        crypto.alpn_protocols = vec![ALPN.to_vec()];
+        let crypto = QuicServerConfig::try_from(crypto).map_err(|e| tls(&e))?;
+        let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
+        config.transport_config(transport_config());
+        let endpoint = Endpoint::server(config, addr).map_err(|e| QuicError::Bind { addr, cause: e.to_string() })?;
+        let (events_in, events) = channel();
+        let links: Arc<Mutex<HashMap<ClientId, Link>>> = Arc::default();
+        runtime.spawn(accept(endpoint.clone(), events_in, links.clone()));
+        Ok(QuicServer { endpoint, events, links })
+    }
+
+    /// The address it listens on (with the port it got, when asked for port 0).
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.endpoint.local_addr()
+    }
+
+    fn link(&self, client: ClientId) -> Option<(Connection, UnboundedSender<Outbound>)> {
+        let links = self.links.lock().unwrap_or_else(|e| e.into_inner());
+        links.get(&client).map(|l| (l.connection.clone(), l.outbound.clone()))
+    }
+}
+
+async fn accept(endpoint: Endpoint, events: Sender<ServerEvent>, links: Arc<Mutex<HashMap<ClientId, Link>>>) {
+    let mut next = 1;
+    while let Some(incoming) = endpoint.accept().await {
+        let client = ClientId(next);
+        next += 1;
+        tokio::spawn(serve(incoming, client, events.clone(), links.clone()));
+    }
+}
+
+/// One client's connection, from handshake to close.
+async fn serve(
+    incoming: quinn::Incoming,
+    client: ClientId,
+    events: Sender<ServerEvent>,
+    links: Arc<Mutex<HashMap<ClientId, Link>>>,
+) {
+    // A failed handshake or a client that never opens its stream never became a client.
+    let Ok(connection) = incoming.await else { return };
+    let Ok((send, recv)) = connection.accept_bi().await else { return };
+    let (outbound, queued) = unbounded_channel();
+    links.lock().unwrap_or_else(|e| e.into_inner()).insert(client, Link { connection: connection.clone(), outbound });
+    if events.send(ServerEvent::Connected(client)).is_err() {
+        return;
+    }
+    tokio::spawn(write_frames(send, queued, connection.clone()));
+    let reason = read_frames(recv, connection, |frame| events.send(ServerEvent::Received(client, frame)).is_ok()).await;
+    links.lock().unwrap_or_else(|e| e.into_inner()).remove(&client);
+    let _ = events.send(ServerEvent::Disconnected(client, reason));
+}
+
+impl ServerTransport for QuicServer {
+    fn poll(&mut self) -> Vec<ServerEvent> {
+        self.events.try_iter().collect()
+    }
+
+    fn send(&mut self, client: ClientId, channel: Channel, frame: Vec<u8>) {
+        let Some((connection, outbound)) = self.link(client) else { return };
+        let frame = Bytes::from(frame);
+        let fits = connection.max_datagram_size().is_some_and(|max| frame.len() <= max);
+        if channel == Channel::Unreliable && fits {
+            let _ = connection.send_datagram(frame);
+        } else {
+            let _ = outbound.send(Outbound::Frame(frame));
+        }
+    }
+
+    fn disconnect(&mut self, client: ClientId, reason: &str) {
+        if let Some((_, outbound)) = self.link(client) {
+            let _ = outbound.send(Outbound::Close(reason.to_string()));
+        }
+    }
+}
+
+impl Drop for QuicServer {
+    fn drop(&mut self) {
+        self.endpoint.close(0u32.into(), b"the server stopped");
+    }
+}
+
+/// A client's end: one QUIC connection to a server.
+pub struct QuicClient {
+    endpoint: Endpoint,
+    events: Receiver<ClientEvent>,
+    connection: Connection,
+    outbound: UnboundedSender<Outbound>,
+}
+
+impl QuicClient {
+    /// Connects to the server at `addr`, waiting at most `wait` for it to answer. Must run inside a tokio
+    /// runtime, which then carries the connection's tasks.
+    pub async fn connect(addr: SocketAddr, wait: Duration) -> Result<QuicClient, QuicError> {
+        let failed = |cause: String| QuicError::Connect { addr, cause };
+        let local: SocketAddr = if addr.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" }.parse().expect("valid");
+        let mut endpoint = Endpoint::client(local).map_err(|e| failed(e.to_string()))?;
+        endpoint.set_default_client_config(client_config().map_err(|e| failed(e.to_string()))?);
+        let connecting = endpoint.connect(addr, "localhost").map_err(|e| failed(e.to_string()))?;
+        let connection = match tokio::time::timeout(wait, connecting).await {
+            Err(_) => return Err(QuicError::NoServer { addr, waited: wait }),
+            Ok(Err(ConnectionError::TimedOut)) => return Err(QuicError::NoServer { addr, waited: wait }),
+            Ok(Err(e)) => return Err(failed(why(&e))),
+            Ok(Ok(connection)) => connection,
+        };
+        let (send, recv) = connection.open_bi().await.map_err(|e| failed(why(&e)))?;
+        let (outbound, queued) = unbounded_channel();
+        tokio::spawn(write_frames(send, queued, connection.clone()));
+        let (events_in, events) = channel();
+        let reader = connection.clone();
+        tokio::spawn(async move {
+            let reason = read_frames(recv, reader, |frame| events_in.send(ClientEvent::Received(frame)).is_ok()).await;
+            let _ = events_in.send(ClientEvent::Disconnected(reason));
+        });
+        Ok(QuicClient { endpoint, events, connection, outbound })
+    }
+}
+
+impl ClientTransport for QuicClient {
+    fn poll(&mut self) -> Vec<ClientEvent> {
+        self.events.try_iter().collect()
+    }
+
+    fn send(&mut self, channel: Channel, frame: Vec<u8>) {
+        let frame = Bytes::from(frame);
+        let fits = self.connection.max_datagram_size().is_some_and(|max| frame.len() <= max);
+        if channel == Channel::Unreliable && fits {
+            let _ = self.connection.send_datagram(frame);
+        } else {
+            let _ = self.outbound.send(Outbound::Frame(frame));
+        }
+    }
+
+    fn disconnect(&mut self, reason: &str) {
+        let _ = self.outbound.send(Outbound::Close(reason.to_string()));
+    }
+}
+
+impl Drop for QuicClient {
+    fn drop(&mut self) {
+        self.endpoint.close(0u32.into(), b"the client stopped");
+    }
+}
+
+/// TLS for clients: TLS 1.3 with the ALPN, accepting the server's self-signed certificate (see the module
+/// docs); signatures are still checked.
+fn client_config() -> Result<quinn::ClientConfig, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut crypto = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .map_err(|e| e.to_string())?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(SelfSigned(provider)))
+        .with_no_client_auth();
+    crypto.alpn_protocols = vec![ALPN.to_vec()];
+    let crypto = QuicClientConfig::try_from(crypto).map_err(|e| e.to_string())?;
+    let mut config = quinn::ClientConfig::new(Arc::new(crypto));
+    config.transport_config(transport_config());
+    Ok(config)
+}
+
+/// Accepts any server certificate (a development server's is self-signed), checking only that the handshake
+/// was signed by it.
+#[derive(Debug)]
+struct SelfSigned(Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for SelfSigned {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp: &[u8],
+        _now: UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
