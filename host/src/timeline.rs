@@ -301,8 +301,33 @@ mod tests {
         let states: Vec<_> = events.iter().filter(|e| e["ph"] == "X").map(|e| e["name"].as_str().unwrap()).collect();
         assert_eq!(states, ["One", "Two"]);
         let names: Vec<_> =
-            events.iter().filter(|e| e["ph"] == "M").map(|e| e["args"]["name"].as_str().unwrap()).collect();
+            events.iter().filter(|e| e["name"] == "thread_name").map(|e| e["args"]["name"].as_str().unwrap()).collect();
         assert_eq!(names, ["a", "b"]);
         assert_eq!(t.texts("a", EventKind::State), ["One", "Two"]);
+    }
+
+    #[test]
+    fn each_world_is_a_process_of_the_trace_and_renders_on_its_own() {
+        let t = Timeline::new();
+        t.record(track::plugin("p"), EventKind::State, "Active");
+        t.record(track::experience("server"), EventKind::State, "Loaded");
+        t.record(track::instance("p", "client-1"), EventKind::Note, "hello");
+        t.record(track::experience("client-1"), EventKind::State, "Loaded");
+        let trace = t.to_chrome_trace();
+        let events = trace["traceEvents"].as_array().unwrap();
+        let processes: Vec<_> = events
+            .iter()
+            .filter(|e| e["name"] == "process_name")
+            .map(|e| e["args"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(processes, ["process", "world server", "world client-1"]);
+        let pid_of = |track: &str| {
+            events.iter().find(|e| e["name"] == "thread_name" && e["args"]["name"] == track).unwrap()["pid"].clone()
+        };
+        assert_eq!(pid_of("plugin:p@client-1"), pid_of("experience@client-1"));
+        assert_ne!(pid_of("experience@server"), pid_of("experience@client-1"));
+        let client = t.render_world_text("client-1");
+        assert!(client.contains("hello") && !client.contains("server") && !client.contains("Active"), "{client}");
+        assert!(t.render_process_text().contains("Active"));
     }
 }
