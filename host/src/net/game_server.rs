@@ -97,6 +97,11 @@ impl GameServer {
         &self.players
     }
 
+    /// Bytes the transport has sent to the clients connected now (see [`ServerTransport::bytes_sent`]).
+    pub fn bytes_sent(&self) -> u64 {
+        self.transport.bytes_sent()
+    }
+
     /// Whether every client has acknowledged every replicated value.
     pub fn is_settled(&self) -> bool {
         self.replication.is_settled()

@@ -44,6 +44,12 @@ pub trait ServerTransport: Send {
     fn send(&mut self, client: ClientId, channel: Channel, frame: Vec<u8>);
     /// Closes a client's connection; it is told `reason`.
     fn disconnect(&mut self, client: ClientId, reason: &str);
+
+    /// Bytes this transport has put on the wire to the clients connected now, its own overhead included (for
+    /// measurements; 0 where it does not count).
+    fn bytes_sent(&self) -> u64 {
+        0
+    }
 }
 
 /// A client's end of a network.

@@ -221,6 +221,12 @@ impl ServerTransport for QuicServer {
             let _ = outbound.send(Outbound::Close(reason.to_string()));
         }
     }
+
+    /// UDP bytes: QUIC headers, encryption and acknowledgements included.
+    fn bytes_sent(&self) -> u64 {
+        let links = self.links.lock().unwrap_or_else(|e| e.into_inner());
+        links.values().map(|l| l.connection.stats().udp_tx.bytes).sum()
+    }
 }
 
 impl Drop for QuicServer {

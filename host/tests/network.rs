@@ -1,0 +1,200 @@
+//! `gfhost` multiplayer as a user runs it, over real loopback QUIC: a server and clients in one process
+//! (`run --clients`), and a dedicated `gfhost server` process with two `gfhost client` processes, stopped the
+//! way an orchestrator stops it (SIGTERM). Every wait is bounded by lines the processes print, not by time.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+use gamefeature_plugin_artifacts::*;
+
+const DEFAULT_PLUGINS: [TestPlugin; 6] =
+    [BASE_GAMEPLAY, SHOOTER_CORE, PROGRESS_SAVE, LYRA_CHARACTER, INPUT_BINDING, SCORE_KEEPER];
+
+/// The default experience with its data, and a plugin folder of the plugins it plays.
+fn setup() -> (PluginDir, ExperienceDir) {
+    let plugins = PluginDir::with(&DEFAULT_PLUGINS);
+    let experiences = ExperienceDir::new();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiences");
+    for relative in
+        ["default.toml", "action-sets/persistence.toml", "data/tuning.toml", "data/hud-layout.txt", "data/spawn-table.txt"]
+    {
+        experiences.write(relative, &std::fs::read_to_string(source.join(relative)).unwrap());
+    }
+    (plugins, experiences)
+}
+
+fn gfhost(plugins: &Path, cache: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gfhost"));
+    command
+        .arg("--plugins")
+        .arg(plugins)
+        .arg("--cache-dir")
+        .arg(cache)
+        // CPU-time deadlines generous enough for the unoptimised test build on a busy machine.
+        .args(["--call-deadline-ms", "1000", "--config"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../gfhost.toml"))
+        .env_remove("GFHOST_LOG");
+    command
+}
+
+/// A child process whose standard output is read line by line; killed if the test ends early.
+struct Running {
+    child: Child,
+    lines: Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Running {
+    fn start(mut command: Command) -> Running {
+        let mut child = command.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("starting gfhost");
+        let stdout = child.stdout.take().unwrap();
+        let (sender, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Running { child, lines, seen: Vec::new() }
+    }
+
+    /// Waits for a line (bounded: the bound only stops a broken build from hanging the suite).
+    fn wait_for(&mut self, wanted: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if wanted(&line) {
+                        return line;
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        panic!("the line never came; output so far:\n{}", self.seen.join("\n"));
+    }
+
+    /// Waits for the process to exit; everything it printed.
+    fn finish(mut self) -> (std::process::ExitStatus, String) {
+        let status = self.child.wait().unwrap();
+        self.seen.extend(self.lines.iter());
+        (status, self.seen.join("\n"))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+#[test]
+fn run_with_clients_plays_a_server_and_two_clients_over_loopback_quic() {
+    let (plugins, experiences) = setup();
+    let cache = tempfile::TempDir::new().unwrap();
+    let trace = experiences.path().join("t.json");
+    let output = gfhost(plugins.path(), cache.path())
+        .args(["run"])
+        .arg(experiences.path().join("default.toml"))
+        .args(["--clients", "2", "--seconds", "2.5", "--trace"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{text}\n{}", String::from_utf8_lossy(&output.stderr));
+    for expected in [
+        "== world server ==",
+        "== world client-1 ==",
+        "== world client-2 ==",
+        "client-1: 6 replicated actors (3 its own player's), 6 replicated values, the server's",
+        "client-2: 6 replicated actors (3 its own player's), 6 replicated values, the server's",
+        "client-1: the server ended play: the run is over",
+    ] {
+        assert!(text.contains(expected), "{expected:?} in:\n{text}");
+    }
+    // Rep-notify on each client: the score keeper announces the scores it receives.
+    for client in ["client-1", "client-2"] {
+        let announced = format!("plugin:score-keeper@{client}");
+        assert!(text.lines().any(|l| l.contains(&announced) && l.contains("score of player")), "{client}: {text}");
+    }
+    let trace: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(trace).unwrap()).unwrap();
+    let processes: Vec<&str> = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "process_name")
+        .map(|e| e["args"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(processes, ["process", "world server", "world client-1", "world client-2"]);
+}
+
+#[test]
+fn a_dedicated_server_process_serves_two_client_processes_and_stops_cleanly_on_sigterm() {
+    let (plugins, experiences) = setup();
+    let cache = tempfile::TempDir::new().unwrap();
+    // Compile once, so the three processes share the cache rather than racing to fill it.
+    let warm = gfhost(plugins.path(), cache.path()).arg("run").arg(experiences.path().join("default.toml")).output();
+    assert!(warm.unwrap().status.success());
+
+    let mut server_command = gfhost(plugins.path(), cache.path());
+    server_command.arg("server").arg(experiences.path().join("default.toml")).args(["--listen", "127.0.0.1:0"]);
+    server_command.args(["--token", "sesame"]);
+    let mut server = Running::start(server_command);
+    let listening = server.wait_for(|l| l.starts_with("listening on "));
+    let addr = listening.trim_start_matches("listening on ").split_whitespace().next().unwrap().to_string();
+    server.wait_for(|l| l.starts_with("ready: "));
+
+    let client = |token: &str| {
+        let mut command = gfhost(plugins.path(), cache.path());
+        command.args(["client", "--connect", &addr, "--token", token, "--experiences"]).arg(experiences.path());
+        command
+    };
+    let first = Running::start(client("sesame"));
+    let second = Running::start(client("sesame"));
+    server.wait_for(|l| l == "client 1 joined" || l == "client 2 joined");
+    server.wait_for(|l| l == "client 1 joined" || l == "client 2 joined");
+    let refused = client("wrong").output().unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("refused this client: a wrong or missing token"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+
+    // An orchestrator stops the server: play ends everywhere, cleanly.
+    unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
+    let (status, text) = server.finish();
+    assert_eq!(status.code(), Some(0), "{text}");
+    assert!(text.contains("stopping: ending play") && text.ends_with("stopped"), "{text}");
+    for client in [first, second] {
+        let (status, text) = client.finish();
+        assert_eq!(status.code(), Some(0), "{text}");
+        assert!(text.contains("play ended: the server ended play: the server is shutting down"), "{text}");
+        // What the reliable channel carried before the end is all there: the experience, loaded on the client,
+        // and the server's actors.
+        assert!(text.contains("experience@client") && text.contains("=> Loaded"), "{text}");
+        assert!(text.contains("spawned HeroCharacter"), "{text}");
+        assert!(text.contains("plugin:progress-save@client") && text.contains("flush complete"), "{text}");
+    }
+}
+
+#[test]
+fn a_client_without_a_server_says_so() {
+    let (plugins, experiences) = setup();
+    let cache = tempfile::TempDir::new().unwrap();
+    // A port nobody listens on: bound, then released.
+    let port = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let output = gfhost(plugins.path(), cache.path())
+        .args(["client", "--connect", &format!("127.0.0.1:{port}"), "--experiences"])
+        .arg(experiences.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(stderr.contains(&format!("no server answered at 127.0.0.1:{port}")), "{stderr}");
+}
