@@ -18,9 +18,13 @@ fn setup() -> (PluginDir, ExperienceDir) {
     let plugins = PluginDir::with(&DEFAULT_PLUGINS);
     let experiences = ExperienceDir::new();
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiences");
-    for relative in
-        ["default.toml", "action-sets/persistence.toml", "data/tuning.toml", "data/hud-layout.txt", "data/spawn-table.txt"]
-    {
+    for relative in [
+        "default.toml",
+        "action-sets/persistence.toml",
+        "data/tuning.toml",
+        "data/hud-layout.txt",
+        "data/spawn-table.txt",
+    ] {
         experiences.write(relative, &std::fs::read_to_string(source.join(relative)).unwrap());
     }
     (plugins, experiences)

@@ -40,9 +40,15 @@ fn replication(c: &mut Criterion) {
     let mut server = GameServer::new(server_manager, Box::new(transport), ServerOptions { tick_rate: 30, token: None });
     let actors: Vec<ActorId> = server.manager_mut().with_world(|w| {
         w.set_recording(false);
-        let request = w.add_component_request(OwnerId::HOST, "Pawn", "Stats", RequestFlags::default()).unwrap();
-        std::mem::forget(request);
-        (0..ACTORS).map(|_| w.spawn("Pawn").unwrap()).collect()
+        // The request stands for the whole run.
+        let _request = w.add_component_request(OwnerId::HOST, "Pawn", "Stats", RequestFlags::default()).unwrap();
+        let actors: Vec<ActorId> = (0..ACTORS).map(|_| w.spawn("Pawn").unwrap()).collect();
+        for actor in &actors {
+            for property in PROPERTIES {
+                w.set_property(*actor, "Stats", property, Value::Integer(0)).unwrap();
+            }
+        }
+        actors
     });
     let mut clients: Vec<GameClient> = (1..=2)
         .map(|i| {
@@ -109,7 +115,10 @@ fn replication(c: &mut Criterion) {
         })
     });
     group.finish();
-    println!("replication: {:.1} UDP bytes on the wire per update delivered to a client", bytes as f64 / updates as f64);
+    println!(
+        "replication: {:.1} UDP bytes on the wire per update delivered to a client",
+        bytes as f64 / updates as f64
+    );
 }
 
 criterion_group!(benches, replication);

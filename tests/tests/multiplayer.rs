@@ -255,6 +255,27 @@ async fn clients_breaking_the_protocol_are_dropped_alone() {
     twice.send(Channel::Reliable, hello.clone());
     twice.send(Channel::Reliable, hello);
     game.frame().await;
+    // A client of another protocol version.
+    let mut future = game.network.connect();
+    let hello = gamefeature_host::net::protocol::encode(&gamefeature_host::net::protocol::ClientMessage::Hello {
+        protocol: gamefeature_host::net::protocol::PROTOCOL_VERSION + 1,
+        token: Some("sesame".into()),
+    });
+    future.send(Channel::Reliable, hello);
+    game.frame().await;
+    let told: Vec<gamefeature_host::net::transport::ClientEvent> = future.poll();
+    let refused = told.iter().find_map(|event| match event {
+        gamefeature_host::net::transport::ClientEvent::Received(frame) => {
+            gamefeature_host::net::protocol::decode::<gamefeature_host::net::protocol::ServerMessage>(frame).ok()
+        }
+        _ => None,
+    });
+    let expected = format!(
+        "the server speaks protocol {0}; the client speaks {1}",
+        gamefeature_host::net::protocol::PROTOCOL_VERSION,
+        gamefeature_host::net::protocol::PROTOCOL_VERSION + 1
+    );
+    assert_eq!(refused, Some(gamefeature_host::net::protocol::ServerMessage::Refused { reason: expected }));
     // A client without the token.
     game.join(None);
     for _ in 0..5 {
