@@ -28,20 +28,7 @@ fn stdout(output: &Output) -> String {
 
 /// The repository's default experience, with its data, copied beside a plugin folder of the plugins it uses.
 fn default_setup() -> (PluginDir, ExperienceDir) {
-    let plugins =
-        PluginDir::with(&[BASE_GAMEPLAY, SHOOTER_CORE, PROGRESS_SAVE, LYRA_CHARACTER, INPUT_BINDING, SCORE_KEEPER]);
-    let experiences = ExperienceDir::new();
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiences");
-    for relative in [
-        "default.toml",
-        "action-sets/persistence.toml",
-        "data/tuning.toml",
-        "data/hud-layout.txt",
-        "data/spawn-table.txt",
-    ] {
-        experiences.write(relative, &std::fs::read_to_string(source.join(relative)).unwrap());
-    }
-    (plugins, experiences)
+    (PluginDir::with(&DEFAULT_PLUGINS), default_experience())
 }
 
 #[test]

@@ -10,24 +10,9 @@ use std::time::{Duration, Instant};
 
 use gamefeature_plugin_artifacts::*;
 
-const DEFAULT_PLUGINS: [TestPlugin; 6] =
-    [BASE_GAMEPLAY, SHOOTER_CORE, PROGRESS_SAVE, LYRA_CHARACTER, INPUT_BINDING, SCORE_KEEPER];
-
 /// The default experience with its data, and a plugin folder of the plugins it plays.
 fn setup() -> (PluginDir, ExperienceDir) {
-    let plugins = PluginDir::with(&DEFAULT_PLUGINS);
-    let experiences = ExperienceDir::new();
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiences");
-    for relative in [
-        "default.toml",
-        "action-sets/persistence.toml",
-        "data/tuning.toml",
-        "data/hud-layout.txt",
-        "data/spawn-table.txt",
-    ] {
-        experiences.write(relative, &std::fs::read_to_string(source.join(relative)).unwrap());
-    }
-    (plugins, experiences)
+    (PluginDir::with(&DEFAULT_PLUGINS), default_experience())
 }
 
 fn gfhost(plugins: &Path, cache: &Path) -> Command {

@@ -108,3 +108,24 @@ impl ExperienceDir {
         self.dir.path()
     }
 }
+
+/// The plugins the repository's default experience plays.
+pub const DEFAULT_PLUGINS: [TestPlugin; 6] =
+    [BASE_GAMEPLAY, SHOOTER_CORE, PROGRESS_SAVE, LYRA_CHARACTER, INPUT_BINDING, SCORE_KEEPER];
+
+/// The repository's default experience (`experiences/default.toml`) with its action set and data, copied into
+/// a folder of its own.
+pub fn default_experience() -> ExperienceDir {
+    let experiences = ExperienceDir::new();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiences");
+    for relative in [
+        "default.toml",
+        "action-sets/persistence.toml",
+        "data/tuning.toml",
+        "data/hud-layout.txt",
+        "data/spawn-table.txt",
+    ] {
+        experiences.write(relative, &std::fs::read_to_string(source.join(relative)).unwrap());
+    }
+    experiences
+}
