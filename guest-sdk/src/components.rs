@@ -6,8 +6,8 @@
 //! is deactivated.
 
 pub use crate::bindings::gamefeature::plugin::components::{
-    add_component_request, add_receiver, remove_receiver, send_extension_event, AddFlags, ComponentRequest,
-    ExtensionHandler,
+    add_component_request, add_receiver, ensure_component, remove_receiver, send_extension_event, watch_property,
+    AddFlags, ComponentRequest, ExtensionHandler, PropertyWatch,
 };
 use crate::world::ActorId;
 use crate::Error;

@@ -154,6 +154,10 @@ pub trait Plugin: Default + 'static {
     /// once when its period is shorter than a frame), in `frame`.
     fn on_timer(&mut self, _timer: u32, _times: u32, _frame: &Frame) {}
 
+    /// A property you watch (see [`components::watch_property`]) went from `old` to `new` (`None`: no value).
+    fn on_property_changed(&mut self, _watch: u32, _actor: world::ActorId, _old: Option<&Value>, _new: Option<&Value>) {
+    }
+
     /// Rep-notify, on a client: a replicated property you declared (`[components.replicated]` in your
     /// `plugin.toml`) went from `old` (`None` when this client had no value yet) to `new`.
     fn on_replicated(
@@ -311,6 +315,16 @@ impl<P: Plugin> bindings::exports::gamefeature::plugin::replication_callbacks::G
             for i in 0..actors.len() {
                 let (component, property) = (&names[components[i] as usize], &names[properties[i] as usize]);
                 p.on_replicated(actors[i], component, property, olds[i].as_ref(), &news[i]);
+            }
+        })
+    }
+}
+
+impl<P: Plugin> bindings::exports::gamefeature::plugin::property_callbacks::Guest for Exports<P> {
+    fn on_properties_changed(ids: Vec<u32>, actors: Vec<u64>, olds: Vec<Option<Value>>, news: Vec<Option<Value>>) {
+        with_plugin(|p: &mut P| {
+            for i in 0..ids.len() {
+                p.on_property_changed(ids[i], actors[i], olds[i].as_ref(), news[i].as_ref());
             }
         })
     }

@@ -51,16 +51,17 @@ fn run_prints_the_timeline_writes_a_trace_and_uses_the_cache_the_second_time() {
         states,
         ["Unloaded", "Loading", "LoadingGameFeatures", "ExecutingActions", "Loaded", "Deactivating", "Unloaded"]
     );
-    assert!(text.contains("components: 0 loaded from cache, 6 compiled"), "{text}");
+    assert!(text.contains("components: 0 loaded from cache, 7 compiled"), "{text}");
     assert!(
         text.contains("after end of play: 0 feature components, 0 handlers, 0 subscriptions, 0 init-state features"),
         "{text}"
     );
     // Each pawn goes through the seed's flow: stalled until its data arrives, then all the way.
     for line in [
-        "#2.0 Hero -> InitState.GameplayReady",
-        "#5.0 PawnExtension -> InitState.GameplayReady",
-        "pawn 2: Hero waits for its player state",
+        "lazy components: 0 created, 200 avoided (never needed)",
+        "#202.0 Hero -> InitState.GameplayReady",
+        "#205.0 PawnExtension -> InitState.GameplayReady",
+        "pawn 202: Hero waits for its player state",
     ] {
         assert!(text.contains(line), "{line} in {text}");
     }
@@ -80,7 +81,7 @@ fn run_prints_the_timeline_writes_a_trace_and_uses_the_cache_the_second_time() {
     let second = gfhost(&args, plugins.path(), cache.path());
     let text = stdout(&second);
     assert!(second.status.success(), "{text}\n{}", String::from_utf8_lossy(&second.stderr));
-    assert!(text.contains("components: 6 loaded from cache, 0 compiled"), "{text}");
+    assert!(text.contains("components: 7 loaded from cache, 0 compiled"), "{text}");
     assert!(text.lines().any(|l| l.contains("plugin:shooter-core ") && l.contains("~ loaded from cache in")), "{text}");
 }
 
@@ -135,7 +136,7 @@ fn plugins_lists_manifests_and_inspect_shows_the_interface() {
     let listing = gfhost(&["plugins"], plugins.path(), cache.path());
     let text = stdout(&listing);
     assert!(listing.status.success(), "{text}");
-    assert!(text.contains("6 plugin(s)"), "{text}");
+    assert!(text.contains("7 plugin(s)"), "{text}");
     assert!(text.contains("shooter-core 0.1.0  [Installed]"), "{text}");
     // What each plugin asked for, what the repository's gfhost.toml grants it, and its limits (the CLI's
     // --call-deadline-ms 1000 overrides the file's 10 ms).
@@ -367,7 +368,7 @@ fn play_runs_a_script_of_live_changes() {
         "3 x PawnExtension InitState.GameplayReady",
         "event-sink installed from",
         "event-sink active",
-        "event-sink uninstalled; compiled components held: 7 -> 6",
+        "event-sink uninstalled; compiled components held: 8 -> 7",
         "error: no plugin named \"nobody\" is installed",
         "error: unknown command \"dance\"",
         "play ended; nothing failed",

@@ -100,12 +100,21 @@ fn run_with_clients_plays_a_server_and_two_clients_over_loopback_quic() {
         "== world server ==",
         "== world client-1 ==",
         "== world client-2 ==",
-        "client-1: 6 replicated actors (3 its own player's), 6 replicated values, the server's",
-        "client-2: 6 replicated actors (3 its own player's), 6 replicated values, the server's",
         "client-1: the server ended play: the run is over",
     ] {
         assert!(text.contains(expected), "{expected:?} in:\n{text}");
     }
+    // Every client has the server's 206 actors (3 players' worth for each of 2 clients, 200 props) and its
+    // replicated values; only the props that were hit have a health component, on every side.
+    for client in ["client-1", "client-2"] {
+        let line = text.lines().find(|l| l.trim_start().starts_with(&format!("{client}: 206 replicated actors")));
+        let line = line.unwrap_or_else(|| panic!("{client} summary in:\n{text}"));
+        assert!(line.contains("(3 its own player's)") && line.contains(", the server's;"), "{line}");
+    }
+    let server = text.lines().find(|l| l.trim_start().starts_with("server: 206 actors")).expect("server summary");
+    let created: usize = server.split("lazy components: ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!((1..=4).contains(&created), "{server}");
+    assert!(server.ends_with(&format!("{created} created, {} avoided", 200 - created)), "{server}");
     // Rep-notify on each client: the score keeper announces the scores it receives.
     for client in ["client-1", "client-2"] {
         let announced = format!("plugin:score-keeper@{client}");

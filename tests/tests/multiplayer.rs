@@ -329,3 +329,55 @@ async fn a_server_that_goes_away_is_reported_and_the_client_ends_play() {
     assert_eq!(game.clients[0].manager().state(), ExperienceLoadState::Unloaded);
     let _ = client;
 }
+
+/// Seed 002 over the network: props' health is lazy, created on the server by the first hit and replicated;
+/// under loss, values can arrive before their component and wait for it. On the server and on every client
+/// exactly the props that were hit have health, with the server's values; every client heard each hit prop's
+/// health from its first value on, in order, once each — through a watch set up before the component existed.
+#[tokio::test]
+async fn lazy_prop_health_exists_only_where_props_were_hit_on_every_side() {
+    let conditions = Conditions {
+        latency: Duration::from_millis(30),
+        jitter: Duration::from_millis(90),
+        loss: 0.25,
+        duplication: 0.1,
+    };
+    let mut game = Game::start(conditions, ServerOptions { tick_rate: 30, token: None }).await;
+    game.join(None);
+    game.join(None);
+    game.until(300, Game::all_loaded).await;
+    // Four seconds of play: props 0, 7 and 42 (by spawn order) get hit.
+    for _ in 0..125 {
+        assert!(game.frame().await.is_empty());
+    }
+    game.until(300, |g| g.server.is_settled()).await;
+    let with_health = |w: &world::World| -> Vec<(ActorId, Option<Value>)> {
+        w.actors()
+            .filter(|a| a.class == "DamageableProp" && a.component("PropHealth").is_some())
+            .map(|a| (a.id, a.component("PropHealth").unwrap().properties.get("health").cloned()))
+            .collect()
+    };
+    let server = with_health(&world::lock(game.server.manager().world()));
+    assert_eq!(server.len(), 3, "{server:?}");
+    assert_eq!(world::lock(game.server.manager().world()).lazy_components(), (3, 197));
+    for (index, client) in game.clients.iter().enumerate() {
+        let name = format!("client-{}", index + 1);
+        assert_eq!(with_health(&world::lock(client.manager().world())), server, "{name}: exactly those props");
+        let lines = game.info_lines("damageable-props", &name);
+        for (prop, value) in &server {
+            let Some(Value::Integer(last)) = value else { panic!() };
+            let heard: Vec<&str> =
+                lines.iter().filter_map(|l| l.strip_prefix(&format!("prop {} health: ", prop.to_raw()))).collect();
+            // A chain from no value to the last: each change once, in order (a skipped intermediate value is
+            // fine — values are latest-wins — but never a repeat or a step back).
+            assert_eq!(heard.first().map(|h| h.starts_with("none -> ")), Some(true), "{name}: {heard:?}");
+            let values: Vec<i64> = heard.iter().map(|h| h.rsplit(" -> ").next().unwrap().parse().unwrap()).collect();
+            assert!(values.windows(2).all(|w| w[0] > w[1]), "{name}: health only goes down: {values:?}");
+            assert_eq!(values.last(), Some(last), "{name}");
+            for pair in heard.windows(2) {
+                let previous_new = pair[0].rsplit(" -> ").next().unwrap();
+                assert!(pair[1].starts_with(&format!("{previous_new} -> ")), "{name}: {heard:?}");
+            }
+        }
+    }
+}

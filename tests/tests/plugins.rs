@@ -319,6 +319,81 @@ async fn score_keeper() {
     manager.end_play().await.unwrap();
 }
 
+/// A world with `damageable-props`, its prop class declared, and the experience's creation policy for
+/// `PropHealth` when given.
+async fn props_world(
+    policy: Option<&str>,
+) -> (gamefeature_host::Session, gamefeature_host::ExperienceManager, PluginDir) {
+    let plugins = PluginDir::with(&[DAMAGEABLE_PROPS]);
+    let experiences = ExperienceDir::new();
+    let overriding = policy.map(|p| format!("[component-creation]\nPropHealth = \"{p}\"\n")).unwrap_or_default();
+    let text = format!(
+        "{}[classes]\nDamageableProp = \"Actor\"\n{overriding}",
+        experience_with_features(&["damageable-props"])
+    );
+    let path = experiences.write("e.toml", &text);
+    let session = session(&plugins);
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    (session, manager, plugins)
+}
+
+fn props_with_health(manager: &gamefeature_host::ExperienceManager) -> Vec<(u64, Option<Value>)> {
+    let w = world::lock(manager.world());
+    w.actors()
+        .filter(|a| a.class == "DamageableProp" && a.component("PropHealth").is_some())
+        .map(|a| (a.id.to_raw(), a.component("PropHealth").unwrap().properties.get("health").cloned()))
+        .collect()
+}
+
+/// Lazy (the plugin's policy): only the props that were hit have a health component; a watch set up before the
+/// component existed hears every change from the first hit on. The experience overrides the policy: `always`
+/// gives every prop one from the start, `never` refuses the plugin's request outright.
+#[tokio::test]
+async fn damageable_props() {
+    let (session, mut manager, _plugins) = props_world(None).await;
+    let props: Vec<u64> =
+        world::lock(manager.world()).actors_of_class("DamageableProp").unwrap().iter().map(|a| a.to_raw()).collect();
+    assert_eq!(props.len(), 200);
+    assert!(props_with_health(&manager).is_empty(), "untouched props have no component");
+    assert_eq!(world::lock(manager.world()).lazy_components(), (0, 200));
+    for _ in 0..3 {
+        manager.tick(std::time::Duration::from_secs(1));
+    }
+    // Second 1 hits prop 0; second 2 props 0 and 7; second 3 props 0, 7 and 42.
+    let expected = vec![
+        (props[0], Some(Value::Integer(70))),
+        (props[7], Some(Value::Integer(80))),
+        (props[42], Some(Value::Integer(90))),
+    ];
+    assert_eq!(props_with_health(&manager), expected);
+    assert_eq!(world::lock(manager.world()).lazy_components(), (3, 197));
+    let heard: Vec<String> = info_logs(&session, "damageable-props", "w")
+        .into_iter()
+        .filter(|l| l.starts_with(&format!("prop {} ", props[0])))
+        .collect();
+    let first = props[0];
+    assert_eq!(
+        heard,
+        [
+            format!("prop {first} health: none -> 90"),
+            format!("prop {first} health: 90 -> 80"),
+            format!("prop {first} health: 80 -> 70")
+        ]
+    );
+    manager.end_play().await.unwrap();
+    assert_eq!(world::lock(manager.world()).live_watches(), 0, "watches go with their plugin");
+
+    let (_session, mut always, _plugins) = props_world(Some("always")).await;
+    assert_eq!(props_with_health(&always).len(), 200, "always: every prop from the start");
+    always.end_play().await.unwrap();
+
+    let (_session, never, _plugins) = props_world(Some("never")).await;
+    let failure = never.report().failures.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("\n");
+    assert!(failure.contains("PropHealth has creation policy never"), "{failure}");
+    assert!(never.live_features().is_empty());
+}
+
 /// The hostile plugin's behaviours are exercised in `sandbox.rs`; here it is harmless without one.
 #[tokio::test]
 async fn hostile() {

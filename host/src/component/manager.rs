@@ -27,6 +27,7 @@ pub struct ComponentManager {
     pub(crate) init_states: InitStates,
     pub(crate) names: Names,
     pub(crate) queue: WorkQueue,
+    pub(crate) watches: super::PropertyWatches,
     owners: std::collections::HashMap<OwnerId, String>,
     next_owner: u32,
     built_in: [Name; 5],
@@ -44,6 +45,7 @@ impl ComponentManager {
             init_states,
             names,
             queue: WorkQueue::default(),
+            watches: super::PropertyWatches::default(),
             owners: std::collections::HashMap::from([(OwnerId::HOST, "host".to_string())]),
             next_owner: 1,
             built_in,
@@ -67,6 +69,7 @@ pub struct OwnerCleanup {
     pub discarded_work: usize,
     pub actors: usize,
     pub timers: usize,
+    pub watches: usize,
 }
 
 impl World {
@@ -115,6 +118,7 @@ impl World {
         cleanup.features = features;
         cleanup.subscriptions = subscriptions;
         cleanup.timers = self.clock.remove_owner(owner);
+        cleanup.watches = self.manager.watches.remove_owner(owner);
         if owner != OwnerId::HOST {
             let spawned: Vec<ActorId> = self.actors().filter(|a| a.spawned_by == Some(owner)).map(|a| a.id).collect();
             for actor in spawned {
@@ -327,6 +331,7 @@ impl World {
     pub fn is_work_live(&self, work: &Work) -> bool {
         match work {
             Work::Extension { .. } | Work::InitStateChanged { .. } => true,
+            Work::PropertyChanged { watch, .. } => self.manager.watches.is_live(*watch),
             Work::ContinueChain { owner, actor, feature }
             | Work::CheckDefaultInitialization { owner, actor, feature } => {
                 self.manager.init_states.feature(*actor, *feature).is_some_and(|f| f.owner == *owner)

@@ -14,6 +14,7 @@ mod model_tests;
 mod names;
 mod queue;
 mod requests;
+mod watches;
 
 pub use handlers::{ExtensionHandlers, Handler};
 pub use init_state::{FeatureEntry, InitStates, Subscription, Watched, LYRA_INIT_STATES};
@@ -21,6 +22,7 @@ pub use manager::{events, ComponentManager, OwnerCleanup};
 pub use names::{Name, Names};
 pub use queue::{Charge, Work, WorkQueue};
 pub use requests::{ComponentRequests, RequestFlags, RequestHandle, RequestKey};
+pub use watches::{PropertyWatches, Watch, WatchId};
 
 /// A plugin instance in one world, as the component manager knows it: everything it adds is tagged with it, so
 /// deactivating or quarantining the instance removes exactly what it added. [`OwnerId::HOST`] is the game itself.

@@ -8,11 +8,11 @@
 use std::collections::VecDeque;
 
 use super::names::Name;
-use super::{HandlerId, OwnerId, SubscriptionId};
-use crate::world::ActorId;
+use super::{HandlerId, OwnerId, SubscriptionId, WatchId};
+use crate::world::{ActorId, Value};
 
 /// One thing to tell one plugin.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Work {
     /// An extension event for a handler. `final_event` marks the `ExtensionRemoved` sent when the handler goes:
     /// it is delivered even though the handler is gone by then; other events for a removed handler are dropped.
@@ -39,6 +39,15 @@ pub enum Work {
     ContinueChain { owner: OwnerId, actor: ActorId, feature: Name },
     /// Ask a feature's implementer to try to move it forward.
     CheckDefaultInitialization { owner: OwnerId, actor: ActorId, feature: Name },
+    /// A watched property changed (see `PropertyWatches`).
+    PropertyChanged {
+        owner: OwnerId,
+        watch: WatchId,
+        number: u32,
+        actor: ActorId,
+        old: Option<Value>,
+        new: Option<Value>,
+    },
 }
 
 impl Work {
@@ -56,7 +65,8 @@ impl Work {
             Work::Extension { actor, .. }
             | Work::InitStateChanged { actor, .. }
             | Work::ContinueChain { actor, .. }
-            | Work::CheckDefaultInitialization { actor, .. } => *actor,
+            | Work::CheckDefaultInitialization { actor, .. }
+            | Work::PropertyChanged { actor, .. } => *actor,
         }
     }
 
@@ -66,7 +76,8 @@ impl Work {
             Work::Extension { owner, .. }
             | Work::InitStateChanged { owner, .. }
             | Work::ContinueChain { owner, .. }
-            | Work::CheckDefaultInitialization { owner, .. } => *owner,
+            | Work::CheckDefaultInitialization { owner, .. }
+            | Work::PropertyChanged { owner, .. } => *owner,
         }
     }
 }

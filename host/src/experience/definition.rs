@@ -20,6 +20,9 @@ struct ExperienceFile {
     pawn_data: Option<PawnData>,
     #[serde(default)]
     classes: BTreeMap<String, String>,
+    /// Creation policies that override the plugins' (`[component-creation]`, class = "never"|"lazy"|"always").
+    #[serde(default)]
+    component_creation: BTreeMap<String, crate::world::CreationPolicy>,
     #[serde(default)]
     actions: Vec<ActionDef>,
     #[serde(default)]
@@ -87,6 +90,8 @@ pub struct ExperienceDefinition {
     /// Actor classes this experience adds, with their parents, each after its parent when the experience
     /// declares both (whatever their order in the file).
     pub classes: Vec<(String, String)>,
+    /// Component creation policies overriding the plugins' declarations.
+    pub component_creation: BTreeMap<String, crate::world::CreationPolicy>,
     pub actions: Vec<ActionDef>,
     pub bundles: BundleDeclarations,
     /// The world's ordered init states, when the experience replaces Lyra's.
@@ -134,6 +139,7 @@ impl ExperienceDefinition {
             action_sets,
             pawn_data: file.pawn_data,
             classes,
+            component_creation: file.component_creation,
             actions: file.actions,
             bundles: file.bundles,
             init_states: file.experience.init_states,

@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use crate::component::{Charge, OwnerId, Work};
 use crate::feature::{
     within_refusal_budget, BatchNames, CallError, ChainBatch, ExtensionBatch, FeatureBatch, PluginInstance,
-    ReplicatedBatch, StateChangeBatch,
+    PropertyBatch, ReplicatedBatch, StateChangeBatch,
 };
 use crate::timeline::{track, EventKind, Timeline};
 use crate::world::{self, ActorId, Fired, Frame, SharedWorld, World};
@@ -253,6 +253,12 @@ impl Instances {
                     i.on_init_states_changed(&batch)
                 })
             }
+            Work::PropertyChanged { .. } => {
+                let batch = property_batch(&world::lock(world), run);
+                call_batch(live, timeline, &world_name, "on-properties-changed", batch.ids.len(), |i| {
+                    i.on_properties_changed(&batch)
+                })
+            }
             Work::CheckDefaultInitialization { .. } => {
                 let batch = feature_batch(&world::lock(world), run);
                 call_batch(live, timeline, &world_name, "check-default-initializations", batch.actors.len(), |i| {
@@ -312,21 +318,23 @@ struct Run {
 }
 
 /// Groups a round's work by instance (instances in the order of their first item) and, per instance, by kind
-/// in delivery order — extension events, init-state notifications, default-initialization checks, chain walks
+/// in delivery order — extension events, init-state notifications, property changes, default-initialization
+/// checks, chain walks
 /// — each kind keeping the order its items were queued in, cut where the plugin charged changes and every
 /// [`MAX_BATCH`] entries (chain walks are cut into waves later). One instance's work of a round is then a
 /// handful of batched calls however many actors it concerns.
 fn by_owner(work: Vec<(Work, Charge)>) -> Vec<(OwnerId, Vec<Run>)> {
     /// One instance's items of a round, by kind.
-    type ByKind = [Vec<(Work, Charge)>; 4];
+    type ByKind = [Vec<(Work, Charge)>; 5];
     let mut groups: Vec<(OwnerId, ByKind)> = Vec::new();
     for (item, charge) in work {
         let owner = item.owner();
         let kind = match item {
             Work::Extension { .. } => 0,
             Work::InitStateChanged { .. } => 1,
-            Work::CheckDefaultInitialization { .. } => 2,
-            Work::ContinueChain { .. } => 3,
+            Work::PropertyChanged { .. } => 2,
+            Work::CheckDefaultInitialization { .. } => 3,
+            Work::ContinueChain { .. } => 4,
         };
         let index = match groups.iter().position(|(o, _)| *o == owner) {
             Some(index) => index,
@@ -344,7 +352,7 @@ fn by_owner(work: Vec<(Work, Charge)>) -> Vec<(OwnerId, Vec<Run>)> {
             for (kind, items) in kinds.into_iter().enumerate() {
                 let mut current: Option<Run> = None;
                 for (item, charge) in items {
-                    let full = current.as_ref().is_some_and(|run| kind != 3 && run.items.len() >= MAX_BATCH);
+                    let full = current.as_ref().is_some_and(|run| kind != 4 && run.items.len() >= MAX_BATCH);
                     match &mut current {
                         Some(run) if run.root == charge.root && !full => run.items.push(item),
                         _ => {
@@ -447,6 +455,19 @@ fn state_change_batch(w: &World, run: &[Work]) -> StateChangeBatch {
         }
     }
     batch.names = names.names;
+    batch
+}
+
+fn property_batch(w: &World, run: &[Work]) -> PropertyBatch {
+    let mut batch = PropertyBatch::default();
+    for item in run.iter().filter(|item| w.is_work_live(item)) {
+        if let Work::PropertyChanged { number, actor, old, new, .. } = item {
+            batch.ids.push(*number);
+            batch.actors.push(actor.to_raw());
+            batch.olds.push(old.clone());
+            batch.news.push(new.clone());
+        }
+    }
     batch
 }
 

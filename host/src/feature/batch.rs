@@ -73,3 +73,13 @@ pub struct ReplicatedBatch {
     pub news: Vec<crate::world::Value>,
     pub names: Vec<String>,
 }
+
+/// Watched properties that changed: watch `ids[i]` saw its property of `actors[i]` go from `olds[i]` to
+/// `news[i]` (`None`: no value).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct PropertyBatch {
+    pub ids: Vec<u32>,
+    pub actors: Vec<u64>,
+    pub olds: Vec<Option<crate::world::Value>>,
+    pub news: Vec<Option<crate::world::Value>>,
+}

@@ -23,7 +23,14 @@ pub fn host_interfaces(version: &str) -> &'static [&'static str] {
 pub fn plugin_exports(version: &str) -> &'static [&'static str] {
     match version {
         "0.1.0" => &["lifecycle", "handlers", "init-state-callbacks"],
-        _ => &["lifecycle", "handlers", "init-state-callbacks", "timer-callbacks", "replication-callbacks"],
+        _ => &[
+            "lifecycle",
+            "handlers",
+            "init-state-callbacks",
+            "timer-callbacks",
+            "replication-callbacks",
+            "property-callbacks",
+        ],
     }
 }
 

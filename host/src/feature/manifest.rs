@@ -68,6 +68,9 @@ struct ComponentsSection {
     /// Replicated component classes, each with its replicated properties.
     #[serde(default)]
     replicated: std::collections::BTreeMap<String, Vec<String>>,
+    /// When requested components of a class are created: "never", "lazy" or "always" (the default).
+    #[serde(default)]
+    creation: std::collections::BTreeMap<String, crate::world::CreationPolicy>,
 }
 
 /// Another plugin this one needs, as an entry of Unreal's `.uplugin` "Plugins" list.
@@ -97,6 +100,8 @@ pub struct PluginManifest {
     /// Component classes that replicate from the server to clients, each with its replicated properties; the
     /// plugin is told on clients when they change (rep-notify).
     pub replicated: std::collections::BTreeMap<String, Vec<String>>,
+    /// Creation policies of component classes (an experience may override them).
+    pub creation: std::collections::BTreeMap<String, crate::world::CreationPolicy>,
     pub actions: Vec<ActionDef>,
     pub bundles: BundleDeclarations,
     /// What the plugin asks to be allowed; the host grants some or all of it.
@@ -183,8 +188,13 @@ impl PluginManifest {
                 return Err(ManifestProblem::DuplicateDependency(dep.name.clone()));
             }
         }
-        if let Some(bad) =
-            file.components.classes.iter().chain(file.components.replicated.keys()).find(|c| !is_valid_class_name(c))
+        if let Some(bad) = file
+            .components
+            .classes
+            .iter()
+            .chain(file.components.replicated.keys())
+            .chain(file.components.creation.keys())
+            .find(|c| !is_valid_class_name(c))
         {
             return Err(ManifestProblem::InvalidComponentClass(bad.clone()));
         }
@@ -202,6 +212,7 @@ impl PluginManifest {
             dependencies: file.dependencies,
             component_classes: file.components.classes,
             replicated: file.components.replicated,
+            creation: file.components.creation,
             actions: file.actions,
             bundles: file.bundles,
             permissions: file.permissions,

@@ -14,7 +14,9 @@ mod subsystem;
 mod subsystem_tests;
 
 pub use action::{ActionDef, ActiveAction, AddComponents};
-pub use batch::{BatchNames, ChainBatch, ExtensionBatch, FeatureBatch, ReplicatedBatch, StateChangeBatch};
+pub use batch::{
+    BatchNames, ChainBatch, ExtensionBatch, FeatureBatch, PropertyBatch, ReplicatedBatch, StateChangeBatch,
+};
 pub use discovery::{discover, DiscoveryReport};
 pub use interface::{host_interfaces, plugin_exports, ComponentInterface, Fit, FitLine};
 pub use manifest::{

@@ -136,6 +136,11 @@ pub trait PluginInstance: Send {
         Ok(())
     }
 
+    /// Watched properties changed. Plugins of an API version without watches never set one up.
+    fn on_properties_changed(&mut self, _batch: &super::PropertyBatch) -> Result<(), CallError> {
+        Ok(())
+    }
+
     /// Hot reload: the instance's state for its successor; `None` when the plugin keeps none (and for plugins
     /// built against an API version without it).
     fn snapshot(&mut self) -> Result<Option<Vec<u8>>, CallError> {

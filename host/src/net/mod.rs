@@ -13,7 +13,9 @@ pub mod transport;
 
 pub use game_client::{ClientError, ClientState, GameClient};
 pub use game_server::{GameServer, ServerNote, ServerOptions};
-pub use receive::{BufferStats, ClientReplication, RepNotify, ReplicationError, SessionEvent, MAX_BUFFERED};
+pub use receive::{
+    BufferStats, ClientReplication, RepNotify, ReplicationError, SessionEvent, MAX_BUFFERED, MAX_BUFFERED_PER_ACTOR,
+};
 pub use replicate::{Outgoing, ServerReplication, RESEND_AFTER_FRAMES};
 
 #[cfg(test)]

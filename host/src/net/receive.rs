@@ -11,9 +11,10 @@ use std::collections::{BTreeMap, HashMap};
 use super::protocol::{ComponentRef, Mutation, Update};
 use crate::world::{ActorId, ClientId, NetRole, PlayerOwner, Value, World, WorldError};
 
-/// Values kept waiting for their component at most; past it, a packet's values are dropped unacknowledged, so
-/// the server sends them again later.
+/// Values kept waiting for their component at most, in all and per actor; past it, a packet's values are
+/// dropped unacknowledged (and counted), so the server sends them again later: a flood never grows the buffer.
 pub const MAX_BUFFERED: usize = 65_536;
+pub const MAX_BUFFERED_PER_ACTOR: usize = 1_024;
 
 /// A replicated property that changed on this client: the plugin that declared it is told (rep-notify).
 #[derive(Debug, Clone, PartialEq)]
@@ -64,6 +65,7 @@ pub struct ClientReplication {
     /// The version applied of each (incarnation, property).
     versions: BTreeMap<(u64, String), u64>,
     waiting: Vec<Mutation>,
+    waiting_per_actor: HashMap<ActorId, usize>,
     acknowledgements: Vec<u64>,
     stats: BufferStats,
 }
@@ -78,6 +80,7 @@ impl ClientReplication {
             by_actor: HashMap::new(),
             versions: BTreeMap::new(),
             waiting: Vec::new(),
+            waiting_per_actor: HashMap::new(),
             acknowledgements: Vec::new(),
             stats: BufferStats::default(),
         }
@@ -122,6 +125,12 @@ impl ClientReplication {
             Update::Destroy { actor } => {
                 for incarnation in self.by_actor.remove(&actor).unwrap_or_default() {
                     self.forget(incarnation);
+                }
+                // Nothing waiting outlives its actor.
+                if self.waiting_per_actor.remove(&actor).is_some() {
+                    let before = self.waiting.len();
+                    self.waiting.retain(|m| m.actor != actor);
+                    self.stats.dropped_stale += (before - self.waiting.len()) as u64;
                 }
                 world.destroy(actor)?;
             }
@@ -168,10 +177,12 @@ impl ClientReplication {
         let mut kept_all = true;
         for mutation in mutations {
             if mutation.after > self.applied {
-                if self.waiting.len() >= MAX_BUFFERED {
+                let for_actor = self.waiting_per_actor.entry(mutation.actor).or_default();
+                if self.waiting.len() >= MAX_BUFFERED || *for_actor >= MAX_BUFFERED_PER_ACTOR {
                     self.stats.dropped_over_cap += 1;
                     kept_all = false;
                 } else {
+                    *for_actor += 1;
                     self.stats.buffered += 1;
                     self.waiting.push(mutation);
                 }
@@ -193,6 +204,14 @@ impl ClientReplication {
         let (ready, still): (Vec<Mutation>, Vec<Mutation>) =
             std::mem::take(&mut self.waiting).into_iter().partition(|m| m.after <= applied);
         self.waiting = still;
+        for mutation in &ready {
+            if let Some(count) = self.waiting_per_actor.get_mut(&mutation.actor) {
+                *count -= 1;
+                if *count == 0 {
+                    self.waiting_per_actor.remove(&mutation.actor);
+                }
+            }
+        }
         for mutation in ready {
             self.stats.applied_late += 1;
             self.land(world, mutation, notes);

@@ -20,6 +20,9 @@ const FRAME: Duration = Duration::from_millis(33);
 fn world(mode: NetMode) -> World {
     let mut world = World::new("w", mode);
     world.declare_replicated("Health", ["hp", "shield"]);
+    // Armor is lazy (seed 002): created on the server by the first write, then replicated.
+    world.declare_replicated("Armor", ["ar"]);
+    world.declare_creation("Armor", crate::world::CreationPolicy::Lazy);
     world
 }
 
@@ -84,16 +87,26 @@ impl Server {
     }
 }
 
+/// A change a watch heard: old value, new value.
+type Heard = (Option<Value>, Option<Value>);
+
 struct Client {
     world: World,
     replication: Option<ClientReplication>,
     transport: MemoryClient,
     notes: Vec<RepNotify>,
+    /// Each replica's armor watch (set up as soon as the replica appears), whether the armor existed then, and
+    /// what the watch heard.
+    watched: BTreeMap<ActorId, (bool, Vec<Heard>)>,
 }
 
 impl Client {
     fn new(network: &MemoryNetwork) -> Self {
-        Client { world: world(NetMode::Client), replication: None, transport: network.connect(), notes: Vec::new() }
+        let mut world = world(NetMode::Client);
+        // The watches' owner, as a plugin would be.
+        world.register_owner("watcher");
+        let _armor = world.add_component_request(OwnerId(1), "Pawn", "Armor", RequestFlags::default());
+        Client { world, replication: None, transport: network.connect(), notes: Vec::new(), watched: BTreeMap::new() }
     }
 
     fn frame(&mut self) {
@@ -120,8 +133,21 @@ impl Client {
                 self.transport.send(Channel::Reliable, encode(&ClientMessage::Ack { packets }));
             }
         }
-        // Nobody plays in these worlds: what the component manager queued is dropped.
-        let _ = self.world.take_work();
+        let replicas: Vec<ActorId> = self.world.actors_of_class("Pawn").unwrap();
+        for actor in replicas {
+            if let std::collections::btree_map::Entry::Vacant(entry) = self.watched.entry(actor) {
+                let existed = self.world.actor(actor).unwrap().component("Armor").is_some();
+                self.world.watch_property(OwnerId(1), actor, "Armor", "ar", 1).unwrap();
+                entry.insert((existed, Vec::new()));
+            }
+        }
+        // Nobody plays in these worlds: what the component manager queued is dropped, but what the watches heard
+        // is kept.
+        for work in self.world.take_work() {
+            if let crate::component::Work::PropertyChanged { actor, old, new, .. } = work {
+                self.watched.get_mut(&actor).expect("watched").1.push((old, new));
+            }
+        }
     }
 }
 
@@ -129,6 +155,12 @@ impl Client {
 fn change_at_random(rng: &mut ChaCha8Rng, world: &mut World, request: &mut Option<RequestHandle>, counter: &mut i64) {
     let pawns = world.actors_of_class("Pawn").unwrap();
     match rng.random_range(0..100) {
+        // A hit: its first write creates the pawn's lazy armor.
+        85..100 if !pawns.is_empty() => {
+            *counter += 1;
+            let pawn = pawns[rng.random_range(0..pawns.len())];
+            world.set_property(pawn, "Armor", "ar", Value::Integer(*counter)).unwrap();
+        }
         0..25 => {
             world.spawn("Pawn").unwrap();
         }
@@ -160,6 +192,7 @@ fn play(seed: u64, conditions: Conditions) -> (Server, Vec<Client>) {
     let network = MemoryNetwork::new(seed, conditions);
     let mut server_world = world(NetMode::DedicatedServer);
     server_world.start_journal();
+    std::mem::forget(server_world.add_component_request(OwnerId::HOST, "Pawn", "Armor", RequestFlags::default()));
     let mut server = Server { world: server_world, replication: ServerReplication::new(), transport: network.server() };
     let experience = server.replication.set_experience("test.toml");
     server.send(experience);
@@ -189,7 +222,9 @@ fn play(seed: u64, conditions: Conditions) -> (Server, Vec<Client>) {
     (server, clients)
 }
 
-fn check(seed: u64, server: &Server, clients: &[Client]) {
+/// Checks a seed's outcome; how many watches set up before their component existed heard it arrive.
+fn check(seed: u64, server: &Server, clients: &[Client]) -> usize {
+    let mut deferred = 0;
     assert!(server.replication.is_settled(), "seed {seed}: values never acknowledged");
     let expected = replicated_state(&server.world);
     for (index, client) in clients.iter().enumerate() {
@@ -206,7 +241,33 @@ fn check(seed: u64, server: &Server, clients: &[Client]) {
             );
         }
         assert_eq!(client.replication.as_ref().unwrap().waiting(), 0, "seed {seed}: values left waiting");
+        // Deferred callbacks: a watch set up before the replica's armor existed heard a chain from no value to the
+        // server's last, each change once and in order; one set up after heard the rest of the chain.
+        for (actor, (existed, heard)) in &client.watched {
+            let armor = server.world.actor(*actor).ok().and_then(|a| a.component("Armor"));
+            let Some(final_value) = armor.and_then(|c| c.properties.get("ar")) else { continue };
+            if !existed {
+                assert_eq!(heard.first().map(|(old, _)| old.clone()), Some(None), "seed {seed}: {actor} {heard:?}");
+                deferred += 1;
+            } else if heard.is_empty() {
+                continue;
+            }
+            for pair in heard.windows(2) {
+                assert_eq!(pair[1].0, pair[0].1, "seed {seed}: {actor} {heard:?}");
+                assert!(
+                    matches!((&pair[0].1, &pair[1].1), (Some(Value::Integer(a)), Some(Value::Integer(b))) if a < b)
+                );
+            }
+            assert_eq!(heard.last().and_then(|(_, new)| new.as_ref()), Some(final_value), "seed {seed}: {actor}");
+        }
     }
+    // Untouched pawns have no armor anywhere (replicated state is equal above, so checking the server suffices).
+    for actor in server.world.actors() {
+        if let Some(armor) = actor.component("Armor") {
+            assert!(armor.properties.contains_key("ar"), "seed {seed}: armor exists only where it was written");
+        }
+    }
+    deferred
 }
 
 #[test]
@@ -218,19 +279,20 @@ fn a_thousand_seeds_of_loss_duplication_and_reordering_converge_with_ordered_rep
         loss: 0.2,
         duplication: 0.1,
     };
-    let mut overtaken = 0;
+    let (mut overtaken, mut deferred) = (0, 0);
     for seed in 0..1000 {
         let (server, clients) = play(seed, conditions);
-        check(seed, &server, &clients);
+        deferred += check(seed, &server, &clients);
         overtaken += clients.iter().map(|c| c.replication.as_ref().unwrap().stats().applied_late).sum::<u64>();
     }
     assert!(overtaken > 0, "values overtook their components in some seed, and were applied when it arrived");
+    assert!(deferred > 0, "watches set up before their lazy component existed heard it arrive");
 }
 
 #[test]
 fn a_perfect_network_replicates_roles_and_values() {
     let (server, clients) = play(7, Conditions::PERFECT);
-    check(7, &server, &clients);
+    let _ = check(7, &server, &clients);
     let client = &clients[0];
     let replica = client.world.actors().next().expect("pawns were spawned");
     assert_eq!(replica.role, NetRole::SimulatedProxy);

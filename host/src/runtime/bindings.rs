@@ -12,6 +12,7 @@ wasmtime::component::bindgen!({
         "gamefeature:plugin/components.extension-handler": crate::runtime::host::components::ExtensionHandlerResource,
         "gamefeature:plugin/init-states.subscription": crate::runtime::host::init_states::SubscriptionResource,
         "gamefeature:plugin/timers.timer": crate::runtime::host::timers::TimerResource,
+        "gamefeature:plugin/components.property-watch": crate::runtime::host::components::PropertyWatchResource,
     },
 });
 

@@ -16,7 +16,7 @@ use super::state::InstanceState;
 use super::{epoch, sandbox};
 use crate::feature::{
     ActivationContext, CallError, ChainBatch, ComponentInterface, Deactivation, ExtensionBatch, FeatureBatch,
-    InstanceEnv, LoadedPlugin, PluginInstance, Provenance, Refusals, ReplicatedBatch, StateChangeBatch,
+    InstanceEnv, LoadedPlugin, PluginInstance, PropertyBatch, Provenance, Refusals, ReplicatedBatch, StateChangeBatch,
     WORLD_CHANGES_PER_ENTRY,
 };
 use crate::timeline::LogLevel;
@@ -422,6 +422,24 @@ impl PluginInstance for WasmInstance {
                 &batch.names
             ),
             // 0.1.0 has no rep-notify.
+            v0_1: |_b, _store| async { Ok(()) }
+        )
+    }
+
+    fn on_properties_changed(&mut self, batch: &PropertyBatch) -> Result<(), CallError> {
+        let olds: Vec<Option<types::Value>> = batch.olds.iter().map(|v| v.clone().map(Into::into)).collect();
+        let news: Vec<Option<types::Value>> = batch.news.iter().map(|v| v.clone().map(Into::into)).collect();
+        call_export!(
+            self,
+            batch.ids.len(),
+            latest: |b, store| b.gamefeature_plugin_property_callbacks().call_on_properties_changed(
+                store,
+                &batch.ids,
+                &batch.actors,
+                &olds,
+                &news
+            ),
+            // 0.1.0 has no property watches.
             v0_1: |_b, _store| async { Ok(()) }
         )
     }

@@ -8,6 +8,7 @@
 mod actor;
 mod class;
 mod clock;
+mod creation;
 mod net;
 mod replication;
 mod slots;
@@ -19,10 +20,11 @@ use std::sync::{Arc, Mutex};
 pub use actor::{Actor, ActorId, Component, ComponentOrigin, PlayerOwner, Value};
 pub use class::{is_valid_class_name, ClassError, ClassRegistry, BUILT_IN_CLASSES, ROOT_ACTOR_CLASS};
 pub use clock::{Clock, Fired, Frame, TimerId};
+pub use creation::{CreationPolicies, CreationPolicy};
 pub use net::{ClientId, NetMode, NetRole, UnknownNetMode};
 pub use replication::{ReplicatedClasses, Touched};
 
-use crate::component::{ComponentManager, OwnerId, RequestFlags, RequestHandle, RequestKey};
+use crate::component::{ComponentManager, OwnerId, RequestFlags, RequestHandle, RequestKey, Work};
 use crate::timeline::{track, EventKind, Timeline};
 use slots::Slots;
 use written::Written;
@@ -128,6 +130,7 @@ pub struct World {
     timeline: Option<(Timeline, String)>,
     pub(crate) clock: Clock,
     replicated: ReplicatedClasses,
+    creation: CreationPolicies,
     next_component: u64,
     /// What this world touched that clients may need to hear about; kept only while a server replicates it.
     journal: Option<Vec<Touched>>,
@@ -152,6 +155,7 @@ impl World {
             timeline: None,
             clock: Clock::default(),
             replicated: ReplicatedClasses::default(),
+            creation: CreationPolicies::default(),
             next_component: 0,
             journal: None,
         }
@@ -237,6 +241,7 @@ impl World {
     /// Frees a destroyed actor's slot: its id names nobody from now on.
     fn finish_destroy(&mut self, actor: ActorId) -> Result<(), WorldError> {
         let removed = self.slots.free(actor).ok_or(WorldError::UnknownActor(actor))?;
+        self.manager.watches.remove_actor(actor);
         self.destroyed_in_order += 1;
         if self.destroyed_in_order * 2 > self.spawn_order.len() {
             let slots = &self.slots;
@@ -382,6 +387,7 @@ impl World {
         value: Value,
     ) -> Result<(), WorldError> {
         let missing = || WorldError::NoSuchComponent { actor, component: component.to_string() };
+        self.create_if_lazy(actor, component)?;
         let found = self.actor(actor)?.component(component).ok_or_else(missing)?;
         if found.replicated && self.actor(actor)?.role != NetRole::Authority {
             return Err(WorldError::Denied(format!(
@@ -407,9 +413,9 @@ impl World {
         }
         self.written.charge(owner, key, bytes);
         let found = self.actor_mut(actor)?.component_mut(component).ok_or_else(missing)?;
-        found.properties.insert(name.to_string(), value);
+        let old = found.properties.insert(name.to_string(), value.clone());
         found.writers.insert(name.to_string(), owner);
-        self.touch_property(actor, component, name);
+        self.property_changed(actor, component, name, old, Some(value));
         Ok(())
     }
 
@@ -426,9 +432,9 @@ impl World {
             let Some(found) = actor_ref.component_mut(&component) else { continue };
             if found.writers.get(&name) == Some(&owner) {
                 found.writers.remove(&name);
-                found.properties.remove(&name);
+                let old = found.properties.remove(&name);
                 removed += 1;
-                self.touch_property(actor, &component, &name);
+                self.property_changed(actor, &component, &name, old, None);
             }
         }
         removed
@@ -452,13 +458,138 @@ impl World {
         name: &str,
         value: Value,
     ) -> Result<(), WorldError> {
+        self.create_if_lazy(actor, component)?;
         let component_ref = self
             .actor_mut(actor)?
             .component_mut(component)
             .ok_or_else(|| WorldError::NoSuchComponent { actor, component: component.to_string() })?;
-        component_ref.properties.insert(name.to_string(), value);
-        self.touch_property(actor, component, name);
+        let old = component_ref.properties.insert(name.to_string(), value.clone());
+        self.property_changed(actor, component, name, old, Some(value));
         Ok(())
+    }
+
+    /// A property changed: clients will hear of it (when it replicates), and the plugins watching it are told.
+    fn property_changed(
+        &mut self,
+        actor: ActorId,
+        component: &str,
+        name: &str,
+        old: Option<Value>,
+        new: Option<Value>,
+    ) {
+        self.touch_property(actor, component, name);
+        if old == new {
+            return;
+        }
+        for (watch, found) in self.manager.watches.of(actor, component, name) {
+            let (old, new) = (old.clone(), new.clone());
+            self.manager.queue.push(Work::PropertyChanged {
+                owner: found.owner,
+                watch,
+                number: found.number,
+                actor,
+                old,
+                new,
+            });
+        }
+    }
+
+    /// Starts telling `owner` (as watch `number`) when a property of an actor's component changes, whether the
+    /// component exists yet or not (see [`PropertyWatches`](crate::component::PropertyWatches)).
+    pub fn watch_property(
+        &mut self,
+        owner: OwnerId,
+        actor: ActorId,
+        component: &str,
+        property: &str,
+        number: u32,
+    ) -> Result<crate::component::WatchId, WorldError> {
+        self.actor(actor)?;
+        if !is_valid_class_name(component) {
+            return Err(ClassError::InvalidName(component.to_string()).into());
+        }
+        Ok(self.manager.watches.add(owner, actor, component, property, number))
+    }
+
+    /// Stops a watch; unknown ids change nothing.
+    pub fn unwatch_property(&mut self, watch: crate::component::WatchId) {
+        self.manager.watches.remove(watch);
+    }
+
+    /// Live property watches, for leak checks.
+    pub fn live_watches(&self) -> usize {
+        self.manager.watches.len()
+    }
+
+    // ----- creation policies -----
+
+    /// Declares a component class's creation policy (a plugin's manifest).
+    pub fn declare_creation(&mut self, class: &str, policy: CreationPolicy) {
+        self.creation.declare(class, policy);
+    }
+
+    /// Overrides a component class's creation policy (the experience's word).
+    pub fn override_creation(&mut self, class: &str, policy: CreationPolicy) {
+        self.creation.override_with(class, policy);
+    }
+
+    pub fn creation_policy(&self, class: &str) -> CreationPolicy {
+        self.creation.of(class)
+    }
+
+    /// First use of a lazy component (the seed's `GetAbilitySystemComponent`): creates it on `actor` when a live
+    /// request gives the actor one and the world has authority over the actor. `true` when it was created now,
+    /// `false` when it already existed.
+    pub fn ensure_component(&mut self, actor: ActorId, class: &str) -> Result<bool, WorldError> {
+        let found = self.actor(actor)?;
+        if found.component(class).is_some() {
+            return Ok(false);
+        }
+        let missing = || WorldError::NoSuchComponent { actor, component: class.to_string() };
+        if found.role != NetRole::Authority || !found.receiver || found.ending {
+            return Err(missing());
+        }
+        let chain: Vec<String> = self.classes.chain(&found.class).map(str::to_string).collect();
+        let levels: Vec<&str> = chain.iter().map(String::as_str).collect();
+        let key = self.manager.requests.components_for(&levels).find(|k| k.component_class == class).cloned();
+        let key = key.ok_or_else(missing)?;
+        self.create_requested_component(actor, &key);
+        Ok(self.actor(actor)?.component(class).is_some())
+    }
+
+    /// Before a write: a lazy component that does not exist yet is created by it (its first use). Anything else
+    /// is left to the write to judge.
+    pub fn create_if_lazy(&mut self, actor: ActorId, class: &str) -> Result<(), WorldError> {
+        let absent = self.actor(actor)?.component(class).is_none();
+        if absent && self.creation.of(class) == CreationPolicy::Lazy {
+            self.ensure_component(actor, class)?;
+        }
+        Ok(())
+    }
+
+    /// Lazy components that exist, and those avoided: (actor, class) pairs a live request gives a lazy component
+    /// that was never needed.
+    pub fn lazy_components(&self) -> (usize, usize) {
+        if !self.creation.any_lazy() {
+            return (0, 0);
+        }
+        let (mut existing, mut avoided) = (0, 0);
+        for actor in self.actors().filter(|a| a.receiver) {
+            let chain: Vec<&str> = self.classes.chain(&actor.class).collect();
+            let mut seen = std::collections::HashSet::new();
+            for key in self.manager.requests.components_for(&chain) {
+                if self.creation.of(&key.component_class) != CreationPolicy::Lazy || !seen.insert(&key.component_class)
+                {
+                    continue;
+                }
+                if actor.component(&key.component_class).is_some() {
+                    existing += 1;
+                } else {
+                    avoided += 1;
+                }
+            }
+        }
+        (existing, avoided)
     }
 
     // ----- replication -----
@@ -583,10 +714,12 @@ impl World {
             .iter_mut()
             .find(|c| c.class == class && c.replicated)
             .ok_or_else(|| WorldError::NoSuchComponent { actor, component: class.to_string() })?;
-        Ok(match value {
+        let old = match value.clone() {
             Some(value) => component.properties.insert(name.to_string(), value),
             None => component.properties.remove(name),
-        })
+        };
+        self.property_changed(actor, class, name, old.clone(), value);
+        Ok(old)
     }
 
     /// Starts a component request for `owner`: every receiver of `receiver_class` (or a subclass), now and
@@ -607,6 +740,11 @@ impl World {
         }
         if !is_valid_class_name(component_class) {
             return Err(ClassError::InvalidName(component_class.to_string()).into());
+        }
+        if self.creation.of(component_class) == CreationPolicy::Never {
+            return Err(WorldError::Denied(format!(
+                "component class {component_class} has creation policy never: no actor gets one"
+            )));
         }
         let key =
             RequestKey { receiver_class: receiver_class.to_string(), component_class: component_class.to_string() };
@@ -652,6 +790,15 @@ impl World {
     }
 
     pub(crate) fn add_requested_component(&mut self, actor: ActorId, key: &RequestKey) {
+        // A lazy component waits for its first use (see `ensure_component`).
+        if self.creation.of(&key.component_class) != CreationPolicy::Always {
+            return;
+        }
+        self.create_requested_component(actor, key);
+    }
+
+    /// Creates the component a request gives an actor, whatever its policy.
+    fn create_requested_component(&mut self, actor: ActorId, key: &RequestKey) {
         let replicated = self.replicated.is_replicated(&key.component_class);
         // A replicated component is the server's to create; a client receives it.
         if replicated && self.net_mode == NetMode::Client {

@@ -110,8 +110,8 @@ impl ExperienceDir {
 }
 
 /// The plugins the repository's default experience plays.
-pub const DEFAULT_PLUGINS: [TestPlugin; 6] =
-    [BASE_GAMEPLAY, SHOOTER_CORE, PROGRESS_SAVE, LYRA_CHARACTER, INPUT_BINDING, SCORE_KEEPER];
+pub const DEFAULT_PLUGINS: [TestPlugin; 7] =
+    [BASE_GAMEPLAY, SHOOTER_CORE, PROGRESS_SAVE, LYRA_CHARACTER, INPUT_BINDING, SCORE_KEEPER, DAMAGEABLE_PROPS];
 
 /// The repository's default experience (`experiences/default.toml`) with its action set and data, copied into
 /// a folder of its own.

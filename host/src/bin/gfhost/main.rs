@@ -323,9 +323,9 @@ fn run_experience(
     let load_time = started.elapsed();
     play(&mut manager, players);
     let playing = manager.live_features();
-    let (actors, components) = {
+    let (actors, components, (lazy, avoided)) = {
         let w = world::lock(manager.world());
-        (w.actors().count(), w.requested_component_count())
+        (w.actors().count(), w.requested_component_count(), w.lazy_components())
     };
     tokio.block_on(manager.end_play())?;
     // Failures of every phase — loading, playing, end of play — are in the report by now.
@@ -347,6 +347,7 @@ fn run_experience(
         println!("  chaos delay: {:.3} s", delay.as_secs_f64());
     }
     println!("  while playing: {actors} actors, {components} feature components");
+    println!("  lazy components: {lazy} created, {avoided} avoided (never needed)");
     println!(
         "  after end of play: {leftover} feature components, {handlers} handlers, {subscriptions} subscriptions, \
          {features} init-state features; experience {}",

@@ -290,18 +290,28 @@ fn compare_worlds(server: &GameServer, clients: &[GameClient]) -> Vec<String> {
         values
     };
     let expected = replicated(&world::lock(server.manager().world()));
-    let server_actors = world::lock(server.manager().world()).actors().count();
-    let mut lines = vec![format!("server: {server_actors} actors, {} replicated values", expected.len())];
+    let (server_actors, (lazy, avoided)) = {
+        let w = world::lock(server.manager().world());
+        (w.actors().count(), w.lazy_components())
+    };
+    let mut lines = vec![format!(
+        "server: {server_actors} actors, {} replicated values; lazy components: {lazy} created, {avoided} avoided",
+        expected.len()
+    )];
     for client in clients {
         let w = world::lock(client.manager().world());
         let values = replicated(&w);
         let own = w.actors().filter(|a| a.role == NetRole::AutonomousProxy).count();
         let replicas = w.actors().filter(|a| a.role != NetRole::Authority).count();
         let same = if values == expected { "the server's" } else { "DIFFERENT from the server's" };
+        let buffered = client.buffer_stats();
         lines.push(format!(
-            "{}: {replicas} replicated actors ({own} its own player's), {} replicated values, {same}",
+            "{}: {replicas} replicated actors ({own} its own player's), {} replicated values, {same}; values that \
+             came before their component: {} applied when it came, {} dropped",
             client.manager().world_name(),
-            values.len()
+            values.len(),
+            buffered.applied_late,
+            buffered.dropped_stale + buffered.dropped_over_cap
         ));
     }
     lines

@@ -148,19 +148,21 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
             waiting_until = Some(Instant::now() + duration);
             continue;
         }
-        match tokio.block_on(world.execute(&command)) {
+        let outcome = tokio.block_on(world.execute(&command));
+        // Features activated, installed or gone: their folders are watched from now on (before the outcome is
+        // told, so a change made once it is is seen), or no longer.
+        if let Some(watcher) = &mut watcher {
+            if let Err(e) = watcher.follow(&world.plugin_folders()) {
+                println!("error: watching the plugin folders: {e}");
+            }
+        }
+        match outcome {
             Ok(text) if text.is_empty() => {}
             Ok(text) => println!("{text}"),
             Err(e) => println!("error: {e}"),
         }
         if command == Command::Quit {
             break;
-        }
-        // Features activated, installed or gone: their folders are watched from now on, or no longer.
-        if let Some(watcher) = &mut watcher {
-            if let Err(e) = watcher.follow(&world.plugin_folders()) {
-                println!("error: watching the plugin folders: {e}");
-            }
         }
         let _ = done.send(());
     }

@@ -58,6 +58,9 @@ impl ExperienceManager {
             for (class, properties) in &manifest.replicated {
                 w.declare_replicated(class, properties);
             }
+            for (class, policy) in &manifest.creation {
+                w.declare_creation(class, *policy);
+            }
             w.register_owner(name)
         };
         let env = InstanceEnv {

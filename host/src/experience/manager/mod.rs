@@ -316,6 +316,9 @@ impl ExperienceManager {
                     cause: e.to_string(),
                 })?;
             }
+            for (class, policy) in &definition.component_creation {
+                w.override_creation(class, *policy);
+            }
         }
         let assets_error = |cause| ExperienceError::Assets { experience: definition.path.clone(), cause };
         let mut assets =

@@ -70,6 +70,8 @@ impl Host for InstanceState {
         self.guard(
             Call::change().names(&[("component class", &component), ("property name", &name)]).text(text),
             |w, caller| {
+                // Writing a lazy component's property is its first use: it is created, then written.
+                w.create_if_lazy(actor(id), &component)?;
                 let owned = w.owns_component(caller.owner, actor(id), &component)?;
                 if !owned && !caller.permissions.may_write_properties_of(&component) {
                     return Err(Error::Denied(format!(

@@ -5,9 +5,9 @@ use wasmtime::component::Resource;
 
 use super::actors::spawned_by_caller;
 use super::Call;
-use crate::component::{HandlerId, RequestFlags, RequestHandle};
+use crate::component::{HandlerId, RequestFlags, RequestHandle, WatchId};
 use crate::runtime::bindings::gamefeature::plugin::components::{
-    AddFlags, Host, HostComponentRequest, HostExtensionHandler,
+    AddFlags, Host, HostComponentRequest, HostExtensionHandler, HostPropertyWatch,
 };
 use crate::runtime::bindings::types::{ActorId, Error};
 use crate::runtime::state::InstanceState;
@@ -27,7 +27,33 @@ pub struct ExtensionHandlerResource {
     tag: u32,
 }
 
+/// A property watch held by a plugin; dropping it stops the watch.
+pub struct PropertyWatchResource {
+    id: WatchId,
+    tag: u32,
+}
+
 impl Host for InstanceState {
+    fn ensure_component(&mut self, actor: ActorId, component: String) -> Result<bool, Error> {
+        self.guard(Call::change().names(&[("component class", &component)]), |w, _| {
+            Ok(w.ensure_component(Actor::from_raw(actor), &component)?)
+        })
+    }
+
+    fn watch_property(
+        &mut self,
+        actor: ActorId,
+        component: String,
+        name: String,
+        id: u32,
+    ) -> Result<Resource<PropertyWatchResource>, Error> {
+        let names = [("component class", component.as_str()), ("property name", name.as_str())];
+        let watch = self.guard(Call::new_handle().names(&names), |w, caller| {
+            Ok(w.watch_property(caller.owner, Actor::from_raw(actor), &component, &name, id)?)
+        })?;
+        self.push_handle(PropertyWatchResource { id: watch, tag: id }, |w| w.unwatch_property(watch))
+    }
+
     fn add_component_request(
         &mut self,
         receiver: String,
@@ -129,6 +155,22 @@ impl HostExtensionHandler for InstanceState {
         let ExtensionHandlerResource { id, .. } = self.take_handle(handler)?;
         let _ = self.guard(Call::release(), |w, _| {
             w.remove_extension_handler(id);
+            Ok(())
+        });
+        Ok(())
+    }
+}
+
+impl HostPropertyWatch for InstanceState {
+    fn id(&mut self, watch: Resource<PropertyWatchResource>) -> u32 {
+        // The canonical ABI only lets a live handle of this instance through.
+        self.table.get(&watch).map(|w| w.tag).unwrap_or_default()
+    }
+
+    fn drop(&mut self, watch: Resource<PropertyWatchResource>) -> wasmtime::Result<()> {
+        let PropertyWatchResource { id, .. } = self.take_handle(watch)?;
+        let _ = self.guard(Call::release(), |w, _| {
+            w.unwatch_property(id);
             Ok(())
         });
         Ok(())

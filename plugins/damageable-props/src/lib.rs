@@ -1,0 +1,91 @@
+//! Damageable props, the way large games keep thousands of them cheap (seed 002): every prop may have a
+//! `PropHealth`, but it is created lazily — on the server, the first time a prop is hit — so props nobody
+//! touches cost no component. The server spawns the props and, once a second, hits a few of them; the first hit
+//! on a prop creates its health (writing the property is its first use). Every world watches each prop's health
+//! from the moment the prop appears, before the component exists: clients hear each prop's health from its
+//! first hit on, in order, even when the value arrived before the component it belongs to.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use gamefeature_sdk::components::{self, events, ExtensionHandler, PropertyWatch};
+use gamefeature_sdk::timers::{self, Timer};
+use gamefeature_sdk::world::{self, ActorId};
+use gamefeature_sdk::{export_plugin, log, ActivationContext, Frame, NetMode, Plugin, Value};
+
+const PROP: &str = "DamageableProp";
+const HEALTH: &str = "PropHealth";
+/// Props the server spawns.
+const PROPS: usize = 200;
+/// Every second the server hits these props (by spawn index), one more of them each second.
+const TARGETS: [usize; 3] = [0, 7, 42];
+const DAMAGE: i64 = 10;
+
+#[derive(Default)]
+struct DamageableProps {
+    props: Vec<ActorId>,
+    handler: Option<ExtensionHandler>,
+    watches: HashMap<ActorId, PropertyWatch>,
+    timer: Option<Timer>,
+    seconds: usize,
+}
+
+impl Plugin for DamageableProps {
+    fn on_activating(&mut self, context: &ActivationContext) -> Result<(), String> {
+        self.handler = Some(components::add_extension_handler(PROP, 1).map_err(|e| format!("{e:?}"))?);
+        if context.net_mode != NetMode::Client {
+            for _ in 0..PROPS {
+                self.props.push(world::spawn_actor(PROP, true).map_err(|e| format!("spawning a prop: {e:?}"))?);
+            }
+            self.timer = Some(timers::every(Duration::from_secs(1), 1).map_err(|e| format!("{e:?}"))?);
+        }
+        Ok(())
+    }
+
+    fn on_extension_event(&mut self, _handler: u32, prop: ActorId, event: &str) {
+        match event {
+            events::RECEIVER_ADDED | events::EXTENSION_ADDED => {
+                // Watched before its health exists: the first hit is heard too.
+                if let Ok(watch) = components::watch_property(prop, HEALTH, "health", 1) {
+                    self.watches.insert(prop, watch);
+                }
+            }
+            events::RECEIVER_REMOVED => {
+                self.watches.remove(&prop);
+            }
+            _ => {}
+        }
+    }
+
+    fn on_timer(&mut self, _timer: u32, times: u32, _frame: &Frame) {
+        for _ in 0..times {
+            self.seconds += 1;
+            for index in TARGETS.iter().take(self.seconds) {
+                if let Some(prop) = self.props.get(*index) {
+                    hit(*prop);
+                }
+            }
+        }
+    }
+
+    fn on_property_changed(&mut self, _watch: u32, prop: ActorId, old: Option<&Value>, new: Option<&Value>) {
+        let shown = |v: Option<&Value>| match v {
+            Some(Value::Integer(health)) => health.to_string(),
+            _ => "none".to_string(),
+        };
+        log::info(&format!("prop {prop} health: {} -> {}", shown(old), shown(new)));
+    }
+}
+
+/// A hit: the first one creates the prop's health (a lazy component's first use is this write).
+fn hit(prop: ActorId) {
+    let health = match world::get_property(prop, HEALTH, "health") {
+        Ok(Some(Value::Integer(health))) => health,
+        _ => 100,
+    };
+    if let Err(e) = world::set_property(prop, HEALTH, "health", &Value::Integer(health - DAMAGE)) {
+        log::warn(&format!("hitting prop {prop}: {e:?}"));
+    }
+}
+
+export_plugin!(DamageableProps);
