@@ -192,6 +192,13 @@ impl ClientReplication {
         }
         if kept_all {
             self.acknowledgements.push(packet);
+        } else {
+            tracing::warn!(
+                client = %self.me,
+                packet,
+                dropped = self.stats.dropped_over_cap,
+                "values waiting for their components are over the buffer's cap: dropped unacknowledged (sent again)"
+            );
         }
     }
 
