@@ -276,6 +276,17 @@ async fn clients_breaking_the_protocol_are_dropped_alone() {
         gamefeature_host::net::protocol::PROTOCOL_VERSION + 1
     );
     assert_eq!(refused, Some(gamefeature_host::net::protocol::ServerMessage::Refused { reason: expected }));
+    // A client acknowledging more packets than could be in flight.
+    let mut greedy = game.network.connect();
+    let hello = gamefeature_host::net::protocol::encode(&gamefeature_host::net::protocol::ClientMessage::Hello {
+        protocol: gamefeature_host::net::protocol::PROTOCOL_VERSION,
+        token: Some("sesame".into()),
+    });
+    greedy.send(Channel::Reliable, hello);
+    game.frame().await;
+    let flood = gamefeature_host::net::protocol::ClientMessage::Ack { packets: (0..100_000).collect() };
+    greedy.send(Channel::Reliable, gamefeature_host::net::protocol::encode(&flood));
+    game.frame().await;
     // A client without the token.
     game.join(None);
     for _ in 0..5 {
@@ -292,6 +303,7 @@ async fn clients_breaking_the_protocol_are_dropped_alone() {
     assert!(dropped[0].starts_with("malformed frame"), "{dropped:?}");
     assert!(dropped.iter().any(|d| d == "out of protocol: a second hello"), "{dropped:?}");
     assert!(dropped.iter().any(|d| d.contains("wrong or missing token")), "{dropped:?}");
+    assert!(dropped.iter().any(|d| d.contains("an acknowledgement of 100000 packets")), "{dropped:?}");
     assert_eq!(
         game.clients[1].state(),
         &ClientState::Ended("the server refused this client: a wrong or missing token".into())

@@ -24,6 +24,7 @@ pub struct Watch {
 pub struct PropertyWatches {
     next: u64,
     by_property: HashMap<(ActorId, String, String), Vec<WatchId>>,
+    by_actor: HashMap<ActorId, Vec<WatchId>>,
     watches: HashMap<WatchId, (Watch, (ActorId, String, String))>,
 }
 
@@ -33,6 +34,7 @@ impl PropertyWatches {
         let id = WatchId(self.next);
         let key = (actor, component.to_string(), property.to_string());
         self.by_property.entry(key.clone()).or_default().push(id);
+        self.by_actor.entry(actor).or_default().push(id);
         self.watches.insert(id, (Watch { owner, number }, key));
         id
     }
@@ -46,6 +48,12 @@ impl PropertyWatches {
                 self.by_property.remove(&key);
             }
         }
+        if let Some(ids) = self.by_actor.get_mut(&key.0) {
+            ids.retain(|w| *w != id);
+            if ids.is_empty() {
+                self.by_actor.remove(&key.0);
+            }
+        }
     }
 
     /// Stops every watch of an owner; how many there were.
@@ -57,8 +65,9 @@ impl PropertyWatches {
 
     /// Stops every watch of an actor (it is gone: nothing of it can change any more).
     pub fn remove_actor(&mut self, actor: ActorId) {
-        let ids: Vec<WatchId> = self.watches.iter().filter(|(_, (_, k))| k.0 == actor).map(|(id, _)| *id).collect();
-        ids.iter().for_each(|id| self.remove(*id));
+        for id in self.by_actor.remove(&actor).unwrap_or_default() {
+            self.remove(id);
+        }
     }
 
     /// The watches of one property, in the order they were set up.

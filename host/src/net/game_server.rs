@@ -11,7 +11,13 @@ use std::time::Duration;
 
 use super::protocol::{decode, encode, ClientMessage, ServerMessage, PROTOCOL_VERSION};
 use super::transport::{Channel, ServerEvent, ServerTransport};
-use super::{Outgoing, ServerReplication};
+use super::{Outgoing, ServerReplication, IN_FLIGHT_PACKETS};
+
+/// How long a connection may go without saying hello.
+const HELLO_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Connections that have not said hello yet, at most; more are closed at once.
+const MAX_GREETING: usize = 64;
 use crate::experience::{ExperienceError, ExperienceManager};
 use crate::game::{self, Player};
 use crate::world::{self, ClientId, PlayerOwner};
@@ -50,8 +56,10 @@ pub struct GameServer {
     replication: ServerReplication,
     transport: Box<dyn ServerTransport>,
     options: ServerOptions,
-    /// Connected, but not yet welcomed.
-    greeting: BTreeSet<ClientId>,
+    /// Connected, not yet welcomed, and since when.
+    greeting: BTreeMap<ClientId, std::time::Instant>,
+    /// Dropped, until their transport says they are gone: what they still send is ignored.
+    dropped: BTreeSet<ClientId>,
     players: BTreeMap<ClientId, Player>,
 }
 
@@ -69,7 +77,8 @@ impl GameServer {
             replication: ServerReplication::new(),
             transport,
             options,
-            greeting: BTreeSet::new(),
+            greeting: BTreeMap::new(),
+            dropped: BTreeSet::new(),
             players: BTreeMap::new(),
         }
     }
@@ -112,12 +121,20 @@ impl GameServer {
         let mut notes = Vec::new();
         for event in self.transport.poll() {
             match event {
+                ServerEvent::Connected(client) if self.greeting.len() >= MAX_GREETING => {
+                    self.drop_client(client, "too many connections waiting to say hello".into(), &mut notes)
+                }
                 ServerEvent::Connected(client) => {
-                    self.greeting.insert(client);
+                    self.greeting.insert(client, std::time::Instant::now());
                 }
                 ServerEvent::Received(client, frame) => self.received(client, &frame, &mut notes),
                 ServerEvent::Disconnected(client, reason) => self.gone(client, reason, &mut notes),
             }
+        }
+        let silent: Vec<ClientId> =
+            self.greeting.iter().filter(|(_, since)| since.elapsed() > HELLO_WAIT).map(|(c, _)| *c).collect();
+        for client in silent {
+            self.drop_client(client, format!("no hello within {HELLO_WAIT:?}"), &mut notes);
         }
         self.manager.tick(delta);
         let outgoing = self.replication.collect(&mut world::lock(self.manager.world()));
@@ -126,12 +143,15 @@ impl GameServer {
     }
 
     fn received(&mut self, client: ClientId, frame: &[u8], notes: &mut Vec<ServerNote>) {
+        if self.dropped.contains(&client) {
+            return;
+        }
         let message = match decode::<ClientMessage>(frame) {
             Ok(message) => message,
             Err(e) => return self.drop_client(client, e.to_string(), notes),
         };
         match message {
-            ClientMessage::Hello { protocol, token } if self.greeting.remove(&client) => {
+            ClientMessage::Hello { protocol, token } if self.greeting.remove(&client).is_some() => {
                 let refusal = if protocol != PROTOCOL_VERSION {
                     Some(format!("the server speaks protocol {PROTOCOL_VERSION}; the client speaks {protocol}"))
                 } else if self.options.token.is_some() && token != self.options.token {
@@ -151,6 +171,14 @@ impl GameServer {
                     None => self.welcome(client, notes),
                 }
             }
+            ClientMessage::Ack { packets } if packets.len() > IN_FLIGHT_PACKETS => self.drop_client(
+                client,
+                format!(
+                    "out of protocol: an acknowledgement of {} packets (at most {IN_FLIGHT_PACKETS})",
+                    packets.len()
+                ),
+                notes,
+            ),
             ClientMessage::Ack { packets } if self.players.contains_key(&client) => {
                 self.replication.acknowledge(client, &packets)
             }
@@ -189,10 +217,12 @@ impl GameServer {
         tracing::warn!(%client, "dropping: {reason}");
         self.transport.disconnect(client, &reason);
         self.forget(client);
+        self.dropped.insert(client);
         notes.push(ServerNote::Dropped(client, reason));
     }
 
     fn gone(&mut self, client: ClientId, reason: String, notes: &mut Vec<ServerNote>) {
+        self.dropped.remove(&client);
         let was_playing = self.players.contains_key(&client);
         self.forget(client);
         if was_playing {
@@ -230,7 +260,7 @@ impl GameServer {
 
     /// Closes every connection (after [`end_play`](Self::end_play) has told them).
     pub fn close(&mut self, reason: &str) {
-        for client in self.replication.clients().into_iter().chain(self.greeting.iter().copied()) {
+        for client in self.replication.clients().into_iter().chain(self.greeting.keys().copied()) {
             self.transport.disconnect(client, reason);
         }
     }

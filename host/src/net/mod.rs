@@ -16,7 +16,7 @@ pub use game_server::{GameServer, ServerNote, ServerOptions};
 pub use receive::{
     BufferStats, ClientReplication, RepNotify, ReplicationError, SessionEvent, MAX_BUFFERED, MAX_BUFFERED_PER_ACTOR,
 };
-pub use replicate::{Outgoing, ServerReplication, RESEND_AFTER_FRAMES};
+pub use replicate::{Outgoing, ServerReplication, IN_FLIGHT_PACKETS, RESEND_AFTER_FRAMES};
 
 #[cfg(test)]
 mod tests;

@@ -64,7 +64,9 @@ pub struct ClientReplication {
     by_actor: HashMap<ActorId, Vec<u64>>,
     /// The version applied of each (incarnation, property).
     versions: BTreeMap<(u64, String), u64>,
-    waiting: Vec<Mutation>,
+    /// Values waiting for their component: the newest of each (incarnation, property), with when it arrived.
+    waiting: HashMap<(u64, String), (u64, Mutation)>,
+    arrivals: u64,
     waiting_per_actor: HashMap<ActorId, usize>,
     acknowledgements: Vec<u64>,
     stats: BufferStats,
@@ -79,7 +81,8 @@ impl ClientReplication {
             live: HashMap::new(),
             by_actor: HashMap::new(),
             versions: BTreeMap::new(),
-            waiting: Vec::new(),
+            waiting: HashMap::new(),
+            arrivals: 0,
             waiting_per_actor: HashMap::new(),
             acknowledgements: Vec::new(),
             stats: BufferStats::default(),
@@ -129,7 +132,7 @@ impl ClientReplication {
                 // Nothing waiting outlives its actor.
                 if self.waiting_per_actor.remove(&actor).is_some() {
                     let before = self.waiting.len();
-                    self.waiting.retain(|m| m.actor != actor);
+                    self.waiting.retain(|_, (_, m)| m.actor != actor);
                     self.stats.dropped_stale += (before - self.waiting.len()) as u64;
                 }
                 world.destroy(actor)?;
@@ -177,14 +180,23 @@ impl ClientReplication {
         let mut kept_all = true;
         for mutation in mutations {
             if mutation.after > self.applied {
-                let for_actor = self.waiting_per_actor.entry(mutation.actor).or_default();
-                if self.waiting.len() >= MAX_BUFFERED || *for_actor >= MAX_BUFFERED_PER_ACTOR {
+                // Only the newest value of each property waits (the server re-sends what is unacknowledged).
+                let key = (mutation.incarnation, mutation.property.clone());
+                if let Some((_, waiting)) = self.waiting.get_mut(&key) {
+                    if waiting.version < mutation.version {
+                        *waiting = mutation;
+                    }
+                    continue;
+                }
+                let for_actor = self.waiting_per_actor.get(&mutation.actor).copied().unwrap_or(0);
+                if self.waiting.len() >= MAX_BUFFERED || for_actor >= MAX_BUFFERED_PER_ACTOR {
                     self.stats.dropped_over_cap += 1;
                     kept_all = false;
                 } else {
-                    *for_actor += 1;
+                    *self.waiting_per_actor.entry(mutation.actor).or_default() += 1;
                     self.stats.buffered += 1;
-                    self.waiting.push(mutation);
+                    self.arrivals += 1;
+                    self.waiting.insert(key, (self.arrivals, mutation));
                 }
                 continue;
             }
@@ -208,9 +220,12 @@ impl ClientReplication {
             return;
         }
         let applied = self.applied;
-        let (ready, still): (Vec<Mutation>, Vec<Mutation>) =
-            std::mem::take(&mut self.waiting).into_iter().partition(|m| m.after <= applied);
-        self.waiting = still;
+        let ready_keys: Vec<(u64, String)> =
+            self.waiting.iter().filter(|(_, (_, m))| m.after <= applied).map(|(key, _)| key.clone()).collect();
+        let mut ready: Vec<(u64, Mutation)> = ready_keys.iter().filter_map(|key| self.waiting.remove(key)).collect();
+        // In the order they arrived.
+        ready.sort_by_key(|(arrival, _)| *arrival);
+        let ready: Vec<Mutation> = ready.into_iter().map(|(_, m)| m).collect();
         for mutation in &ready {
             if let Some(count) = self.waiting_per_actor.get_mut(&mutation.actor) {
                 *count -= 1;

@@ -7,7 +7,7 @@
 //! of values it has not acknowledged, sent again until it does — only the newest value of each property, so a
 //! client may skip intermediate values but always ends with the last.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::protocol::{encode, ComponentRef, Mutation, ServerMessage, Update, MAX_PACKET};
 use crate::world::{ActorId, ClientId, Component, PlayerOwner, Touched, Value, World};
@@ -16,8 +16,8 @@ use crate::world::{ActorId, ClientId, Component, PlayerOwner, Touched, Value, Wo
 pub const RESEND_AFTER_FRAMES: u64 = 4;
 
 /// Mutation packets remembered per client while their acknowledgement may still come; an older packet's values
-/// are sent again anyway if still unacknowledged.
-const IN_FLIGHT_PACKETS: usize = 1024;
+/// are sent again anyway if still unacknowledged. Also the most packets one acknowledgement may name.
+pub const IN_FLIGHT_PACKETS: usize = 1024;
 
 /// A replicated property of one component incarnation.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -53,7 +53,9 @@ struct ClientView {
     unacknowledged: BTreeSet<PropKey>,
     /// The version last sent of each property, and the frame it was sent in.
     sent: BTreeMap<PropKey, (u64, u64)>,
-    in_flight: VecDeque<(u64, Vec<(PropKey, u64)>)>,
+    /// Mutation packets sent and not yet acknowledged, by packet number (the oldest forgotten past
+    /// [`IN_FLIGHT_PACKETS`]).
+    in_flight: BTreeMap<u64, Vec<(PropKey, u64)>>,
     next_packet: u64,
 }
 
@@ -88,8 +90,9 @@ pub struct Outgoing {
 #[derive(Debug, Default)]
 pub struct ServerReplication {
     known: HashMap<ActorId, KnownActor>,
-    /// Known actors in the order they were spawned (destroyed ones are swept out when a client joins).
+    /// Known actors in the order they were spawned; destroyed ones are swept out once they are half of it.
     order: Vec<ActorId>,
+    destroyed_in_order: usize,
     props: BTreeMap<PropKey, Prop>,
     next_version: u64,
     experience: Option<String>,
@@ -118,8 +121,7 @@ impl ServerReplication {
         if let Some(name) = &self.experience {
             Self::send_update(&mut view, client, Update::Experience { name: name.clone() }, &mut out);
         }
-        self.order.retain(|actor| self.known.contains_key(actor));
-        for actor in &self.order {
+        for actor in self.order.iter().filter(|a| self.known.contains_key(a)) {
             let known = &self.known[actor];
             let spawn = Update::Spawn {
                 actor: *actor,
@@ -156,9 +158,8 @@ impl ServerReplication {
     /// since.
     pub fn acknowledge(&mut self, client: ClientId, packets: &[u64]) {
         let Some(view) = self.clients.get_mut(&client) else { return };
-        for packet in packets {
-            let Some(index) = view.in_flight.iter().position(|(id, _)| id == packet) else { continue };
-            let (_, values) = view.in_flight.remove(index).expect("found above");
+        for packet in packets.iter().take(IN_FLIGHT_PACKETS) {
+            let Some(values) = view.in_flight.remove(packet) else { continue };
             for (key, version) in values {
                 if self.props.get(&key).is_none_or(|prop| prop.version <= version) {
                     view.unacknowledged.remove(&key);
@@ -226,6 +227,12 @@ impl ServerReplication {
             }
             (None, true) => {
                 let known = self.known.remove(&actor).expect("checked above");
+                self.destroyed_in_order += 1;
+                if self.destroyed_in_order * 2 > self.order.len() {
+                    let known_now = &self.known;
+                    self.order.retain(|a| known_now.contains_key(a));
+                    self.destroyed_in_order = 0;
+                }
                 for component in known.components {
                     self.drop_incarnation(component.incarnation);
                 }
@@ -397,9 +404,9 @@ impl ServerReplication {
     ) {
         view.next_packet += 1;
         let packet = view.next_packet;
-        view.in_flight.push_back((packet, carried));
+        view.in_flight.insert(packet, carried);
         if view.in_flight.len() > IN_FLIGHT_PACKETS {
-            view.in_flight.pop_front();
+            view.in_flight.pop_first();
         }
         out.push(Outgoing { client, reliable: false, message: ServerMessage::Mutations { packet, mutations } });
     }

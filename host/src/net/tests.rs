@@ -324,6 +324,15 @@ fn a_client_cannot_write_a_replicated_property_but_keeps_its_own_components() {
     let refused = client.world.set_property_by(OwnerId(9), 1 << 20, pawn, "Health", "hp", Value::Integer(1));
     assert!(matches!(refused, Err(crate::world::WorldError::Denied(_))), "{refused:?}");
     assert!(client.world.set_property_by(OwnerId(9), 1 << 20, pawn, "Mesh", "lod", Value::Integer(1)).is_ok());
+    // A lazy replicated component is the server's to create, even for an actor the client spawned itself.
+    let own = client.world.spawn("Pawn").unwrap();
+    let _armor = client.world.add_component_request(OwnerId(9), "Pawn", "Armor", RequestFlags::default());
+    assert!(client.world.ensure_component(own, "Armor").is_err());
+    // A replicated component is one per actor, however many requests give it.
+    let hero = server.world.spawn("Character").unwrap();
+    let _more = server.world.add_component_request(OwnerId::HOST, "Character", "Health", RequestFlags::default());
+    let count = server.world.actor(hero).unwrap().components.iter().filter(|c| c.class == "Health").count();
+    assert_eq!(count, 1);
 }
 
 #[test]
@@ -343,6 +352,8 @@ fn a_value_arriving_before_its_component_waits_for_it_and_a_stale_one_is_dropped
         value: Some(Value::Integer(hp)),
     };
     replication.apply_mutations(&mut world, 1, vec![value(2, 50)], &mut notes);
+    // Sent again (unacknowledged, or duplicated by the network) while it waits: still one value waiting.
+    replication.apply_mutations(&mut world, 1, vec![value(2, 50), value(1, 40)], &mut notes);
     assert_eq!(replication.waiting(), 1);
     let health = ComponentRef { class: "Health".into(), incarnation: 1 };
     let spawn = Update::Spawn {
@@ -367,7 +378,7 @@ fn a_value_arriving_before_its_component_waits_for_it_and_a_stale_one_is_dropped
     replication.apply_update(&mut world, 2, removed, &mut notes).unwrap();
     replication.apply_mutations(&mut world, 3, vec![value(3, 60)], &mut notes);
     assert_eq!(replication.stats().dropped_stale, 1);
-    assert_eq!(replication.take_acknowledgements(), [1, 2, 3]);
+    assert_eq!(replication.take_acknowledgements(), [1, 1, 2, 3]);
     // Out-of-order updates are a broken server.
     let late = Update::Destroy { actor: pawn };
     assert!(replication.apply_update(&mut world, 5, late, &mut notes).is_err());

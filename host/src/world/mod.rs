@@ -554,7 +554,11 @@ impl World {
         let key = self.manager.requests.components_for(&levels).find(|k| k.component_class == class).cloned();
         let key = key.ok_or_else(missing)?;
         self.create_requested_component(actor, &key);
-        Ok(self.actor(actor)?.component(class).is_some())
+        // A replicated class is the server's to create: on a client nothing was.
+        match self.actor(actor)?.component(class) {
+            Some(_) => Ok(true),
+            None => Err(missing()),
+        }
     }
 
     /// Before a write: a lazy component that does not exist yet is created by it (its first use). Anything else
@@ -804,7 +808,8 @@ impl World {
         if replicated && self.net_mode == NetMode::Client {
             return;
         }
-        let unique = self.manager.requests.flags(key).add_unique;
+        // A replicated component is one per actor (clients tell components apart by class), as if added unique.
+        let unique = self.manager.requests.flags(key).add_unique || replicated;
         let origin = ComponentOrigin::Request(key.clone());
         let actor_ref = self.actor(actor).expect("requested actors are alive");
         let present =

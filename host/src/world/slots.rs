@@ -10,6 +10,10 @@ use super::actor::{Actor, ActorId};
 /// Slot numbers with this bit set are a client's own actors.
 const LOCAL_BIT: u32 = 1 << 31;
 
+/// How far past the slots a client has a replica's slot may be: a server hands out slots in order, so a slot far
+/// beyond is a broken server, not a reason to allocate gigabytes.
+const MAX_SLOT_GAP: usize = 1 << 16;
+
 #[derive(Debug, Default)]
 pub(super) struct Slot {
     pub(super) generation: u32,
@@ -73,14 +77,17 @@ impl Slots {
         ActorId::new(index | bit, range.slots[index as usize].generation)
     }
 
-    /// The slot of a replica's id, made ready for it: `None` when it is in the client-only range or holds a live
-    /// actor (the server never hands out a live actor's slot).
+    /// The slot of a replica's id, made ready for it: `None` when it is in the client-only range, far beyond the
+    /// slots there are, or holds a live actor (the server never hands out a live actor's slot).
     pub(super) fn place(&mut self, id: ActorId) -> Option<&mut Slot> {
         let slot = id.slot() as u32;
         if slot & LOCAL_BIT != 0 {
             return None;
         }
         let index = slot as usize;
+        if index > self.main.slots.len() + MAX_SLOT_GAP {
+            return None;
+        }
         if self.main.slots.len() <= index {
             self.main.slots.resize_with(index + 1, Slot::default);
         }
@@ -119,5 +126,6 @@ mod tests {
         assert_ne!(own.slot(), a.slot());
         assert_ne!(own.slot(), b.slot());
         assert!(client.place(own).is_none(), "a replica never lands in the client-only range");
+        assert!(client.place(ActorId::new(0x7fff_fff0, 0)).is_none(), "nor gigabytes beyond the slots there are");
     }
 }

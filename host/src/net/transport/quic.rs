@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -27,12 +28,19 @@ use crate::world::ClientId;
 /// The application protocol both ends name in the TLS handshake.
 pub const ALPN: &[u8] = b"gamefeature/1";
 
+/// How long a connected client has to open its stream.
+const OPEN_STREAM_WAIT: Duration = Duration::from_secs(5);
+
 /// A connection quiet for this long is over (keep-alives are sent well within it).
 const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 const KEEP_ALIVE: Duration = Duration::from_secs(2);
 
 /// How long a closing connection waits for its peer to receive what was sent before it.
 const FLUSH_ON_CLOSE: Duration = Duration::from_secs(2);
+
+/// Reliable bytes queued for one peer at most: a peer that stops reading (or grants no flow-control credit) is
+/// closed rather than left to grow the sender's memory.
+const MAX_QUEUED: usize = 16 << 20;
 
 /// A network that could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -75,13 +83,22 @@ enum Outbound {
     Close(String),
 }
 
-/// Writes reliable frames in order; on `Close`, waits (boundedly) for the peer to have them, then closes.
-async fn write_frames(send: SendStream, mut outbound: UnboundedReceiver<Outbound>, connection: Connection) {
+/// Writes reliable frames in order (counting down `queued` as they go); on `Close`, waits (boundedly) for the
+/// peer to have them, then closes.
+async fn write_frames(
+    send: SendStream,
+    mut outbound: UnboundedReceiver<Outbound>,
+    connection: Connection,
+    queued: Arc<AtomicUsize>,
+) {
     let mut frames = FramedWrite::new(send, codec());
     while let Some(next) = outbound.recv().await {
         match next {
             Outbound::Frame(frame) => {
-                if frames.send(frame).await.is_err() {
+                let len = frame.len();
+                let sent = frames.send(frame).await;
+                queued.fetch_sub(len, Ordering::Relaxed);
+                if sent.is_err() {
                     return;
                 }
             }
@@ -124,6 +141,18 @@ async fn read_frames(recv: RecvStream, connection: Connection, mut received: imp
 struct Link {
     connection: Connection,
     outbound: UnboundedSender<Outbound>,
+    queued: Arc<AtomicUsize>,
+}
+
+impl Link {
+    /// Queues a reliable frame, unless the peer is too far behind: then its connection is closed.
+    fn queue(&self, frame: Bytes) {
+        if self.queued.fetch_add(frame.len(), Ordering::Relaxed) + frame.len() > MAX_QUEUED {
+            self.connection.close(2u32.into(), b"too slow: it stopped taking what was sent to it");
+            return;
+        }
+        let _ = self.outbound.send(Outbound::Frame(frame));
+    }
 }
 
 /// The server's end: a UDP socket accepting QUIC connections.
@@ -131,6 +160,7 @@ pub struct QuicServer {
     endpoint: Endpoint,
     events: Receiver<ServerEvent>,
     links: Arc<Mutex<HashMap<ClientId, Link>>>,
+    runtime: tokio::runtime::Handle,
 }
 
 impl QuicServer {
@@ -156,7 +186,7 @@ impl QuicServer {
         let (events_in, events) = channel();
         let links: Arc<Mutex<HashMap<ClientId, Link>>> = Arc::default();
         runtime.spawn(accept(endpoint.clone(), events_in, links.clone()));
-        Ok(QuicServer { endpoint, events, links })
+        Ok(QuicServer { endpoint, events, links, runtime: runtime.clone() })
     }
 
     /// The address it listens on (with the port it got, when asked for port 0).
@@ -164,9 +194,9 @@ impl QuicServer {
         self.endpoint.local_addr()
     }
 
-    fn link(&self, client: ClientId) -> Option<(Connection, UnboundedSender<Outbound>)> {
+    fn with_link<R>(&self, client: ClientId, f: impl FnOnce(&Link) -> R) -> Option<R> {
         let links = self.links.lock().unwrap_or_else(|e| e.into_inner());
-        links.get(&client).map(|l| (l.connection.clone(), l.outbound.clone()))
+        links.get(&client).map(f)
     }
 }
 
@@ -186,15 +216,20 @@ async fn serve(
     events: Sender<ServerEvent>,
     links: Arc<Mutex<HashMap<ClientId, Link>>>,
 ) {
-    // A failed handshake or a client that never opens its stream never became a client.
+    // A failed handshake, or a client that does not open its stream soon, never became a client.
     let Ok(connection) = incoming.await else { return };
-    let Ok((send, recv)) = connection.accept_bi().await else { return };
-    let (outbound, queued) = unbounded_channel();
-    links.lock().unwrap_or_else(|e| e.into_inner()).insert(client, Link { connection: connection.clone(), outbound });
+    let Ok(Ok((send, recv))) = tokio::time::timeout(OPEN_STREAM_WAIT, connection.accept_bi()).await else {
+        connection.close(3u32.into(), b"no stream opened");
+        return;
+    };
+    let (outbound, waiting) = unbounded_channel();
+    let queued = Arc::new(AtomicUsize::new(0));
+    let link = Link { connection: connection.clone(), outbound, queued: queued.clone() };
+    links.lock().unwrap_or_else(|e| e.into_inner()).insert(client, link);
     if events.send(ServerEvent::Connected(client)).is_err() {
         return;
     }
-    tokio::spawn(write_frames(send, queued, connection.clone()));
+    tokio::spawn(write_frames(send, waiting, connection.clone(), queued));
     let reason = read_frames(recv, connection, |frame| events.send(ServerEvent::Received(client, frame)).is_ok()).await;
     links.lock().unwrap_or_else(|e| e.into_inner()).remove(&client);
     let _ = events.send(ServerEvent::Disconnected(client, reason));
@@ -206,19 +241,30 @@ impl ServerTransport for QuicServer {
     }
 
     fn send(&mut self, client: ClientId, channel: Channel, frame: Vec<u8>) {
-        let Some((connection, outbound)) = self.link(client) else { return };
         let frame = Bytes::from(frame);
-        let fits = connection.max_datagram_size().is_some_and(|max| frame.len() <= max);
-        if channel == Channel::Unreliable && fits {
-            let _ = connection.send_datagram(frame);
-        } else {
-            let _ = outbound.send(Outbound::Frame(frame));
-        }
+        self.with_link(client, |link| {
+            let fits = link.connection.max_datagram_size().is_some_and(|max| frame.len() <= max);
+            if channel == Channel::Unreliable && fits {
+                let _ = link.connection.send_datagram(frame);
+            } else {
+                link.queue(frame);
+            }
+        });
     }
 
+    /// Closes once what was queued has reached the client — or, if it does not take it, after
+    /// [`FLUSH_ON_CLOSE`] regardless.
     fn disconnect(&mut self, client: ClientId, reason: &str) {
-        if let Some((_, outbound)) = self.link(client) {
-            let _ = outbound.send(Outbound::Close(reason.to_string()));
+        let connection = self.with_link(client, |link| {
+            let _ = link.outbound.send(Outbound::Close(reason.to_string()));
+            link.connection.clone()
+        });
+        if let Some(connection) = connection {
+            let reason = reason.to_string();
+            self.runtime.spawn(async move {
+                tokio::time::sleep(FLUSH_ON_CLOSE * 2).await;
+                connection.close(0u32.into(), reason.as_bytes());
+            });
         }
     }
 
@@ -239,8 +285,7 @@ impl Drop for QuicServer {
 pub struct QuicClient {
     endpoint: Endpoint,
     events: Receiver<ClientEvent>,
-    connection: Connection,
-    outbound: UnboundedSender<Outbound>,
+    link: Link,
 }
 
 impl QuicClient {
@@ -259,15 +304,16 @@ impl QuicClient {
             Ok(Ok(connection)) => connection,
         };
         let (send, recv) = connection.open_bi().await.map_err(|e| failed(why(&e)))?;
-        let (outbound, queued) = unbounded_channel();
-        tokio::spawn(write_frames(send, queued, connection.clone()));
+        let (outbound, waiting) = unbounded_channel();
+        let queued = Arc::new(AtomicUsize::new(0));
+        tokio::spawn(write_frames(send, waiting, connection.clone(), queued.clone()));
         let (events_in, events) = channel();
         let reader = connection.clone();
         tokio::spawn(async move {
             let reason = read_frames(recv, reader, |frame| events_in.send(ClientEvent::Received(frame)).is_ok()).await;
             let _ = events_in.send(ClientEvent::Disconnected(reason));
         });
-        Ok(QuicClient { endpoint, events, connection, outbound })
+        Ok(QuicClient { endpoint, events, link: Link { connection, outbound, queued } })
     }
 }
 
@@ -278,16 +324,16 @@ impl ClientTransport for QuicClient {
 
     fn send(&mut self, channel: Channel, frame: Vec<u8>) {
         let frame = Bytes::from(frame);
-        let fits = self.connection.max_datagram_size().is_some_and(|max| frame.len() <= max);
+        let fits = self.link.connection.max_datagram_size().is_some_and(|max| frame.len() <= max);
         if channel == Channel::Unreliable && fits {
-            let _ = self.connection.send_datagram(frame);
+            let _ = self.link.connection.send_datagram(frame);
         } else {
-            let _ = self.outbound.send(Outbound::Frame(frame));
+            self.link.queue(frame);
         }
     }
 
     fn disconnect(&mut self, reason: &str) {
-        let _ = self.outbound.send(Outbound::Close(reason.to_string()));
+        let _ = self.link.outbound.send(Outbound::Close(reason.to_string()));
     }
 }
 
