@@ -226,6 +226,11 @@ fn bad_flags_are_refused_before_anything_runs() {
         &["run", "--chaos-delay=NaN,0"],
         &["run", "--call-deadline-ms", "0"],
         &["run", "--call-deadline-ms", "18446744073709551615"],
+        &["run", "--clients", "2", "--seconds", "inf"],
+        &["run", "--clients", "2", "--seconds=-1"],
+        &["client", "--seconds", "NaN"],
+        &["server", "--tick-rate", "0"],
+        &["server", "--listen", "not-an-address"],
     ] {
         let output = gfhost(args, plugins.path(), cache.path());
         let stderr = String::from_utf8_lossy(&output.stderr);

@@ -6,12 +6,7 @@
 
 use gamefeature_host::component::{OwnerId, RequestFlags};
 use gamefeature_host::world::{CreationPolicy, NetMode, World};
-
-fn resident_kib() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
-    pages * 4
-}
+use gamefeature_tests::resident_kib;
 
 /// One variant, in this process: the resident memory its props added.
 fn measure(variant: &str, props: usize) -> u64 {

@@ -6,12 +6,6 @@
 use gamefeature_host::world::{self, NetMode};
 use gamefeature_tests::*;
 
-fn resident_kib() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
-    pages * 4
-}
-
 fn main() {
     let cycles: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(10_000);
     let tokio = tokio::runtime::Runtime::new().unwrap();

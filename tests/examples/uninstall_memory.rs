@@ -10,12 +10,6 @@
 use gamefeature_host::world::NetMode;
 use gamefeature_tests::*;
 
-fn resident_kib() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
-    pages * 4
-}
-
 /// A component's bytes with a custom section appended: the same code, a different component to the cache.
 fn distinct(component: &[u8], tag: usize) -> Vec<u8> {
     let name = b"gamefeature-variant";

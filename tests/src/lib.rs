@@ -94,3 +94,10 @@ pub async fn load_world(plugins: &[TestPlugin]) -> LoadedWorld {
     let report = manager.load(&path).await.expect("the experience loads").clone();
     LoadedWorld { plugins: dir, experiences, session, manager, report }
 }
+
+/// The process's resident memory, in KiB (Linux), for the examples that measure memory.
+pub fn resident_kib() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+    pages * 4
+}

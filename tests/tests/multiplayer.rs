@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use gamefeature_host::experience::ExperienceLoadState;
+use gamefeature_host::net::protocol::{decode, encode, ClientMessage, ServerMessage, PROTOCOL_VERSION};
 use gamefeature_host::net::transport::memory::{Conditions, MemoryNetwork};
 use gamefeature_host::net::transport::{Channel, ClientTransport};
 use gamefeature_host::net::{ClientError, ClientState, GameClient, GameServer, ServerNote, ServerOptions};
@@ -80,6 +81,11 @@ impl Game {
     fn info_lines(&self, plugin: &str, world: &str) -> Vec<String> {
         self.session.timeline().texts(&track::instance(plugin, world), EventKind::Log(LogLevel::Info))
     }
+}
+
+/// A hello frame as a hand-made client would send it.
+fn raw_hello(protocol: u32, token: &str) -> Vec<u8> {
+    encode(&ClientMessage::Hello { protocol, token: Some(token.to_string()) })
 }
 
 fn pawn_of(world: &world::World, owner: Option<world::ClientId>) -> Option<ActorId> {
@@ -248,44 +254,27 @@ async fn clients_breaking_the_protocol_are_dropped_alone() {
     garbage.send(Channel::Reliable, vec![0xff; 64]);
     game.frame().await;
     let mut twice = game.network.connect();
-    let hello = gamefeature_host::net::protocol::encode(&gamefeature_host::net::protocol::ClientMessage::Hello {
-        protocol: gamefeature_host::net::protocol::PROTOCOL_VERSION,
-        token: Some("sesame".into()),
-    });
+    let hello = raw_hello(PROTOCOL_VERSION, "sesame");
     twice.send(Channel::Reliable, hello.clone());
     twice.send(Channel::Reliable, hello);
     game.frame().await;
     // A client of another protocol version.
     let mut future = game.network.connect();
-    let hello = gamefeature_host::net::protocol::encode(&gamefeature_host::net::protocol::ClientMessage::Hello {
-        protocol: gamefeature_host::net::protocol::PROTOCOL_VERSION + 1,
-        token: Some("sesame".into()),
-    });
-    future.send(Channel::Reliable, hello);
+    future.send(Channel::Reliable, raw_hello(PROTOCOL_VERSION + 1, "sesame"));
     game.frame().await;
     let told: Vec<gamefeature_host::net::transport::ClientEvent> = future.poll();
     let refused = told.iter().find_map(|event| match event {
-        gamefeature_host::net::transport::ClientEvent::Received(frame) => {
-            gamefeature_host::net::protocol::decode::<gamefeature_host::net::protocol::ServerMessage>(frame).ok()
-        }
+        gamefeature_host::net::transport::ClientEvent::Received(frame) => decode::<ServerMessage>(frame).ok(),
         _ => None,
     });
-    let expected = format!(
-        "the server speaks protocol {0}; the client speaks {1}",
-        gamefeature_host::net::protocol::PROTOCOL_VERSION,
-        gamefeature_host::net::protocol::PROTOCOL_VERSION + 1
-    );
-    assert_eq!(refused, Some(gamefeature_host::net::protocol::ServerMessage::Refused { reason: expected }));
+    let expected = format!("the server speaks protocol {PROTOCOL_VERSION}; the client speaks {}", PROTOCOL_VERSION + 1);
+    assert_eq!(refused, Some(ServerMessage::Refused { reason: expected }));
     // A client acknowledging more packets than could be in flight.
     let mut greedy = game.network.connect();
-    let hello = gamefeature_host::net::protocol::encode(&gamefeature_host::net::protocol::ClientMessage::Hello {
-        protocol: gamefeature_host::net::protocol::PROTOCOL_VERSION,
-        token: Some("sesame".into()),
-    });
-    greedy.send(Channel::Reliable, hello);
+    greedy.send(Channel::Reliable, raw_hello(PROTOCOL_VERSION, "sesame"));
     game.frame().await;
-    let flood = gamefeature_host::net::protocol::ClientMessage::Ack { packets: (0..100_000).collect() };
-    greedy.send(Channel::Reliable, gamefeature_host::net::protocol::encode(&flood));
+    let flood = ClientMessage::Ack { packets: (0..100_000).collect() };
+    greedy.send(Channel::Reliable, encode(&flood));
     game.frame().await;
     // A client without the token.
     game.join(None);

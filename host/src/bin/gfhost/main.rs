@@ -73,7 +73,7 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         clients: usize,
         /// With --clients: seconds of play before the server ends it.
-        #[arg(long, default_value_t = 3.0)]
+        #[arg(long, default_value_t = 3.0, value_parser = parse_seconds)]
         seconds: f64,
         /// With --clients: the server's frames per second.
         #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -106,7 +106,7 @@ enum Command {
         #[arg(long, default_value = "experiences")]
         experiences: PathBuf,
         /// Leave after this many seconds instead of playing until the server ends.
-        #[arg(long)]
+        #[arg(long, value_parser = parse_seconds)]
         seconds: Option<f64>,
     },
     /// Load an experience into a world that keeps running, changed by commands until `quit`: features
@@ -164,6 +164,15 @@ fn parse_chaos(text: &str) -> Result<(f64, f64), String> {
     let (min, random) = (number(min)?, number(random)?);
     ChaosDelay::new(min, random, 0)?;
     Ok((min, random))
+}
+
+/// A duration of play: a finite number of seconds, at most a day.
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    let seconds = text.trim().parse::<f64>().map_err(|e| format!("{text:?}: {e}"))?;
+    if !(0.0..=86_400.0).contains(&seconds) {
+        return Err(format!("{text:?}: expected 0 to 86400 seconds"));
+    }
+    Ok(seconds)
 }
 
 fn parse_call_deadline_ms(text: &str) -> Result<u64, String> {
