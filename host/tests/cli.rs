@@ -22,6 +22,19 @@ fn gfhost(args: &[&str], plugins: &Path, cache: &Path) -> Output {
         .expect("running gfhost")
 }
 
+/// The compile cache the tests share (see `shared_cache`), for tests that are not about the cache.
+struct SharedCache(std::path::PathBuf);
+
+impl SharedCache {
+    fn new() -> Self {
+        SharedCache(shared_cache())
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
 fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
@@ -51,7 +64,7 @@ fn run_prints_the_timeline_writes_a_trace_and_uses_the_cache_the_second_time() {
         states,
         ["Unloaded", "Loading", "LoadingGameFeatures", "ExecutingActions", "Loaded", "Deactivating", "Unloaded"]
     );
-    assert!(text.contains("components: 0 loaded from cache, 7 compiled"), "{text}");
+    assert!(text.contains("components: 0 loaded from cache, 10 compiled"), "{text}");
     assert!(
         text.contains("after end of play: 0 feature components, 0 handlers, 0 subscriptions, 0 init-state features"),
         "{text}"
@@ -81,7 +94,7 @@ fn run_prints_the_timeline_writes_a_trace_and_uses_the_cache_the_second_time() {
     let second = gfhost(&args, plugins.path(), cache.path());
     let text = stdout(&second);
     assert!(second.status.success(), "{text}\n{}", String::from_utf8_lossy(&second.stderr));
-    assert!(text.contains("components: 7 loaded from cache, 0 compiled"), "{text}");
+    assert!(text.contains("components: 10 loaded from cache, 0 compiled"), "{text}");
     assert!(text.lines().any(|l| l.contains("plugin:shooter-core ") && l.contains("~ loaded from cache in")), "{text}");
 }
 
@@ -132,11 +145,11 @@ fn a_missing_experience_is_a_clear_error() {
 #[test]
 fn plugins_lists_manifests_and_inspect_shows_the_interface() {
     let (plugins, _) = default_setup();
-    let cache = tempfile::TempDir::new().unwrap();
+    let cache = SharedCache::new();
     let listing = gfhost(&["plugins"], plugins.path(), cache.path());
     let text = stdout(&listing);
     assert!(listing.status.success(), "{text}");
-    assert!(text.contains("7 plugin(s)"), "{text}");
+    assert!(text.contains("10 plugin(s)"), "{text}");
     assert!(text.contains("shooter-core 0.1.0  [Installed]"), "{text}");
     // What each plugin asked for, what the repository's gfhost.toml grants it, and its limits (the CLI's
     // --call-deadline-ms 1000 overrides the file's 10 ms).
@@ -357,7 +370,7 @@ fn play_runs_a_script_of_live_changes() {
             extra_plugin.display()
         ),
     );
-    let cache = tempfile::TempDir::new().unwrap();
+    let cache = SharedCache::new();
     let experience = experiences.path().join("default.toml");
     let args = ["play", experience.to_str().unwrap(), "--script", script.to_str().unwrap()];
     let output = gfhost(&args, plugins.path(), cache.path());
@@ -373,7 +386,7 @@ fn play_runs_a_script_of_live_changes() {
         "3 x PawnExtension InitState.GameplayReady",
         "event-sink installed from",
         "event-sink active",
-        "event-sink uninstalled; compiled components held: 8 -> 7",
+        "event-sink uninstalled; compiled components held: 11 -> 10",
         "error: no plugin named \"nobody\" is installed",
         "error: unknown command \"dance\"",
         "play ended; nothing failed",
@@ -394,7 +407,7 @@ fn play_watch_reloads_a_plugin_changed_on_disk_and_refuses_a_broken_one() {
     use std::time::Duration;
 
     let (plugins, experiences) = default_setup();
-    let cache = tempfile::TempDir::new().unwrap();
+    let cache = SharedCache::new();
     let experience = experiences.path().join("default.toml");
     let mut child = Command::new(env!("CARGO_BIN_EXE_gfhost"))
         .args(["play", experience.to_str().unwrap(), "--watch", "--plugins"])

@@ -85,9 +85,9 @@ impl Drop for Running {
 #[test]
 fn run_with_clients_plays_a_server_and_two_clients_over_loopback_quic() {
     let (plugins, experiences) = setup();
-    let cache = tempfile::TempDir::new().unwrap();
+    let cache = shared_cache();
     let trace = experiences.path().join("t.json");
-    let output = gfhost(plugins.path(), cache.path())
+    let output = gfhost(plugins.path(), &cache)
         .args(["run"])
         .arg(experiences.path().join("default.toml"))
         .args(["--clients", "2", "--seconds", "2.5", "--trace"])
@@ -134,12 +134,12 @@ fn run_with_clients_plays_a_server_and_two_clients_over_loopback_quic() {
 #[test]
 fn a_dedicated_server_process_serves_two_client_processes_and_stops_cleanly_on_sigterm() {
     let (plugins, experiences) = setup();
-    let cache = tempfile::TempDir::new().unwrap();
+    let cache = shared_cache();
     // Compile once, so the three processes share the cache rather than racing to fill it.
-    let warm = gfhost(plugins.path(), cache.path()).arg("run").arg(experiences.path().join("default.toml")).output();
+    let warm = gfhost(plugins.path(), &cache).arg("run").arg(experiences.path().join("default.toml")).output();
     assert!(warm.unwrap().status.success());
 
-    let mut server_command = gfhost(plugins.path(), cache.path());
+    let mut server_command = gfhost(plugins.path(), &cache);
     server_command.arg("server").arg(experiences.path().join("default.toml")).args(["--listen", "127.0.0.1:0"]);
     server_command.args(["--token", "sesame"]);
     let mut server = Running::start(server_command);
@@ -148,7 +148,7 @@ fn a_dedicated_server_process_serves_two_client_processes_and_stops_cleanly_on_s
     server.wait_for(|l| l.starts_with("ready: "));
 
     let client = |token: &str| {
-        let mut command = gfhost(plugins.path(), cache.path());
+        let mut command = gfhost(plugins.path(), &cache);
         command.args(["client", "--connect", &addr, "--token", token, "--experiences"]).arg(experiences.path());
         command
     };
@@ -184,10 +184,10 @@ fn a_dedicated_server_process_serves_two_client_processes_and_stops_cleanly_on_s
 #[test]
 fn a_client_without_a_server_says_so() {
     let (plugins, experiences) = setup();
-    let cache = tempfile::TempDir::new().unwrap();
+    let cache = shared_cache();
     // A port nobody listens on: bound, then released.
     let port = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let output = gfhost(plugins.path(), cache.path())
+    let output = gfhost(plugins.path(), &cache)
         .args(["client", "--connect", &format!("127.0.0.1:{port}"), "--experiences"])
         .arg(experiences.path())
         .output()

@@ -1,5 +1,6 @@
-//! Builds the example plugins of `plugins/` and the test fixtures of `tests/plugins/` for wasm32-wasip2 and
-//! writes `plugins.rs`: one constant per plugin (name, source folder, built component) and a `foreach_plugin!`
+//! Builds the example plugins of `plugins/` and the test fixtures of `tests/plugins/` — Rust ones for
+//! wasm32-wasip2 with cargo, Python, JavaScript and C ones with `gamefeature-builder` and the toolchains
+//! `./dev setup` installs — and writes `plugins.rs`: one constant per plugin (name, source folder, built component) and a `foreach_plugin!`
 //! macro, so tests can require that every plugin has a test (as wasmtime's test-programs do).
 //!
 //! Plugins that are workspaces of their own (a user's, made by `gfhost new`) are left out: they are not the
@@ -15,12 +16,18 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use gamefeature_builder::{BuildTarget, Language, Toolchains};
+
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap());
     let root = manifest_dir.parent().unwrap().parent().unwrap().to_path_buf();
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").unwrap());
     let target_dir = root.join("plugins").join("target");
 
+    let toolchains = Toolchains::of_repository(&root);
+    for helper in ["python", "js", "c"] {
+        println!("cargo:rerun-if-changed={}", toolchains.sdk.join(helper).display());
+    }
     let mut plugins = Vec::new();
     for workspace in [root.join("plugins"), root.join("tests").join("plugins")] {
         let built = build(&workspace, &target_dir);
@@ -33,6 +40,14 @@ fn main() {
         for folder in folders {
             let manifest: toml::Table = std::fs::read_to_string(folder.join("plugin.toml")).unwrap().parse().unwrap();
             let name = manifest["plugin"]["name"].as_str().unwrap().to_string();
+            println!("cargo:rerun-if-changed={}", folder.join("plugin.toml").display());
+            match Language::of(&folder).unwrap() {
+                Some(Language::Rust) | None => {}
+                Some(language) => {
+                    plugins.push((name, folder.clone(), build_other(&toolchains, language, &folder, &out_dir)));
+                    continue;
+                }
+            }
             let key = std::fs::canonicalize(&folder).unwrap();
             let Some((wasm, dep_info)) = built.get(&key) else {
                 // A plugin of someone's own (`gfhost new` makes workspaces of their own) is not the tests'.
@@ -43,7 +58,6 @@ fn main() {
                 panic!("plugin {name}: cargo built no component for {}", folder.display())
             };
             rerun_for_dependencies(dep_info);
-            println!("cargo:rerun-if-changed={}", folder.join("plugin.toml").display());
             plugins.push((name, folder, wasm.clone()));
         }
         println!("cargo:rerun-if-changed={}", workspace.join("Cargo.toml").display());
@@ -107,6 +121,23 @@ fn build(workspace: &Path, target_dir: &Path) -> HashMap<PathBuf, (PathBuf, Path
         workspace.display()
     );
     built
+}
+
+/// Builds a plugin written in another language than Rust into `OUT_DIR/<plugin>/`, under the file name its
+/// manifest gives the component, and reruns when its sources change.
+fn build_other(toolchains: &Toolchains, language: Language, folder: &Path, out_dir: &Path) -> PathBuf {
+    let mut target = BuildTarget::read(folder).unwrap();
+    let file_name = target.component.file_name().expect("a component file name").to_owned();
+    let out = out_dir.join(&target.name);
+    std::fs::create_dir_all(&out).unwrap();
+    target.component = out.join(file_name);
+    for source in language.sources(folder) {
+        println!("cargo:rerun-if-changed={}", source.display());
+    }
+    if let Err(e) = toolchains.build(language, &target) {
+        panic!("{e:#}\n(the toolchains are installed by `./dev setup`)");
+    }
+    target.component
 }
 
 fn constant(name: &str) -> String {

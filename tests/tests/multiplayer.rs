@@ -32,7 +32,7 @@ struct Game {
 impl Game {
     async fn start(conditions: Conditions, options: ServerOptions) -> Game {
         let plugins = PluginDir::with(&DEFAULT_PLUGINS);
-        let session = session(&plugins);
+        let session = session_with(&plugins, Some(&shared_cache()), trusted());
         let experiences = default_experience();
         let network = MemoryNetwork::new(1, conditions);
         let manager = session.create_world("server", NetMode::DedicatedServer);

@@ -435,6 +435,133 @@ async fn a_manifest_declaring_another_api_than_its_component_is_refused() {
     assert!(newer.contains("built against gamefeature:plugin@0.1.0, but"), "{newer}");
 }
 
+/// The default experience — Rust, Python, JavaScript and C plugins together — in a standalone world `w`, with
+/// two players who arrived the Lyra way (pawn, then controller, then player state).
+async fn default_world_with_players(
+) -> (gamefeature_host::Session, gamefeature_host::ExperienceManager, Vec<game::Player>, PluginDir) {
+    let plugins = PluginDir::with(&DEFAULT_PLUGINS);
+    let experiences = default_experience();
+    let session = session_with(&plugins, Some(&shared_cache()), trusted());
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    let report = manager.load(&experiences.path().join("default.toml")).await.unwrap().clone();
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    let mut players = Vec::new();
+    for _ in 0..2 {
+        let player = manager.with_world(|w| game::spawn_player(w, "HeroCharacter")).unwrap();
+        manager.with_world(|w| game::possess(w, &player)).unwrap();
+        manager.with_world(|w| game::replicate_player_state(w, &player)).unwrap();
+        players.push(player);
+    }
+    (session, manager, players, plugins)
+}
+
+/// The lifecycle calls a plugin received in world `w`, in order, without their outcomes.
+fn lifecycle_calls(session: &gamefeature_host::Session, plugin: &str) -> Vec<String> {
+    let calls = session.timeline().texts(&track::instance(plugin, "w"), EventKind::Call);
+    calls
+        .iter()
+        .map(|call| call.split(' ').next().unwrap_or_default().to_string())
+        .filter(|name| LIFECYCLE.contains(&name.as_str()))
+        .collect()
+}
+
+const LIFECYCLE: [&str; 7] = [
+    "on-registering",
+    "on-loading",
+    "on-activating",
+    "on-activated",
+    "on-deactivating",
+    "on-unloading",
+    "on-unregistering",
+];
+
+/// Python: the scoreboard follows scores through a property watch and seats heroes from an init-state
+/// subscription.
+#[tokio::test]
+async fn scoreboard() {
+    let (session, mut manager, players, _plugins) = default_world_with_players().await;
+    let raw = |actor: world::ActorId| actor.to_raw();
+    let (first, second) = (&players[0], &players[1]);
+    let seated = info_logs(&session, "scoreboard", "w");
+    assert!(seated.contains(&format!("hero {} takes seat 1 on the scoreboard", raw(first.pawn))), "{seated:#?}");
+    assert!(seated.contains(&format!("hero {} takes seat 2 on the scoreboard", raw(second.pawn))), "{seated:#?}");
+
+    manager.with_world(|w| w.set_property(second.player_state, "ScoreComponent", "score", Value::Integer(5))).unwrap();
+    manager.with_world(|w| w.set_property(first.player_state, "ScoreComponent", "score", Value::Integer(2))).unwrap();
+    let logs = info_logs(&session, "scoreboard", "w");
+    let (p1, p2) = (raw(first.player_state), raw(second.player_state));
+    assert!(logs.contains(&format!("player {p2}: 0 -> 5 points (leader: player {p2})")), "{logs:#?}");
+    assert!(logs.contains(&format!("player {p1}: 0 -> 2 points (leader: player {p2})")), "{logs:#?}");
+
+    manager.end_play().await.unwrap();
+    let logs = info_logs(&session, "scoreboard", "w");
+    let standings = format!("final standings in w: player {p2}: 5, player {p1}: 2; 2 hero(es) seated");
+    assert!(logs.contains(&standings), "{logs:#?}");
+    assert_eq!(lifecycle_calls(&session, "scoreboard"), LIFECYCLE);
+    assert_eq!(world::lock(manager.world()).live_watches(), 0, "its watches went with it");
+}
+
+/// JavaScript: the announcer's own init-state feature joins each hero's chain — the pawn extension waits for
+/// it, as Lyra's does for every feature of the pawn — and announces heroes entering and leaving.
+#[tokio::test]
+async fn announcer() {
+    let (session, mut manager, players, _plugins) = default_world_with_players().await;
+    for player in &players {
+        for feature in ["Announcer", "PawnExtension", "Hero"] {
+            let state = states_of(&manager, player.pawn, feature);
+            assert_eq!(state.as_deref(), Some("InitState.GameplayReady"), "{feature} of {}", player.pawn);
+        }
+    }
+    let pawn = players[0].pawn;
+    let world_events = session.timeline().texts(&track::world("w"), EventKind::World);
+    let position = |text: String| {
+        world_events.iter().position(|e| *e == text).unwrap_or_else(|| panic!("{text} in {world_events:#?}"))
+    };
+    let order = [
+        position(format!("{pawn} Announcer -> InitState.Spawned")),
+        position(format!("{pawn} Hero -> InitState.DataAvailable")),
+        position(format!("{pawn} Announcer -> InitState.DataAvailable")),
+        position(format!("{pawn} PawnExtension -> InitState.DataInitialized")),
+        position(format!("{pawn} Announcer -> InitState.DataInitialized")),
+        position(format!("{pawn} Announcer -> InitState.GameplayReady")),
+    ];
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?} in {world_events:#?}");
+    let logs = info_logs(&session, "announcer", "w");
+    assert!(logs.contains(&format!("hero {} enters the arena (1 so far)", pawn.to_raw())), "{logs:#?}");
+
+    manager.with_world(|w| w.destroy(players[1].pawn)).unwrap();
+    manager.end_play().await.unwrap();
+    let logs = info_logs(&session, "announcer", "w");
+    assert!(logs.contains(&format!("hero {} has left the arena", players[1].pawn.to_raw())), "{logs:#?}");
+    assert_eq!(logs.last().map(String::as_str), Some("announcer signing off: 2 hero(es) announced"));
+    assert_eq!(lifecycle_calls(&session, "announcer"), LIFECYCLE);
+    let w = world::lock(manager.world());
+    assert_eq!((w.live_features(), w.live_subscriptions(), w.live_handlers()), (0, 0, 0), "nothing left behind");
+}
+
+/// C: match statistics from extension events, an init-state subscription and property reads, reported at end
+/// of play.
+#[tokio::test]
+async fn match_stats() {
+    let (session, mut manager, players, _plugins) = default_world_with_players().await;
+    manager.with_world(|w| w.destroy(players[1].pawn)).unwrap();
+    manager.end_play().await.unwrap();
+    let logs = info_logs(&session, "match-stats", "w");
+    let ready = |p: &game::Player| {
+        format!("hero {} (player {}): Hero reached InitState.GameplayReady", p.pawn.to_raw(), p.player_state.to_raw())
+    };
+    let expected = [
+        "keeping match statistics in w".to_string(),
+        ready(&players[0]),
+        ready(&players[1]),
+        "match over: 2 player(s), 2 character(s) arrived, 1 left, 2 hero(es) ready".to_string(),
+    ];
+    assert_eq!(logs, expected);
+    assert_eq!(lifecycle_calls(&session, "match-stats"), LIFECYCLE);
+    let w = world::lock(manager.world());
+    assert_eq!((w.live_features(), w.live_subscriptions(), w.live_handlers()), (0, 0, 0), "nothing left behind");
+}
+
 macro_rules! assert_plugin_has_a_test {
     ($name:ident, $constant:ident) => {
         #[allow(unused_imports)]

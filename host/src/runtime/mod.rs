@@ -188,9 +188,10 @@ impl Runtime {
             let mut pool = PoolingAllocationConfig::default();
             let instances = config.max_instances;
             pool.total_component_instances(instances)
-                // A Rust wasip2 component holds three core instances, one memory and a few tables.
-                .total_core_instances(instances * 4)
-                .total_memories(instances * 2)
+                // A Rust wasip2 component holds three core instances, one memory and a few tables; Python and
+                // JavaScript components hold many more, so the totals leave room for a share of them.
+                .total_core_instances(instances * 8)
+                .total_memories(instances * 4)
                 .total_tables(instances * 8)
                 .max_memory_size(config.largest_memory_limit())
                 // Reset a freed slot by rewriting only the pages the instance dirtied (found with Linux's

@@ -55,10 +55,11 @@ pub fn wasi_context(env: &InstanceEnv, budget: &Arc<LogBudget>) -> Result<WasiCt
 pub fn store_limits(memory_bytes: usize) -> StoreLimits {
     StoreLimitsBuilder::new()
         .memory_size(memory_bytes)
-        // A Rust wasip2 component has three core instances; the margin covers other toolchains' adapters.
-        .instances(16)
-        .tables(32)
-        .memories(8)
+        // A Rust wasip2 component has three core instances and one memory; componentize-py's and
+        // componentize-js's runtimes bring a score of core instances and several memories and tables.
+        .instances(64)
+        .tables(64)
+        .memories(16)
         // A plugin growing past its limit is stopped with a trap naming the limit, rather than left to
         // handle a failed allocation however its language does.
         .trap_on_grow_failure(true)

@@ -109,9 +109,30 @@ impl ExperienceDir {
     }
 }
 
-/// The plugins the repository's default experience plays.
-pub const DEFAULT_PLUGINS: [TestPlugin; 7] =
-    [BASE_GAMEPLAY, SHOOTER_CORE, PROGRESS_SAVE, LYRA_CHARACTER, INPUT_BINDING, SCORE_KEEPER, DAMAGEABLE_PROPS];
+/// A compile cache shared by every test process of this checkout (under `target/`): Python and JavaScript
+/// components take seconds to compile, and tests that are not about the cache need not each pay for it. The
+/// cache is safe to share: writers never share a file, and entries are checked before use.
+pub fn shared_cache() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-component-cache")
+}
+
+/// The plugins the repository's default experience plays: Rust ones, then the scoreboard (Python), the
+/// announcer (JavaScript) and match statistics (C).
+pub const DEFAULT_PLUGINS: [TestPlugin; 10] = [
+    BASE_GAMEPLAY,
+    SHOOTER_CORE,
+    PROGRESS_SAVE,
+    LYRA_CHARACTER,
+    INPUT_BINDING,
+    SCORE_KEEPER,
+    DAMAGEABLE_PROPS,
+    SCOREBOARD,
+    ANNOUNCER,
+    MATCH_STATS,
+];
+
+/// The plugins of the default experience written in other languages than Rust.
+pub const OTHER_LANGUAGE_PLUGINS: [TestPlugin; 3] = [SCOREBOARD, ANNOUNCER, MATCH_STATS];
 
 /// The repository's default experience (`experiences/default.toml`) with its action set and data, copied into
 /// a folder of its own.

@@ -1,5 +1,7 @@
 //! `gfhost build`: builds a directory's plugins from source and puts each component beside its manifest, making
-//! every folder a complete plugin package.
+//! every folder a complete plugin package. The language of each plugin is its entry file's
+//! ([`Language::of`]): Rust crates are built by cargo here, a workspace at a time; Python, JavaScript and C
+//! plugins by `gamefeature-builder` with the project's pinned toolchains, side by side.
 //!
 //! Cargo says which file it built for which crate (`--message-format=json`), and each manifest is read as TOML,
 //! so the component lands where `plugin.toml` names it whatever the crate is called, wherever the target
@@ -12,7 +14,11 @@ use std::process::{Command, Stdio};
 use std::time::SystemTime;
 
 use anyhow::{bail, Context, Result};
+use gamefeature_builder::{BuildTarget, Language, Toolchains};
 use gamefeature_host::feature::{PluginManifest, MANIFEST_FILE};
+
+/// The repository this `gfhost` was built from: its toolchains, WIT packages and helper libraries.
+const REPOSITORY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 
 /// The target plugins are built for.
 pub const PLUGIN_TARGET: &str = "wasm32-wasip2";
@@ -23,31 +29,73 @@ pub struct Packaged {
     pub component: PathBuf,
 }
 
-/// Builds plugins from source and copies each component to the path its manifest names. `path` is a plugin
-/// folder (a manifest beside its crate) or a directory of plugin folders. In a directory, the members of its
+/// Builds plugins from source and puts each component at the path its manifest names. `path` is a plugin
+/// folder (a manifest beside its sources) or a directory of plugin folders. In a directory, the members of its
 /// cargo workspace (if it has one) are built together, and every crate that is a workspace of its own (as
 /// `gfhost new` makes them) on its own — all into one target directory, the directory's `target/` (or
-/// `CARGO_TARGET_DIR`), so they share their compiled dependencies. Folders without a crate are prebuilt
-/// packages and are left as they are.
+/// `CARGO_TARGET_DIR`), so they share their compiled dependencies; plugins in other languages are built
+/// alongside, two at a time. Folders without sources are prebuilt packages and are left as they are.
 pub fn build_plugins(path: &Path) -> Result<Vec<Packaged>> {
     if path.join(MANIFEST_FILE).is_file() {
-        return package(&[path.to_path_buf()], &cargo_build(&path.join("Cargo.toml"), None)?);
+        return match Language::of(path)? {
+            Some(Language::Rust) => package(&[path.to_path_buf()], &cargo_build(&path.join("Cargo.toml"), None)?),
+            Some(language) => build_others(&[(path.to_path_buf(), language)]),
+            None => bail!(
+                "{} has no sources to build (plugin.toml beside Cargo.toml, plugin.py, plugin.js or \
+                           plugin.c)",
+                path.display()
+            ),
+        };
     }
     let target_dir = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| path.join("target"), PathBuf::from);
-    let folders: Vec<PathBuf> =
-        plugin_folders(path)?.into_iter().filter(|folder| folder.join("Cargo.toml").is_file()).collect();
-    if folders.is_empty() {
-        bail!("{} holds no plugin with sources (a folder with plugin.toml and Cargo.toml)", path.display());
+    let mut rust = Vec::new();
+    let mut others = Vec::new();
+    for folder in plugin_folders(path)? {
+        match Language::of(&folder)? {
+            Some(Language::Rust) => rust.push(folder),
+            Some(language) => others.push((folder, language)),
+            None => {}
+        }
+    }
+    if rust.is_empty() && others.is_empty() {
+        bail!(
+            "{} holds no plugin with sources (a folder with plugin.toml beside Cargo.toml, plugin.py, plugin.js \
+             or plugin.c)",
+            path.display()
+        );
     }
     let (own, members): (Vec<PathBuf>, Vec<PathBuf>) =
-        folders.into_iter().partition(|folder| is_own_workspace(&folder.join("Cargo.toml")));
-    let mut packaged = Vec::new();
+        rust.into_iter().partition(|folder| is_own_workspace(&folder.join("Cargo.toml")));
+    let mut packaged = build_others(&others)?;
     if !members.is_empty() {
         packaged.extend(package(&members, &cargo_build(&path.join("Cargo.toml"), Some(&target_dir))?)?);
     }
     for folder in &own {
         let built = cargo_build(&folder.join("Cargo.toml"), Some(&target_dir))?;
         packaged.extend(package(std::slice::from_ref(folder), &built)?);
+    }
+    Ok(packaged)
+}
+
+/// Builds plugins written in other languages than Rust, two at a time (their toolchains are single-threaded
+/// and slow: componentize-py and componentize-js take seconds each).
+fn build_others(folders: &[(PathBuf, Language)]) -> Result<Vec<Packaged>> {
+    let toolchains = Toolchains::of_repository(Path::new(REPOSITORY));
+    let build = |(folder, language): &(PathBuf, Language)| -> Result<Packaged> {
+        let target = BuildTarget::read(folder)?;
+        eprintln!("   Building {} ({language})", target.name);
+        toolchains.build(*language, &target)?;
+        Ok(Packaged { plugin: target.name, component: target.component })
+    };
+    let mut packaged = Vec::new();
+    for pair in folders.chunks(2) {
+        let results: Vec<Result<Packaged>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = pair.iter().map(|item| scope.spawn(move || build(item))).collect();
+            handles.into_iter().map(|h| h.join().expect("a build thread does not panic")).collect()
+        });
+        for result in results {
+            packaged.push(result?);
+        }
     }
     Ok(packaged)
 }
@@ -139,22 +187,8 @@ fn plugin_folders(dir: &Path) -> Result<Vec<PathBuf>> {
 /// was built (the component is stale), if any. Plugins without sources are never stale.
 pub fn newer_source(manifest: &PluginManifest) -> Option<PathBuf> {
     let built = modified(&manifest.component_path)?;
-    let cargo = manifest.dir.join("Cargo.toml");
-    if !cargo.is_file() {
-        return None;
-    }
-    let mut sources = vec![cargo];
-    let mut pending = vec![manifest.dir.join("src")];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            match entry.file_type() {
-                Ok(kind) if kind.is_dir() => pending.push(path),
-                Ok(kind) if kind.is_file() => sources.push(path),
-                _ => {}
-            }
-        }
-    }
+    let language = Language::of(&manifest.dir).ok()??;
+    let sources = language.sources(&manifest.dir);
     sources.into_iter().filter(|s| modified(s).is_some_and(|t| t > built)).max_by_key(|s| modified(s))
 }
 

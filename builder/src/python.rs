@@ -1,0 +1,38 @@
+//! Python plugins: componentize-py bundles CPython, the plugin's modules and the helper library
+//! (`guest-sdk/python`) into one component. The component's exports come from the helper's
+//! `gamefeature_exports` module, which finds the plugin's class in the plugin's `plugin.py`.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::Result;
+
+use crate::run::run;
+use crate::{BuildTarget, Toolchains, WORLD};
+
+/// The helper module componentize-py takes as the application: it defines the export classes.
+const EXPORTS_MODULE: &str = "gamefeature_exports";
+
+pub fn build(toolchains: &Toolchains, wit: &Path, target: &BuildTarget) -> Result<()> {
+    let componentize_py = toolchains.tool(
+        target,
+        "GFHOST_COMPONENTIZE_PY",
+        toolchains.dir.join("python/venv/bin/componentize-py"),
+        "componentize-py",
+    )?;
+    let mut command = Command::new(componentize_py);
+    command
+        .arg("--wit-path")
+        .arg(wit)
+        .args(["--world", WORLD, "componentize"])
+        .arg("--python-path")
+        .arg(&target.folder)
+        .arg("--python-path")
+        .arg(toolchains.sdk.join("python"))
+        .arg(EXPORTS_MODULE)
+        .arg("--output")
+        .arg(&target.component)
+        // Compiled modules would land in the plugin's folder; the component holds its own.
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    run(&format!("plugin {}: componentize-py", target.name), &mut command)
+}

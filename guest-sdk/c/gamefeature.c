@@ -1,0 +1,294 @@
+/* The C helper: the world's exports, fanned out to the gf_* hooks (see gamefeature.h). */
+#include "gamefeature.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WEAK __attribute__((weak))
+
+static gf_str str_of(const game_feature_string_t *s) { return (gf_str){(const char *)s->ptr, s->len}; }
+static game_feature_string_t borrow(const char *c) { return (game_feature_string_t){(uint8_t *)c, strlen(c)}; }
+
+bool gf_str_eq(gf_str s, const char *c) { return strlen(c) == s.len && memcmp(s.ptr, c, s.len) == 0; }
+
+/* ---- Errors ---- */
+
+static char last_error[256];
+
+const char *gf_last_error(void) { return last_error; }
+
+static bool failed(gamefeature_plugin_types_error_t *error) {
+    static const char *const cases[] = {"unknown-actor", "unknown-class", "unknown-asset",
+                                        "unknown-state", "denied",        "invalid"};
+    const char *kind = error->tag < 6 ? cases[error->tag] : "error";
+    if (error->tag == GAMEFEATURE_PLUGIN_TYPES_ERROR_UNKNOWN_ACTOR) {
+        snprintf(last_error, sizeof last_error, "%s: %llu", kind, (unsigned long long)error->val.unknown_actor);
+    } else {
+        /* Every other case carries a string, at the same place in the union. */
+        game_feature_string_t *text = &error->val.unknown_class;
+        snprintf(last_error, sizeof last_error, "%s: %.*s", kind, (int)text->len, (const char *)text->ptr);
+    }
+    gamefeature_plugin_types_error_free(error);
+    return false;
+}
+
+/* ---- Host calls ---- */
+
+void gf_log(gamefeature_plugin_log_level_t level, const char *format, ...) {
+    char line[1024];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(line, sizeof line, format, args);
+    va_end(args);
+    game_feature_string_t message = borrow(line);
+    gamefeature_plugin_log_log(level, &message);
+}
+
+bool gf_add_extension_handler(const char *receiver, uint32_t id, gf_handler *out) {
+    game_feature_string_t class_name = borrow(receiver);
+    gamefeature_plugin_types_error_t error;
+    return gamefeature_plugin_components_add_extension_handler(&class_name, id, out, &error) || failed(&error);
+}
+
+void gf_release_handler(gf_handler handler) { gamefeature_plugin_components_extension_handler_drop_own(handler); }
+
+bool gf_register_feature(gf_actor actor, const char *feature, const char *implementer) {
+    game_feature_string_t f = borrow(feature), i = borrow(implementer);
+    gamefeature_plugin_types_error_t error;
+    return gamefeature_plugin_init_states_register_feature(actor, &f, &i, &error) || failed(&error);
+}
+
+bool gf_continue_chain(gf_actor actor, const char *feature) {
+    game_feature_string_t f = borrow(feature);
+    gamefeature_plugin_types_error_t error;
+    return gamefeature_plugin_init_states_continue_init_state_chain(actor, &f, &error) || failed(&error);
+}
+
+bool gf_reached(gf_actor actor, const char *feature, const char *state) {
+    game_feature_string_t f = borrow(feature), s = borrow(state);
+    gamefeature_plugin_types_error_t error;
+    bool reached = false;
+    if (!gamefeature_plugin_init_states_has_feature_reached(actor, &f, &s, &reached, &error)) return failed(&error);
+    return reached;
+}
+
+bool gf_subscribe_class(const char *class_name, const char *feature, const char *state, bool call_if_reached,
+                        uint32_t id, gf_subscription *out) {
+    game_feature_string_t c = borrow(class_name), f = borrow(feature), s = borrow(state ? state : "");
+    gamefeature_plugin_types_error_t error;
+    return gamefeature_plugin_init_states_subscribe_class(&c, &f, state ? &s : NULL, call_if_reached, id, out,
+                                                          &error) ||
+           failed(&error);
+}
+
+void gf_release_subscription(gf_subscription subscription) {
+    gamefeature_plugin_init_states_subscription_drop_own(subscription);
+}
+
+bool gf_get_integer(gf_actor actor, const char *component, const char *name, int64_t *out) {
+    game_feature_string_t c = borrow(component), n = borrow(name);
+    gamefeature_plugin_actors_option_value_t value;
+    gamefeature_plugin_types_error_t error;
+    if (!gamefeature_plugin_actors_get_property(actor, &c, &n, &value, &error)) return failed(&error);
+    bool integer = value.is_some && value.val.tag == GAMEFEATURE_PLUGIN_TYPES_VALUE_INTEGER;
+    if (integer) *out = value.val.val.integer;
+    gamefeature_plugin_actors_option_value_free(&value);
+    return integer;
+}
+
+/* ---- Init-state names: batches number states from 1 in the world's order (0: none) ---- */
+
+static gamefeature_plugin_init_states_list_init_state_t states;
+static bool states_known;
+
+static gf_str state_name(uint8_t ordinal) {
+    if (!states_known) {
+        gamefeature_plugin_init_states_states(&states);
+        states_known = true;
+    }
+    if (ordinal == 0 || ordinal > states.len) return (gf_str){"", 0};
+    return str_of(&states.ptr[ordinal - 1]);
+}
+
+/* ---- Default hooks ---- */
+
+WEAK const char *gf_on_registering(void) { return NULL; }
+WEAK const char *gf_on_loading(void) { return NULL; }
+WEAK const char *gf_on_activating(gf_str world_name, gamefeature_plugin_types_net_mode_t net_mode) {
+    (void)world_name, (void)net_mode;
+    return NULL;
+}
+WEAK void gf_on_activated(void) {}
+WEAK bool gf_on_deactivating(void) { return true; }
+WEAK bool gf_poll_deactivation(void) { return true; }
+WEAK void gf_on_unloading(void) {}
+WEAK void gf_on_unregistering(void) {}
+WEAK void gf_on_extension_event(uint32_t handler, gf_actor actor, gf_str event) { (void)handler, (void)actor, (void)event; }
+WEAK bool gf_can_change_init_state(gf_actor actor, gf_str feature, gf_str current, gf_str desired) {
+    (void)actor, (void)feature, (void)current, (void)desired;
+    return true;
+}
+WEAK void gf_handle_change_init_state(gf_actor actor, gf_str feature, gf_str current, gf_str desired) {
+    (void)actor, (void)feature, (void)current, (void)desired;
+}
+WEAK void gf_check_default_initialization(gf_actor actor, gf_str feature) {
+    game_feature_string_t f = {(uint8_t *)feature.ptr, feature.len};
+    gamefeature_plugin_types_error_t error;
+    if (!gamefeature_plugin_init_states_continue_init_state_chain(actor, &f, &error)) failed(&error);
+}
+WEAK void gf_on_init_state_changed(uint32_t subscription, gf_actor actor, gf_str feature, gf_str state) {
+    (void)subscription, (void)actor, (void)feature, (void)state;
+}
+WEAK void gf_on_timer(uint32_t timer, uint32_t times, uint64_t frame) { (void)timer, (void)times, (void)frame; }
+WEAK void gf_on_property_changed(uint32_t watch, gf_actor actor, const gf_value *old_value, const gf_value *new_value) {
+    (void)watch, (void)actor, (void)old_value, (void)new_value;
+}
+
+/* ---- Exports: arguments belong to the callee, so each is freed after its fan-out ---- */
+
+static bool fallible(const char *message, game_feature_string_t *err) {
+    if (message == NULL) return true;
+    game_feature_string_dup(err, message);
+    return false;
+}
+
+bool exports_gamefeature_plugin_lifecycle_on_registering(game_feature_string_t *err) {
+    return fallible(gf_on_registering(), err);
+}
+bool exports_gamefeature_plugin_lifecycle_on_loading(game_feature_string_t *err) {
+    return fallible(gf_on_loading(), err);
+}
+bool exports_gamefeature_plugin_lifecycle_on_activating(exports_gamefeature_plugin_lifecycle_activation_context_t *context,
+                                                        game_feature_string_t *err) {
+    const char *message = gf_on_activating(str_of(&context->world_name), context->net_mode);
+    exports_gamefeature_plugin_lifecycle_activation_context_free(context);
+    return fallible(message, err);
+}
+void exports_gamefeature_plugin_lifecycle_on_activated(void) { gf_on_activated(); }
+exports_gamefeature_plugin_lifecycle_deactivation_t
+exports_gamefeature_plugin_lifecycle_on_deactivating(exports_gamefeature_plugin_lifecycle_activation_context_t *context) {
+    exports_gamefeature_plugin_lifecycle_activation_context_free(context);
+    return gf_on_deactivating() ? EXPORTS_GAMEFEATURE_PLUGIN_LIFECYCLE_DEACTIVATION_DONE
+                                : EXPORTS_GAMEFEATURE_PLUGIN_LIFECYCLE_DEACTIVATION_PENDING;
+}
+exports_gamefeature_plugin_lifecycle_deactivation_t exports_gamefeature_plugin_lifecycle_poll_deactivation(void) {
+    return gf_poll_deactivation() ? EXPORTS_GAMEFEATURE_PLUGIN_LIFECYCLE_DEACTIVATION_DONE
+                                  : EXPORTS_GAMEFEATURE_PLUGIN_LIFECYCLE_DEACTIVATION_PENDING;
+}
+void exports_gamefeature_plugin_lifecycle_on_unloading(void) { gf_on_unloading(); }
+void exports_gamefeature_plugin_lifecycle_on_unregistering(void) { gf_on_unregistering(); }
+bool exports_gamefeature_plugin_lifecycle_snapshot(game_feature_list_u8_t *ret) {
+    (void)ret;
+    return false;
+}
+bool exports_gamefeature_plugin_lifecycle_restore(game_feature_list_u8_t *state, game_feature_string_t *err) {
+    (void)err;
+    game_feature_list_u8_free(state);
+    return true;
+}
+
+void exports_gamefeature_plugin_handlers_handle_extension_events(game_feature_list_u32_t *handlers,
+                                                                 game_feature_list_u64_t *actors,
+                                                                 game_feature_list_u32_t *events,
+                                                                 game_feature_list_string_t *names) {
+    for (size_t i = 0; i < handlers->len; i++) {
+        gf_on_extension_event(handlers->ptr[i], actors->ptr[i], str_of(&names->ptr[events->ptr[i]]));
+    }
+    game_feature_list_u32_free(handlers);
+    game_feature_list_u64_free(actors);
+    game_feature_list_u32_free(events);
+    game_feature_list_string_free(names);
+}
+
+void exports_gamefeature_plugin_init_state_callbacks_can_change_init_states(
+    game_feature_list_u64_t *actors, game_feature_list_u32_t *features, game_feature_list_u8_t *currents,
+    game_feature_list_u8_t *desireds, game_feature_list_string_t *names, game_feature_list_bool_t *ret) {
+    ret->len = actors->len;
+    ret->ptr = malloc(actors->len ? actors->len : 1);
+    for (size_t i = 0; i < actors->len; i++) {
+        ret->ptr[i] = gf_can_change_init_state(actors->ptr[i], str_of(&names->ptr[features->ptr[i]]),
+                                               state_name(currents->ptr[i]), state_name(desireds->ptr[i]));
+    }
+    game_feature_list_u64_free(actors);
+    game_feature_list_u32_free(features);
+    game_feature_list_u8_free(currents);
+    game_feature_list_u8_free(desireds);
+    game_feature_list_string_free(names);
+}
+
+void exports_gamefeature_plugin_init_state_callbacks_handle_change_init_states(
+    game_feature_list_u64_t *actors, game_feature_list_u32_t *features, game_feature_list_u8_t *currents,
+    game_feature_list_u8_t *desireds, game_feature_list_string_t *names) {
+    for (size_t i = 0; i < actors->len; i++) {
+        gf_handle_change_init_state(actors->ptr[i], str_of(&names->ptr[features->ptr[i]]),
+                                    state_name(currents->ptr[i]), state_name(desireds->ptr[i]));
+    }
+    game_feature_list_u64_free(actors);
+    game_feature_list_u32_free(features);
+    game_feature_list_u8_free(currents);
+    game_feature_list_u8_free(desireds);
+    game_feature_list_string_free(names);
+}
+
+void exports_gamefeature_plugin_init_state_callbacks_check_default_initializations(game_feature_list_u64_t *actors,
+                                                                                   game_feature_list_u32_t *features,
+                                                                                   game_feature_list_string_t *names) {
+    for (size_t i = 0; i < actors->len; i++) {
+        gf_check_default_initialization(actors->ptr[i], str_of(&names->ptr[features->ptr[i]]));
+    }
+    game_feature_list_u64_free(actors);
+    game_feature_list_u32_free(features);
+    game_feature_list_string_free(names);
+}
+
+void exports_gamefeature_plugin_init_state_callbacks_on_init_states_changed(game_feature_list_u32_t *ids,
+                                                                            game_feature_list_u64_t *actors,
+                                                                            game_feature_list_u32_t *features,
+                                                                            game_feature_list_u8_t *states_reached,
+                                                                            game_feature_list_string_t *names) {
+    for (size_t i = 0; i < ids->len; i++) {
+        gf_on_init_state_changed(ids->ptr[i], actors->ptr[i], str_of(&names->ptr[features->ptr[i]]),
+                                 state_name(states_reached->ptr[i]));
+    }
+    game_feature_list_u32_free(ids);
+    game_feature_list_u64_free(actors);
+    game_feature_list_u32_free(features);
+    game_feature_list_u8_free(states_reached);
+    game_feature_list_string_free(names);
+}
+
+void exports_gamefeature_plugin_timer_callbacks_on_timers(exports_gamefeature_plugin_timer_callbacks_frame_t *frame,
+                                                          game_feature_list_u32_t *ids, game_feature_list_u32_t *counts) {
+    for (size_t i = 0; i < ids->len; i++) gf_on_timer(ids->ptr[i], counts->ptr[i], frame->number);
+    game_feature_list_u32_free(ids);
+    game_feature_list_u32_free(counts);
+}
+
+void exports_gamefeature_plugin_replication_callbacks_on_replicated(
+    game_feature_list_u64_t *actors, game_feature_list_u32_t *components, game_feature_list_u32_t *properties,
+    exports_gamefeature_plugin_replication_callbacks_list_option_value_t *olds,
+    exports_gamefeature_plugin_replication_callbacks_list_value_t *news, game_feature_list_string_t *names) {
+    game_feature_list_u64_free(actors);
+    game_feature_list_u32_free(components);
+    game_feature_list_u32_free(properties);
+    exports_gamefeature_plugin_replication_callbacks_list_option_value_free(olds);
+    exports_gamefeature_plugin_replication_callbacks_list_value_free(news);
+    game_feature_list_string_free(names);
+}
+
+void exports_gamefeature_plugin_property_callbacks_on_properties_changed(
+    game_feature_list_u32_t *ids, game_feature_list_u64_t *actors,
+    exports_gamefeature_plugin_property_callbacks_list_option_value_t *olds,
+    exports_gamefeature_plugin_property_callbacks_list_option_value_t *news) {
+    for (size_t i = 0; i < ids->len; i++) {
+        const gf_value *old_value = olds->ptr[i].is_some ? &olds->ptr[i].val : NULL;
+        const gf_value *new_value = news->ptr[i].is_some ? &news->ptr[i].val : NULL;
+        gf_on_property_changed(ids->ptr[i], actors->ptr[i], old_value, new_value);
+    }
+    game_feature_list_u32_free(ids);
+    game_feature_list_u64_free(actors);
+    exports_gamefeature_plugin_property_callbacks_list_option_value_free(olds);
+    exports_gamefeature_plugin_property_callbacks_list_option_value_free(news);
+}

@@ -1,0 +1,98 @@
+/* Write game-feature plugins for a gamefeature host in C.
+ *
+ * `gfhost build` generates the world's bindings (`game_feature.h`, from wit-bindgen's C generator), and compiles
+ * them with this helper (`gamefeature.c`) and the plugin's `.c` files. The helper implements every export: it
+ * fans the host's batches out into one call per event, per init-state step, per timer, to the `gf_*` hooks
+ * below, and frees what the host passed in. Define only the hooks you need: every one has a default (a weak
+ * symbol) that does nothing and succeeds.
+ *
+ * Strings from the host are `gf_str` (pointer and length, not NUL-terminated); strings to the host are C strings.
+ * Host calls return `true` on success; on failure `gf_last_error()` says why ("denied: ...", "unknown-actor: 7").
+ * Handles (`gf_handler`, `gf_subscription`) are kept while they should apply and released with `gf_release_*`.
+ * Every call has a deadline: never wait in a hook. */
+#ifndef GAMEFEATURE_H
+#define GAMEFEATURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "game_feature.h"
+
+typedef struct {
+    const char *ptr;
+    size_t len;
+} gf_str;
+
+typedef uint64_t gf_actor;
+typedef gamefeature_plugin_components_own_extension_handler_t gf_handler;
+typedef gamefeature_plugin_init_states_own_subscription_t gf_subscription;
+typedef gamefeature_plugin_types_value_t gf_value;
+
+/* Whether a host string equals a C string. */
+bool gf_str_eq(gf_str s, const char *c);
+
+/* The built-in extension events. */
+#define GF_RECEIVER_ADDED "ReceiverAdded"
+#define GF_RECEIVER_REMOVED "ReceiverRemoved"
+#define GF_EXTENSION_ADDED "ExtensionAdded"
+#define GF_EXTENSION_REMOVED "ExtensionRemoved"
+#define GF_GAME_ACTOR_READY "GameActorReady"
+
+/* Lyra's init states, the host's default order. */
+#define GF_SPAWNED "InitState.Spawned"
+#define GF_DATA_AVAILABLE "InitState.DataAvailable"
+#define GF_DATA_INITIALIZED "InitState.DataInitialized"
+#define GF_GAMEPLAY_READY "InitState.GameplayReady"
+
+/* ---- Hooks (define the ones you need) ---- */
+
+/* Fallible lifecycle steps: return NULL on success, or a message that fails the plugin in this world. */
+const char *gf_on_registering(void);
+const char *gf_on_loading(void);
+const char *gf_on_activating(gf_str world_name, gamefeature_plugin_types_net_mode_t net_mode);
+void gf_on_activated(void);
+/* End of play: return false to hold deactivation open until gf_poll_deactivation returns true. */
+bool gf_on_deactivating(void);
+bool gf_poll_deactivation(void);
+void gf_on_unloading(void);
+void gf_on_unregistering(void);
+
+/* An extension event for the handler you numbered `handler`. */
+void gf_on_extension_event(uint32_t handler, gf_actor actor, gf_str event);
+/* May `feature` of `actor` move from `current` (len 0: none) to `desired`? Default: yes. */
+bool gf_can_change_init_state(gf_actor actor, gf_str feature, gf_str current, gf_str desired);
+void gf_handle_change_init_state(gf_actor actor, gf_str feature, gf_str current, gf_str desired);
+/* Try to move `feature` forward; by default, walk its chain. */
+void gf_check_default_initialization(gf_actor actor, gf_str feature);
+void gf_on_init_state_changed(uint32_t subscription, gf_actor actor, gf_str feature, gf_str state);
+void gf_on_timer(uint32_t timer, uint32_t times, uint64_t frame);
+/* A watched property changed; NULL: no value. */
+void gf_on_property_changed(uint32_t watch, gf_actor actor, const gf_value *old_value, const gf_value *new_value);
+
+/* ---- Host calls ---- */
+
+/* Why the last host call failed. */
+const char *gf_last_error(void);
+
+/* printf-style lines into the host's log. */
+void gf_log(gamefeature_plugin_log_level_t level, const char *format, ...) __attribute__((format(printf, 2, 3)));
+#define gf_info(...) gf_log(GAMEFEATURE_PLUGIN_LOG_LEVEL_INFO, __VA_ARGS__)
+#define gf_warn(...) gf_log(GAMEFEATURE_PLUGIN_LOG_LEVEL_WARN, __VA_ARGS__)
+
+bool gf_add_extension_handler(const char *receiver, uint32_t id, gf_handler *out);
+void gf_release_handler(gf_handler handler);
+
+bool gf_register_feature(gf_actor actor, const char *feature, const char *implementer);
+bool gf_continue_chain(gf_actor actor, const char *feature);
+/* Whether `feature` has reached `state` (false when unknown). */
+bool gf_reached(gf_actor actor, const char *feature, const char *state);
+/* `state` may be NULL (every state). */
+bool gf_subscribe_class(const char *class_name, const char *feature, const char *state, bool call_if_reached,
+                        uint32_t id, gf_subscription *out);
+void gf_release_subscription(gf_subscription subscription);
+
+/* A property as an integer: false when unset, not an integer, or the call failed. */
+bool gf_get_integer(gf_actor actor, const char *component, const char *name, int64_t *out);
+
+#endif

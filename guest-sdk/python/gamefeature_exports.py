@@ -1,0 +1,143 @@
+"""The component's exports, as componentize-py wants them: one class per exported WIT interface, each fanning
+its batches out to the plugin's methods. The plugin is the one `gamefeature.Plugin` subclass defined in the
+plugin's `plugin.py`, created at the first call (one instance per world: each world has its own component
+instance)."""
+
+import traceback
+
+from componentize_py_types import Err
+
+import wit_world.exports
+from wit_world.exports import lifecycle as _lifecycle
+
+import gamefeature
+from gamefeature import init_states, log
+from gamefeature._host import from_wit
+
+import plugin as _module
+
+_plugin = None
+
+
+def _plugin_class():
+    found = [
+        value
+        for value in vars(_module).values()
+        if isinstance(value, type)
+        and issubclass(value, gamefeature.Plugin)
+        and value is not gamefeature.Plugin
+        and value.__module__ == _module.__name__
+    ]
+    if len(found) != 1:
+        names = ", ".join(cls.__name__ for cls in found) or "none"
+        raise TypeError(f"plugin.py must define exactly one subclass of gamefeature.Plugin (found: {names})")
+    return found[0]
+
+
+def _get():
+    global _plugin
+    if _plugin is None:
+        _plugin = _plugin_class()()
+    return _plugin
+
+
+def _fallible(hook, *args):
+    """A hook whose failure fails the plugin in this world: any exception becomes the WIT error string."""
+    try:
+        hook(*args)
+    except Err:
+        raise
+    except Exception as error:
+        log.error("".join(traceback.format_exception(error)).rstrip())
+        raise Err(f"{type(error).__name__}: {error}")
+
+
+def _deactivation(answer):
+    return _lifecycle.Deactivation.DONE if answer is None else answer
+
+
+class Lifecycle(wit_world.exports.Lifecycle):
+    def on_registering(self):
+        _fallible(lambda: _get().on_registering())
+
+    def on_loading(self):
+        _fallible(lambda: _get().on_loading())
+
+    def on_activating(self, context):
+        _fallible(lambda: _get().on_activating(context))
+
+    def on_activated(self):
+        _get().on_activated()
+
+    def on_deactivating(self, context):
+        return _deactivation(_get().on_deactivating(context))
+
+    def poll_deactivation(self):
+        return _deactivation(_get().poll_deactivation())
+
+    def on_unloading(self):
+        _get().on_unloading()
+
+    def on_unregistering(self):
+        _get().on_unregistering()
+
+    def snapshot(self):
+        state = _get().snapshot()
+        return None if state is None else bytes(state)
+
+    def restore(self, state):
+        _fallible(lambda: _get().restore(bytes(state)))
+
+
+class Handlers(wit_world.exports.Handlers):
+    def handle_extension_events(self, handlers, actors, events, names):
+        plugin = _get()
+        for handler, actor, event in zip(handlers, actors, events):
+            plugin.on_extension_event(handler, actor, names[event])
+
+
+class InitStateCallbacks(wit_world.exports.InitStateCallbacks):
+    def can_change_init_states(self, actors, features, currents, desireds, names):
+        plugin = _get()
+        name = init_states.state_name
+        return [
+            bool(plugin.can_change_init_state(actor, names[feature], name(current), name(desired)))
+            for actor, feature, current, desired in zip(actors, features, currents, desireds)
+        ]
+
+    def handle_change_init_states(self, actors, features, currents, desireds, names):
+        plugin = _get()
+        name = init_states.state_name
+        for actor, feature, current, desired in zip(actors, features, currents, desireds):
+            plugin.handle_change_init_state(actor, names[feature], name(current), name(desired))
+
+    def check_default_initializations(self, actors, features, names):
+        plugin = _get()
+        for actor, feature in zip(actors, features):
+            plugin.check_default_initialization(actor, names[feature])
+
+    def on_init_states_changed(self, ids, actors, features, states, names):
+        plugin = _get()
+        for subscription, actor, feature, state in zip(ids, actors, features, states):
+            plugin.on_init_state_changed(subscription, actor, names[feature], init_states.state_name(state))
+
+
+class TimerCallbacks(wit_world.exports.TimerCallbacks):
+    def on_timers(self, frame, ids, counts):
+        plugin = _get()
+        for timer, times in zip(ids, counts):
+            plugin.on_timer(timer, times, frame)
+
+
+class ReplicationCallbacks(wit_world.exports.ReplicationCallbacks):
+    def on_replicated(self, actors, components, properties, olds, news, names):
+        plugin = _get()
+        for actor, component, prop, old, new in zip(actors, components, properties, olds, news):
+            plugin.on_replicated(actor, names[component], names[prop], from_wit(old), from_wit(new))
+
+
+class PropertyCallbacks(wit_world.exports.PropertyCallbacks):
+    def on_properties_changed(self, ids, actors, olds, news):
+        plugin = _get()
+        for watch, actor, old, new in zip(ids, actors, olds, news):
+            plugin.on_property_changed(watch, actor, from_wit(old), from_wit(new))
