@@ -87,6 +87,16 @@ void gf_release_subscription(gf_subscription subscription) {
     gamefeature_plugin_init_states_subscription_drop_own(subscription);
 }
 
+size_t gf_count_actors(const char *class_name) {
+    game_feature_string_t c = borrow(class_name);
+    gamefeature_plugin_actors_list_actor_id_t actors;
+    gamefeature_plugin_types_error_t error;
+    if (!gamefeature_plugin_actors_actors_of_class(&c, &actors, &error)) return failed(&error);
+    size_t count = actors.len;
+    gamefeature_plugin_actors_list_actor_id_free(&actors);
+    return count;
+}
+
 bool gf_get_integer(gf_actor actor, const char *component, const char *name, int64_t *out) {
     game_feature_string_t c = borrow(component), n = borrow(name);
     gamefeature_plugin_actors_option_value_t value;

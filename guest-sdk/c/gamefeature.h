@@ -92,6 +92,9 @@ bool gf_subscribe_class(const char *class_name, const char *feature, const char 
                         uint32_t id, gf_subscription *out);
 void gf_release_subscription(gf_subscription subscription);
 
+/* How many actors of a class (or a subclass) there are; 0 when the class is unknown. */
+size_t gf_count_actors(const char *class_name);
+
 /* A property as an integer: false when unset, not an integer, or the call failed. */
 bool gf_get_integer(gf_actor actor, const char *component, const char *name, int64_t *out);
 

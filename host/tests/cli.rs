@@ -290,22 +290,21 @@ fn inspect_shows_a_misfit_component_beside_the_world() {
     assert!(text.contains("does not fit: component file"), "{text}");
 }
 
-/// The README's path for a newcomer: `gfhost new`, name the plugin in an experience, `gfhost build`,
-/// `gfhost run` — and the plugin's own log lines are in the timeline of that first run. A source edited after
-/// the build is reported as newer than the component.
+/// The README's path for a newcomer, in each language: `gfhost new --lang L`, name the plugin in an experience,
+/// `gfhost build`, `gfhost run` — and the plugin's own log lines are in the timeline of that first run. A source
+/// edited after the build is reported as newer than the component.
 #[test]
-fn a_new_plugin_builds_loads_and_logs_on_the_first_run() {
+fn a_new_plugin_in_each_language_builds_loads_and_logs_on_the_first_run() {
     let root = tempfile::TempDir::new().unwrap();
     let plugins = root.path().join("plugins");
     std::fs::create_dir(&plugins).unwrap();
-    let cache = tempfile::TempDir::new().unwrap();
     let gfhost_in = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_gfhost"))
             .args(args)
             .arg("--plugins")
             .arg(&plugins)
             .arg("--cache-dir")
-            .arg(cache.path())
+            .arg(shared_cache())
             .current_dir(root.path())
             // The plugins' own target directory already holds the SDK built for wasm32-wasip2.
             .env("CARGO_TARGET_DIR", Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/target"))
@@ -313,33 +312,47 @@ fn a_new_plugin_builds_loads_and_logs_on_the_first_run() {
             .output()
             .expect("running gfhost")
     };
-    let created = gfhost_in(&["new", "hello-world"]);
-    assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
+    let languages = [("rust", "src/lib.rs"), ("python", "plugin.py"), ("js", "plugin.js"), ("c", "plugin.c")];
+    for (language, _) in languages {
+        let created = gfhost_in(&["new", &format!("hello-{language}"), "--lang", language]);
+        assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
+    }
     let built = gfhost_in(&["build"]);
     assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
-    assert!(stdout(&built).contains("hello-world: "), "{}", stdout(&built));
-    assert!(plugins.join("hello-world/hello_world.wasm").is_file());
+    for (language, _) in languages {
+        assert!(stdout(&built).contains(&format!("hello-{language}: ")), "{}", stdout(&built));
+        assert!(plugins.join(format!("hello-{language}/hello_{language}.wasm")).is_file(), "{language}");
+    }
 
     let experience = root.path().join("e.toml");
     std::fs::write(
         &experience,
-        "[experience]\nname = \"e\"\nfeatures = [\"hello-world\"]\n[pawn-data]\npawn-class = \"Character\"\n",
+        "[experience]\nname = \"e\"\nfeatures = [\"hello-rust\", \"hello-python\", \"hello-js\", \"hello-c\"]\n\
+         [pawn-data]\npawn-class = \"Character\"\n",
     )
     .unwrap();
     let run = gfhost_in(&["run", experience.to_str().unwrap()]);
     let text = stdout(&run);
     assert!(run.status.success(), "{text}\n{}", String::from_utf8_lossy(&run.stderr));
-    assert!(text.contains("hello from hello-world in main with 0 pawns"), "{text}");
-    assert!(text.contains("hello-world greets character"), "{text}");
+    for (language, _) in languages {
+        assert!(text.contains(&format!("hello from hello-{language} in main with 0 pawns")), "{language}: {text}");
+        assert!(text.contains(&format!("hello-{language} greets character 2")), "{language}: {text}");
+    }
 
     // An edit after the build: the component no longer matches its sources, and gfhost says so.
-    let source = plugins.join("hello-world/src/lib.rs");
-    let later = std::fs::metadata(plugins.join("hello-world/hello_world.wasm")).unwrap().modified().unwrap()
-        + std::time::Duration::from_secs(5);
-    std::fs::File::options().write(true).open(&source).unwrap().set_modified(later).unwrap();
+    for (language, source) in languages {
+        let folder = plugins.join(format!("hello-{language}"));
+        let later = std::fs::metadata(folder.join(format!("hello_{language}.wasm"))).unwrap().modified().unwrap()
+            + std::time::Duration::from_secs(5);
+        std::fs::File::options().write(true).open(folder.join(source)).unwrap().set_modified(later).unwrap();
+    }
     let listing = gfhost_in(&["plugins"]);
     let stderr = String::from_utf8_lossy(&listing.stderr);
-    assert!(stderr.contains("hello_world.wasm is older than") && stderr.contains("lib.rs"), "{stderr}");
+    for (language, source) in languages {
+        let stale = format!("hello_{language}.wasm is older than");
+        let file = source.rsplit('/').next().unwrap();
+        assert!(stderr.lines().any(|l| l.contains(&stale) && l.contains(file)), "{language}: {stderr}");
+    }
 }
 
 #[test]

@@ -143,12 +143,13 @@ enum Command {
         /// Plugin folders, or directories of them [default: the --plugins directories].
         paths: Vec<PathBuf>,
     },
-    /// Create a plugin: a manifest, a crate and a first hook that logs; it builds and loads unchanged.
+    /// Create a plugin: a manifest and the sources of a first plugin whose hooks log; it builds and loads
+    /// unchanged.
     New {
         /// The plugin's name: lowercase letters, digits and '-'.
         name: String,
         /// The language it is written in.
-        #[arg(long, default_value = "rust", value_parser = ["rust"])]
+        #[arg(long, default_value = "rust", value_parser = ["rust", "python", "js", "javascript", "c"])]
         lang: String,
         /// The directory to create it in [default: the first --plugins directory]. A cargo workspace there
         /// (as plugins/ is) gains the crate as a member.
@@ -261,10 +262,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::New { name, lang: _, dir } => {
+        Command::New { name, lang, dir } => {
             let parent = dir.or_else(|| cli.plugin_dirs.first().cloned()).unwrap_or_else(|| PathBuf::from("plugins"));
-            let folder = template::new_rust_plugin(&parent, &name)?;
-            println!("created {}: plugin.toml, Cargo.toml, src/lib.rs", folder.display());
+            let language = gamefeature_builder::Language::parse(&lang).expect("clap checked the language");
+            let (folder, files) = template::new_plugin(&parent, &name, language)?;
+            println!("created {} ({language}): {}", folder.display(), files.join(", "));
             println!("next: add \"{name}\" to an experience's features, then `gfhost build` and `gfhost run`");
             Ok(ExitCode::SUCCESS)
         }

@@ -1,18 +1,32 @@
-//! `gfhost new`: a plugin skeleton that builds and loads unchanged — a manifest, a crate and a first hook that
-//! logs, so a newcomer sees their plugin's line in the timeline of the first run.
+//! `gfhost new`: a plugin skeleton that builds and loads unchanged — a manifest, the sources of a first plugin in
+//! the language asked for (Rust, Python, JavaScript or C), whose hooks log, so a newcomer sees their plugin's
+//! lines in the timeline of the first run. Every language's skeleton does the same thing.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
+use gamefeature_builder::Language;
 use gamefeature_host::feature::{is_valid_plugin_name, API_VERSION};
 
-/// Where the SDK's sources are: a new plugin depends on them by path.
-const SDK_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../guest-sdk");
+/// Writes a new plugin in `language` under `parent/name`; returns its folder and the files written.
+pub fn new_plugin(parent: &Path, name: &str, language: Language) -> Result<(PathBuf, Vec<&'static str>)> {
+    if language == Language::Rust {
+        return Ok((new_rust_plugin(parent, name)?, vec!["plugin.toml", "Cargo.toml", "src/lib.rs"]));
+    }
+    let folder = create_folder(parent, name)?;
+    let component = format!("{}.wasm", name.replace('-', "_"));
+    write(&folder, "plugin.toml", manifest(name, &component))?;
+    let (file, source) = match language {
+        Language::Python => ("plugin.py", python_source(name)),
+        Language::JavaScript => ("plugin.js", js_source(name)),
+        Language::C => ("plugin.c", c_source(name)),
+        Language::Rust => unreachable!("handled above"),
+    };
+    write(&folder, file, source)?;
+    Ok((folder, vec!["plugin.toml", file]))
+}
 
-/// A new Rust plugin's files, written under `parent/name`: a crate that is a workspace of its own (so that it
-/// builds wherever it is, and joining a plugin directory changes nothing else there), depending on the SDK by
-/// a relative path when it sits in the same tree. Returns the plugin's folder.
-pub fn new_rust_plugin(parent: &Path, name: &str) -> Result<PathBuf> {
+fn create_folder(parent: &Path, name: &str) -> Result<PathBuf> {
     if !is_valid_plugin_name(name) {
         bail!("{name:?} is not a valid plugin name: lowercase letters, digits and '-', starting with a letter");
     }
@@ -20,22 +34,114 @@ pub fn new_rust_plugin(parent: &Path, name: &str) -> Result<PathBuf> {
     if folder.exists() {
         bail!("{} already exists", folder.display());
     }
+    std::fs::create_dir_all(&folder).with_context(|| format!("creating {}", folder.display()))?;
+    Ok(folder)
+}
+
+fn write(folder: &Path, file: &str, text: String) -> Result<()> {
+    let path = folder.join(file);
+    std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+fn manifest(name: &str, component: &str) -> String {
+    format!(
+        "[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\ndescription = \"Says hello to every character.\"\n\
+         api = \"{API_VERSION}\"               # the gamefeature:plugin WIT version it is built against\n\
+         component = \"{component}\"   # where `gfhost build` puts the component\n"
+    )
+}
+
+/// The plugin's name as a type name: `hello-world` -> `HelloWorld`.
+fn type_name(name: &str) -> String {
+    name.split('-')
+        .map(|part| {
+            let mut chars = part.chars();
+            chars.next().map(|c| c.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
+        })
+        .collect()
+}
+
+fn python_source(name: &str) -> String {
+    let type_name = type_name(name);
+    format!(
+        r#""""The `{name}` plugin: says hello when activated, and greets every character that becomes ready."""
+
+import gamefeature as gf
+from gamefeature import components, log, world
+
+
+class {type_name}(gf.Plugin):
+    def on_activating(self, context):
+        pawns = world.actors_of_class("Pawn")
+        log.info(f"hello from {name} in {{context.world_name}} with {{len(pawns)}} pawns")
+        # Handler number 1: it comes back with every event for it. Keep the handle while it should apply.
+        self.characters = components.add_extension_handler("Character", 1)
+
+    def on_extension_event(self, handler, actor, event):
+        if event == components.GAME_ACTOR_READY:
+            log.info(f"{name} greets character {{actor}}")
+"#
+    )
+}
+
+fn js_source(name: &str) -> String {
+    let type_name = type_name(name);
+    format!(
+        r#"// The `{name}` plugin: says hello when activated, and greets every character that becomes ready.
+
+import {{ Plugin, components, log, world }} from 'gamefeature';
+
+export default class {type_name} extends Plugin {{
+  onActivating(context) {{
+    const pawns = world.actorsOfClass('Pawn');
+    log.info(`hello from {name} in ${{context.worldName}} with ${{pawns.length}} pawns`);
+    // Handler number 1: it comes back with every event for it. Keep the handle while it should apply.
+    this.characters = components.addExtensionHandler('Character', 1);
+  }}
+
+  onExtensionEvent(handler, actor, event) {{
+    if (event === components.GAME_ACTOR_READY) log.info(`{name} greets character ${{actor}}`);
+  }}
+}}
+"#
+    )
+}
+
+fn c_source(name: &str) -> String {
+    format!(
+        r#"/* The `{name}` plugin: says hello when activated, and greets every character that becomes ready. */
+#include <gamefeature.h>
+
+static gf_handler characters;
+
+const char *gf_on_activating(gf_str world_name, gamefeature_plugin_types_net_mode_t net_mode) {{
+    (void)net_mode;
+    gf_info("hello from {name} in %.*s with %zu pawns", (int)world_name.len, world_name.ptr, gf_count_actors("Pawn"));
+    /* Handler number 1: it comes back with every event for it. Keep the handle while it should apply. */
+    if (!gf_add_extension_handler("Character", 1, &characters)) return gf_last_error();
+    return NULL;
+}}
+
+void gf_on_extension_event(uint32_t handler, gf_actor actor, gf_str event) {{
+    (void)handler;
+    if (gf_str_eq(event, GF_GAME_ACTOR_READY)) gf_info("{name} greets character %llu", (unsigned long long)actor);
+}}
+"#
+    )
+}
+
+/// Where the SDK's sources are: a new plugin depends on them by path.
+const SDK_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../guest-sdk");
+
+/// A new Rust plugin's files, written under `parent/name`: a crate that is a workspace of its own (so that it
+/// builds wherever it is, and joining a plugin directory changes nothing else there), depending on the SDK by
+/// a relative path when it sits in the same tree. Returns the plugin's folder.
+fn new_rust_plugin(parent: &Path, name: &str) -> Result<PathBuf> {
+    let folder = create_folder(parent, name)?;
     std::fs::create_dir_all(folder.join("src")).with_context(|| format!("creating {}", folder.display()))?;
-    let crate_name = name.replace('-', "_");
-    let write = |file: &str, text: String| {
-        let path = folder.join(file);
-        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))
-    };
-    write("Cargo.toml", cargo_toml(name, &folder)?)?;
-    write(
-        "plugin.toml",
-        format!(
-            "[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\ndescription = \"Says hello to every character.\"\n\
-             api = \"{API_VERSION}\"               # the gamefeature:plugin WIT version it is built against\n\
-             component = \"{crate_name}.wasm\"   # where `gfhost build` puts the component\n"
-        ),
-    )?;
-    write("src/lib.rs", lib_rs(name))?;
+    write(&folder, "Cargo.toml", cargo_toml(name, &folder)?)?;
+    write(&folder, "plugin.toml", manifest(name, &format!("{}.wasm", name.replace('-', "_"))))?;
+    write(&folder, "src/lib.rs", lib_rs(name))?;
     Ok(folder)
 }
 
@@ -66,13 +172,7 @@ fn relative_path(from: &Path, to: &Path) -> Option<PathBuf> {
 }
 
 fn lib_rs(name: &str) -> String {
-    let type_name: String = name
-        .split('-')
-        .map(|part| {
-            let mut chars = part.chars();
-            chars.next().map(|c| c.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
-        })
-        .collect();
+    let type_name = type_name(name);
     format!(
         r#"//! The `{name}` plugin: says hello when activated, and greets every character that becomes ready.
 
