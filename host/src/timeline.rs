@@ -48,7 +48,13 @@ pub struct TimelineEvent {
     pub track: String,
     pub kind: EventKind,
     pub text: String,
+    /// How long the call it records took, for calls into plugins.
+    pub took: Option<Duration>,
 }
+
+/// Names a recorded event, to add what is known only later (a call's duration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventId(u64);
 
 struct Inner {
     start: Instant,
@@ -58,6 +64,8 @@ struct Inner {
     // The bytes of text the events hold, kept under [`MAX_TEXT_BYTES`] the same way: plugins' log lines are
     // text the host keeps for them.
     text_bytes: usize,
+    // Events ever recorded: the newest kept event is number `recorded - 1`.
+    recorded: u64,
 }
 
 /// The most text a timeline keeps, whatever its event retention: the oldest events go first.
@@ -99,8 +107,13 @@ impl Default for Timeline {
 impl Timeline {
     /// An empty timeline starting now, keeping the newest [`DEFAULT_RETENTION`] events.
     pub fn new() -> Self {
-        let inner =
-            Inner { start: Instant::now(), events: VecDeque::new(), retention: Some(DEFAULT_RETENTION), text_bytes: 0 };
+        let inner = Inner {
+            start: Instant::now(),
+            events: VecDeque::new(),
+            retention: Some(DEFAULT_RETENTION),
+            text_bytes: 0,
+            recorded: 0,
+        };
         Timeline { inner: Arc::new(Mutex::new(inner)) }
     }
 
@@ -110,14 +123,27 @@ impl Timeline {
     }
 
     /// Records an event now.
-    pub fn record(&self, track: impl Into<String>, kind: EventKind, text: impl Into<String>) {
+    pub fn record(&self, track: impl Into<String>, kind: EventKind, text: impl Into<String>) -> EventId {
         let mut inner = self.lock();
         let at = inner.start.elapsed();
-        let event = TimelineEvent { at, track: track.into(), kind, text: text.into() };
+        let event = TimelineEvent { at, track: track.into(), kind, text: text.into(), took: None };
         inner.text_bytes += event.track.len() + event.text.len();
         inner.events.push_back(event);
+        inner.recorded += 1;
         while inner.over() {
             inner.drop_oldest();
+        }
+        EventId(inner.recorded - 1)
+    }
+
+    /// Records how long the call an event records took (nothing when the event is no longer kept).
+    pub fn set_duration(&self, id: EventId, took: Duration) {
+        let mut inner = self.lock();
+        let first_kept = inner.recorded - inner.events.len() as u64;
+        if let Some(index) = id.0.checked_sub(first_kept) {
+            if let Some(event) = inner.events.get_mut(index as usize) {
+                event.took = Some(took);
+            }
         }
     }
 
@@ -215,9 +241,16 @@ impl Timeline {
                         "ts": ts, "dur": micros(until.saturating_sub(e.at)),
                     }));
                 }
-                kind => trace.push(json!({
-                    "name": e.text, "cat": category(kind), "ph": "i", "s": "t", "pid": pid, "tid": tid, "ts": ts,
-                })),
+                // A call with its duration is a slice, so a slow hook stands out by its width.
+                kind => trace.push(match e.took {
+                    Some(took) => json!({
+                        "name": e.text, "cat": category(kind), "ph": "X", "pid": pid, "tid": tid, "ts": ts,
+                        "dur": micros(took),
+                    }),
+                    None => json!({
+                        "name": e.text, "cat": category(kind), "ph": "i", "s": "t", "pid": pid, "tid": tid, "ts": ts,
+                    }),
+                }),
             }
         }
         json!({ "traceEvents": trace, "displayTimeUnit": "ms" })

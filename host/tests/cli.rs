@@ -490,3 +490,83 @@ fn play_watch_reloads_a_plugin_changed_on_disk_and_refuses_a_broken_one() {
     let status = child.wait().unwrap();
     assert!(status.success(), "{}", seen.join("\n"));
 }
+
+/// componentize-qjs (QuickJS, from the JavaScript toolchain's lockfile): built with `--sync` it loads and runs
+/// (resources with methods included); built with its default, the component model's async ABI, it is refused
+/// with the flag to use.
+#[test]
+fn componentize_qjs_output_runs_when_sync_and_is_refused_naming_the_flag_otherwise() {
+    let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let qjs = repository.join("toolchains/js/node_modules/.bin/componentize-qjs");
+    let plugins = tempfile::TempDir::new().unwrap();
+    for (name, flags) in [("qjs-sync", &["--sync"][..]), ("qjs-async", &[][..])] {
+        let folder = plugins.path().join(name);
+        std::fs::create_dir(&folder).unwrap();
+        let built = Command::new(&qjs)
+            .args(["--wit", repository.join("wit/0.2.0").to_str().unwrap()])
+            .args(["--js", repository.join("tests/qjs/hello.js").to_str().unwrap()])
+            .args(["-n", "game-feature", "--stub-wasi"])
+            .args(flags)
+            .args(["-o", folder.join("plugin.wasm").to_str().unwrap()])
+            .output()
+            .expect("running componentize-qjs (installed by ./dev setup)");
+        assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+        let manifest =
+            format!("[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\napi = \"0.2.0\"\ncomponent = \"plugin.wasm\"\n");
+        std::fs::write(folder.join("plugin.toml"), manifest).unwrap();
+    }
+    let experiences = ExperienceDir::new();
+    let experience = experiences.write(
+        "e.toml",
+        "[experience]\nname = \"e\"\nfeatures = [\"qjs-sync\", \"qjs-async\"]\n[pawn-data]\npawn-class = \"Character\"\n",
+    );
+    let cache = SharedCache::new();
+    let run = gfhost(&["run", experience.to_str().unwrap()], plugins.path(), cache.path());
+    let text = stdout(&run);
+    assert_eq!(run.status.code(), Some(2), "a plugin failed: {text}");
+    assert!(text.contains("quickjs plugin active in main"), "{text}");
+    assert!(text.contains("handler 7 (7): GameActorReady for actor 2"), "{text}");
+    assert!(text.contains("requires the component model async feature"), "{text}");
+    assert!(text.contains("build it for synchronous calls (componentize-qjs: --sync)"), "{text}");
+}
+
+/// `gfhost check`: a plugin that fits and behaves passes with its calls listed; one run without the permission
+/// it needs has the denial and the failure reported; a component missing exports is refused before it runs.
+#[test]
+fn check_reports_calls_denials_failures_and_misfits() {
+    let plugins = PluginDir::with(&[INPUT_BINDING, DAMAGEABLE_PROPS, MISSING_EXPORTS]);
+    let ungranted = tempfile::NamedTempFile::new().unwrap();
+    let game = Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiences/default.toml");
+    let check = |plugin: &str| {
+        let output = Command::new(env!("CARGO_BIN_EXE_gfhost"))
+            .args(["check", plugin, "--experience", game.to_str().unwrap()])
+            .arg("--plugins")
+            .arg(plugins.path())
+            .arg("--cache-dir")
+            .arg(shared_cache())
+            .args(["--call-deadline-ms", "1000", "--config"])
+            .arg(ungranted.path())
+            .env_remove("GFHOST_LOG")
+            .output()
+            .expect("running gfhost");
+        (output.status.code(), stdout(&output))
+    };
+
+    let (status, text) = check("input-binding");
+    assert_eq!(status, Some(0), "{text}");
+    assert!(text.contains("interface: fits gamefeature:plugin@0.2.0"), "{text}");
+    assert!(text.lines().any(|l| l.trim_start().starts_with("handle-extension-events") && l.contains(" us")), "{text}");
+    assert!(text.contains("ok: 0 failure(s), 0 denied, 0 refused"), "{text}");
+
+    let (status, text) = check(plugins.folder(&DAMAGEABLE_PROPS).to_str().unwrap());
+    assert_eq!(status, Some(2), "{text}");
+    assert!(text.contains("denied calls: 1"), "{text}");
+    assert!(text.contains("lacks the spawn-actors permission"), "{text}");
+    assert!(text.contains("damageable-props failed during Activating"), "{text}");
+    assert!(text.contains("after end of play: 0 feature components, 0 handlers"), "{text}");
+
+    let (status, text) = check("missing-exports");
+    assert_eq!(status, Some(2), "{text}");
+    assert!(text.contains("interface: does not fit"), "{text}");
+    assert!(!text.contains("calls (slowest"), "a misfit does not run: {text}");
+}

@@ -298,8 +298,11 @@ fn call_batch(
     if entries == 0 {
         return Ok(());
     }
-    timeline.record(track::instance(&live.plugin, world_name), EventKind::Call, format!("{call} ({entries})"));
+    let recorded =
+        timeline.record(track::instance(&live.plugin, world_name), EventKind::Call, format!("{call} ({entries})"));
+    let started = std::time::Instant::now();
     let outcome = send(live.instance.as_mut());
+    timeline.set_duration(recorded, started.elapsed());
     within_refusal_budget(live.instance.as_mut(), entries, outcome).map_err(|e| (call, e))
 }
 

@@ -179,6 +179,21 @@ impl Drop for WasiIo {
     }
 }
 
+/// A compile error on one line, with what to do about the ones a toolchain's defaults cause.
+fn explain_compile_error(error: &str) -> String {
+    let line = one_line(error);
+    if line.contains("requires the component model async feature") {
+        // componentize-qjs, by default, and other toolchains' async modes lower every export through the
+        // component model's async ABI; plugin calls here are synchronous, each under a deadline.
+        format!(
+            "{line} — the component uses the component model's async ABI, which plugins may not use: build it \
+             for synchronous calls (componentize-qjs: --sync)"
+        )
+    } else {
+        line
+    }
+}
+
 impl Runtime {
     pub fn new(config: RuntimeConfig) -> Result<Arc<Self>, RuntimeError> {
         let mut wasm = Config::new();
@@ -274,7 +289,8 @@ impl Runtime {
             if let Some(Lookup::Hit(component)) = self.cache.as_ref().map(|cache| cache.fetch(&self.engine, &key)) {
                 return Ok(component);
             }
-            let component = Component::from_binary(&self.engine, &bytes).map_err(|e| one_line(&format!("{e:#}")))?;
+            let component =
+                Component::from_binary(&self.engine, &bytes).map_err(|e| explain_compile_error(&format!("{e:#}")))?;
             if let Some(cache) = &self.cache {
                 cache.store(&key, &component);
             }

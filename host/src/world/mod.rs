@@ -856,7 +856,9 @@ impl World {
             return;
         }
         match &self.timeline {
-            Some((timeline, track)) => timeline.record(track, EventKind::World, event().to_string()),
+            Some((timeline, track)) => {
+                timeline.record(track, EventKind::World, event().to_string());
+            }
             None => self.events.push(event()),
         }
     }

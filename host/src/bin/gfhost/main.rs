@@ -1,6 +1,7 @@
 //! `gfhost`: load an experience of game-feature plugins into a world and run it; list, inspect, create and
 //! build plugins.
 
+mod check;
 mod net;
 mod package;
 mod play;
@@ -137,6 +138,16 @@ enum Command {
     Inspect {
         /// Plugin name, or the path of a plugin folder.
         plugin: String,
+    },
+    /// Check a plugin: its component against the WIT, then its lifecycle in a headless world — missing exports,
+    /// denied and refused calls, slow calls, failures, and what it leaves behind.
+    Check {
+        /// Plugin name, or the path of a plugin folder.
+        plugin: String,
+        /// The experience whose game (classes, pawn class) the plugin is written for
+        /// [default: experiences/default.toml when present]; its features and bundles are not loaded.
+        #[arg(long)]
+        experience: Option<PathBuf>,
     },
     /// Build plugins from source and put each component beside its plugin.toml.
     Build {
@@ -275,19 +286,29 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let manager = ManagerOptions { grants: config.grants, ..ManagerOptions::default() };
             list_plugins(SessionOptions { plugin_dirs, runtime, manager })
         }
+        Command::Check { plugin, experience } => {
+            let (name, plugin_dirs) = plugin_and_dirs(&plugin, cli.plugin_dirs)?;
+            let manager = manager_options(config, LogLevel::Info);
+            let default = Path::new("experiences/default.toml");
+            let game = experience.or_else(|| default.is_file().then(|| default.to_path_buf()));
+            check::check_plugin(&name, game.as_deref(), SessionOptions { plugin_dirs, runtime, manager })
+        }
         Command::Inspect { plugin } => {
-            let mut plugin_dirs = cli.plugin_dirs;
-            let path = Path::new(&plugin);
-            let name = if path.join("plugin.toml").is_file() {
-                let manifest = gamefeature_host::feature::PluginManifest::read(path)?;
-                plugin_dirs = vec![path.parent().unwrap_or(Path::new(".")).to_path_buf()];
-                manifest.name
-            } else {
-                plugin
-            };
+            let (name, plugin_dirs) = plugin_and_dirs(&plugin, cli.plugin_dirs)?;
             inspect_plugin(&name, SessionOptions { plugin_dirs, runtime, ..SessionOptions::default() })
         }
     }
+}
+
+/// A plugin named on the command line — by name, found in the plugin directories, or by its folder, which is
+/// then the one plugin directory looked in.
+fn plugin_and_dirs(plugin: &str, plugin_dirs: Vec<PathBuf>) -> Result<(String, Vec<PathBuf>)> {
+    let path = Path::new(plugin);
+    if !path.join("plugin.toml").is_file() {
+        return Ok((plugin.to_string(), plugin_dirs));
+    }
+    let manifest = gamefeature_host::feature::PluginManifest::read(path)?;
+    Ok((manifest.name, vec![path.parent().unwrap_or(Path::new(".")).to_path_buf()]))
 }
 
 /// What a world's experience manager takes from the host configuration.

@@ -141,13 +141,15 @@ impl ExperienceManager {
     ) -> Option<Result<R, CallError>> {
         let live = self.instances.get_mut(owner)?;
         let plugin = live.plugin.clone();
+        let started = std::time::Instant::now();
         let outcome = f(live.instance.as_mut());
+        let took = started.elapsed();
         let outcome = within_refusal_budget(live.instance.as_mut(), 0, outcome);
         if let Err(CallError::Trapped(cause)) = &outcome {
             self.record_quarantine(&plugin, hook, cause);
             self.instances.remove(owner);
         }
-        self.record_call(&plugin, hook, &outcome);
+        self.record_call(&plugin, hook, &outcome, took);
         Some(outcome)
     }
 
@@ -333,8 +335,9 @@ impl ExperienceManager {
         let Some(live) = instance else {
             return;
         };
+        let started = std::time::Instant::now();
         let outcome = f(live.instance.as_mut());
-        self.record_call(name, hook, &outcome);
+        self.record_call(name, hook, &outcome, started.elapsed());
         if let Err(e) = &outcome {
             if let CallError::Trapped(cause) = e {
                 self.record_quarantine(name, hook, cause);

@@ -383,7 +383,13 @@ impl ExperienceManager {
         ActivationContext { world_name: self.world_name.to_string(), net_mode: self.net_mode }
     }
 
-    fn record_call(&self, plugin: &str, hook: &str, outcome: &Result<impl std::fmt::Debug, CallError>) {
+    fn record_call(
+        &self,
+        plugin: &str,
+        hook: &str,
+        outcome: &Result<impl std::fmt::Debug, CallError>,
+        took: std::time::Duration,
+    ) {
         let text = match outcome {
             Ok(value) => {
                 let value = format!("{value:?}");
@@ -395,7 +401,8 @@ impl ExperienceManager {
             }
             Err(e) => format!("{hook} failed: {}", shown(&e.to_string(), MAX_CAUSE)),
         };
-        self.timeline.record(track::instance(plugin, &self.world_name), EventKind::Call, text);
+        let recorded = self.timeline.record(track::instance(plugin, &self.world_name), EventKind::Call, text);
+        self.timeline.set_duration(recorded, took);
     }
 
     /// Ends play: deactivates every feature in this world (waiting for held deactivations up to the deadline),

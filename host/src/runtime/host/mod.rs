@@ -142,8 +142,15 @@ impl InstanceState {
     /// call for the quarantine cause, and passes the error on.
     pub(crate) fn refuse(&mut self, error: Error) -> Error {
         self.refusals.count += 1;
+        let shown = format!("{error:?}");
+        // Denials say so in the plugin's log already; other refusals are noted, so that `gfhost check` and the
+        // timeline show what a plugin was refused.
+        if !matches!(error, Error::Denied(_)) {
+            let track = crate::timeline::track::instance(&self.env.plugin, &self.env.world_name);
+            self.env.timeline.record(track, crate::timeline::EventKind::Note, format!("refused: {shown}"));
+        }
         if self.refusals.first.is_none() {
-            self.refusals.first = Some(format!("{error:?}"));
+            self.refusals.first = Some(shown);
         }
         error
     }

@@ -1,0 +1,153 @@
+//! `gfhost check PLUGIN`: what a plugin author wants to know before shipping — does the component fit the
+//! world's WIT, and how does it behave when it runs? The plugin plays alone in a headless standalone world
+//! (two players arrive the Lyra way, a second of frames passes, play ends), and the report lists its calls with
+//! their slowest time, the calls it was denied or refused, its failures, and what it left behind.
+//!
+//! The world takes the game's classes and pawn class from an experience (the default one unless told), so a
+//! plugin written for that game's classes finds them.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use gamefeature_host::runtime::Limits;
+use gamefeature_host::timeline::{track, EventKind, LogLevel};
+use gamefeature_host::world::{self, NetMode};
+use gamefeature_host::{game, Session, SessionOptions};
+
+/// Frames of play the check runs: a second at 30 Hz, so timers get their turn.
+const FRAMES: u32 = 30;
+
+/// The world the check plays in.
+const WORLD: &str = "check";
+
+/// A call is reported as slow past this share of its deadline.
+const SLOW_SHARE: u32 = 4;
+
+/// The parts of an experience that make its game's world: classes, pawn data and creation policies — not its
+/// features, actions or bundles.
+const GAME_TABLES: [&str; 3] = ["classes", "pawn-data", "component-creation"];
+
+/// The check's experience: the plugin alone, in the game `game` (an experience file) describes.
+fn check_experience(name: &str, game: Option<&Path>) -> Result<String> {
+    let mut experience = toml::Table::new();
+    if let Some(path) = game {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let table: toml::Table = text.parse().with_context(|| format!("{} is not valid TOML", path.display()))?;
+        for key in GAME_TABLES {
+            if let Some(value) = table.get(key) {
+                experience.insert(key.to_string(), value.clone());
+            }
+        }
+    }
+    let mut header = toml::Table::new();
+    header.insert("name".into(), format!("check {name}").into());
+    header.insert("features".into(), toml::Value::Array(vec![name.into()]));
+    experience.insert("experience".into(), header.into());
+    if !experience.contains_key("pawn-data") {
+        let mut pawn = toml::Table::new();
+        pawn.insert("pawn-class".into(), "Character".into());
+        experience.insert("pawn-data".into(), pawn.into());
+    }
+    Ok(toml::to_string(&experience)?)
+}
+
+pub fn check_plugin(name: &str, game: Option<&Path>, options: SessionOptions) -> Result<ExitCode> {
+    let limits = Limits::of(name, &options.runtime);
+    let tokio = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let session = Session::new(options)?;
+    let manifest = session.features().manifest(name).with_context(|| format!("no plugin named {name:?}"))?;
+    println!("checking {} {} ({})", manifest.name, manifest.version, manifest.component_path.display());
+
+    let inspection = session.runtime().inspect_plugin(&manifest)?;
+    let fit = inspection.interface.fit();
+    let missing: Vec<String> = fit
+        .imports
+        .iter()
+        .chain(&fit.needed_exports)
+        .filter_map(|line| line.problem.as_ref().map(|problem| format!("{}: {problem}", line.name)))
+        .collect();
+    match &inspection.problem {
+        None => println!("  interface: fits gamefeature:plugin@{}", manifest.api),
+        Some(problem) => {
+            println!("  interface: does not fit: {problem}");
+            for line in &missing {
+                println!("    - {line}");
+            }
+            return Ok(ExitCode::from(2));
+        }
+    }
+
+    let folder = tempfile::tempdir().context("creating a folder for the check's experience")?;
+    let experience = folder.path().join("check.toml");
+    std::fs::write(&experience, check_experience(name, game)?).context("writing the check's experience")?;
+    let mut manager = session.create_world(WORLD, NetMode::Standalone);
+    tokio.block_on(manager.load(&experience))?;
+    let pawn_class = manager.pawn_class();
+    let players: Vec<game::Player> =
+        manager.with_world(|w| (0..2).filter_map(|_| game::spawn_player(w, &pawn_class).ok()).collect());
+    for player in &players {
+        manager.with_world(|w| game::possess(w, player)).ok();
+        manager.with_world(|w| game::replicate_player_state(w, player)).ok();
+    }
+    for _ in 0..FRAMES {
+        manager.tick(Duration::from_secs(1) / 30);
+    }
+    tokio.block_on(manager.end_play())?;
+    let report = manager.report().clone();
+    let left = {
+        let w = world::lock(manager.world());
+        (w.requested_component_count(), w.live_handlers(), w.live_subscriptions(), w.live_features(), w.live_watches())
+    };
+
+    let instance = track::instance(name, WORLD);
+    let events: Vec<_> = session.timeline().events().into_iter().filter(|e| e.track == instance).collect();
+    let mut calls: BTreeMap<String, (usize, Duration)> = BTreeMap::new();
+    for event in events.iter().filter(|e| e.kind == EventKind::Call) {
+        let hook = event.text.split(' ').next().unwrap_or_default().to_string();
+        let entry = calls.entry(hook).or_default();
+        entry.0 += 1;
+        entry.1 = entry.1.max(event.took.unwrap_or_default());
+    }
+    let slow_after = limits.call_deadline / SLOW_SHARE;
+    let deadline = limits.call_deadline;
+    println!("  calls (slowest of each; slow past {slow_after:?}, a quarter of the {deadline:?} deadline):");
+    let mut slow = 0;
+    for (hook, (count, slowest)) in &calls {
+        let mark = if *slowest > slow_after {
+            slow += 1;
+            "  SLOW"
+        } else {
+            ""
+        };
+        println!("    {hook:32} x{count:<5} {:>9.1} us{mark}", slowest.as_secs_f64() * 1e6);
+    }
+    let texts = |keep: &dyn Fn(&EventKind, &str) -> bool| -> Vec<String> {
+        events.iter().filter(|e| keep(&e.kind, &e.text)).map(|e| e.text.clone()).collect()
+    };
+    let denied = texts(&|kind, text| *kind == EventKind::Log(LogLevel::Warn) && text.starts_with("denied: "));
+    let refused = texts(&|kind, text| *kind == EventKind::Note && text.starts_with("refused: "));
+    let failures: Vec<String> = report.failures.iter().map(|f| f.to_string()).collect();
+    for (title, lines) in [("denied calls", &denied), ("refused calls", &refused), ("failures", &failures)] {
+        println!("  {title}: {}", lines.len());
+        for line in lines.iter().take(10) {
+            println!("    - {line}");
+        }
+    }
+    let (components, handlers, subscriptions, features, watches) = left;
+    println!(
+        "  after end of play: {components} feature components, {handlers} handlers, {subscriptions} subscriptions, \
+         {features} init-state features, {watches} property watches"
+    );
+    let clean = failures.is_empty() && left == (0, 0, 0, 0, 0);
+    println!(
+        "{}: {} failure(s), {} denied, {} refused, {slow} slow hook(s)",
+        if clean { "ok" } else { "problems found" },
+        failures.len(),
+        denied.len(),
+        refused.len()
+    );
+    Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(2) })
+}
