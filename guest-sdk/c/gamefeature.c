@@ -135,6 +135,14 @@ WEAK bool gf_on_deactivating(void) { return true; }
 WEAK bool gf_poll_deactivation(void) { return true; }
 WEAK void gf_on_unloading(void) {}
 WEAK void gf_on_unregistering(void) {}
+WEAK size_t gf_snapshot(uint8_t *state, size_t capacity) {
+    (void)state, (void)capacity;
+    return 0;
+}
+WEAK const char *gf_restore(const uint8_t *state, size_t len) {
+    (void)state, (void)len;
+    return NULL;
+}
 WEAK void gf_on_extension_event(uint32_t handler, gf_actor actor, gf_str event) { (void)handler, (void)actor, (void)event; }
 WEAK bool gf_can_change_init_state(gf_actor actor, gf_str feature, gf_str current, gf_str desired) {
     (void)actor, (void)feature, (void)current, (void)desired;
@@ -189,14 +197,24 @@ exports_gamefeature_plugin_lifecycle_deactivation_t exports_gamefeature_plugin_l
 }
 void exports_gamefeature_plugin_lifecycle_on_unloading(void) { gf_on_unloading(); }
 void exports_gamefeature_plugin_lifecycle_on_unregistering(void) { gf_on_unregistering(); }
+/* The most state a plugin may carry across a reload. */
+#define GF_SNAPSHOT_CAPACITY (64 * 1024)
+
 bool exports_gamefeature_plugin_lifecycle_snapshot(game_feature_list_u8_t *ret) {
-    (void)ret;
-    return false;
+    uint8_t *state = malloc(GF_SNAPSHOT_CAPACITY);
+    size_t len = state ? gf_snapshot(state, GF_SNAPSHOT_CAPACITY) : 0;
+    if (len == 0 || len > GF_SNAPSHOT_CAPACITY) {
+        free(state);
+        return false;
+    }
+    ret->ptr = state; /* the canonical ABI's post-return frees it */
+    ret->len = len;
+    return true;
 }
 bool exports_gamefeature_plugin_lifecycle_restore(game_feature_list_u8_t *state, game_feature_string_t *err) {
-    (void)err;
+    const char *message = gf_restore(state->ptr, state->len);
     game_feature_list_u8_free(state);
-    return true;
+    return fallible(message, err);
 }
 
 void exports_gamefeature_plugin_handlers_handle_extension_events(game_feature_list_u32_t *handlers,

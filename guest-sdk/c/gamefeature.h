@@ -58,6 +58,12 @@ bool gf_poll_deactivation(void);
 void gf_on_unloading(void);
 void gf_on_unregistering(void);
 
+/* Hot reload: write the state for the next version into `state` (at most `capacity` bytes, 64 KiB) and return
+ * its length; 0 (the default) starts the next version fresh. */
+size_t gf_snapshot(uint8_t *state, size_t capacity);
+/* Hot reload: the previous version's state. Return NULL, or a message that refuses the new version. */
+const char *gf_restore(const uint8_t *state, size_t len);
+
 /* An extension event for the handler you numbered `handler`. */
 void gf_on_extension_event(uint32_t handler, gf_actor actor, gf_str event);
 /* May `feature` of `actor` move from `current` (len 0: none) to `desired`? Default: yes. */

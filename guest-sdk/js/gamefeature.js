@@ -54,12 +54,29 @@ function call(fn, ...args) {
   }
 }
 
-/** A property value as JavaScript sees it: boolean, BigInt (integers are 64-bit), number or string. */
+const MAX_INTEGER = (1n << 63n) - 1n;
+
+/**
+ * An integer property value. componentize-js 0.23 cannot lower a negative 64-bit integer (its s64 lowering
+ * aborts the instance), so one is refused here with an exception the plugin can catch instead. Reading
+ * negative integers works.
+ */
+function integer(value) {
+  if (value < 0n || value > MAX_INTEGER) {
+    throw new RangeError(`integer ${value} cannot be sent: componentize-js sends integers from 0 to 2^63-1 only`);
+  }
+  return { tag: 'integer', val: value };
+}
+
+/**
+ * A property value as JavaScript sees it: boolean, BigInt (integers are 64-bit), number or string. A number
+ * that is an integer is sent as an integer, any other number as a float.
+ */
 function toWit(value) {
   switch (typeof value) {
     case 'boolean': return { tag: 'boolean', val: value };
-    case 'bigint': return { tag: 'integer', val: value };
-    case 'number': return Number.isInteger(value) ? { tag: 'integer', val: BigInt(value) } : { tag: 'float', val: value };
+    case 'bigint': return integer(value);
+    case 'number': return Number.isInteger(value) ? integer(BigInt(value)) : { tag: 'float', val: value };
     case 'string': return { tag: 'text', val: value };
     default: throw new TypeError(`a property value is a boolean, bigint, number or string, not ${typeof value}`);
   }

@@ -83,13 +83,14 @@ pub struct LoadedWorld {
     pub report: gamefeature_host::experience::LoadReport,
 }
 
-/// Loads `plugins` (trusted with their declared permissions) into a fresh standalone world `w`.
+/// Loads `plugins` (trusted with their declared permissions) into a fresh standalone world `w`, compiled
+/// components shared with the other tests ([`shared_cache`]).
 pub async fn load_world(plugins: &[TestPlugin]) -> LoadedWorld {
     let dir = PluginDir::with(plugins);
     let experiences = ExperienceDir::new();
     let names: Vec<&str> = plugins.iter().map(|p| p.name).collect();
     let path = experiences.write("e.toml", &experience_with_features(&names));
-    let session = session(&dir);
+    let session = session_with(&dir, Some(&shared_cache()), trusted());
     let mut manager = session.create_world("w", NetMode::Standalone);
     let report = manager.load(&path).await.expect("the experience loads").clone();
     LoadedWorld { plugins: dir, experiences, session, manager, report }

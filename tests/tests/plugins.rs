@@ -562,6 +562,111 @@ async fn match_stats() {
     assert_eq!((w.live_features(), w.live_subscriptions(), w.live_handlers()), (0, 0, 0), "nothing left behind");
 }
 
+/// What the shape probes log, in order: every WIT shape through each helper library. The languages differ in
+/// one line: componentize-js cannot send a negative 64-bit integer, and the JavaScript helper refuses one with
+/// an exception rather than let the instance abort.
+fn expected_shapes(negative_integer: &str) -> Vec<String> {
+    let lines = [
+        "net mode: standalone standalone",
+        "world: w w",
+        "class: Pawn, is an Actor: true",
+        "pawns: 1",
+        "role: authority, authority: true",
+        "locally controlled: false",
+        "request: Pawn + ProbeComponent",
+        "components: ProbeComponent",
+        "property b: true",
+        "property i: 4611686018427387905",
+        "property f: 0.25",
+        "property t: h\u{e9}llo",
+        "property missing: none",
+        "watch id: 9",
+        "NEGATIVE",
+        "handler id: 4, receiver: Pawn",
+        "timer id: 3, frame: 0",
+        "states: InitState.Spawned, InitState.DataAvailable, InitState.DataInitialized, InitState.GameplayReady",
+        "feature state: none",
+        "feature state: InitState.Spawned",
+        "all reached: true",
+        "all but Probe reached: true",
+        "subscription id: 6",
+        "error unknown-actor: 999999",
+        "error unknown-asset: nope",
+        "error unknown-class: NoSuchClass",
+        "error invalid: component requests and extension handlers on the root class \"Actor\" are refused: they would \
+         extend every actor",
+        "released: true",
+        // Delivered after the call, in the dispatch's order: extension events, init states, property changes.
+        "event 4 ExtensionAdded probe",
+        "event 4 ExtensionRemoved probe",
+        "init 6: Probe InitState.Spawned",
+        "watch 9: 4611686018427387905 -> 5",
+        "timer 3 x1",
+    ];
+    lines.iter().map(|line| if *line == "NEGATIVE" { negative_integer } else { line }).map(String::from).collect()
+}
+
+/// Every shape of the WIT, through a helper library: the probe logs what each call returned.
+async fn shapes(plugin: TestPlugin, negative_integer: &str) {
+    let LoadedWorld { session, mut manager, report, .. } = load_world(&[plugin]).await;
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    for _ in 0..20 {
+        manager.tick(std::time::Duration::from_millis(50));
+    }
+    manager.end_play().await.unwrap();
+    assert_eq!(info_logs(&session, plugin.name, "w"), expected_shapes(negative_integer));
+    let w = world::lock(manager.world());
+    assert_eq!((w.live_features(), w.live_subscriptions(), w.live_handlers(), w.live_watches()), (0, 0, 0, 0));
+}
+
+#[tokio::test]
+async fn shapes_py() {
+    shapes(SHAPES_PY, "negative integer: -5").await;
+}
+
+#[tokio::test]
+async fn shapes_js() {
+    let refused = "negative integer refused: integer -5 cannot be sent: componentize-js sends integers from 0 to \
+                   2^63-1 only";
+    shapes(SHAPES_JS, refused).await;
+}
+
+/// The event sink in another language receives the same events as the Rust one beside it, and carries its
+/// count across a hot reload (snapshot and restore, in the Rust sink's state format).
+async fn event_sink_in(plugin: TestPlugin) {
+    let LoadedWorld { session, mut manager, report, plugins, .. } = load_world(&[EVENT_SINK, plugin]).await;
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    for _ in 0..3 {
+        manager.with_world(|w| game::spawn_player(w, "Character")).unwrap();
+    }
+    let reloaded = manager.reload_feature(plugin.name).await.unwrap();
+    assert_eq!(reloaded.to, "0.1.0");
+    manager.with_world(|w| game::spawn_player(w, "Character")).unwrap();
+    manager.end_play().await.unwrap();
+    // Three pawns bring ReceiverAdded and GameActorReady each (6); the reloaded sink's new instance restores 6,
+    // hears ExtensionAdded for the three (9), then the fourth pawn's two events (11). The Rust sink, not
+    // reloaded, hears 6 + 2.
+    assert_eq!(info_logs(&session, "event-sink", "w"), ["received 8 events"]);
+    let expected = ["received 6 events", "restored a count of 6 events", "received 11 events"];
+    assert_eq!(info_logs(&session, plugin.name, "w"), expected);
+    drop(plugins);
+}
+
+#[tokio::test]
+async fn event_sink_py() {
+    event_sink_in(EVENT_SINK_PY).await;
+}
+
+#[tokio::test]
+async fn event_sink_js() {
+    event_sink_in(EVENT_SINK_JS).await;
+}
+
+#[tokio::test]
+async fn event_sink_c() {
+    event_sink_in(EVENT_SINK_C).await;
+}
+
 macro_rules! assert_plugin_has_a_test {
     ($name:ident, $constant:ident) => {
         #[allow(unused_imports)]

@@ -5,6 +5,7 @@ mod check;
 mod net;
 mod package;
 mod play;
+mod progress;
 mod template;
 
 use std::io::IsTerminal;
@@ -351,7 +352,7 @@ fn run_experience(
     warn_stale_components(&session);
     let mut manager = session.create_world("main", net_mode);
     let started = Instant::now();
-    tokio.block_on(manager.load(path))?;
+    progress::while_loading(&session, || tokio.block_on(manager.load(path)))?;
     let load_time = started.elapsed();
     play(&mut manager, players);
     let playing = manager.live_features();

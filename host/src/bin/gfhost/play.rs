@@ -65,7 +65,7 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
     let tokio = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let session = Session::new(options)?;
     let mut manager = session.create_world("main", play.net_mode);
-    tokio.block_on(manager.load(path))?;
+    crate::progress::while_loading(&session, || tokio.block_on(manager.load(path)))?;
     let mut world = LiveWorld::new(manager, &session);
     // Watching starts before anything is announced: a change made once the world says it is loaded is seen.
     let mut watcher = match play.watch {

@@ -1,0 +1,117 @@
+//! The same plugin — `event-sink`, which counts extension events and sums their actor ids — written in Rust,
+//! Python, JavaScript and C, measured side by side: component size (printed), cold compile, load from the
+//! compile cache, instantiation, and the cost of an extension event delivered in a batch of 4,096 and one per
+//! call.
+//!
+//! Run with `RUST_BACKTRACE` unset (these machines set it, and every error would capture a backtrace):
+//!
+//! ```sh
+//! env -u RUST_BACKTRACE cargo bench -p gamefeature-tests --bench languages
+//! ```
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use gamefeature_host::feature::{ExtensionBatch, LoadedPlugin, PluginManifest};
+use gamefeature_host::runtime::{Runtime, RuntimeConfig, WasmPlugin};
+use gamefeature_tests::*;
+
+const EVENTS: usize = 4096;
+
+const SINKS: [(&str, TestPlugin); 4] =
+    [("rust", EVENT_SINK), ("python", EVENT_SINK_PY), ("javascript", EVENT_SINK_JS), ("c", EVENT_SINK_C)];
+
+fn runtime(cache: Option<&std::path::Path>) -> std::sync::Arc<Runtime> {
+    Runtime::new(RuntimeConfig { max_instances: 8, cache_dir: cache.map(Into::into), ..RuntimeConfig::default() })
+        .unwrap()
+}
+
+fn languages(c: &mut Criterion) {
+    let plugins = PluginDir::with(&SINKS.map(|(_, plugin)| plugin));
+    let cache = tempfile::TempDir::new().unwrap();
+    let manifests: Vec<(&str, PluginManifest)> = SINKS
+        .iter()
+        .map(|(language, plugin)| (*language, PluginManifest::read(&plugins.folder(plugin)).unwrap()))
+        .collect();
+    for (language, manifest) in &manifests {
+        let bytes = std::fs::metadata(&manifest.component_path).unwrap().len();
+        println!("component size/{language}: {bytes} bytes ({:.2} MiB)", bytes as f64 / (1 << 20) as f64);
+    }
+
+    let mut group = c.benchmark_group("compile_cold");
+    group.sample_size(10);
+    for (language, manifest) in &manifests {
+        group.bench_function(BenchmarkId::from_parameter(language), |b| {
+            b.iter_custom(|iterations| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iterations {
+                    let fresh = runtime(None);
+                    let started = Instant::now();
+                    black_box(fresh.load_plugin(manifest).unwrap());
+                    total += started.elapsed();
+                }
+                total
+            })
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("load_from_cache");
+    for (language, manifest) in &manifests {
+        runtime(Some(cache.path())).load_plugin(manifest).unwrap();
+        group.bench_function(BenchmarkId::from_parameter(language), |b| {
+            b.iter_custom(|iterations| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iterations {
+                    let fresh = runtime(Some(cache.path()));
+                    let started = Instant::now();
+                    black_box(fresh.load_plugin(manifest).unwrap());
+                    total += started.elapsed();
+                }
+                total
+            })
+        });
+    }
+    group.finish();
+
+    let warm = runtime(Some(cache.path()));
+    let loaded: Vec<(&str, std::sync::Arc<WasmPlugin>, &PluginManifest)> =
+        manifests.iter().map(|(language, m)| (*language, warm.load_plugin(m).unwrap(), m)).collect();
+    let mut group = c.benchmark_group("instantiate");
+    for (language, code, manifest) in &loaded {
+        let env = standalone_env(&manifest.name);
+        group.bench_function(BenchmarkId::from_parameter(language), |b| {
+            b.iter(|| code.instantiate(env.clone()).expect("instantiates"))
+        });
+    }
+    group.finish();
+
+    let batch = ExtensionBatch {
+        handlers: vec![1; EVENTS],
+        actors: (0..EVENTS as u64).collect(),
+        events: vec![0; EVENTS],
+        names: vec!["Tick".to_string()],
+    };
+    let single =
+        ExtensionBatch { handlers: vec![1], actors: vec![7], events: vec![0], names: vec!["Tick".to_string()] };
+    let mut group = c.benchmark_group("extension_event");
+    group.throughput(Throughput::Elements(EVENTS as u64));
+    for (language, code, manifest) in &loaded {
+        let mut instance = code.instantiate(standalone_env(&manifest.name)).unwrap();
+        group.bench_function(BenchmarkId::new("batched_4096", language), |b| {
+            b.iter(|| instance.handle_extension_events(black_box(&batch)).unwrap())
+        });
+        group.bench_function(BenchmarkId::new("one_call_per_event", language), |b| {
+            b.iter(|| {
+                for _ in 0..EVENTS {
+                    instance.handle_extension_events(black_box(&single)).unwrap();
+                }
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, languages);
+criterion_main!(benches);
