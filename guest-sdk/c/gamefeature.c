@@ -122,6 +122,10 @@ static gf_str state_name(uint8_t ordinal) {
     return str_of(&states.ptr[ordinal - 1]);
 }
 
+/* printf's lines reach the plugin's log as they are written: stdout is not a terminal, so wasi-libc would
+ * otherwise buffer them in blocks, and a plugin never exits to flush them. */
+__attribute__((constructor)) static void line_buffered_stdout(void) { setvbuf(stdout, NULL, _IOLBF, 0); }
+
 /* ---- Default hooks ---- */
 
 WEAK const char *gf_on_registering(void) { return NULL; }
@@ -162,6 +166,10 @@ WEAK void gf_on_init_state_changed(uint32_t subscription, gf_actor actor, gf_str
 WEAK void gf_on_timer(uint32_t timer, uint32_t times, uint64_t frame) { (void)timer, (void)times, (void)frame; }
 WEAK void gf_on_property_changed(uint32_t watch, gf_actor actor, const gf_value *old_value, const gf_value *new_value) {
     (void)watch, (void)actor, (void)old_value, (void)new_value;
+}
+WEAK void gf_on_replicated(gf_actor actor, gf_str component, gf_str property, const gf_value *old_value,
+                           const gf_value *new_value) {
+    (void)actor, (void)component, (void)property, (void)old_value, (void)new_value;
 }
 
 /* ---- Exports: arguments belong to the callee, so each is freed after its fan-out ---- */
@@ -233,8 +241,10 @@ void exports_gamefeature_plugin_handlers_handle_extension_events(game_feature_li
 void exports_gamefeature_plugin_init_state_callbacks_can_change_init_states(
     game_feature_list_u64_t *actors, game_feature_list_u32_t *features, game_feature_list_u8_t *currents,
     game_feature_list_u8_t *desireds, game_feature_list_string_t *names, game_feature_list_bool_t *ret) {
+    /* The answers are freed by the post-return function, which frees nothing for an empty list. */
     ret->len = actors->len;
-    ret->ptr = malloc(actors->len ? actors->len : 1);
+    ret->ptr = actors->len ? malloc(actors->len) : NULL;
+    if (actors->len && !ret->ptr) abort();
     for (size_t i = 0; i < actors->len; i++) {
         ret->ptr[i] = gf_can_change_init_state(actors->ptr[i], str_of(&names->ptr[features->ptr[i]]),
                                                state_name(currents->ptr[i]), state_name(desireds->ptr[i]));
@@ -298,6 +308,11 @@ void exports_gamefeature_plugin_replication_callbacks_on_replicated(
     game_feature_list_u64_t *actors, game_feature_list_u32_t *components, game_feature_list_u32_t *properties,
     exports_gamefeature_plugin_replication_callbacks_list_option_value_t *olds,
     exports_gamefeature_plugin_replication_callbacks_list_value_t *news, game_feature_list_string_t *names) {
+    for (size_t i = 0; i < actors->len; i++) {
+        const gf_value *old_value = olds->ptr[i].is_some ? &olds->ptr[i].val : NULL;
+        gf_on_replicated(actors->ptr[i], str_of(&names->ptr[components->ptr[i]]), str_of(&names->ptr[properties->ptr[i]]),
+                         old_value, &news->ptr[i]);
+    }
     game_feature_list_u64_free(actors);
     game_feature_list_u32_free(components);
     game_feature_list_u32_free(properties);

@@ -6,7 +6,9 @@
  * below, and frees what the host passed in. Define only the hooks you need: every one has a default (a weak
  * symbol) that does nothing and succeeds.
  *
- * Strings from the host are `gf_str` (pointer and length, not NUL-terminated); strings to the host are C strings.
+ * Strings from the host are `gf_str` (pointer and length, not NUL-terminated), valid only during the hook that
+ * receives them: copy what you keep. Strings to the host are C strings. `printf` lines reach the plugin's log
+ * (stdout is line-buffered).
  * Host calls return `true` on success; on failure `gf_last_error()` says why ("denied: ...", "unknown-actor: 7").
  * Handles (`gf_handler`, `gf_subscription`) are kept while they should apply and released with `gf_release_*`.
  * Every call has a deadline: never wait in a hook. */
@@ -75,6 +77,10 @@ void gf_on_init_state_changed(uint32_t subscription, gf_actor actor, gf_str feat
 void gf_on_timer(uint32_t timer, uint32_t times, uint64_t frame);
 /* A watched property changed; NULL: no value. */
 void gf_on_property_changed(uint32_t watch, gf_actor actor, const gf_value *old_value, const gf_value *new_value);
+/* Rep-notify, on a client: a replicated property this plugin declared went from `old_value` (NULL: none yet) to
+ * `new_value`. */
+void gf_on_replicated(gf_actor actor, gf_str component, gf_str property, const gf_value *old_value,
+                      const gf_value *new_value);
 
 /* ---- Host calls ---- */
 

@@ -69,14 +69,14 @@ function integer(value) {
 }
 
 /**
- * A property value as JavaScript sees it: boolean, BigInt (integers are 64-bit), number or string. A number
- * that is an integer is sent as an integer, any other number as a float.
+ * A property value as JavaScript sees it, the same way both ways: boolean, BigInt for an integer (they are
+ * 64-bit; write `5n`), number for a float, string.
  */
 function toWit(value) {
   switch (typeof value) {
     case 'boolean': return { tag: 'boolean', val: value };
     case 'bigint': return integer(value);
-    case 'number': return Number.isInteger(value) ? integer(BigInt(value)) : { tag: 'float', val: value };
+    case 'number': return { tag: 'float', val: value };
     case 'string': return { tag: 'text', val: value };
     default: throw new TypeError(`a property value is a boolean, bigint, number or string, not ${typeof value}`);
   }

@@ -3,6 +3,7 @@ its batches out to the plugin's methods. The plugin is the one `gamefeature.Plug
 plugin's `plugin.py`, created at the first call (one instance per world: each world has its own component
 instance)."""
 
+import sys
 import traceback
 
 from componentize_py_types import Err
@@ -15,6 +16,11 @@ from gamefeature import init_states, log
 from gamefeature._host import from_wit
 
 import plugin as _module
+
+# print()'s lines reach the plugin's log as they are printed: stdout is not a terminal, so Python would buffer
+# them in blocks, and a plugin never exits to flush them.
+sys.stdout.reconfigure(line_buffering=True)
+sys.stderr.reconfigure(line_buffering=True)
 
 _plugin = None
 
@@ -83,7 +89,11 @@ class Lifecycle(wit_world.exports.Lifecycle):
 
     def snapshot(self):
         state = _get().snapshot()
-        return None if state is None else bytes(state)
+        if state is None or isinstance(state, bytes):
+            return state
+        if isinstance(state, (bytearray, memoryview)):
+            return bytes(state)
+        raise TypeError(f"snapshot() returns bytes or None, not {type(state).__name__}")
 
     def restore(self, state):
         _fallible(lambda: _get().restore(bytes(state)))

@@ -72,6 +72,16 @@ struct Inner {
 pub const MAX_TEXT_BYTES: usize = 64 << 20;
 
 impl Inner {
+    fn push(&mut self, event: TimelineEvent) -> EventId {
+        self.text_bytes += event.track.len() + event.text.len();
+        self.events.push_back(event);
+        self.recorded += 1;
+        while self.over() {
+            self.drop_oldest();
+        }
+        EventId(self.recorded - 1)
+    }
+
     fn drop_oldest(&mut self) {
         if let Some(event) = self.events.pop_front() {
             self.text_bytes -= event.track.len() + event.text.len();
@@ -126,14 +136,14 @@ impl Timeline {
     pub fn record(&self, track: impl Into<String>, kind: EventKind, text: impl Into<String>) -> EventId {
         let mut inner = self.lock();
         let at = inner.start.elapsed();
-        let event = TimelineEvent { at, track: track.into(), kind, text: text.into(), took: None };
-        inner.text_bytes += event.track.len() + event.text.len();
-        inner.events.push_back(event);
-        inner.recorded += 1;
-        while inner.over() {
-            inner.drop_oldest();
-        }
-        EventId(inner.recorded - 1)
+        inner.push(TimelineEvent { at, track: track.into(), kind, text: text.into(), took: None })
+    }
+
+    /// Records a call that has just finished: the event is placed when the call started, `took` ago.
+    pub fn record_finished(&self, track: impl Into<String>, kind: EventKind, text: impl Into<String>, took: Duration) {
+        let mut inner = self.lock();
+        let at = inner.start.elapsed().saturating_sub(took);
+        inner.push(TimelineEvent { at, track: track.into(), kind, text: text.into(), took: Some(took) });
     }
 
     /// Records how long the call an event records took (nothing when the event is no longer kept).
@@ -183,7 +193,10 @@ impl Timeline {
 
     fn render_tracks(&self, shown: impl Fn(&str) -> bool) -> String {
         let inner = self.lock();
-        let events: Vec<&TimelineEvent> = inner.events.iter().filter(|e| shown(&e.track)).collect();
+        let mut events: Vec<&TimelineEvent> = inner.events.iter().filter(|e| shown(&e.track)).collect();
+        // A call is recorded when it ends but placed when it started: in time order it comes before what the
+        // plugin logged during it.
+        events.sort_by_key(|e| e.at);
         // Tracks longer than this overflow their column rather than widen every line (or overflow `format!`).
         let width = events.iter().map(|e| e.track.len()).max().unwrap_or(0).min(80);
         let mut out = String::new();
@@ -205,7 +218,8 @@ impl Timeline {
 
     /// The timeline in Chrome's Trace Event Format, which Perfetto and chrome://tracing open: one process per
     /// world (a server and its clients side by side), one for the tracks of no world. States become complete
-    /// events spanning until the track's next state; everything else becomes an instant event.
+    /// events spanning until the track's next state; calls with a duration become slices as long as the call;
+    /// everything else becomes an instant event.
     pub fn to_chrome_trace(&self) -> Value {
         let inner = self.lock();
         let end = inner.events.back().map(|e| e.at).unwrap_or_default();
@@ -324,6 +338,35 @@ mod tests {
     }
 
     #[test]
+    fn calls_carry_their_duration_and_start_where_the_call_started() {
+        let t = Timeline::new();
+        std::thread::sleep(Duration::from_millis(5));
+        let batch = t.record("p", EventKind::Call, "handle-extension-events (2)");
+        t.set_duration(batch, Duration::from_micros(300));
+        t.record("p", EventKind::Log(LogLevel::Info), "said during the next call");
+        t.record_finished("p", EventKind::Call, "on-activating ok", Duration::from_millis(2));
+        let events = t.events();
+        assert_eq!(events[0].took, Some(Duration::from_micros(300)));
+        assert_eq!(events[2].took, Some(Duration::from_millis(2)));
+        assert!(events[2].at < events[1].at, "placed when it started, before what it logged");
+        let text = t.render_text();
+        let position = |needle: &str| text.find(needle).unwrap();
+        assert!(position("on-activating ok") < position("said during the next call"), "{text}");
+        let trace = t.to_chrome_trace();
+        let slices: Vec<_> = trace["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["ph"] == "X")
+            .map(|e| (e["name"].as_str().unwrap().to_string(), e["dur"].as_f64().unwrap()))
+            .collect();
+        assert_eq!(
+            slices,
+            [("handle-extension-events (2)".to_string(), 300.0), ("on-activating ok".to_string(), 2000.0)]
+        );
+    }
+
+    #[test]
     fn chrome_trace_has_an_event_per_state_and_names_tracks() {
         let t = Timeline::new();
         t.record("a", EventKind::State, "One");
@@ -331,7 +374,8 @@ mod tests {
         t.record("a", EventKind::State, "Two");
         let trace = t.to_chrome_trace();
         let events = trace["traceEvents"].as_array().unwrap();
-        let states: Vec<_> = events.iter().filter(|e| e["ph"] == "X").map(|e| e["name"].as_str().unwrap()).collect();
+        let states: Vec<_> =
+            events.iter().filter(|e| e["cat"] == "state").map(|e| e["name"].as_str().unwrap()).collect();
         assert_eq!(states, ["One", "Two"]);
         let names: Vec<_> =
             events.iter().filter(|e| e["name"] == "thread_name").map(|e| e["args"]["name"].as_str().unwrap()).collect();

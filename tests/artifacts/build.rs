@@ -28,6 +28,13 @@ fn main() {
     for helper in ["python", "js", "c"] {
         println!("cargo:rerun-if-changed={}", toolchains.sdk.join(helper).display());
     }
+    // A new toolchain (a changed pin, or one named by the environment) builds the other languages again.
+    for pin in ["python/requirements.txt", "js/package-lock.json"] {
+        println!("cargo:rerun-if-changed={}", toolchains.dir.join(pin).display());
+    }
+    for variable in ["GFHOST_COMPONENTIZE_PY", "GFHOST_COMPONENTIZE_JS", "GFHOST_NODE", "GFHOST_CLANG"] {
+        println!("cargo:rerun-if-env-changed={variable}");
+    }
     let mut plugins = Vec::new();
     for workspace in [root.join("plugins"), root.join("tests").join("plugins")] {
         let built = build(&workspace, &target_dir);
@@ -124,20 +131,60 @@ fn build(workspace: &Path, target_dir: &Path) -> HashMap<PathBuf, (PathBuf, Path
 }
 
 /// Builds a plugin written in another language than Rust into `OUT_DIR/<plugin>/`, under the file name its
-/// manifest gives the component, and reruns when its sources change.
+/// manifest gives the component, and reruns when its sources change. A component newer than everything it is
+/// built from (its sources, its helper library, the WIT and the toolchain's pin) is kept: a rerun for another
+/// plugin's sake rebuilds none of the slow ones.
 fn build_other(toolchains: &Toolchains, language: Language, folder: &Path, out_dir: &Path) -> PathBuf {
     let mut target = BuildTarget::read(folder).unwrap();
     let file_name = target.component.file_name().expect("a component file name").to_owned();
     let out = out_dir.join(&target.name);
     std::fs::create_dir_all(&out).unwrap();
     target.component = out.join(file_name);
-    for source in language.sources(folder) {
+    let sources = language.sources(folder);
+    for source in &sources {
         println!("cargo:rerun-if-changed={}", source.display());
+    }
+    let (helper, pin) = match language {
+        Language::Python => ("python", "python/requirements.txt"),
+        Language::JavaScript => ("js", "js/package-lock.json"),
+        _ => ("c", "../Cargo.lock"),
+    };
+    let inputs = sources
+        .into_iter()
+        .chain([folder.join("plugin.toml"), toolchains.dir.join(pin)])
+        .chain(files_in(&toolchains.sdk.join(helper)))
+        .chain(files_in(&toolchains.wit.join(&target.api)));
+    let built = modified(&target.component);
+    if built.is_some() && inputs.map(|input| modified(&input)).all(|changed| changed < built) {
+        return target.component;
     }
     if let Err(e) = toolchains.build(language, &target) {
         panic!("{e:#}\n(the toolchains are installed by `./dev setup`)");
     }
     target.component
+}
+
+fn modified(path: &Path) -> Option<std::time::SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+/// Every file under `dir`, but Python's caches (componentize-py writes them while building).
+fn files_in(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                if !path.ends_with("__pycache__") {
+                    pending.push(path);
+                }
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files
 }
 
 fn constant(name: &str) -> String {

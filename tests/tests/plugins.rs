@@ -647,7 +647,10 @@ async fn event_sink_in(plugin: TestPlugin) {
     // hears ExtensionAdded for the three (9), then the fourth pawn's two events (11). The Rust sink, not
     // reloaded, hears 6 + 2.
     assert_eq!(info_logs(&session, "event-sink", "w"), ["received 8 events"]);
-    let expected = ["received 6 events", "restored a count of 6 events", "received 11 events"];
+    // Each instance also printed a line to standard output when activated (after `restore`): it reached the
+    // log then.
+    let expected =
+        ["sink active", "received 6 events", "restored a count of 6 events", "sink active", "received 11 events"];
     assert_eq!(info_logs(&session, plugin.name, "w"), expected);
     drop(plugins);
 }

@@ -81,5 +81,4 @@ class Handle:
         return None
 
     def __repr__(self):
-        state = "released" if self._resource is None else f"id {self.id}"
-        return f"<{type(self).__name__} {state}>"
+        return f"<{type(self).__name__} {'released' if self._resource is None else 'held'}>"

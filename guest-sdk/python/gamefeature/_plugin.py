@@ -5,7 +5,7 @@ from typing import Optional
 from wit_world.exports.lifecycle import Deactivation
 
 from . import init_states
-from ._host import Value
+from ._host import HostError, Value
 
 #: What `on_deactivating` and `poll_deactivation` return: deactivation finished, or still under way.
 DONE = Deactivation.DONE
@@ -67,8 +67,8 @@ class Plugin:
         """Try to move `feature` forward; by default, walk its chain."""
         try:
             init_states.continue_chain(actor, feature)
-        except Exception:
-            pass
+        except HostError:
+            pass  # the actor or the feature went away meanwhile
 
     def on_init_state_changed(self, subscription: int, actor: int, feature: str, state: str) -> None:
         """Subscription `subscription` saw `feature` of `actor` reach `state`."""

@@ -24,9 +24,7 @@ class ExtensionHandler(Handle):
 
 
 class ComponentRequest(Handle):
-    @property
-    def id(self):
-        raise AttributeError("a component request has no id: it is known by its receiver and component")
+    """Known by its receiver and component class (it has no id)."""
 
     @property
     def receiver(self) -> str:

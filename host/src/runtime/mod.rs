@@ -203,9 +203,10 @@ impl Runtime {
             let mut pool = PoolingAllocationConfig::default();
             let instances = config.max_instances;
             pool.total_component_instances(instances)
-                // A Rust wasip2 component holds three core instances, one memory and a few tables; Python and
-                // JavaScript components hold many more, so the totals leave room for a share of them.
-                .total_core_instances(instances * 8)
+                // A Rust wasip2 component holds three core instances, one memory and a few tables; a Python one
+                // (componentize-py) fourteen core instances and a JavaScript one about as many. The totals let
+                // every instance be one of those; unused slots cost address space, not memory.
+                .total_core_instances(instances * 16)
                 .total_memories(instances * 4)
                 .total_tables(instances * 8)
                 .max_memory_size(config.largest_memory_limit())

@@ -1,6 +1,7 @@
 /* event-sink in C: counts extension events and sums their actor ids (the least work a handler can do, so
  * benchmarks measure delivery), and carries both across a hot reload in event-sink's own state format. */
 #include <gamefeature.h>
+#include <stdio.h>
 #include <string.h>
 
 static gf_handler handler;
@@ -8,6 +9,7 @@ static uint64_t events, checksum;
 
 const char *gf_on_activating(gf_str world_name, gamefeature_plugin_types_net_mode_t net_mode) {
     (void)world_name, (void)net_mode;
+    printf("sink active\n"); /* standard output reaches the plugin's log, a line at a time */
     return gf_add_extension_handler("Pawn", 1, &handler) ? NULL : gf_last_error();
 }
 

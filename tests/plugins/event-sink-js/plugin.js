@@ -9,6 +9,7 @@ export default class EventSink extends Plugin {
 
   onActivating(context) {
     this.handler = components.addExtensionHandler('Pawn', 1);
+    console.log('sink active'); // standard output reaches the plugin's log, a line at a time
   }
 
   onExtensionEvent(handler, actor, event) {

@@ -16,6 +16,7 @@ class EventSink(gf.Plugin):
 
     def on_activating(self, context):
         self.handler = components.add_extension_handler("Pawn", 1)
+        print("sink active")  # standard output reaches the plugin's log, a line at a time
 
     def on_extension_event(self, handler, actor, event):
         self.events += 1

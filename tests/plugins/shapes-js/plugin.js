@@ -36,9 +36,9 @@ export default class Shapes extends Plugin {
     say(`property missing: ${shown(world.getProperty(actor, 'ProbeComponent', 'missing'))}`);
     this.watch = components.watchProperty(actor, 'ProbeComponent', 'i', 9);
     say(`watch id: ${this.watch.id}`);
-    world.setProperty(actor, 'ProbeComponent', 'i', 5);
+    world.setProperty(actor, 'ProbeComponent', 'i', 5n);
     try {
-      world.setProperty(actor, 'ProbeComponent', 'n', -5);
+      world.setProperty(actor, 'ProbeComponent', 'n', -5n);
       say(`negative integer: ${world.getProperty(actor, 'ProbeComponent', 'n')}`);
     } catch (error) {
       if (!(error instanceof RangeError)) throw error;

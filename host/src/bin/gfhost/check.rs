@@ -127,10 +127,24 @@ pub fn check_plugin(name: &str, game: Option<&Path>, options: SessionOptions) ->
     let texts = |keep: &dyn Fn(&EventKind, &str) -> bool| -> Vec<String> {
         events.iter().filter(|e| keep(&e.kind, &e.text)).map(|e| e.text.clone()).collect()
     };
-    let denied = texts(&|kind, text| *kind == EventKind::Log(LogLevel::Warn) && text.starts_with("denied: "));
-    let refused = texts(&|kind, text| *kind == EventKind::Note && text.starts_with("refused: "));
+    // Every refusal is noted; a denial is a refusal whose error is `denied`.
+    let denied = texts(&|kind, text| *kind == EventKind::Note && text.starts_with("refused: Error::Denied("));
+    let refused = texts(&|kind, text| {
+        *kind == EventKind::Note && text.starts_with("refused: ") && !text.starts_with("refused: Error::Denied(")
+    });
+    // What the plugin itself said went wrong: a trap's message (a panic, an uncaught exception) is often only
+    // there.
+    let said = texts(&|kind, text| {
+        matches!(kind, EventKind::Log(LogLevel::Warn | LogLevel::Error)) && !text.starts_with("denied: ")
+    });
     let failures: Vec<String> = report.failures.iter().map(|f| f.to_string()).collect();
-    for (title, lines) in [("denied calls", &denied), ("refused calls", &refused), ("failures", &failures)] {
+    let sections = [
+        ("denied calls", &denied),
+        ("refused calls", &refused),
+        ("its warnings and errors", &said),
+        ("failures", &failures),
+    ];
+    for (title, lines) in sections {
         println!("  {title}: {}", lines.len());
         for line in lines.iter().take(10) {
             println!("    - {line}");

@@ -160,14 +160,21 @@ enum Command {
     New {
         /// The plugin's name: lowercase letters, digits and '-'.
         name: String,
-        /// The language it is written in.
-        #[arg(long, default_value = "rust", value_parser = ["rust", "python", "js", "javascript", "c"])]
-        lang: String,
+        /// The language it is written in: rust, python, js or c.
+        #[arg(long, default_value = "rust", value_parser = parse_language)]
+        lang: gamefeature_builder::Language,
         /// The directory to create it in [default: the first --plugins directory]. A cargo workspace there
         /// (as plugins/ is) gains the crate as a member.
         #[arg(long)]
         dir: Option<PathBuf>,
     },
+}
+
+fn parse_language(name: &str) -> Result<gamefeature_builder::Language, String> {
+    gamefeature_builder::Language::parse(name).ok_or_else(|| {
+        let names: Vec<&str> = gamefeature_builder::Language::ALL.iter().map(|l| l.name()).collect();
+        format!("unknown language {name:?}: one of {}", names.join(", "))
+    })
 }
 
 /// `MIN,RANDOM` seconds, checked as the library checks a chaos delay (the seed comes separately).
@@ -276,9 +283,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::New { name, lang, dir } => {
             let parent = dir.or_else(|| cli.plugin_dirs.first().cloned()).unwrap_or_else(|| PathBuf::from("plugins"));
-            let language = gamefeature_builder::Language::parse(&lang).expect("clap checked the language");
-            let (folder, files) = template::new_plugin(&parent, &name, language)?;
-            println!("created {} ({language}): {}", folder.display(), files.join(", "));
+            let (folder, files) = template::new_plugin(&parent, &name, lang)?;
+            println!("created {} ({lang}): {}", folder.display(), files.join(", "));
             println!("next: add \"{name}\" to an experience's features, then `gfhost build` and `gfhost run`");
             Ok(ExitCode::SUCCESS)
         }

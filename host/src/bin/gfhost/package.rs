@@ -17,8 +17,11 @@ use anyhow::{bail, Context, Result};
 use gamefeature_builder::{BuildTarget, Language, Toolchains};
 use gamefeature_host::feature::{PluginManifest, MANIFEST_FILE};
 
-/// The repository this `gfhost` was built from: its toolchains, WIT packages and helper libraries.
-const REPOSITORY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+/// The repository whose toolchains, WIT packages and SDKs `gfhost build` and `gfhost new` use: `$GFHOST_HOME`,
+/// else the one this `gfhost` was built from.
+pub fn repository() -> PathBuf {
+    std::env::var_os("GFHOST_HOME").map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".."), PathBuf::from)
+}
 
 /// The target plugins are built for.
 pub const PLUGIN_TARGET: &str = "wasm32-wasip2";
@@ -80,7 +83,7 @@ pub fn build_plugins(path: &Path) -> Result<Vec<Packaged>> {
 /// Builds plugins written in other languages than Rust, two at a time (their toolchains are single-threaded
 /// and slow: componentize-py and componentize-js take seconds each).
 fn build_others(folders: &[(PathBuf, Language)]) -> Result<Vec<Packaged>> {
-    let toolchains = Toolchains::of_repository(Path::new(REPOSITORY));
+    let toolchains = Toolchains::of_repository(&repository());
     let build = |(folder, language): &(PathBuf, Language)| -> Result<Packaged> {
         let target = BuildTarget::read(folder)?;
         eprintln!("   Building {} ({language})", target.name);

@@ -24,6 +24,13 @@ pub fn while_loading<T>(session: &Session, load: impl FnOnce() -> T) -> T {
             .unwrap_or_else(|_| ProgressStyle::default_spinner()),
     );
     let done = AtomicBool::new(false);
+    /// Ends the polling thread however `load` ends, a panic included (the scope would wait for it forever).
+    struct Done<'a>(&'a AtomicBool);
+    impl Drop for Done<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
     std::thread::scope(|scope| {
         scope.spawn(|| {
             while !done.load(Ordering::Relaxed) {
@@ -47,8 +54,7 @@ pub fn while_loading<T>(session: &Session, load: impl FnOnce() -> T) -> T {
             }
             bar.finish_and_clear();
         });
-        let result = load();
-        done.store(true, Ordering::Relaxed);
-        result
+        let _done = Done(&done);
+        load()
     })
 }

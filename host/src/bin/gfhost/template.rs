@@ -130,9 +130,6 @@ void gf_on_extension_event(uint32_t handler, gf_actor actor, gf_str event) {{
     )
 }
 
-/// Where the SDK's sources are: a new plugin depends on them by path.
-const SDK_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../guest-sdk");
-
 /// A new Rust plugin's files, written under `parent/name`: a crate that is a workspace of its own (so that it
 /// builds wherever it is, and joining a plugin directory changes nothing else there), depending on the SDK by
 /// a relative path when it sits in the same tree. Returns the plugin's folder.
@@ -146,7 +143,9 @@ fn new_rust_plugin(parent: &Path, name: &str) -> Result<PathBuf> {
 }
 
 fn cargo_toml(name: &str, folder: &Path) -> Result<String> {
-    let sdk = std::fs::canonicalize(SDK_DIR).with_context(|| format!("finding the SDK at {SDK_DIR}"))?;
+    // A new Rust plugin depends on the SDK's sources by path.
+    let sdk_dir = crate::package::repository().join("guest-sdk");
+    let sdk = std::fs::canonicalize(&sdk_dir).with_context(|| format!("finding the SDK at {}", sdk_dir.display()))?;
     let here = std::fs::canonicalize(folder).with_context(|| format!("finding {}", folder.display()))?;
     let sdk = relative_path(&here, &sdk).unwrap_or(sdk);
     Ok(format!(

@@ -401,8 +401,7 @@ impl ExperienceManager {
             }
             Err(e) => format!("{hook} failed: {}", shown(&e.to_string(), MAX_CAUSE)),
         };
-        let recorded = self.timeline.record(track::instance(plugin, &self.world_name), EventKind::Call, text);
-        self.timeline.set_duration(recorded, took);
+        self.timeline.record_finished(track::instance(plugin, &self.world_name), EventKind::Call, text, took);
     }
 
     /// Ends play: deactivates every feature in this world (waiting for held deactivations up to the deadline),

@@ -143,12 +143,10 @@ impl InstanceState {
     pub(crate) fn refuse(&mut self, error: Error) -> Error {
         self.refusals.count += 1;
         let shown = format!("{error:?}");
-        // Denials say so in the plugin's log already; other refusals are noted, so that `gfhost check` and the
-        // timeline show what a plugin was refused.
-        if !matches!(error, Error::Denied(_)) {
-            let track = crate::timeline::track::instance(&self.env.plugin, &self.env.world_name);
-            self.env.timeline.record(track, crate::timeline::EventKind::Note, format!("refused: {shown}"));
-        }
+        // Every refusal is noted — denials (a missing permission, authority, a budget) included — so that
+        // `gfhost check` and the timeline show what a plugin was refused.
+        let track = crate::timeline::track::instance(&self.env.plugin, &self.env.world_name);
+        self.env.timeline.record(track, crate::timeline::EventKind::Note, format!("refused: {shown}"));
         if self.refusals.first.is_none() {
             self.refusals.first = Some(shown);
         }
