@@ -31,8 +31,9 @@ pub fn build(toolchains: &Toolchains, wit: &Path, target: &BuildTarget) -> Resul
         .arg(toolchains.sdk.join("python"))
         .arg(EXPORTS_MODULE)
         .arg("--output")
-        .arg(&target.component)
-        // Compiled modules would land in the plugin's folder; the component holds its own.
-        .env("PYTHONDONTWRITEBYTECODE", "1");
-    run(&format!("plugin {}: componentize-py", target.name), &mut command)
+        .arg(&target.component);
+    let result = run(&format!("plugin {}: componentize-py", target.name), &mut command);
+    // componentize-py's interpreter leaves compiled modules beside the sources; the component holds its own.
+    let _ = std::fs::remove_dir_all(target.folder.join("__pycache__"));
+    result
 }

@@ -10,6 +10,9 @@ const QUOTED_LINES: usize = 40;
 /// Runs `command` for `what` (e.g. "plugin scoreboard: componentize-py"); on failure, the error quotes the end of
 /// what the tool printed.
 pub fn run(what: &str, command: &mut Command) -> Result<()> {
+    // componentize-py is a Rust program: with a backtrace asked for, its last lines would be the backtrace
+    // of its own panic, not the plugin's error.
+    command.env_remove("RUST_BACKTRACE").env_remove("RUST_LIB_BACKTRACE");
     let output = command.output().with_context(|| format!("{what}: cannot start {:?}", command.get_program()))?;
     if output.status.success() {
         return Ok(());

@@ -108,6 +108,52 @@ bool gf_get_integer(gf_actor actor, const char *component, const char *name, int
     return integer;
 }
 
+static bool set_value(gf_actor actor, const char *component, const char *name, gamefeature_plugin_types_value_t *value) {
+    game_feature_string_t c = borrow(component), n = borrow(name);
+    gamefeature_plugin_types_error_t error;
+    return gamefeature_plugin_actors_set_property(actor, &c, &n, value, &error) || failed(&error);
+}
+
+bool gf_set_integer(gf_actor actor, const char *component, const char *name, int64_t value) {
+    gamefeature_plugin_types_value_t v = {.tag = GAMEFEATURE_PLUGIN_TYPES_VALUE_INTEGER, .val = {.integer = value}};
+    return set_value(actor, component, name, &v);
+}
+
+bool gf_set_text(gf_actor actor, const char *component, const char *name, const char *value) {
+    gamefeature_plugin_types_value_t v = {.tag = GAMEFEATURE_PLUGIN_TYPES_VALUE_TEXT, .val = {.text = borrow(value)}};
+    return set_value(actor, component, name, &v);
+}
+
+bool gf_has_authority(gf_actor actor) {
+    gamefeature_plugin_types_error_t error;
+    bool authority = false;
+    if (!gamefeature_plugin_actors_has_authority(actor, &authority, &error)) return failed(&error);
+    return authority;
+}
+
+bool gf_request_component(const char *receiver, const char *component, gf_request *out) {
+    game_feature_string_t r = borrow(receiver), c = borrow(component);
+    gamefeature_plugin_types_error_t error;
+    return gamefeature_plugin_components_add_component_request(&r, &c, 0, out, &error) || failed(&error);
+}
+
+void gf_release_request(gf_request request) { gamefeature_plugin_components_component_request_drop_own(request); }
+
+bool gf_watch_property(gf_actor actor, const char *component, const char *name, uint32_t id, gf_watch *out) {
+    game_feature_string_t c = borrow(component), n = borrow(name);
+    gamefeature_plugin_types_error_t error;
+    return gamefeature_plugin_components_watch_property(actor, &c, &n, id, out, &error) || failed(&error);
+}
+
+void gf_release_watch(gf_watch watch) { gamefeature_plugin_components_property_watch_drop_own(watch); }
+
+bool gf_start_timer(uint64_t period_us, bool repeating, uint32_t id, gf_timer *out) {
+    gamefeature_plugin_types_error_t error;
+    return gamefeature_plugin_timers_start_timer(period_us, repeating, id, out, &error) || failed(&error);
+}
+
+void gf_release_timer(gf_timer timer) { gamefeature_plugin_timers_timer_drop_own(timer); }
+
 /* ---- Init-state names: batches number states from 1 in the world's order (0: none) ---- */
 
 static gamefeature_plugin_init_states_list_init_state_t states;

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "game_feature.h"
 
@@ -29,6 +30,9 @@ typedef struct {
 typedef uint64_t gf_actor;
 typedef gamefeature_plugin_components_own_extension_handler_t gf_handler;
 typedef gamefeature_plugin_init_states_own_subscription_t gf_subscription;
+typedef gamefeature_plugin_components_own_component_request_t gf_request;
+typedef gamefeature_plugin_components_own_property_watch_t gf_watch;
+typedef gamefeature_plugin_timers_own_timer_t gf_timer;
 typedef gamefeature_plugin_types_value_t gf_value;
 
 /* Whether a host string equals a C string. */
@@ -109,5 +113,22 @@ size_t gf_count_actors(const char *class_name);
 
 /* A property as an integer: false when unset, not an integer, or the call failed. */
 bool gf_get_integer(gf_actor actor, const char *component, const char *name, int64_t *out);
+/* Writes a property (needs `write-properties` for the component class). */
+bool gf_set_integer(gf_actor actor, const char *component, const char *name, int64_t value);
+bool gf_set_text(gf_actor actor, const char *component, const char *name, const char *value);
+bool gf_has_authority(gf_actor actor);
+
+/* A component on every actor of `receiver` (or a subclass) while the request is held. */
+bool gf_request_component(const char *receiver, const char *component, gf_request *out);
+void gf_release_request(gf_request request);
+/* Calls gf_on_property_changed, tagged `id`, whenever the property changes. */
+bool gf_watch_property(gf_actor actor, const char *component, const char *name, uint32_t id, gf_watch *out);
+void gf_release_watch(gf_watch watch);
+/* Calls gf_on_timer, tagged `id`, every `period_us` of game time (once, unless `repeating`; 0: every frame). */
+bool gf_start_timer(uint64_t period_us, bool repeating, uint32_t id, gf_timer *out);
+void gf_release_timer(gf_timer timer);
+
+/* Everything else: the world's raw bindings, `gamefeature_plugin_*` in game_feature.h (generated at build time
+ * by `gfhost build` from wit/<api>/, one function per WIT function). */
 
 #endif

@@ -12,7 +12,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use gamefeature_host::feature::{ExtensionBatch, LoadedPlugin, PluginManifest};
 use gamefeature_host::runtime::{Runtime, RuntimeConfig, WasmPlugin};
 use gamefeature_tests::*;
@@ -95,19 +95,34 @@ fn languages(c: &mut Criterion) {
     };
     let single =
         ExtensionBatch { handlers: vec![1], actors: vec![7], events: vec![0], names: vec!["Tick".to_string()] };
+    // A fresh instance per iteration, made and dropped outside the timing: componentize-js's bindings never free
+    // an export's arguments, so one JavaScript instance runs out of memory after ~900 batches (see the
+    // `language_memory` example).
     let mut group = c.benchmark_group("extension_event");
     group.throughput(Throughput::Elements(EVENTS as u64));
     for (language, code, manifest) in &loaded {
-        let mut instance = code.instantiate(standalone_env(&manifest.name)).unwrap();
+        let fresh = || code.instantiate(standalone_env(&manifest.name)).unwrap();
         group.bench_function(BenchmarkId::new("batched_4096", language), |b| {
-            b.iter(|| instance.handle_extension_events(black_box(&batch)).unwrap())
+            b.iter_batched(
+                fresh,
+                |mut instance| {
+                    instance.handle_extension_events(black_box(&batch)).unwrap();
+                    instance
+                },
+                BatchSize::PerIteration,
+            )
         });
         group.bench_function(BenchmarkId::new("one_call_per_event", language), |b| {
-            b.iter(|| {
-                for _ in 0..EVENTS {
-                    instance.handle_extension_events(black_box(&single)).unwrap();
-                }
-            })
+            b.iter_batched(
+                fresh,
+                |mut instance| {
+                    for _ in 0..EVENTS {
+                        instance.handle_extension_events(black_box(&single)).unwrap();
+                    }
+                    instance
+                },
+                BatchSize::PerIteration,
+            )
         });
     }
     group.finish();

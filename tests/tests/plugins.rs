@@ -539,12 +539,15 @@ async fn announcer() {
     assert_eq!((w.live_features(), w.live_subscriptions(), w.live_handlers()), (0, 0, 0), "nothing left behind");
 }
 
-/// C: match statistics from extension events, an init-state subscription and property reads, reported at end
-/// of play.
+/// C: match statistics from extension events, an init-state subscription, property reads and a timer, reported
+/// at end of play.
 #[tokio::test]
 async fn match_stats() {
     let (session, mut manager, players, _plugins) = default_world_with_players().await;
     manager.with_world(|w| w.destroy(players[1].pawn)).unwrap();
+    for _ in 0..75 {
+        manager.tick(std::time::Duration::from_secs(1) / 30); // two and a half seconds of play
+    }
     manager.end_play().await.unwrap();
     let logs = info_logs(&session, "match-stats", "w");
     let ready = |p: &game::Player| {
@@ -554,7 +557,7 @@ async fn match_stats() {
         "keeping match statistics in w".to_string(),
         ready(&players[0]),
         ready(&players[1]),
-        "match over: 2 player(s), 2 character(s) arrived, 1 left, 2 hero(es) ready".to_string(),
+        "match over after 2 s: 2 player(s), 2 character(s) arrived, 1 left, 2 hero(es) ready".to_string(),
     ];
     assert_eq!(logs, expected);
     assert_eq!(lifecycle_calls(&session, "match-stats"), LIFECYCLE);

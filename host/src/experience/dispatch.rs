@@ -278,7 +278,8 @@ impl Instances {
                         .filter(|chain| seen.insert(*chain))
                         .collect()
                 };
-                waves(live_chains).iter().try_for_each(|wave| walk_chains(world, live, wave))
+                let calls = Calls { timeline, world_name: &world_name };
+                waves(live_chains).iter().try_for_each(|wave| walk_chains(world, live, wave, &calls))
             }
         };
         outcome.map_err(|(call, error)| DeliveryFailure { owner, plugin: live.plugin.clone(), call, error })
@@ -298,11 +299,7 @@ fn call_batch(
     if entries == 0 {
         return Ok(());
     }
-    let recorded =
-        timeline.record(track::instance(&live.plugin, world_name), EventKind::Call, format!("{call} ({entries})"));
-    let started = std::time::Instant::now();
-    let outcome = send(live.instance.as_mut());
-    timeline.set_duration(recorded, started.elapsed());
+    let outcome = Calls { timeline, world_name }.timed(live, call, entries, send);
     within_refusal_budget(live.instance.as_mut(), entries, outcome).map_err(|e| (call, e))
 }
 
@@ -387,12 +384,37 @@ fn waves(chains: Vec<(ActorId, crate::component::Name)>) -> Vec<Vec<(ActorId, cr
     waves.into_iter().map(|(_, wave)| wave).collect()
 }
 
+/// Where batched calls are recorded: the timeline and the world's name.
+struct Calls<'a> {
+    timeline: &'a Timeline,
+    world_name: &'a str,
+}
+
+impl Calls<'_> {
+    /// Makes one call into the plugin, recorded with its duration.
+    fn timed<R>(
+        &self,
+        live: &mut LiveInstance,
+        call: &str,
+        entries: usize,
+        f: impl FnOnce(&mut dyn PluginInstance) -> R,
+    ) -> R {
+        let track = track::instance(&live.plugin, self.world_name);
+        let recorded = self.timeline.record(track, EventKind::Call, format!("{call} ({entries})"));
+        let started = std::time::Instant::now();
+        let result = f(live.instance.as_mut());
+        self.timeline.set_duration(recorded, started.elapsed());
+        result
+    }
+}
+
 /// Walks chains in lockstep: ask every chain's next step, let those allowed prepare it, apply them, repeat
 /// with those that moved until none can.
 fn walk_chains(
     world: &SharedWorld,
     live: &mut LiveInstance,
     wave: &[(ActorId, crate::component::Name)],
+    calls: &Calls<'_>,
 ) -> Result<(), (&'static str, CallError)> {
     let mut moving: Vec<(ActorId, crate::component::Name)> = wave.to_vec();
     while !moving.is_empty() {
@@ -408,7 +430,8 @@ fn walk_chains(
         if steps.is_empty() {
             return Ok(());
         }
-        let answers = live.instance.can_change_init_states(&batch);
+        let answers =
+            calls.timed(live, "can-change-init-states", batch.actors.len(), |i| i.can_change_init_states(&batch));
         let answers = within_refusal_budget(live.instance.as_mut(), batch.actors.len(), answers)
             .map_err(|e| ("can-change-init-states", e))?;
         let allowed: Vec<_> = steps.iter().zip(&answers).filter(|(_, yes)| **yes).map(|(step, _)| *step).collect();
@@ -416,7 +439,8 @@ fn walk_chains(
             return Ok(());
         }
         let batch = chain_batch(&world::lock(world), &allowed);
-        let outcome = live.instance.handle_change_init_states(&batch);
+        let outcome =
+            calls.timed(live, "handle-change-init-states", batch.actors.len(), |i| i.handle_change_init_states(&batch));
         within_refusal_budget(live.instance.as_mut(), batch.actors.len(), outcome)
             .map_err(|e| ("handle-change-init-states", e))?;
         let mut w = world::lock(world);

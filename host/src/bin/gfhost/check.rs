@@ -60,6 +60,10 @@ pub fn check_plugin(name: &str, game: Option<&Path>, options: SessionOptions) ->
     let session = Session::new(options)?;
     let manifest = session.features().manifest(name).with_context(|| format!("no plugin named {name:?}"))?;
     println!("checking {} {} ({})", manifest.name, manifest.version, manifest.component_path.display());
+    match game {
+        Some(path) => println!("  game: classes and pawn data of {}", path.display()),
+        None => println!("  game: no experience given (--experience FILE): a Character pawn, no classes of its own"),
+    }
 
     let inspection = session.runtime().inspect_plugin(&manifest)?;
     let fit = inspection.interface.fit();
