@@ -604,6 +604,14 @@ fn expected_shapes(negative_integer: &str) -> Vec<String> {
         "event 4 ExtensionRemoved probe",
         "init 6: Probe InitState.Spawned",
         "watch 9: 4611686018427387905 -> 5",
+        // The chain walked after the call: each step asked, then prepared; GameplayReady refused.
+        "may Probe go InitState.Spawned -> InitState.DataAvailable?",
+        "Probe goes InitState.Spawned -> InitState.DataAvailable",
+        "may Probe go InitState.DataAvailable -> InitState.DataInitialized?",
+        "Probe goes InitState.DataAvailable -> InitState.DataInitialized",
+        "may Probe go InitState.DataInitialized -> InitState.GameplayReady?",
+        "init 6: Probe InitState.DataAvailable",
+        "init 6: Probe InitState.DataInitialized",
         "timer 3 x1",
     ];
     lines.iter().map(|line| if *line == "NEGATIVE" { negative_integer } else { line }).map(String::from).collect()

@@ -57,6 +57,7 @@ export default class Shapes extends Plugin {
     say(`all but Probe reached: ${initStates.allReached(actor, initStates.GAMEPLAY_READY, 'Probe')}`);
     this.subscription = initStates.subscribeActor(actor, 6, { feature: 'Probe' });
     say(`subscription id: ${this.subscription.id}`);
+    initStates.continueChain(actor, 'Probe');
     say(errorOf(() => world.getProperty(999999n, 'ProbeComponent', 'i')));
     say(errorOf(() => assets.read('nope')));
     say(errorOf(() => world.spawnActor('NoSuchClass')));
@@ -71,6 +72,15 @@ export default class Shapes extends Plugin {
 
   onPropertyChanged(watch, actor, oldValue, newValue) {
     log.info(`watch ${watch}: ${shown(oldValue)} -> ${shown(newValue)}`);
+  }
+
+  canChangeInitState(actor, feature, current, desired) {
+    log.info(`may ${feature} go ${shown(current)} -> ${desired}?`);
+    return desired !== initStates.GAMEPLAY_READY;
+  }
+
+  handleChangeInitState(actor, feature, current, desired) {
+    log.info(`${feature} goes ${shown(current)} -> ${desired}`);
   }
 
   onInitStateChanged(subscription, actor, feature, state) {

@@ -62,6 +62,7 @@ class Shapes(gf.Plugin):
         say(f"all but Probe reached: {shown(init_states.all_reached(actor, init_states.GAMEPLAY_READY, 'Probe'))}")
         self.subscription = init_states.subscribe_actor(actor, 6, feature="Probe")
         say(f"subscription id: {self.subscription.id}")
+        init_states.continue_chain(actor, "Probe")
         say(error_of(lambda: world.get_property(999999, "ProbeComponent", "i")))
         say(error_of(lambda: assets.read("nope")))
         say(error_of(lambda: world.spawn_actor("NoSuchClass")))
@@ -74,6 +75,13 @@ class Shapes(gf.Plugin):
 
     def on_property_changed(self, watch, actor, old, new):
         log.info(f"watch {watch}: {shown(old)} -> {shown(new)}")
+
+    def can_change_init_state(self, actor, feature, current, desired):
+        log.info(f"may {feature} go {shown(current)} -> {desired}?")
+        return desired != init_states.GAMEPLAY_READY
+
+    def handle_change_init_state(self, actor, feature, current, desired):
+        log.info(f"{feature} goes {shown(current)} -> {desired}")
 
     def on_init_state_changed(self, subscription, actor, feature, state):
         log.info(f"init {subscription}: {feature} {state}")
