@@ -284,6 +284,17 @@ void exports_gamefeature_plugin_handlers_handle_extension_events(game_feature_li
     game_feature_list_string_free(names);
 }
 
+/* Frees a chain batch's arguments: the export owns them. */
+static void free_chain_batch(game_feature_list_u64_t *actors, game_feature_list_u32_t *features,
+                             game_feature_list_u8_t *currents, game_feature_list_u8_t *desireds,
+                             game_feature_list_string_t *names) {
+    game_feature_list_u64_free(actors);
+    game_feature_list_u32_free(features);
+    game_feature_list_u8_free(currents);
+    game_feature_list_u8_free(desireds);
+    game_feature_list_string_free(names);
+}
+
 void exports_gamefeature_plugin_init_state_callbacks_can_change_init_states(
     game_feature_list_u64_t *actors, game_feature_list_u32_t *features, game_feature_list_u8_t *currents,
     game_feature_list_u8_t *desireds, game_feature_list_string_t *names, game_feature_list_bool_t *ret) {
@@ -295,11 +306,7 @@ void exports_gamefeature_plugin_init_state_callbacks_can_change_init_states(
         ret->ptr[i] = gf_can_change_init_state(actors->ptr[i], str_of(&names->ptr[features->ptr[i]]),
                                                state_name(currents->ptr[i]), state_name(desireds->ptr[i]));
     }
-    game_feature_list_u64_free(actors);
-    game_feature_list_u32_free(features);
-    game_feature_list_u8_free(currents);
-    game_feature_list_u8_free(desireds);
-    game_feature_list_string_free(names);
+    free_chain_batch(actors, features, currents, desireds, names);
 }
 
 void exports_gamefeature_plugin_init_state_callbacks_handle_change_init_states(
@@ -309,11 +316,7 @@ void exports_gamefeature_plugin_init_state_callbacks_handle_change_init_states(
         gf_handle_change_init_state(actors->ptr[i], str_of(&names->ptr[features->ptr[i]]),
                                     state_name(currents->ptr[i]), state_name(desireds->ptr[i]));
     }
-    game_feature_list_u64_free(actors);
-    game_feature_list_u32_free(features);
-    game_feature_list_u8_free(currents);
-    game_feature_list_u8_free(desireds);
-    game_feature_list_string_free(names);
+    free_chain_batch(actors, features, currents, desireds, names);
 }
 
 void exports_gamefeature_plugin_init_state_callbacks_check_default_initializations(game_feature_list_u64_t *actors,

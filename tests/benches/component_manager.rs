@@ -12,7 +12,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use gamefeature_host::feature::{ExtensionBatch, LoadedPlugin, PluginManifest};
+use gamefeature_host::feature::{LoadedPlugin, PluginManifest};
 use gamefeature_host::game;
 use gamefeature_host::runtime::{Runtime, RuntimeConfig};
 use gamefeature_host::world::{self, NetMode};
@@ -45,14 +45,8 @@ fn event_dispatch(c: &mut Criterion) {
     let code = runtime.load_plugin(&manifest).unwrap();
     let env = standalone_env("event-sink");
     let mut instance = code.instantiate(env).unwrap();
-    let batch = ExtensionBatch {
-        handlers: vec![1; EVENTS],
-        actors: (0..EVENTS as u64).collect(),
-        events: vec![0; EVENTS],
-        names: vec!["Tick".to_string()],
-    };
-    let single =
-        ExtensionBatch { handlers: vec![1], actors: vec![7], events: vec![0], names: vec!["Tick".to_string()] };
+    let batch = tick_batch(EVENTS);
+    let single = tick_batch(1);
 
     let mut group = c.benchmark_group("extension_events");
     group.throughput(Throughput::Elements(EVENTS as u64));

@@ -13,7 +13,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
-use gamefeature_host::feature::{ExtensionBatch, LoadedPlugin, PluginManifest};
+use gamefeature_host::feature::{LoadedPlugin, PluginManifest};
 use gamefeature_host::runtime::{Runtime, RuntimeConfig, WasmPlugin};
 use gamefeature_tests::*;
 
@@ -87,14 +87,8 @@ fn languages(c: &mut Criterion) {
     }
     group.finish();
 
-    let batch = ExtensionBatch {
-        handlers: vec![1; EVENTS],
-        actors: (0..EVENTS as u64).collect(),
-        events: vec![0; EVENTS],
-        names: vec!["Tick".to_string()],
-    };
-    let single =
-        ExtensionBatch { handlers: vec![1], actors: vec![7], events: vec![0], names: vec!["Tick".to_string()] };
+    let batch = tick_batch(EVENTS);
+    let single = tick_batch(1);
     // A fresh instance per iteration, made and dropped outside the timing: componentize-js's bindings never free
     // an export's arguments, so one JavaScript instance runs out of memory after ~900 batches (see the
     // `language_memory` example).

@@ -10,7 +10,7 @@
 //! per event plus a few hundred per call), so a JavaScript plugin runs out of memory after ~900 batches of
 //! 4,096 events, or ~55,000 single-event calls. The Python, C and Rust sinks stay bounded.
 
-use gamefeature_host::feature::{ExtensionBatch, LoadedPlugin, PluginManifest};
+use gamefeature_host::feature::{LoadedPlugin, PluginManifest};
 use gamefeature_host::runtime::{Runtime, RuntimeConfig};
 use gamefeature_tests::*;
 
@@ -31,12 +31,7 @@ fn main() {
     let config = RuntimeConfig { max_instances: 8, cache_dir: Some(shared_cache()), ..RuntimeConfig::default() };
     let runtime = Runtime::new(config).unwrap();
     let mut instance = runtime.load_plugin(&manifest).unwrap().instantiate(standalone_env(plugin.name)).unwrap();
-    let batch = ExtensionBatch {
-        handlers: vec![1; size],
-        actors: (0..size as u64).collect(),
-        events: vec![0; size],
-        names: vec!["Tick".to_string()],
-    };
+    let batch = tick_batch(size);
     for call in 0..calls {
         if let Err(e) = instance.handle_extension_events(&batch) {
             println!("{language}, batches of {size}: out after {call} calls ({} events): {e}", call * size as u64);

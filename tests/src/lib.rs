@@ -47,6 +47,17 @@ pub fn session_with(plugins: &PluginDir, cache_dir: Option<&Path>, manager: Mana
     .expect("the runtime starts")
 }
 
+/// A batch of `events` extension events named `Tick` for handler 1, about actors 0, 1, 2, ...: what the
+/// benchmarks and memory examples deliver to the event sinks.
+pub fn tick_batch(events: usize) -> gamefeature_host::feature::ExtensionBatch {
+    gamefeature_host::feature::ExtensionBatch {
+        handlers: vec![1; events],
+        actors: (0..events as u64).collect(),
+        events: vec![0; events],
+        names: vec!["Tick".to_string()],
+    }
+}
+
 /// An experience enabling `features`, with no bundles.
 pub fn experience_with_features(features: &[&str]) -> String {
     let list: Vec<String> = features.iter().map(|f| format!("{f:?}")).collect();
