@@ -284,6 +284,36 @@ void exports_gamefeature_plugin_handlers_handle_extension_events(game_feature_li
     game_feature_list_string_free(names);
 }
 
+/* Event names by the numbers single-event calls carry (numbers below 65,536: a world numbers its names densely
+   from 0), asked of the host once each and kept for the instance's life. */
+static game_feature_string_t *event_names;
+static uint32_t event_names_len;
+
+/* Keeps `name` as the name of `event`; false when it cannot (then the caller frees it). */
+static bool keep_event_name(uint32_t event, game_feature_string_t name) {
+    if (event >= (1u << 16)) return false;
+    if (event >= event_names_len) {
+        game_feature_string_t *grown = realloc(event_names, (event + 1) * sizeof *grown);
+        if (!grown) return false;
+        memset(grown + event_names_len, 0, (event + 1 - event_names_len) * sizeof *grown);
+        event_names = grown;
+        event_names_len = event + 1;
+    }
+    event_names[event] = name;
+    return true;
+}
+
+void exports_gamefeature_plugin_handlers_handle_extension_event(uint32_t handler, uint64_t actor, uint32_t event) {
+    if (event < event_names_len && event_names[event].ptr) {
+        gf_on_extension_event(handler, actor, str_of(&event_names[event]));
+        return;
+    }
+    game_feature_string_t name = {0};
+    gamefeature_plugin_components_event_name(event, &name);
+    gf_on_extension_event(handler, actor, str_of(&name));
+    if (!name.ptr || !keep_event_name(event, name)) game_feature_string_free(&name);
+}
+
 /* Frees a chain batch's arguments: the export owns them. */
 static void free_chain_batch(game_feature_list_u64_t *actors, game_feature_list_u32_t *features,
                              game_feature_list_u8_t *currents, game_feature_list_u8_t *desireds,

@@ -305,6 +305,8 @@ export function exportPlugin(PluginClass) {
   }
   let instance;
   const plugin = () => (instance ??= new PluginClass());
+  // Event names by the numbers single-event calls carry, asked of the host once each.
+  const eventNames = new Map();
   const name = initStates.stateName;
   const done = (answer) => answer ?? 'done';
   return {
@@ -324,6 +326,14 @@ export function exportPlugin(PluginClass) {
       handleExtensionEvents(handlers, actors, events, names) {
         const p = plugin();
         for (let i = 0; i < handlers.length; i++) p.onExtensionEvent(handlers[i], actors[i], names[events[i]]);
+      },
+      handleExtensionEvent(handler, actor, event) {
+        let name = eventNames.get(event);
+        if (name === undefined) {
+          name = hostComponents.eventName(event) ?? '';
+          eventNames.set(event, name);
+        }
+        plugin().onExtensionEvent(handler, actor, name);
       },
     },
     initStateCallbacks: {

@@ -9,6 +9,7 @@ import traceback
 from componentize_py_types import Err
 
 import wit_world.exports
+from wit_world.imports import components as _host_components
 from wit_world.exports import lifecycle as _lifecycle
 
 import gamefeature
@@ -104,6 +105,16 @@ class Handlers(wit_world.exports.Handlers):
         plugin = _get()
         for handler, actor, event in zip(handlers, actors, events):
             plugin.on_extension_event(handler, actor, names[event])
+
+    def handle_extension_event(self, handler, actor, event):
+        name = _event_names.get(event)
+        if name is None:
+            name = _event_names[event] = _host_components.event_name(event) or ""
+        _get().on_extension_event(handler, actor, name)
+
+
+# Event names by the numbers single-event calls carry, asked of the host once each.
+_event_names = {}
 
 
 class InitStateCallbacks(wit_world.exports.InitStateCallbacks):

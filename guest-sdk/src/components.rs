@@ -9,8 +9,37 @@ pub use crate::bindings::gamefeature::plugin::components::{
     add_component_request, add_receiver, ensure_component, remove_receiver, send_extension_event, watch_property,
     AddFlags, ComponentRequest, ExtensionHandler, PropertyWatch,
 };
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use crate::world::ActorId;
 use crate::Error;
+
+thread_local! {
+    /// Event names by the numbers single-event calls carry, asked of the host once each.
+    static EVENT_NAMES: RefCell<Vec<Option<Rc<str>>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Numbers below this are cached in a flat table (a world numbers its names densely from 0).
+const CACHED_EVENT_NUMBERS: u32 = 1 << 16;
+
+/// The name of event number `event`, as a single-event call numbered it (asked of the host the first time).
+pub(crate) fn event_name(event: u32) -> Rc<str> {
+    let cached = EVENT_NAMES.with_borrow(|names| names.get(event as usize).cloned().flatten());
+    if let Some(name) = cached {
+        return name;
+    }
+    let name: Rc<str> = crate::bindings::gamefeature::plugin::components::event_name(event).unwrap_or_default().into();
+    if event < CACHED_EVENT_NUMBERS {
+        EVENT_NAMES.with_borrow_mut(|names| {
+            if names.len() <= event as usize {
+                names.resize(event as usize + 1, None);
+            }
+            names[event as usize] = Some(name.clone());
+        });
+    }
+    name
+}
 
 /// The built-in extension events.
 pub mod events {

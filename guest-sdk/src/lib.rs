@@ -231,6 +231,11 @@ impl<P: Plugin> bindings::exports::gamefeature::plugin::handlers::Guest for Expo
             }
         })
     }
+
+    fn handle_extension_event(handler: u32, actor: u64, event: u32) {
+        let name = components::event_name(event);
+        with_plugin(|p: &mut P| p.on_extension_event(handler, actor, &name))
+    }
 }
 
 impl<P: Plugin> bindings::exports::gamefeature::plugin::init_state_callbacks::Guest for Exports<P> {

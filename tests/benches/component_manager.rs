@@ -16,6 +16,7 @@ use gamefeature_host::feature::{LoadedPlugin, PluginManifest};
 use gamefeature_host::game;
 use gamefeature_host::runtime::{Runtime, RuntimeConfig};
 use gamefeature_host::world::{self, NetMode};
+use gamefeature_tests::baseline::{mark_start, print_ratios, RawComponent};
 use gamefeature_tests::*;
 
 const EVENTS: usize = 4096;
@@ -38,15 +39,31 @@ impl Handler for Sink {
     }
 }
 
+/// The interface of the handlers' exports.
+const HANDLERS: &str = "gamefeature:plugin/handlers@0.2.0";
+
 fn event_dispatch(c: &mut Criterion) {
+    mark_start();
     let plugins = PluginDir::with(&[EVENT_SINK]);
     let manifest = PluginManifest::read(&plugins.folder(&EVENT_SINK)).unwrap();
     let runtime = Runtime::new(RuntimeConfig { max_instances: 8, ..RuntimeConfig::default() }).unwrap();
     let code = runtime.load_plugin(&manifest).unwrap();
     let env = standalone_env("event-sink");
+    let tick = world::lock(&env.world).intern("Tick").number();
     let mut instance = code.instantiate(env).unwrap();
     let batch = tick_batch(EVENTS);
     let single = tick_batch(1);
+    // The one import a single-event call makes, once per event name: the name of a number.
+    let raw = RawComponent::load(std::path::Path::new(EVENT_SINK.component), |linker| {
+        linker
+            .instance("gamefeature:plugin/components@0.2.0")?
+            .func_wrap("event-name", |_, (_event,): (u32,)| Ok((Some("Tick".to_string()),)))
+    });
+    let mut raw_instance = raw.instantiate();
+    let raw_single = raw_instance.export(HANDLERS, "handle-extension-event");
+    let raw_single = raw_single.typed::<(u32, u64, u32), ()>(&raw_instance.store).unwrap();
+    let raw_batch = raw_instance.export(HANDLERS, "handle-extension-events");
+    let raw_batch = raw_batch.typed::<(&[u32], &[u64], &[u32], &[String]), ()>(&raw_instance.store).unwrap();
 
     let mut group = c.benchmark_group("extension_events");
     group.throughput(Throughput::Elements(EVENTS as u64));
@@ -59,10 +76,31 @@ fn event_dispatch(c: &mut Criterion) {
             }
         })
     });
+    group.bench_function("raw_wasmtime_batched_4096", |b| {
+        b.iter(|| {
+            let args = (&batch.handlers[..], &batch.actors[..], &batch.events[..], &batch.names[..]);
+            raw_batch.call(&mut raw_instance.store, black_box(args)).unwrap()
+        })
+    });
     group.bench_function("wasm_batched_4096", |b| {
         b.iter(|| instance.handle_extension_events(black_box(&batch)).unwrap())
     });
+    group.bench_function("raw_wasmtime_one_call_per_event", |b| {
+        b.iter(|| {
+            for actor in 0..EVENTS as u64 {
+                raw_single.call(&mut raw_instance.store, black_box((1, actor, tick))).unwrap();
+            }
+        })
+    });
     group.bench_function("wasm_one_call_per_event", |b| {
+        b.iter(|| {
+            for actor in 0..EVENTS as u64 {
+                instance.handle_extension_event(1, black_box(actor), tick, "Tick").unwrap();
+            }
+        })
+    });
+    // The path single events took before they had an export of their own: a batch of one.
+    group.bench_function("wasm_batch_of_one_per_event", |b| {
         b.iter(|| {
             for _ in 0..EVENTS {
                 instance.handle_extension_events(black_box(&single)).unwrap();
@@ -112,5 +150,14 @@ fn init_chain(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, event_dispatch, init_chain);
+/// The ratios to the baselines, from what criterion measured above.
+fn ratios(_: &mut Criterion) {
+    print_ratios(&[
+        ("extension_events", "wasm_one_call_per_event", "raw_wasmtime_one_call_per_event", 1.3),
+        ("extension_events", "wasm_batched_4096", "native_box_dyn", 1.0),
+        ("extension_events", "wasm_batched_4096", "raw_wasmtime_batched_4096", 1.1),
+    ]);
+}
+
+criterion_group!(benches, event_dispatch, init_chain, ratios);
 criterion_main!(benches);

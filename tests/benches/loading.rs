@@ -15,6 +15,7 @@ use gamefeature_host::feature::LoadedPlugin;
 use gamefeature_host::runtime::{Runtime, RuntimeConfig};
 use gamefeature_host::world::NetMode;
 use gamefeature_host::Session;
+use gamefeature_tests::baseline::{mark_start, print_ratios, RawComponent};
 use gamefeature_tests::*;
 
 /// Times `load` alone; end of play runs between samples, untimed, so every sample loads from scratch.
@@ -37,6 +38,7 @@ fn time_loads(
 }
 
 fn experience_load(c: &mut Criterion) {
+    mark_start();
     let tokio = tokio::runtime::Runtime::new().unwrap();
     let plugins = PluginDir::with(&[BASE_GAMEPLAY, SHOOTER_CORE, PROGRESS_SAVE]);
     // Ten more plugins sharing one component, for the "warm load with 10 plugins" target.
@@ -90,8 +92,16 @@ fn instantiate(c: &mut Criterion) {
         let env = standalone_env("shooter-core");
         group.bench_function(label, |b| b.iter(|| code.instantiate(env.clone()).expect("instantiates")));
     }
+    // The baseline: the same component by raw wasmtime (a store and `InstancePre::instantiate`, then the drop).
+    let raw = RawComponent::load(std::path::Path::new(SHOOTER_CORE.component), |_| Ok(()));
+    group.bench_function("raw_wasmtime_pooling", |b| b.iter(|| raw.instantiate()));
     group.finish();
 }
 
-criterion_group!(benches, experience_load, instantiate);
+/// The ratio to the baseline, from what criterion measured above.
+fn ratios(_: &mut Criterion) {
+    print_ratios(&[("instantiate", "pooling", "raw_wasmtime_pooling", 1.1)]);
+}
+
+criterion_group!(benches, experience_load, instantiate, ratios);
 criterion_main!(benches);

@@ -652,17 +652,31 @@ async fn event_sink_in(plugin: TestPlugin) {
     }
     let reloaded = manager.reload_feature(plugin.name).await.unwrap();
     assert_eq!(reloaded.to, "0.1.0");
-    manager.with_world(|w| game::spawn_player(w, "Character")).unwrap();
+    let fourth = manager.with_world(|w| game::spawn_player(w, "Character")).unwrap();
+    // Events one at a time take the scalar export; each sink logs the names it is given.
+    for name in ["Log:first", "Log:second", "Log:first"] {
+        manager.with_world(|w| w.send_extension_event(fourth.pawn, name)).unwrap();
+    }
     manager.end_play().await.unwrap();
     // Three pawns bring ReceiverAdded and GameActorReady each (6); the reloaded sink's new instance restores 6,
-    // hears ExtensionAdded for the three (9), then the fourth pawn's two events (11). The Rust sink, not
-    // reloaded, hears 6 + 2.
-    assert_eq!(info_logs(&session, "event-sink", "w"), ["received 8 events"]);
+    // hears ExtensionAdded for the three (9), then the fourth pawn's two events (11) and the three single ones
+    // (14). The Rust sink, not reloaded, hears 6 + 2 + 3.
+    let singles = ["Log:first", "Log:second", "Log:first"];
+    assert_eq!(info_logs(&session, "event-sink", "w"), [&singles[..], &["received 11 events"]].concat());
     // Each instance also printed a line to standard output when activated (after `restore`): it reached the
     // log then.
-    let expected =
-        ["sink active", "received 6 events", "restored a count of 6 events", "sink active", "received 11 events"];
+    let expected = [
+        &["sink active", "received 6 events", "restored a count of 6 events", "sink active"][..],
+        &singles,
+        &["received 14 events"],
+    ]
+    .concat();
     assert_eq!(info_logs(&session, plugin.name, "w"), expected);
+    for sink in ["event-sink", plugin.name] {
+        let calls = session.timeline().texts(&track::instance(sink, "w"), EventKind::Call);
+        let single = calls.iter().filter(|c| *c == "handle-extension-event (1)").count();
+        assert_eq!(single, 3, "{sink}: {calls:?}");
+    }
     drop(plugins);
 }
 

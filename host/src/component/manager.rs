@@ -344,6 +344,16 @@ impl World {
         self.manager.names.text(name)
     }
 
+    /// The world's name for `text`, interning it on first use (names are how events and features are numbered).
+    pub fn intern(&mut self, text: &str) -> Name {
+        self.manager.names.intern(text)
+    }
+
+    /// The text of an interned name, shared (cheap to keep past the world's lock).
+    pub fn name_shared(&self, name: Name) -> std::sync::Arc<str> {
+        self.manager.names.text(name).clone()
+    }
+
     // ----- init states -----
 
     /// Replaces the ordered init-state list (done when an experience declares its own).

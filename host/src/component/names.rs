@@ -8,6 +8,13 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Name(u32);
 
+impl Name {
+    /// The name's number in its world: stable for the world's life, the same for every plugin.
+    pub fn number(self) -> u32 {
+        self.0
+    }
+}
+
 /// The names of one world.
 #[derive(Debug, Default)]
 pub struct Names {

@@ -242,10 +242,21 @@ impl Instances {
         let world_name = world::lock(world).name().to_string();
         let outcome = match &run[0] {
             Work::Extension { .. } => {
-                let batch = extension_batch(&world::lock(world), run);
-                call_batch(live, timeline, &world_name, "handle-extension-events", batch.actors.len(), |i| {
-                    i.handle_extension_events(&batch)
-                })
+                // The world's lock must be released before the call: the plugin's host calls take it.
+                let single = single_extension(&world::lock(world), run);
+                match single {
+                    Some((handler, actor, event, name)) => {
+                        call_batch(live, timeline, &world_name, "handle-extension-event", 1, |i| {
+                            i.handle_extension_event(handler, actor, event.number(), &name)
+                        })
+                    }
+                    None => {
+                        let batch = extension_batch(&world::lock(world), run);
+                        call_batch(live, timeline, &world_name, "handle-extension-events", batch.actors.len(), |i| {
+                            i.handle_extension_events(&batch)
+                        })
+                    }
+                }
             }
             Work::InitStateChanged { .. } => {
                 let batch = state_change_batch(&world::lock(world), run);
@@ -456,6 +467,17 @@ fn text(w: &World, name: crate::component::Name) -> impl FnOnce() -> String + '_
     move || w.name_text(name).to_string()
 }
 
+/// The one live extension event of a run that has exactly one: delivered with scalars rather than as a batch.
+fn single_extension(w: &World, run: &[Work]) -> Option<(u32, u64, crate::component::Name, std::sync::Arc<str>)> {
+    let mut live = run.iter().filter(|item| w.is_work_live(item));
+    match (live.next(), live.next()) {
+        (Some(Work::Extension { number, actor, event, .. }), None) => {
+            Some((*number, actor.to_raw(), *event, w.name_shared(*event)))
+        }
+        _ => None,
+    }
+}
+
 fn extension_batch(w: &World, run: &[Work]) -> ExtensionBatch {
     let mut names = BatchNames::default();
     let mut batch = ExtensionBatch::default();
@@ -537,6 +559,8 @@ mod tests {
     #[derive(Debug, Clone, PartialEq)]
     enum Seen {
         Events(Vec<(u64, String)>),
+        /// One event by the scalar path: actor, the name's number, and its name.
+        Single(u64, u32, String),
         Notifications(Vec<(u64, String, u8)>),
         CanChange(Vec<u64>),
         HandleChange(Vec<u64>),
@@ -588,6 +612,11 @@ mod tests {
             }
             Ok(())
         }
+        fn handle_extension_event(&mut self, _: u32, actor: u64, event: u32, name: &str) -> Result<(), CallError> {
+            self.seen.lock().unwrap().push(Seen::Single(actor, event, name.to_string()));
+            (self.react)(&mut world::lock(&self.world), ActorId::from_raw(actor), name);
+            Ok(())
+        }
         fn can_change_init_states(&mut self, b: &ChainBatch) -> Result<Vec<bool>, CallError> {
             self.seen.lock().unwrap().push(Seen::CanChange(b.actors.clone()));
             Ok(vec![true; b.actors.len()])
@@ -632,7 +661,30 @@ mod tests {
     }
 
     fn events(seen: &[Seen]) -> Vec<(u64, String)> {
-        seen.iter().filter_map(|s| if let Seen::Events(e) = s { Some(e.clone()) } else { None }).flatten().collect()
+        let each = |s: &Seen| match s {
+            Seen::Events(e) => e.clone(),
+            Seen::Single(actor, _, name) => vec![(*actor, name.clone())],
+            _ => vec![],
+        };
+        seen.iter().flat_map(each).collect()
+    }
+
+    #[test]
+    fn a_lone_event_takes_the_scalar_path_numbered_by_its_name_and_several_take_a_batch() {
+        let mut f = fixture(|_, _, _| {});
+        let pawn = world::lock(&f.world).spawn("Pawn").unwrap();
+        world::lock(&f.world).add_extension_handler(f.owner, "Pawn", 1).unwrap();
+        f.pump();
+        world::lock(&f.world).send_extension_event(pawn, "Ping").unwrap();
+        let ping = world::lock(&f.world).intern("Ping").number();
+        assert_eq!(f.pump(), [Seen::Single(pawn.to_raw(), ping, "Ping".into())]);
+        {
+            let mut w = world::lock(&f.world);
+            w.send_extension_event(pawn, "Ping").unwrap();
+            w.send_extension_event(pawn, "Pong").unwrap();
+        }
+        let raw = pawn.to_raw();
+        assert_eq!(f.pump(), [Seen::Events(vec![(raw, "Ping".into()), (raw, "Pong".into())])]);
     }
 
     #[test]

@@ -115,6 +115,14 @@ pub trait PluginInstance: Send {
 
     /// Delivers extension events.
     fn handle_extension_events(&mut self, batch: &ExtensionBatch) -> Result<(), CallError>;
+    /// Delivers one extension event, `name`, which the world numbers `event` (its interned name): cheaper than a
+    /// batch of one where the plugin takes single events.
+    fn handle_extension_event(&mut self, handler: u32, actor: u64, event: u32, name: &str) -> Result<(), CallError> {
+        let _ = event;
+        let batch =
+            ExtensionBatch { handlers: vec![handler], actors: vec![actor], events: vec![0], names: vec![name.into()] };
+        self.handle_extension_events(&batch)
+    }
     /// Asks whether each feature may take its next step; one answer per entry.
     fn can_change_init_states(&mut self, batch: &ChainBatch) -> Result<Vec<bool>, CallError>;
     /// Each feature is about to take its step.

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::cpu_clock::thread_cpu_time;
+use super::cpu_clock::{recent_thread_cpu_time, thread_cpu_time};
 
 /// The wall-clock backstop of a call with budget `budget`: a hundred times the budget, and at least a second,
 /// at most ten minutes.
@@ -15,13 +15,18 @@ pub fn backstop(budget: Duration) -> Duration {
     budget.saturating_mul(100).clamp(Duration::from_secs(1), Duration::from_secs(600))
 }
 
+/// How old the CPU-clock reading a call starts from may be: the most CPU time a call can use beyond its budget
+/// before it is stopped (on top of the epoch's tick).
+const CPU_READING_MAX_AGE: Duration = Duration::from_millis(1);
+
 /// The clock of one call: when it started, in CPU and wall time, and what it may use.
 #[derive(Debug, Clone, Copy)]
 pub struct CallClock {
     budget: Duration,
     backstop: Duration,
     started_wall: Instant,
-    started_cpu: Option<Duration>,
+    /// A recent reading of the thread's CPU clock, and how long (wall time) before the call's start it was taken.
+    started_cpu: Option<(Duration, Duration)>,
 }
 
 /// What the epoch callback does when a call's wall-clock check comes due.
@@ -38,7 +43,15 @@ pub enum Verdict {
 impl CallClock {
     /// Starts the clock of a call on the current thread.
     pub fn start(budget: Duration) -> Self {
-        CallClock { budget, backstop: backstop(budget), started_wall: Instant::now(), started_cpu: thread_cpu_time() }
+        let started_wall = Instant::now();
+        let started_cpu = recent_thread_cpu_time(started_wall, CPU_READING_MAX_AGE)
+            .map(|(cpu, taken)| (cpu, started_wall.saturating_duration_since(taken)));
+        CallClock { budget, backstop: backstop(budget), started_wall, started_cpu }
+    }
+
+    /// When the call started (wall time).
+    pub fn started(&self) -> Instant {
+        self.started_wall
     }
 
     pub fn backstop(&self) -> Duration {
@@ -47,9 +60,16 @@ impl CallClock {
 
     /// Checks the call now, on the thread running it.
     pub fn check(&self) -> Verdict {
-        let cpu_used = self.started_cpu.zip(thread_cpu_time()).map(|(start, now)| now.saturating_sub(start));
+        let cpu_used =
+            self.started_cpu.zip(thread_cpu_time()).map(|((start, lead), now)| cpu_used_since(start, lead, now));
         decide(self.budget, self.backstop, cpu_used, self.started_wall.elapsed())
     }
+}
+
+/// The CPU time a call used, from a reading `start` taken `lead` (wall time) before the call began and one taken
+/// `now`: the CPU time between the readings, less what the thread can have used before the call began.
+pub fn cpu_used_since(start: Duration, lead: Duration, now: Duration) -> Duration {
+    now.saturating_sub(start).saturating_sub(lead)
 }
 
 /// The verdict for a call that has used `cpu_used` of CPU time (`None`: no CPU clock) over `elapsed` of wall
@@ -71,6 +91,13 @@ mod tests {
     use super::*;
 
     const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn cpu_time_before_the_call_is_not_charged() {
+        // Read 3 ms of wall time before the call; 12 ms of CPU since the reading: at least 9 ms were the call's.
+        assert_eq!(cpu_used_since(100 * MS, 3 * MS, 112 * MS), 9 * MS);
+        assert_eq!(cpu_used_since(100 * MS, 3 * MS, 101 * MS), Duration::ZERO);
+    }
 
     #[test]
     fn a_preempted_call_is_not_over_budget() {

@@ -10,6 +10,7 @@
 //! (the CPU-time deadline does that), so a preempted thread never makes a call look like it waited.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::Thread;
@@ -39,10 +40,28 @@ pub enum Abandoned {
 
 /// Polls `future` until it is ready. Gives up (dropping it, which cancels the call) once it has waited — been
 /// parked between polls — for longer than `wait_budget`, or is still waiting at `backstop`.
-pub fn until_done<F: Future>(future: F, wait_budget: Duration, backstop: Instant) -> Result<F::Output, Abandoned> {
-    let mut future = std::pin::pin!(future);
-    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
-    let mut context = Context::from_waker(&waker);
+///
+/// The future is pinned where it was made: a call's future is large, and moving it costs.
+pub fn until_done<F: Future>(
+    future: Pin<&mut F>,
+    wait_budget: Duration,
+    backstop: Instant,
+) -> Result<F::Output, Abandoned> {
+    THREAD_WAKER.with(|waker| poll_until_done(future, waker, wait_budget, backstop))
+}
+
+thread_local! {
+    /// The waker of the current thread, made once: calls are too cheap to allocate one each.
+    static THREAD_WAKER: Waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+}
+
+fn poll_until_done<F: Future>(
+    mut future: Pin<&mut F>,
+    waker: &Waker,
+    wait_budget: Duration,
+    backstop: Instant,
+) -> Result<F::Output, Abandoned> {
+    let mut context = Context::from_waker(waker);
     let mut waited = Duration::ZERO;
     loop {
         if let Poll::Ready(output) = future.as_mut().poll(&mut context) {
@@ -68,7 +87,7 @@ mod tests {
 
     #[test]
     fn a_ready_future_completes() {
-        assert_eq!(until_done(async { 7 }, Duration::ZERO, Instant::now()), Ok(7));
+        assert_eq!(until_done(std::pin::pin!(async { 7 }), Duration::ZERO, Instant::now()), Ok(7));
     }
 
     #[test]
@@ -78,14 +97,14 @@ mod tests {
             std::thread::sleep(Duration::from_millis(5));
             tx.send(3).unwrap();
         });
-        assert_eq!(until_done(rx, LONG, Instant::now() + LONG).map(Result::unwrap), Ok(3));
+        assert_eq!(until_done(std::pin::pin!(rx), LONG, Instant::now() + LONG).map(Result::unwrap), Ok(3));
     }
 
     #[test]
     fn a_future_that_never_finishes_is_abandoned_after_its_wait_budget() {
         let started = Instant::now();
         let never = std::future::pending::<()>();
-        let outcome = until_done(never, Duration::from_millis(20), started + LONG);
+        let outcome = until_done(std::pin::pin!(never), Duration::from_millis(20), started + LONG);
         assert!(matches!(outcome, Err(Abandoned::Waited(waited)) if waited >= Duration::from_millis(20)));
         assert!(started.elapsed() >= Duration::from_millis(20));
     }
@@ -93,7 +112,8 @@ mod tests {
     #[test]
     fn the_backstop_ends_a_wait_whatever_its_budget() {
         let started = Instant::now();
-        let outcome = until_done(std::future::pending::<()>(), LONG, started + Duration::from_millis(10));
+        let outcome =
+            until_done(std::pin::pin!(std::future::pending::<()>()), LONG, started + Duration::from_millis(10));
         assert_eq!(outcome, Err(Abandoned::Backstop));
     }
 }

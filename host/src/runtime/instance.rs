@@ -59,6 +59,7 @@ impl LoadedPlugin for WasmPlugin {
             max_handles: self.limits.handles,
             clock: CallClock::start(self.limits.instantiate_deadline),
             host_memory: self.limits.host_memory,
+            event_names: Default::default(),
         };
         let engine = match &self.pre {
             Pre::Latest(pre) => pre.engine(),
@@ -167,7 +168,7 @@ impl WasmInstance {
         state.change_cap =
             self.limits.world_changes.saturating_add(WORLD_CHANGES_PER_ENTRY.saturating_mul(entries as u32));
         state.clock = CallClock::start(deadline);
-        Waits { budget: deadline.saturating_add(WAIT_GRACE), backstop: Instant::now() + state.clock.backstop() }
+        Waits { budget: deadline.saturating_add(WAIT_GRACE), backstop: state.clock.started() + state.clock.backstop() }
     }
 
     /// A finished call's result, unless the plugin flooded the host during it. Log lines it had to drop are
@@ -198,6 +199,7 @@ fn finish<R>(
     wasi_io: &tokio::runtime::Handle,
 ) -> Result<R, CallError> {
     let _context = wasi_io.enter();
+    let call = std::pin::pin!(call);
     guard(|| match drive::until_done(call, waits.budget, waits.backstop) {
         Ok(result) => result.map_err(|e| trapped(e, limits)),
         Err(Abandoned::Waited(_)) => Err(CallError::Trapped(format!(
@@ -468,6 +470,26 @@ impl PluginInstance for WasmInstance {
             self,
             b.actors.len(),
             gamefeature_plugin_handlers.call_handle_extension_events(&b.handlers, &b.actors, &b.events, &b.names)
+        )
+    }
+
+    fn handle_extension_event(&mut self, handler: u32, actor: u64, event: u32, name: &str) -> Result<(), CallError> {
+        if let Some(Bindings::V0_1(_)) = self.bindings {
+            // 0.1.0 takes events in batches only.
+            let batch = ExtensionBatch {
+                handlers: vec![handler],
+                actors: vec![actor],
+                events: vec![0],
+                names: vec![name.to_string()],
+            };
+            return self.handle_extension_events(&batch);
+        }
+        self.store.data_mut().event_names.entry(event).or_insert_with(|| name.into());
+        call_export!(
+            self,
+            1,
+            latest: |b, store| b.gamefeature_plugin_handlers().call_handle_extension_event(store, handler, actor, event),
+            v0_1: |_b, _store| async { Ok(()) }
         )
     }
 

@@ -1,5 +1,6 @@
 //! The data of one plugin instance's store.
 
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 use wasmtime::component::ResourceTable;
@@ -30,6 +31,9 @@ pub struct InstanceState {
     pub(crate) clock: CallClock,
     /// Bytes of host memory the properties the plugin writes may hold.
     pub(crate) host_memory: usize,
+    /// The event names this instance was sent by number (`handle-extension-event`), for `event-name`. At most
+    /// one entry per name the world interned.
+    pub(crate) event_names: HashMap<u32, Box<str>>,
 }
 
 impl WasiView for InstanceState {

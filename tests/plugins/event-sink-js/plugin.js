@@ -1,5 +1,5 @@
 // event-sink in JavaScript: counts extension events and sums their actor ids (the least work a handler can do,
-// so benchmarks measure delivery), and carries both across a hot reload in event-sink's own state format.
+// so benchmarks measure delivery; an event named `Log:...` is logged by name), and carries both across a hot reload in event-sink's own state format.
 
 import { Plugin, components, log } from 'gamefeature';
 
@@ -15,6 +15,7 @@ export default class EventSink extends Plugin {
   onExtensionEvent(handler, actor, event) {
     this.events += 1n;
     this.checksum = BigInt.asUintN(64, this.checksum + actor);
+    if (event.startsWith('Log:')) log.info(event);
   }
 
   snapshot() {

@@ -1,5 +1,5 @@
 """event-sink in Python: counts extension events and sums their actor ids (the least work a handler can do,
-so benchmarks measure delivery), and carries both across a hot reload in event-sink's own state format."""
+so benchmarks measure delivery; an event named `Log:...` is logged by name), and carries both across a hot reload in event-sink's own state format."""
 
 import struct
 
@@ -21,6 +21,8 @@ class EventSink(gf.Plugin):
     def on_extension_event(self, handler, actor, event):
         self.events += 1
         self.checksum = (self.checksum + actor) & MASK
+        if event.startswith("Log:"):
+            log.info(event)
 
     def snapshot(self):
         return bytes([1]) + struct.pack("<QQ", self.events, self.checksum)

@@ -34,6 +34,10 @@ pub struct PropertyWatchResource {
 }
 
 impl Host for InstanceState {
+    fn event_name(&mut self, event: u32) -> Option<String> {
+        self.event_names.get(&event).map(|name| name.to_string())
+    }
+
     fn ensure_component(&mut self, actor: ActorId, component: String) -> Result<bool, Error> {
         self.guard(Call::change().names(&[("component class", &component)]), |w, _| {
             Ok(w.ensure_component(Actor::from_raw(actor), &component)?)
