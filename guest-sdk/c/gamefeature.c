@@ -327,7 +327,10 @@ static void free_chain_batch(game_feature_list_u64_t *actors, game_feature_list_
 
 void exports_gamefeature_plugin_init_state_callbacks_can_change_init_states(
     game_feature_list_u64_t *actors, game_feature_list_u32_t *features, game_feature_list_u8_t *currents,
-    game_feature_list_u8_t *desireds, game_feature_list_string_t *names, game_feature_list_bool_t *ret) {
+    game_feature_list_u8_t *desireds, game_feature_list_string_t *names,
+    exports_gamefeature_plugin_init_state_callbacks_chain_facts_t *facts, game_feature_list_bool_t *ret) {
+    /* The facts serve the Rust SDK's answers without host calls; the C hooks ask the host. */
+    exports_gamefeature_plugin_init_state_callbacks_chain_facts_free(facts);
     /* The answers are freed by the post-return function, which frees nothing for an empty list. */
     ret->len = actors->len;
     ret->ptr = actors->len ? malloc(actors->len) : NULL;

@@ -337,7 +337,8 @@ export function exportPlugin(PluginClass) {
       },
     },
     initStateCallbacks: {
-      canChangeInitStates(actors, features, currents, desireds, names) {
+      // The facts serve the Rust SDK's answers without host calls; JavaScript hooks ask the host.
+      canChangeInitStates(actors, features, currents, desireds, names, facts) {
         const p = plugin();
         return Array.from(actors, (actor, i) =>
           Boolean(p.canChangeInitState(actor, names[features[i]], name(currents[i]), name(desireds[i]))),

@@ -118,7 +118,8 @@ _event_names = {}
 
 
 class InitStateCallbacks(wit_world.exports.InitStateCallbacks):
-    def can_change_init_states(self, actors, features, currents, desireds, names):
+    def can_change_init_states(self, actors, features, currents, desireds, names, facts):
+        # The facts serve the Rust SDK's answers without host calls; Python hooks ask the host.
         plugin = _get()
         name = init_states.state_name
         return [

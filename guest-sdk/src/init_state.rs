@@ -6,11 +6,12 @@
 
 use std::cell::OnceCell;
 
+use crate::bindings::gamefeature::plugin::init_states as host;
 pub use crate::bindings::gamefeature::plugin::init_states::{
-    change_feature_state, check_default_initialization_for_implementers, continue_init_state_chain, feature_state,
-    has_feature_reached, have_all_features_reached, register_feature, states, subscribe_actor, subscribe_class,
-    unregister_feature, Subscription,
+    change_feature_state, check_default_initialization_for_implementers, continue_init_state_chain, register_feature,
+    states, subscribe_actor, subscribe_class, unregister_feature, Subscription,
 };
+use crate::facts;
 use crate::world::ActorId;
 use crate::Error;
 
@@ -28,6 +29,50 @@ thread_local! {
 pub(crate) fn state_name(ordinal: u8) -> Option<String> {
     let index = (ordinal as usize).checked_sub(1)?;
     STATES.with(|cell| cell.get_or_init(states).get(index).cloned())
+}
+
+/// The ordinal of a state name (`None` for a name that is not a state).
+fn state_ordinal(name: &str) -> Option<u8> {
+    STATES.with(|cell| cell.get_or_init(states).iter().position(|s| s == name).map(|i| i as u8 + 1))
+}
+
+/// The feature's current state; `None` before its first change. Answered from the current batch's facts when
+/// they cover it (see [`add_chain_read`]).
+pub fn feature_state(actor: ActorId, feature: &str) -> Result<Option<String>, Error> {
+    match facts::feature_state(actor, feature) {
+        Some(ordinal) => Ok(state_name(ordinal)),
+        None => host::feature_state(actor, feature),
+    }
+}
+
+/// Whether the feature's state is `state` or later.
+pub fn has_feature_reached(actor: ActorId, feature: &str, state: &str) -> Result<bool, Error> {
+    match (facts::feature_state(actor, feature), state_ordinal(state)) {
+        (Some(current), Some(wanted)) => Ok(current >= wanted),
+        _ => host::has_feature_reached(actor, feature, state),
+    }
+}
+
+/// Whether every feature of the actor, except `excluding`, has reached `state`.
+pub fn have_all_features_reached(actor: ActorId, state: &str, excluding: Option<&str>) -> Result<bool, Error> {
+    let known = state_ordinal(state).and_then(|wanted| facts::all_reached(actor, wanted, excluding));
+    match known {
+        Some(all) => Ok(all),
+        None => host::have_all_features_reached(actor, state, excluding),
+    }
+}
+
+/// Asks the host to send property `property` of `component` of each actor with every chain-step question, so
+/// that [`world::get_property`](crate::world::get_property) on an actor being asked about needs no host call
+/// while [`Plugin::can_change_init_state`](crate::Plugin::can_change_init_state) answers. Call it once, when
+/// activating, for each property the decisions read (at most 16).
+pub fn add_chain_read(component: &str, property: &str) -> Result<(), Error> {
+    if facts::has_read(component, property) {
+        return Ok(());
+    }
+    host::add_chain_read(component, property)?;
+    facts::add_read(component, property);
+    Ok(())
 }
 
 /// Queues a walk of `feature`'s chain, as far as its `can_change_init_state` allows.

@@ -49,6 +49,7 @@ pub mod bindings {
 }
 
 pub mod components;
+mod facts;
 pub mod init_state;
 pub mod log;
 pub mod timers;
@@ -245,15 +246,19 @@ impl<P: Plugin> bindings::exports::gamefeature::plugin::init_state_callbacks::Gu
         currents: Vec<u8>,
         desireds: Vec<u8>,
         names: Vec<String>,
+        chain_facts: bindings::exports::gamefeature::plugin::init_state_callbacks::ChainFacts,
     ) -> Vec<bool> {
-        with_plugin(|p: &mut P| {
-            (0..actors.len())
-                .map(|i| {
-                    let current = init_state::state_name(currents[i]);
-                    let desired = init_state::state_name(desireds[i]).unwrap_or_default();
-                    p.can_change_init_state(actors[i], &names[features[i] as usize], current.as_deref(), &desired)
-                })
-                .collect()
+        let names = std::rc::Rc::new(names);
+        facts::answering(facts::Facts::new(&actors, names.clone(), chain_facts), || {
+            with_plugin(|p: &mut P| {
+                (0..actors.len())
+                    .map(|i| {
+                        let current = init_state::state_name(currents[i]);
+                        let desired = init_state::state_name(desireds[i]).unwrap_or_default();
+                        p.can_change_init_state(actors[i], &names[features[i] as usize], current.as_deref(), &desired)
+                    })
+                    .collect()
+            })
         })
     }
 

@@ -4,11 +4,21 @@
 //! this instance runs in; an [`Error`](crate::Error) is recoverable.
 
 pub use crate::bindings::gamefeature::plugin::actors::{
-    actor_class, actors_of_class, components_of, current_net_mode, destroy_actor, get_property, has_authority, is_a,
+    actor_class, actors_of_class, components_of, current_net_mode, destroy_actor, has_authority, is_a,
     is_locally_controlled, local_role, set_property, spawn_actor, world_name,
 };
 pub use crate::bindings::gamefeature::plugin::assets::read_asset;
 pub use crate::bindings::gamefeature::plugin::types::{ActorId, NetRole};
+
+/// Reads a component property; `None` when the component exists but the property was never set. Answered
+/// without a host call while a chain-step question brought it (see
+/// [`init_state::add_chain_read`](crate::init_state::add_chain_read)).
+pub fn get_property(actor: ActorId, component: &str, property: &str) -> Result<Option<crate::Value>, crate::Error> {
+    match crate::facts::property(actor, component, property) {
+        Some(read) => read,
+        None => crate::bindings::gamefeature::plugin::actors::get_property(actor, component, property),
+    }
+}
 
 /// Reads an asset as UTF-8 text.
 pub fn read_asset_text(name: &str) -> Result<String, crate::Error> {

@@ -56,6 +56,27 @@ pub struct TimelineEvent {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EventId(u64);
 
+/// The calls one plugin instance made (as the timeline recorded them) and the time they took.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PluginTime {
+    /// The instance's track, `plugin@world`.
+    pub track: String,
+    pub calls: u32,
+    pub total: Duration,
+    pub slowest: Duration,
+    /// The text of its slowest call (the hook and its batch size).
+    pub slowest_call: String,
+}
+
+/// A duration as people read one: microseconds below a millisecond, milliseconds below a second.
+pub fn shown_duration(d: Duration) -> String {
+    match d.as_secs_f64() {
+        s if s < 1e-3 => format!("{:.1} us", s * 1e6),
+        s if s < 1.0 => format!("{:.3} ms", s * 1e3),
+        s => format!("{s:.3} s"),
+    }
+}
+
 struct Inner {
     start: Instant,
     events: VecDeque<TimelineEvent>,
@@ -211,7 +232,62 @@ impl Timeline {
                 EventKind::Load => " ~",
                 EventKind::Note => " *",
             };
-            let _ = writeln!(out, "{:>10.3} ms  {:<width$}  {marker} {}", e.at.as_secs_f64() * 1000.0, e.track, e.text);
+            let at = e.at.as_secs_f64() * 1000.0;
+            match e.took {
+                Some(took) => {
+                    let took = shown_duration(took);
+                    let _ = writeln!(out, "{at:>10.3} ms  {:<width$}  {marker} {}  [{took}]", e.track, e.text);
+                }
+                None => {
+                    let _ = writeln!(out, "{at:>10.3} ms  {:<width$}  {marker} {}", e.track, e.text);
+                }
+            }
+        }
+        out
+    }
+
+    /// The time each plugin instance (each `plugin@world` track) spent in the calls the timeline recorded, most
+    /// first: where a frame's or a load's time went, plugin by plugin.
+    pub fn time_in_plugins(&self) -> Vec<PluginTime> {
+        let inner = self.lock();
+        let mut by_track: Vec<PluginTime> = Vec::new();
+        for e in inner.events.iter().filter(|e| e.kind == EventKind::Call) {
+            let Some(took) = e.took else { continue };
+            let index = match by_track.iter().position(|t| t.track == e.track) {
+                Some(index) => index,
+                None => {
+                    by_track.push(PluginTime { track: e.track.clone(), ..PluginTime::default() });
+                    by_track.len() - 1
+                }
+            };
+            let time = &mut by_track[index];
+            time.calls += 1;
+            time.total += took;
+            if took >= time.slowest {
+                (time.slowest, time.slowest_call) = (took, e.text.clone());
+            }
+        }
+        by_track.sort_by(|a, b| b.total.cmp(&a.total).then_with(|| a.track.cmp(&b.track)));
+        by_track
+    }
+
+    /// [`time_in_plugins`](Self::time_in_plugins) as a table, one plugin instance per line.
+    pub fn render_time_in_plugins(&self) -> String {
+        let times = self.time_in_plugins();
+        let width = times.iter().map(|t| t.track.len()).max().unwrap_or(0).min(80);
+        let mut out = String::new();
+        for t in &times {
+            let mean = t.total / t.calls.max(1);
+            let _ = writeln!(
+                out,
+                "  {:<width$}  {:>6} calls  {:>10} in all  {:>10} each  slowest {}: {}",
+                t.track,
+                t.calls,
+                shown_duration(t.total),
+                shown_duration(mean),
+                shown_duration(t.slowest),
+                t.slowest_call
+            );
         }
         out
     }
@@ -352,6 +428,19 @@ mod tests {
         let text = t.render_text();
         let position = |needle: &str| text.find(needle).unwrap();
         assert!(position("on-activating ok") < position("said during the next call"), "{text}");
+        assert!(text.contains("-> handle-extension-events (2)  [300.0 us]"), "{text}");
+        assert!(text.contains("-> on-activating ok  [2.000 ms]"), "{text}");
+        let times = t.time_in_plugins();
+        let expected = PluginTime {
+            track: "p".into(),
+            calls: 2,
+            total: Duration::from_micros(2300),
+            slowest: Duration::from_millis(2),
+            slowest_call: "on-activating ok".into(),
+        };
+        assert_eq!(times, [expected]);
+        let table = t.render_time_in_plugins();
+        assert!(table.contains("2 calls") && table.contains("2.300 ms in all"), "{table}");
         let trace = t.to_chrome_trace();
         let slices: Vec<_> = trace["traceEvents"]
             .as_array()

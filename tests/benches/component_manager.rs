@@ -129,12 +129,15 @@ fn init_chain(c: &mut Criterion) {
                 let mut manager = session.create_world("bench", NetMode::Standalone);
                 tokio.block_on(manager.load(&path)).unwrap();
                 manager.with_world(|w| w.set_recording(false));
+                let calls_before = manager.with_world(|w| w.plugin_calls());
                 let started = Instant::now();
                 let players: Vec<game::Player> =
                     manager.with_world(|w| (0..PAWNS).map(|_| game::spawn_player(w, "Character").unwrap()).collect());
                 manager.with_world(|w| players.iter().for_each(|p| game::possess(w, p).unwrap()));
                 manager.with_world(|w| players.iter().for_each(|p| game::replicate_player_state(w, p).unwrap()));
                 total += started.elapsed();
+                let calls = manager.with_world(|w| w.plugin_calls()) - calls_before;
+                CALLS_PER_PAWN.get_or_init(|| calls as f64 / PAWNS as f64);
                 {
                     let w = world::lock(manager.world());
                     let ready = w.state_ordinal("InitState.GameplayReady").unwrap();
@@ -148,7 +151,13 @@ fn init_chain(c: &mut Criterion) {
         })
     });
     group.finish();
+    if let Some(per_pawn) = CALLS_PER_PAWN.get() {
+        println!("init_chain: {per_pawn:.1} host calls per pawn");
+    }
 }
+
+/// Host calls per pawn in the init chain, as counted by the world in the first run.
+static CALLS_PER_PAWN: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
 
 /// The ratios to the baselines, from what criterion measured above.
 fn ratios(_: &mut Criterion) {

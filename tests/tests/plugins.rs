@@ -702,3 +702,28 @@ macro_rules! assert_plugin_has_a_test {
     };
 }
 gamefeature_plugin_artifacts::foreach_plugin!(assert_plugin_has_a_test);
+
+/// Lyra's init chain asks the host only what it cannot be told: the properties and feature states its
+/// decisions read come with each chain-step question (`chain-facts`), so twenty pawns reach GameplayReady with
+/// a bounded number of host calls each — the count the chain's speed is measured in.
+#[tokio::test]
+async fn lyra_init_chain_host_calls_per_pawn() {
+    const PAWNS: u64 = 20;
+    let LoadedWorld { mut manager, report, .. } = load_world(&[LYRA_CHARACTER]).await;
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    let before = manager.with_world(|w| w.plugin_calls());
+    let players: Vec<game::Player> =
+        manager.with_world(|w| (0..PAWNS).map(|_| game::spawn_player(w, "Character").unwrap()).collect());
+    manager.with_world(|w| players.iter().for_each(|p| game::possess(w, p).unwrap()));
+    manager.with_world(|w| players.iter().for_each(|p| game::replicate_player_state(w, p).unwrap()));
+    let calls = manager.with_world(|w| w.plugin_calls()) - before;
+    for player in &players {
+        for feature in ["Hero", "PawnExtension"] {
+            assert_eq!(states_of(&manager, player.pawn, feature).as_deref(), Some("InitState.GameplayReady"));
+        }
+    }
+    // Per pawn: two features registered, two subscriptions, three default-initialization checks (each two
+    // calls), a chain continued on each wake-up, input bound once. No property or state reads.
+    let per_pawn = calls as f64 / PAWNS as f64;
+    assert!(per_pawn <= 18.0, "{per_pawn} host calls per pawn");
+}

@@ -213,14 +213,19 @@ impl InitStates {
 
     /// Subscriptions to notify of a change, in Unreal's order: the actor's, in registration order, then each
     /// class's of the actor's chain (most derived first), in registration order.
-    pub fn subscribers(&self, actor: ActorId, class_chain: &[&str], feature: Name, state: u8) -> Vec<Watcher> {
+    pub fn subscribers<'a>(
+        &'a self,
+        actor: ActorId,
+        class_chain: &'a [&'a str],
+        feature: Name,
+        state: u8,
+    ) -> impl Iterator<Item = Watcher> + 'a {
         let actor_ids = self.actor_subscriptions.get(&actor).into_iter().flatten();
         let class_ids = class_chain.iter().flat_map(|class| self.class_subscriptions.get(*class).into_iter().flatten());
         actor_ids
             .chain(class_ids)
-            .filter(|watcher| watcher.matches(feature, state) && self.subscriptions.contains_key(&watcher.id))
+            .filter(move |watcher| watcher.matches(feature, state) && self.subscriptions.contains_key(&watcher.id))
             .copied()
-            .collect()
     }
 
     /// Forgets an actor: its features and the subscriptions watching it. Returns those subscriptions' ids.
@@ -295,7 +300,7 @@ mod tests {
         let kept = subscribe(&mut states, other, Watched::Actor(actor));
         assert_eq!(states.remove_owner(owner), (0, 100_000));
         assert!(!states.has_class_subscriptions());
-        assert_eq!(states.subscribers(actor, &["Pawn"], feature, 1).iter().map(|w| w.id).collect::<Vec<_>>(), [kept]);
+        assert_eq!(states.subscribers(actor, &["Pawn"], feature, 1).map(|w| w.id).collect::<Vec<_>>(), [kept]);
 
         let many: Vec<_> = (0..100_000).map(|_| subscribe(&mut states, owner, Watched::Actor(actor))).collect();
         for id in many {

@@ -29,6 +29,10 @@ pub struct ComponentManager {
     pub(crate) queue: WorkQueue,
     pub(crate) watches: super::PropertyWatches,
     owners: std::collections::HashMap<OwnerId, String>,
+    /// The properties each plugin instance asked to come with its `can-change-init-states` batches.
+    chain_reads: std::collections::HashMap<OwnerId, Vec<(String, String)>>,
+    /// Host calls plugins made into the world (see [`World::plugin_calls`]).
+    plugin_calls: u64,
     next_owner: u32,
     built_in: [Name; 5],
 }
@@ -47,6 +51,8 @@ impl ComponentManager {
             queue: WorkQueue::default(),
             watches: super::PropertyWatches::default(),
             owners: std::collections::HashMap::from([(OwnerId::HOST, "host".to_string())]),
+            chain_reads: std::collections::HashMap::new(),
+            plugin_calls: 0,
             next_owner: 1,
             built_in,
         }
@@ -71,6 +77,9 @@ pub struct OwnerCleanup {
     pub timers: usize,
     pub watches: usize,
 }
+
+/// How many properties one plugin instance may ask to come with its chain-step questions.
+pub const MAX_CHAIN_READS: usize = 16;
 
 impl World {
     /// Registers a plugin instance; everything it adds through the manager is tagged with the returned id.
@@ -119,6 +128,7 @@ impl World {
         cleanup.subscriptions = subscriptions;
         cleanup.timers = self.clock.remove_owner(owner);
         cleanup.watches = self.manager.watches.remove_owner(owner);
+        self.manager.chain_reads.remove(&owner);
         if owner != OwnerId::HOST {
             let spawned: Vec<ActorId> = self.actors().filter(|a| a.spawned_by == Some(owner)).map(|a| a.id).collect();
             for actor in spawned {
@@ -305,8 +315,14 @@ impl World {
         senders
     }
 
+    /// How many host calls plugins have made into this world: what the init chain's cost is counted in.
+    pub fn plugin_calls(&self) -> u64 {
+        self.manager.plugin_calls
+    }
+
     /// Runs `f` as `owner` (a plugin's host call): the work it queues is charged to the plugin.
     pub fn acting_as<R>(&mut self, owner: OwnerId, f: impl FnOnce(&mut World) -> R) -> R {
+        self.manager.plugin_calls += 1;
         self.manager.queue.act_as(Some(owner));
         let result = f(self);
         self.manager.queue.act_as(None);
@@ -467,6 +483,32 @@ impl World {
         Ok(())
     }
 
+    /// Asks for property `property` of component `component` of each actor to come with `owner`'s chain-step
+    /// questions (see [`chain_reads`](Self::chain_reads)); a pair already asked for changes nothing.
+    pub fn add_chain_read(&mut self, owner: OwnerId, component: &str, property: &str) -> Result<(), WorldError> {
+        let reads = self.manager.chain_reads.entry(owner).or_default();
+        if reads.iter().any(|(c, p)| c == component && p == property) {
+            return Ok(());
+        }
+        if reads.len() >= MAX_CHAIN_READS {
+            return Err(WorldError::Invalid(format!(
+                "a plugin may ask for at most {MAX_CHAIN_READS} properties with its chain steps"
+            )));
+        }
+        reads.push((component.to_string(), property.to_string()));
+        Ok(())
+    }
+
+    /// The (component, property) pairs `owner` asked to come with its chain-step questions, in the order asked.
+    pub fn chain_reads(&self, owner: OwnerId) -> &[(String, String)] {
+        self.manager.chain_reads.get(&owner).map_or(&[], Vec::as_slice)
+    }
+
+    /// The features registered on an actor, with their states (0: none yet), in registration order.
+    pub fn feature_states(&self, actor: ActorId) -> impl Iterator<Item = (Name, u8)> + '_ {
+        self.manager.init_states.features(actor).iter().map(|f| (f.feature, f.state))
+    }
+
     /// Moves a live actor's registered feature to `state` and queues its subscribers' notifications.
     pub(crate) fn change_state_by_name(&mut self, actor: ActorId, feature: Name, state: u8) {
         self.manager.init_states.set_state(actor, feature, state);
@@ -476,14 +518,17 @@ impl World {
             self.record(|| WorldEvent::InitStateChanged { actor, feature: feature_text, state: state_text });
         }
         // Class subscriptions are rare; only look up the actor's class chain when there are some.
-        let chain: Vec<&str> = match self.actor(actor) {
-            Ok(a) if self.manager.init_states.has_class_subscriptions() => self.classes.chain(&a.class).collect(),
+        let chain: Vec<String> = match self.actor(actor) {
+            Ok(a) if self.manager.init_states.has_class_subscriptions() => {
+                self.classes.chain(&a.class).map(str::to_string).collect()
+            }
             _ => Vec::new(),
         };
-        let subscribers = self.manager.init_states.subscribers(actor, &chain, feature, state);
-        for watcher in subscribers {
+        let chain: Vec<&str> = chain.iter().map(String::as_str).collect();
+        let manager = &mut self.manager;
+        for watcher in manager.init_states.subscribers(actor, &chain, feature, state) {
             let (owner, subscription, number) = (watcher.owner, watcher.id, watcher.number);
-            self.manager.queue.push(Work::InitStateChanged { owner, subscription, number, actor, feature, state });
+            manager.queue.push(Work::InitStateChanged { owner, subscription, number, actor, feature, state });
         }
     }
 

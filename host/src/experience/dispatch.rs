@@ -13,7 +13,9 @@
 //! for flooding, and so are the plugins still sending work after [`DispatchLimits::loop_rounds`] rounds (an
 //! endless ping-pong of events): the plugins flooded are never the ones punished.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::component::{Charge, OwnerId, Work};
 use crate::feature::{
@@ -98,8 +100,8 @@ impl Instances {
     /// dispatch's work; failures are returned for the caller to report.
     pub fn pump(&mut self, world: &SharedWorld, timeline: &Timeline) -> Result<Vec<DeliveryFailure>, PumpOverflow> {
         let mut failures = Vec::new();
-        let mut charged: HashMap<OwnerId, usize> = HashMap::new();
-        let mut quarantined: HashSet<OwnerId> = HashSet::new();
+        let mut charged: HashMap<OwnerId, usize> = HashMap::default();
+        let mut quarantined: HashSet<OwnerId> = HashSet::default();
         // The plugins whose calls queued the work of the last few rounds: a loop alternates between its members.
         let mut recent_senders: VecDeque<Vec<OwnerId>> = VecDeque::new();
         for round in 0..MAX_ROUNDS {
@@ -279,7 +281,7 @@ impl Instances {
             Work::ContinueChain { .. } => {
                 let live_chains: Vec<(ActorId, crate::component::Name)> = {
                     let w = world::lock(world);
-                    let mut seen = HashSet::new();
+                    let mut seen = HashSet::default();
                     run.iter()
                         .filter(|item| w.is_work_live(item))
                         .filter_map(|item| match item {
@@ -290,7 +292,7 @@ impl Instances {
                         .collect()
                 };
                 let calls = Calls { timeline, world_name: &world_name };
-                waves(live_chains).iter().try_for_each(|wave| walk_chains(world, live, wave, &calls))
+                waves(live_chains).iter().try_for_each(|wave| walk_chains(world, owner, live, wave, &calls))
             }
         };
         outcome.map_err(|(call, error)| DeliveryFailure { owner, plugin: live.plugin.clone(), call, error })
@@ -389,7 +391,7 @@ fn waves(chains: Vec<(ActorId, crate::component::Name)>) -> Vec<Vec<(ActorId, cr
                 actors.insert(chain.0);
                 wave.push(chain);
             }
-            None => waves.push((HashSet::from([chain.0]), vec![chain])),
+            None => waves.push((HashSet::from_iter([chain.0]), vec![chain])),
         }
     }
     waves.into_iter().map(|(_, wave)| wave).collect()
@@ -423,6 +425,7 @@ impl Calls<'_> {
 /// with those that moved until none can.
 fn walk_chains(
     world: &SharedWorld,
+    owner: OwnerId,
     live: &mut LiveInstance,
     wave: &[(ActorId, crate::component::Name)],
     calls: &Calls<'_>,
@@ -435,7 +438,7 @@ fn walk_chains(
                 .iter()
                 .filter_map(|(actor, feature)| w.next_chain_step(*actor, *feature).map(|step| (*actor, *feature, step)))
                 .collect();
-            let batch = chain_batch(&w, &steps);
+            let batch = chain_question(&w, owner, &steps);
             (steps, batch)
         };
         if steps.is_empty() {
@@ -533,8 +536,34 @@ fn feature_batch(w: &World, run: &[Work]) -> FeatureBatch {
     batch
 }
 
-fn chain_batch(w: &World, steps: &[(ActorId, crate::component::Name, (u8, u8))]) -> ChainBatch {
+fn chain_batch(w: &World, steps: &[ChainStep]) -> ChainBatch {
     let mut names = BatchNames::default();
+    let batch = chain_batch_named(w, steps, &mut names);
+    ChainBatch { names: names.names, ..batch }
+}
+
+/// The question of a chain step, with the facts its answers need: the states of each actor's features and the
+/// properties `owner` asked for, as the host knows them now.
+fn chain_question(w: &World, owner: OwnerId, steps: &[ChainStep]) -> ChainBatch {
+    let mut names = BatchNames::default();
+    let mut batch = chain_batch_named(w, steps, &mut names);
+    let reads = w.chain_reads(owner);
+    let facts = &mut batch.facts;
+    for (actor, _, _) in steps {
+        facts.feature_starts.push(facts.feature_names.len() as u32);
+        for (feature, state) in w.feature_states(*actor) {
+            facts.feature_names.push(names.index(feature, text(w, feature)));
+            facts.feature_states.push(state);
+        }
+        for (component, property) in reads {
+            facts.reads.push(w.property(*actor, component, property).map(Option::<&_>::cloned));
+        }
+    }
+    batch.names = names.names;
+    batch
+}
+
+fn chain_batch_named(w: &World, steps: &[ChainStep], names: &mut BatchNames) -> ChainBatch {
     let mut batch = ChainBatch::default();
     for (actor, feature, (current, desired)) in steps {
         batch.actors.push(actor.to_raw());
@@ -542,18 +571,20 @@ fn chain_batch(w: &World, steps: &[(ActorId, crate::component::Name, (u8, u8))])
         batch.currents.push(*current);
         batch.desireds.push(*desired);
     }
-    batch.names = names.names;
     batch
 }
+
+/// One step of a feature's chain: the actor, the feature, and its (current, next) state ordinals.
+type ChainStep = (ActorId, crate::component::Name, (u8, u8));
 
 #[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex};
 
     use super::*;
-    use crate::component::RequestFlags;
+    use crate::component::{RequestFlags, MAX_CHAIN_READS};
     use crate::feature::{ActivationContext, Deactivation};
-    use crate::world::NetMode;
+    use crate::world::{NetMode, Value, WorldError};
 
     /// What a scripted instance was called with, in order.
     #[derive(Debug, Clone, PartialEq)]
@@ -667,6 +698,39 @@ mod tests {
             _ => vec![],
         };
         seen.iter().flat_map(each).collect()
+    }
+
+    #[test]
+    fn a_chain_question_carries_each_actors_feature_states_and_the_properties_asked_for() {
+        let f = fixture(|_, _, _| {});
+        let mut w = world::lock(&f.world);
+        let _hero = w.add_component_request(f.owner, "Pawn", "Hero", RequestFlags::default()).unwrap();
+        let (a, b) = (w.spawn("Pawn").unwrap(), w.spawn("Pawn").unwrap());
+        w.register_feature(f.owner, a, "Hero", "Hero").unwrap();
+        w.register_feature(f.owner, a, "Input", "Hero").unwrap();
+        w.register_feature(f.owner, b, "Hero", "Hero").unwrap();
+        w.change_feature_state(a, "Input", 2).unwrap();
+        w.set_property(b, "Hero", "level", Value::Integer(3)).unwrap();
+        w.add_chain_read(f.owner, "Hero", "level").unwrap();
+        w.add_chain_read(f.owner, "Missing", "x").unwrap();
+        w.add_chain_read(f.owner, "Hero", "level").unwrap(); // asked again: nothing changes
+        let hero = w.intern("Hero");
+        let question = chain_question(&w, f.owner, &[(a, hero, (0, 1)), (b, hero, (0, 1))]);
+        let facts = &question.facts;
+        let named = |i: usize| question.names[facts.feature_names[i] as usize].as_str();
+        assert_eq!(facts.feature_starts, [0, 2]);
+        assert_eq!(
+            (0..3).map(|i| (named(i), facts.feature_states[i])).collect::<Vec<_>>(),
+            [("Hero", 0), ("Input", 2), ("Hero", 0)]
+        );
+        let no_component = |actor| Err(WorldError::NoSuchComponent { actor, component: "Missing".into() });
+        assert_eq!(facts.reads, [Ok(None), no_component(a), Ok(Some(Value::Integer(3))), no_component(b)]);
+        for i in 0..MAX_CHAIN_READS - 2 {
+            w.add_chain_read(f.owner, "Hero", &format!("p{i}")).unwrap();
+        }
+        assert!(matches!(w.add_chain_read(f.owner, "Hero", "one-too-many"), Err(WorldError::Invalid(_))));
+        w.remove_owner(f.owner);
+        assert_eq!(w.chain_reads(f.owner), []);
     }
 
     #[test]

@@ -32,15 +32,28 @@ pub struct ExtensionBatch {
     pub names: Vec<String>,
 }
 
+/// What the host knows about the actors of a chain step as it asks whether they may take it (WIT
+/// `chain-facts`): entry `i`'s actor's features are `feature_names[j]` (indices into the batch's names) at
+/// `feature_states[j]` for `j` in `feature_starts[i]..feature_starts[i + 1]`; read `k` of entry `i` is
+/// `reads[i * n + k]` for the `n` properties the plugin asked for.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct ChainFacts {
+    pub feature_starts: Vec<u32>,
+    pub feature_names: Vec<u32>,
+    pub feature_states: Vec<u8>,
+    pub reads: Vec<Result<Option<crate::world::Value>, crate::world::WorldError>>,
+}
+
 /// One step of several features' init-state chains: feature `names[features[i]]` of `actors[i]` from state
-/// ordinal `currents[i]` to `desireds[i]`.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+/// ordinal `currents[i]` to `desireds[i]`; when asking, with the `facts` the answers need.
+#[derive(Debug, Default, Clone, PartialEq)]
 pub struct ChainBatch {
     pub actors: Vec<u64>,
     pub features: Vec<u32>,
     pub currents: Vec<u8>,
     pub desireds: Vec<u8>,
     pub names: Vec<String>,
+    pub facts: ChainFacts,
 }
 
 /// Features to check: feature `names[features[i]]` of `actors[i]`.

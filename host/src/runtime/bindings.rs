@@ -16,7 +16,7 @@ wasmtime::component::bindgen!({
     },
 });
 
-pub use exports::gamefeature::plugin::lifecycle;
+pub use exports::gamefeature::plugin::{init_state_callbacks, lifecycle};
 pub use gamefeature::plugin::types;
 
 /// `gamefeature:plugin@0.1.0`, whose resources are the same host objects as the newest version's.

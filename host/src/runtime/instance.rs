@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
 use wasmtime::{Store, UpdateDeadline};
 
-use super::bindings::{lifecycle, types, v0_1_0, GameFeature, GameFeaturePre};
+use super::bindings::{init_state_callbacks, lifecycle, types, v0_1_0, GameFeature, GameFeaturePre};
 use super::deadline::{CallClock, Verdict};
 use super::drive::{self, Abandoned};
 use super::host::log::{line_of_plugin, LogBudget, MAX_LINES_PER_CALL};
@@ -15,9 +15,9 @@ use super::limits::Limits;
 use super::state::InstanceState;
 use super::{epoch, sandbox};
 use crate::feature::{
-    ActivationContext, CallError, ChainBatch, ComponentInterface, Deactivation, ExtensionBatch, FeatureBatch,
-    InstanceEnv, LoadedPlugin, PluginInstance, PropertyBatch, Provenance, Refusals, ReplicatedBatch, StateChangeBatch,
-    WORLD_CHANGES_PER_ENTRY,
+    ActivationContext, CallError, ChainBatch, ChainFacts, ComponentInterface, Deactivation, ExtensionBatch,
+    FeatureBatch, InstanceEnv, LoadedPlugin, PluginInstance, PropertyBatch, Provenance, Refusals, ReplicatedBatch,
+    StateChangeBatch, WORLD_CHANGES_PER_ENTRY,
 };
 use crate::timeline::LogLevel;
 
@@ -276,6 +276,19 @@ fn refused_or_trapped(result: Result<Result<(), String>, CallError>) -> Result<(
     result?.map_err(CallError::Refused)
 }
 
+fn chain_facts(facts: &ChainFacts) -> init_state_callbacks::ChainFacts {
+    let read = |r: &Result<Option<crate::world::Value>, crate::world::WorldError>| match r {
+        Ok(value) => Ok(value.clone().map(Into::into)),
+        Err(e) => Err(types::Error::from(e.clone())),
+    };
+    init_state_callbacks::ChainFacts {
+        feature_starts: facts.feature_starts.clone(),
+        feature_names: facts.feature_names.clone(),
+        feature_states: facts.feature_states.clone(),
+        reads: facts.reads.iter().map(read).collect(),
+    }
+}
+
 fn deactivation(value: lifecycle::Deactivation) -> Deactivation {
     match value {
         lifecycle::Deactivation::Done => Deactivation::Done,
@@ -494,10 +507,22 @@ impl PluginInstance for WasmInstance {
     }
 
     fn can_change_init_states(&mut self, b: &ChainBatch) -> Result<Vec<bool>, CallError> {
+        let facts = chain_facts(&b.facts);
         let answers = call_export!(
             self,
             b.actors.len(),
-            gamefeature_plugin_init_state_callbacks.call_can_change_init_states(
+            latest: |b_, store| b_.gamefeature_plugin_init_state_callbacks().call_can_change_init_states(
+                store,
+                &b.actors,
+                &b.features,
+                &b.currents,
+                &b.desireds,
+                &b.names,
+                &facts
+            ),
+            // 0.1.0 asks without facts.
+            v0_1: |b_, store| b_.gamefeature_plugin_init_state_callbacks().call_can_change_init_states(
+                store,
                 &b.actors,
                 &b.features,
                 &b.currents,

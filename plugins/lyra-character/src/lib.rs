@@ -77,6 +77,10 @@ impl LyraCharacter {
 impl Plugin for LyraCharacter {
     fn on_activating(&mut self, _context: &ActivationContext) -> Result<(), String> {
         self.handler = Some(components::add_extension_handler("Character", CHARACTERS).map_err(|e| format!("{e:?}"))?);
+        // The decisions read these: they come with every chain-step question, so deciding makes no host call.
+        for what in ["controller", "player-state"] {
+            init_state::add_chain_read("Possession", what).map_err(|e| format!("{e:?}"))?;
+        }
         Ok(())
     }
 

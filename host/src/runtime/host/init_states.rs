@@ -121,6 +121,13 @@ impl Host for InstanceState {
         })
     }
 
+    fn add_chain_read(&mut self, component: String, property: String) -> Result<(), Error> {
+        self.guard(
+            Call::change().names(&[("component class", &component), ("property name", &property)]),
+            |w, caller| Ok(w.add_chain_read(caller.owner, &component, &property)?),
+        )
+    }
+
     fn check_default_initialization_for_implementers(&mut self, actor: ActorId, except: String) -> Result<(), Error> {
         self.guard(Call::change().names(&[("feature name", &except)]), |w, _| {
             Ok(w.check_default_initialization_for_implementers(Actor::from_raw(actor), &except)?)
