@@ -20,7 +20,7 @@ pub use handlers::{ExtensionHandlers, Handler};
 pub use init_state::{FeatureEntry, InitStates, Subscription, Watched, LYRA_INIT_STATES};
 pub use manager::{events, ComponentManager, OwnerCleanup, MAX_CHAIN_READS};
 pub use names::{Name, Names};
-pub use queue::{Charge, Work, WorkQueue};
+pub use queue::{Charge, ValueChange, Work, WorkQueue};
 pub use requests::{ComponentRequests, RequestFlags, RequestHandle, RequestKey};
 pub use watches::{PropertyWatches, Watch, WatchId};
 

@@ -45,8 +45,9 @@ pub enum Work {
         watch: WatchId,
         number: u32,
         actor: ActorId,
-        old: Option<Value>,
-        new: Option<Value>,
+        /// Boxed: the values would make every queued item (an event, a chain step) several times larger, and a
+        /// round moves its items a few times.
+        change: Box<ValueChange>,
     },
 }
 
@@ -80,6 +81,13 @@ impl Work {
             | Work::PropertyChanged { owner, .. } => *owner,
         }
     }
+}
+
+/// A property's value before and after a change (`None`: unset, or its component absent).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValueChange {
+    pub old: Option<Value>,
+    pub new: Option<Value>,
 }
 
 /// Who a queued item is charged to. Both are `None` for work the host's own code caused.

@@ -340,6 +340,8 @@ fn by_owner(work: Vec<(Work, Charge)>) -> Vec<(OwnerId, Vec<Run>)> {
     /// One instance's items of a round, by kind.
     type ByKind = [Vec<(Work, Charge)>; 5];
     let mut groups: Vec<(OwnerId, ByKind)> = Vec::new();
+    // Where each owner's group is: a round can hold a hundred thousand items for a hundred instances.
+    let mut group_of: HashMap<OwnerId, usize> = HashMap::default();
     for (item, charge) in work {
         let owner = item.owner();
         let kind = match item {
@@ -349,13 +351,10 @@ fn by_owner(work: Vec<(Work, Charge)>) -> Vec<(OwnerId, Vec<Run>)> {
             Work::CheckDefaultInitialization { .. } => 3,
             Work::ContinueChain { .. } => 4,
         };
-        let index = match groups.iter().position(|(o, _)| *o == owner) {
-            Some(index) => index,
-            None => {
-                groups.push((owner, Default::default()));
-                groups.len() - 1
-            }
-        };
+        let index = *group_of.entry(owner).or_insert_with(|| {
+            groups.push((owner, Default::default()));
+            groups.len() - 1
+        });
         groups[index].1[kind].push((item, charge));
     }
     groups
@@ -513,11 +512,11 @@ fn state_change_batch(w: &World, run: &[Work]) -> StateChangeBatch {
 fn property_batch(w: &World, run: &[Work]) -> PropertyBatch {
     let mut batch = PropertyBatch::default();
     for item in run.iter().filter(|item| w.is_work_live(item)) {
-        if let Work::PropertyChanged { number, actor, old, new, .. } = item {
+        if let Work::PropertyChanged { number, actor, change, .. } = item {
             batch.ids.push(*number);
             batch.actors.push(actor.to_raw());
-            batch.olds.push(old.clone());
-            batch.news.push(new.clone());
+            batch.olds.push(change.old.clone());
+            batch.news.push(change.new.clone());
         }
     }
     batch

@@ -1,7 +1,7 @@
 //! Batches of callbacks for one plugin instance, laid out as the WIT exports take them: parallel flat lists,
 //! with every name sent once per batch.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::component::Name;
 
@@ -9,17 +9,26 @@ use crate::component::Name;
 #[derive(Debug, Default)]
 pub struct BatchNames {
     indices: HashMap<Name, u32>,
+    /// The name looked up last: a batch's items mostly share their name (one event sent to many actors).
+    last: Option<(Name, u32)>,
     pub names: Vec<String>,
 }
 
 impl BatchNames {
     /// The batch index of a name, adding its text (from `text`) on first use.
     pub fn index(&mut self, name: Name, text: impl FnOnce() -> String) -> u32 {
+        if let Some((last, index)) = self.last {
+            if last == name {
+                return index;
+            }
+        }
         let names = &mut self.names;
-        *self.indices.entry(name).or_insert_with(|| {
+        let index = *self.indices.entry(name).or_insert_with(|| {
             names.push(text());
             names.len() as u32 - 1
-        })
+        });
+        self.last = Some((name, index));
+        index
     }
 }
 

@@ -144,8 +144,8 @@ impl Client {
         // Nobody plays in these worlds: what the component manager queued is dropped, but what the watches heard
         // is kept.
         for work in self.world.take_work() {
-            if let crate::component::Work::PropertyChanged { actor, old, new, .. } = work {
-                self.watched.get_mut(&actor).expect("watched").1.push((old, new));
+            if let crate::component::Work::PropertyChanged { actor, change, .. } = work {
+                self.watched.get_mut(&actor).expect("watched").1.push((change.old, change.new));
             }
         }
     }

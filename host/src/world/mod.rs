@@ -24,7 +24,7 @@ pub use creation::{CreationPolicies, CreationPolicy};
 pub use net::{ClientId, NetMode, NetRole, UnknownNetMode};
 pub use replication::{ReplicatedClasses, Touched};
 
-use crate::component::{ComponentManager, OwnerId, RequestFlags, RequestHandle, RequestKey, Work};
+use crate::component::{ComponentManager, OwnerId, RequestFlags, RequestHandle, RequestKey, ValueChange, Work};
 use crate::timeline::{track, EventKind, Timeline};
 use slots::Slots;
 use written::Written;
@@ -482,14 +482,13 @@ impl World {
             return;
         }
         for (watch, found) in self.manager.watches.of(actor, component, name) {
-            let (old, new) = (old.clone(), new.clone());
+            let change = Box::new(ValueChange { old: old.clone(), new: new.clone() });
             self.manager.queue.push(Work::PropertyChanged {
                 owner: found.owner,
                 watch,
                 number: found.number,
                 actor,
-                old,
-                new,
+                change,
             });
         }
     }
