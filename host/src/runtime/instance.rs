@@ -4,10 +4,10 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use wasmtime::component::ResourceTable;
+use wasmtime::component::{Instance, InstancePre, ResourceTable};
 use wasmtime::{Store, UpdateDeadline};
 
-use super::bindings::{init_state_callbacks, lifecycle, types, v0_1_0, GameFeature, GameFeaturePre};
+use super::bindings::{init_state_callbacks, lifecycle, types, v0_1_0, GameFeature, GameFeatureIndices};
 use super::deadline::{CallClock, Verdict};
 use super::drive::{self, Abandoned};
 use super::host::log::{line_of_plugin, LogBudget, MAX_LINES_PER_CALL};
@@ -21,10 +21,18 @@ use crate::feature::{
 };
 use crate::timeline::LogLevel;
 
-/// A component pre-instantiated as the `game-feature` world of the package version it was built against.
+/// A component pre-instantiated as the `game-feature` world of the package version it was built against, with
+/// where its exports are.
 pub(super) enum Pre {
-    Latest(GameFeaturePre<InstanceState>),
-    V0_1(v0_1_0::GameFeaturePre<InstanceState>),
+    Latest(InstancePre<InstanceState>, GameFeatureIndices),
+    V0_1(InstancePre<InstanceState>, v0_1_0::GameFeatureIndices),
+}
+
+/// An instance whose exports have not been looked up yet: looking them up (and type-checking each) costs about
+/// as much as instantiating, so it waits for the first call.
+enum Unbound {
+    Latest(Instance, GameFeatureIndices),
+    V0_1(Instance, v0_1_0::GameFeatureIndices),
 }
 
 /// An instance's exports, in the world of its version.
@@ -62,8 +70,7 @@ impl LoadedPlugin for WasmPlugin {
             event_names: Default::default(),
         };
         let engine = match &self.pre {
-            Pre::Latest(pre) => pre.engine(),
-            Pre::V0_1(pre) => pre.engine(),
+            Pre::Latest(pre, _) | Pre::V0_1(pre, _) => pre.engine(),
         };
         let mut store = Store::new(engine, state);
         store.limiter(|state| &mut state.limits);
@@ -74,21 +81,23 @@ impl LoadedPlugin for WasmPlugin {
             Verdict::OverBudget { used } => Err(DeadlineExceeded::Budget { used }.into()),
             Verdict::OverBackstop { elapsed } => Err(DeadlineExceeded::Backstop { elapsed }.into()),
         });
-        let mut instance =
-            WasmInstance { store, bindings: None, limits: self.limits.clone(), wasi_io: self.wasi_io.clone() };
+        let mut instance = WasmInstance {
+            store,
+            bindings: None,
+            unbound: None,
+            limits: self.limits.clone(),
+            wasi_io: self.wasi_io.clone(),
+        };
         // Instantiation runs the component's start-up code (a Python or JavaScript runtime's can take
         // milliseconds): it has its own budget, not a call's.
         let waits = instance.arm_for(self.limits.instantiate_deadline, 0);
         let budget = instance_budget(&self.limits);
-        let bindings = match &self.pre {
-            Pre::Latest(pre) => {
-                Bindings::Latest(finish(pre.instantiate_async(&mut instance.store), waits, &budget, &self.wasi_io)?)
-            }
-            Pre::V0_1(pre) => {
-                Bindings::V0_1(finish(pre.instantiate_async(&mut instance.store), waits, &budget, &self.wasi_io)?)
-            }
-        };
-        instance.bindings = Some(bindings);
+        let (Pre::Latest(pre, _) | Pre::V0_1(pre, _)) = &self.pre;
+        let wasm = finish(pre.instantiate_async(&mut instance.store), waits, &budget, &self.wasi_io)?;
+        instance.unbound = Some(match &self.pre {
+            Pre::Latest(_, indices) => Unbound::Latest(wasm, indices.clone()),
+            Pre::V0_1(_, indices) => Unbound::V0_1(wasm, indices.clone()),
+        });
         Ok(Box::new(instance))
     }
 
@@ -104,8 +113,9 @@ impl LoadedPlugin for WasmPlugin {
 /// One plugin's instance in one world, with its own store: nothing is shared with other instances.
 pub struct WasmInstance {
     store: Store<InstanceState>,
-    /// Set once instantiated; calls are only made after that.
+    /// The exports, looked up at the first call (see [`Unbound`]).
     bindings: Option<Bindings>,
+    unbound: Option<Unbound>,
     limits: Limits,
     /// Where WASI timers run (see `Runtime`).
     wasi_io: tokio::runtime::Handle,
@@ -144,6 +154,21 @@ fn instance_budget(limits: &Limits) -> Limits {
 }
 
 impl WasmInstance {
+    /// Looks the instance's exports up, once, before its first call.
+    fn bind(&mut self) -> Result<(), CallError> {
+        if self.bindings.is_some() {
+            return Ok(());
+        }
+        let bound = match self.unbound.take() {
+            Some(Unbound::Latest(instance, indices)) => indices.load(&mut self.store, &instance).map(Bindings::Latest),
+            Some(Unbound::V0_1(instance, indices)) => indices.load(&mut self.store, &instance).map(Bindings::V0_1),
+            None => return Err(CallError::Trapped("its exports could not be looked up".to_string())),
+        };
+        let bound = bound.map_err(|e| CallError::Trapped(format!("its exports do not fit the world: {e}")))?;
+        self.bindings = Some(bound);
+        Ok(())
+    }
+
     /// Gives the store a fresh deadline (and fuel) for a call covering `entries` batch entries.
     fn arm(&mut self, entries: usize) -> Waits {
         let deadline = self.limits.call_deadline.saturating_add(PER_ENTRY.saturating_mul(entries as u32));
@@ -330,8 +355,9 @@ macro_rules! call_export {
         latest: |$b:ident, $store:ident| $latest:expr,
         v0_1: |$b1:ident, $store1:ident| $v0_1:expr
     ) => {{
+        $self.bind()?;
         let waits = $self.arm($entries);
-        let bindings = $self.bindings.as_ref().expect("a WasmInstance is only handed out once instantiated");
+        let bindings = $self.bindings.as_ref().expect("bound just now");
         let result = match bindings {
             Bindings::Latest($b) => {
                 let $store = &mut $self.store;

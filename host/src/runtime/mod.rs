@@ -47,7 +47,7 @@ use crate::feature::{
     Provenance, WORLD_CHANGES_PER_CALL,
 };
 use crate::text::one_line;
-use bindings::{v0_1_0, GameFeature, GameFeaturePre};
+use bindings::{v0_1_0, GameFeature, GameFeatureIndices};
 use cache::Lookup;
 use epoch::EpochTicker;
 use instance::Pre;
@@ -341,9 +341,15 @@ impl Runtime {
             |e: wasmtime::Error| LoadError::Incompatible { path: shown.clone(), cause: one_line(&format!("{e:#}")) };
         let pre = self.linker.instantiate_pre(&component).map_err(incompatible)?;
         let pre = if same_api(&version, "0.1.0") {
-            Pre::V0_1(v0_1_0::GameFeaturePre::new(pre).map_err(incompatible)?)
+            {
+                let indices = v0_1_0::GameFeatureIndices::new(&pre).map_err(incompatible)?;
+                Pre::V0_1(pre, indices)
+            }
         } else {
-            Pre::Latest(GameFeaturePre::new(pre).map_err(incompatible)?)
+            {
+                let indices = GameFeatureIndices::new(&pre).map_err(incompatible)?;
+                Pre::Latest(pre, indices)
+            }
         };
         let limits = Limits::of(&manifest.name, &self.config);
         let wasi_io = self.wasi_io.handle();
