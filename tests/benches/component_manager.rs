@@ -54,16 +54,22 @@ fn event_dispatch(c: &mut Criterion) {
     let batch = tick_batch(EVENTS);
     let single = tick_batch(1);
     // The one import a single-event call makes, once per event name: the name of a number.
-    let raw = RawComponent::load(std::path::Path::new(EVENT_SINK.component), |linker| {
-        linker
-            .instance("gamefeature:plugin/components@0.2.0")?
-            .func_wrap("event-name", |_, (_event,): (u32,)| Ok((Some("Tick".to_string()),)))
-    });
+    let raw_sink = |epochs| {
+        RawComponent::load(std::path::Path::new(EVENT_SINK.component), epochs, |linker| {
+            linker
+                .instance("gamefeature:plugin/components@0.2.0")?
+                .func_wrap("event-name", |_, (_event,): (u32,)| Ok((Some("Tick".to_string()),)))
+        })
+    };
+    let (raw, raw_with_epochs) = (raw_sink(false), raw_sink(true));
     let mut raw_instance = raw.instantiate();
     let raw_single = raw_instance.export(HANDLERS, "handle-extension-event");
     let raw_single = raw_single.typed::<(u32, u64, u32), ()>(&raw_instance.store).unwrap();
     let raw_batch = raw_instance.export(HANDLERS, "handle-extension-events");
     let raw_batch = raw_batch.typed::<(&[u32], &[u64], &[u32], &[String]), ()>(&raw_instance.store).unwrap();
+    let mut epoch_instance = raw_with_epochs.instantiate();
+    let epoch_batch = epoch_instance.export(HANDLERS, "handle-extension-events");
+    let epoch_batch = epoch_batch.typed::<(&[u32], &[u64], &[u32], &[String]), ()>(&epoch_instance.store).unwrap();
 
     let mut group = c.benchmark_group("extension_events");
     group.throughput(Throughput::Elements(EVENTS as u64));
@@ -80,6 +86,12 @@ fn event_dispatch(c: &mut Criterion) {
         b.iter(|| {
             let args = (&batch.handlers[..], &batch.actors[..], &batch.events[..], &batch.names[..]);
             raw_batch.call(&mut raw_instance.store, black_box(args)).unwrap()
+        })
+    });
+    group.bench_function("raw_wasmtime_with_epochs_batched_4096", |b| {
+        b.iter(|| {
+            let args = (&batch.handlers[..], &batch.actors[..], &batch.events[..], &batch.names[..]);
+            epoch_batch.call(&mut epoch_instance.store, black_box(args)).unwrap()
         })
     });
     group.bench_function("wasm_batched_4096", |b| {
@@ -165,6 +177,7 @@ fn ratios(_: &mut Criterion) {
         ("extension_events", "wasm_one_call_per_event", "raw_wasmtime_one_call_per_event", 1.3),
         ("extension_events", "wasm_batched_4096", "native_box_dyn", 1.0),
         ("extension_events", "wasm_batched_4096", "raw_wasmtime_batched_4096", 1.1),
+        ("extension_events", "wasm_batched_4096", "raw_wasmtime_with_epochs_batched_4096", 1.1),
     ]);
 }
 

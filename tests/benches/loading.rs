@@ -93,7 +93,7 @@ fn instantiate(c: &mut Criterion) {
         group.bench_function(label, |b| b.iter(|| code.instantiate(env.clone()).expect("instantiates")));
     }
     // The baseline: the same component by raw wasmtime (a store and `InstancePre::instantiate`, then the drop).
-    let raw = RawComponent::load(std::path::Path::new(SHOOTER_CORE.component), |_| Ok(()));
+    let raw = RawComponent::load(std::path::Path::new(SHOOTER_CORE.component), false, |_| Ok(()));
     group.bench_function("raw_wasmtime_pooling", |b| b.iter(|| raw.instantiate()));
     group.finish();
 }

@@ -14,6 +14,7 @@ use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAlloc
 pub struct RawComponent {
     engine: Engine,
     pre: InstancePre<()>,
+    epochs: bool,
 }
 
 /// One raw instance in its own store.
@@ -24,8 +25,10 @@ pub struct RawInstance {
 
 impl RawComponent {
     /// Compiles the component at `path`; `define` adds the imports the measured calls use, and every other
-    /// import is defined as a function that traps.
-    pub fn load(path: &Path, define: impl FnOnce(&mut Linker<()>) -> wasmtime::Result<()>) -> Self {
+    /// import is defined as a function that traps. With `epochs`, the code is compiled with epoch
+    /// interruption, as the host compiles plugins (to stop a call at its deadline) — the one part of the host's
+    /// sandbox that costs inside the guest's own code.
+    pub fn load(path: &Path, epochs: bool, define: impl FnOnce(&mut Linker<()>) -> wasmtime::Result<()>) -> Self {
         let mut pool = PoolingAllocationConfig::default();
         pool.total_component_instances(16)
             .total_core_instances(16 * 16)
@@ -37,18 +40,22 @@ impl RawComponent {
             .table_keep_resident(64 << 10);
         let mut config = Config::new();
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        config.epoch_interruption(epochs);
         let engine = Engine::new(&config).expect("a raw engine");
         let component = Component::from_file(&engine, path).expect("the component compiles");
         let mut linker = Linker::new(&engine);
         define(&mut linker).expect("imports defined");
         linker.define_unknown_imports_as_traps(&component).expect("imports defined");
         let pre = linker.instantiate_pre(&component).expect("pre-instantiates");
-        RawComponent { engine, pre }
+        RawComponent { engine, pre, epochs }
     }
 
     /// A fresh store and instance: `InstancePre::instantiate`, synchronous.
     pub fn instantiate(&self) -> RawInstance {
         let mut store = Store::new(&self.engine, ());
+        if self.epochs {
+            store.set_epoch_deadline(u64::MAX / 2);
+        }
         let instance = self.pre.instantiate(&mut store).expect("instantiates");
         RawInstance { store, instance }
     }

@@ -653,7 +653,8 @@ async fn event_sink_in(plugin: TestPlugin) {
     let reloaded = manager.reload_feature(plugin.name).await.unwrap();
     assert_eq!(reloaded.to, "0.1.0");
     let fourth = manager.with_world(|w| game::spawn_player(w, "Character")).unwrap();
-    // Events one at a time take the scalar export; each sink logs the names it is given.
+    // Events one at a time take the scalar export; each sink in another language logs the names it is given (the
+    // Rust sink, the benchmarks' least-work handler, only counts: manager-probe checks names in Rust).
     for name in ["Log:first", "Log:second", "Log:first"] {
         manager.with_world(|w| w.send_extension_event(fourth.pawn, name)).unwrap();
     }
@@ -662,7 +663,7 @@ async fn event_sink_in(plugin: TestPlugin) {
     // hears ExtensionAdded for the three (9), then the fourth pawn's two events (11) and the three single ones
     // (14). The Rust sink, not reloaded, hears 6 + 2 + 3.
     let singles = ["Log:first", "Log:second", "Log:first"];
-    assert_eq!(info_logs(&session, "event-sink", "w"), [&singles[..], &["received 11 events"]].concat());
+    assert_eq!(info_logs(&session, "event-sink", "w"), ["received 11 events"]);
     // Each instance also printed a line to standard output when activated (after `restore`): it reached the
     // log then.
     let expected = [
