@@ -305,8 +305,10 @@ export function exportPlugin(PluginClass) {
   }
   let instance;
   const plugin = () => (instance ??= new PluginClass());
-  // Event names by the numbers single-event calls carry, asked of the host once each.
+  // Event names by the numbers single-event calls carry, asked of the host once each (as many as the host numbers
+  // for one instance).
   const eventNames = new Map();
+  const MAX_EVENT_NAMES = 4096;
   const name = initStates.stateName;
   const done = (answer) => answer ?? 'done';
   return {
@@ -331,7 +333,7 @@ export function exportPlugin(PluginClass) {
         let name = eventNames.get(event);
         if (name === undefined) {
           name = hostComponents.eventName(event) ?? '';
-          eventNames.set(event, name);
+          if (eventNames.size < MAX_EVENT_NAMES) eventNames.set(event, name);
         }
         plugin().onExtensionEvent(handler, actor, name);
       },

@@ -109,12 +109,16 @@ class Handlers(wit_world.exports.Handlers):
     def handle_extension_event(self, handler, actor, event):
         name = _event_names.get(event)
         if name is None:
-            name = _event_names[event] = _host_components.event_name(event) or ""
+            name = _host_components.event_name(event) or ""
+            if len(_event_names) < _MAX_EVENT_NAMES:
+                _event_names[event] = name
         _get().on_extension_event(handler, actor, name)
 
 
-# Event names by the numbers single-event calls carry, asked of the host once each.
+# Event names by the numbers single-event calls carry, asked of the host once each (as many as the host numbers
+# for one instance).
 _event_names = {}
+_MAX_EVENT_NAMES = 4096
 
 
 class InitStateCallbacks(wit_world.exports.InitStateCallbacks):

@@ -1,8 +1,8 @@
 //! The facts a `can-change-init-states` batch brings (WIT `chain-facts`): while the plugin answers it, questions
 //! about the batch's actors that the facts cover — a feature's state, whether features reached a state, a
 //! property asked for with [`add_chain_read`](crate::init_state::add_chain_read) — are answered from them,
-//! without a host call. Like Unreal's `CanChangeInitState`, a decision is a question, not a change: it sees the
-//! world as it was when the host asked.
+//! without a host call. The facts are what the host knew when it asked; a plugin that changes the world while
+//! deciding (through the SDK) drops them, and the host answers its questions from then on.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -14,6 +14,8 @@ use crate::{Error, Value};
 /// One batch's facts, by actor.
 pub(crate) struct Facts {
     entries: HashMap<u64, usize>,
+    /// Reads per entry, as the host sent them.
+    reads_per_entry: usize,
     names: Rc<Vec<String>>,
     facts: ChainFacts,
 }
@@ -27,7 +29,8 @@ thread_local! {
 impl Facts {
     pub(crate) fn new(actors: &[u64], names: Rc<Vec<String>>, facts: ChainFacts) -> Self {
         let entries = actors.iter().enumerate().map(|(i, actor)| (*actor, i)).collect();
-        Facts { entries, names, facts }
+        let reads_per_entry = facts.reads.len().checked_div(actors.len()).unwrap_or(0);
+        Facts { entries, reads_per_entry, names, facts }
     }
 
     /// Entry `i`'s features, as (name, state ordinal); `None` when the facts do not cover them.
@@ -48,6 +51,11 @@ pub(crate) fn answering<R>(facts: Facts, answer: impl FnOnce() -> R) -> R {
     let result = answer();
     CURRENT.set(None);
     result
+}
+
+/// Drops the current batch's facts: the plugin changed the world while deciding, so the host answers from now on.
+pub(crate) fn forget() {
+    CURRENT.set(None);
 }
 
 /// What the current batch's facts say about `actor`, when they cover it.
@@ -72,9 +80,14 @@ pub(crate) fn all_reached(actor: u64, state: u8, excluding: Option<&str>) -> Opt
 
 /// Property `property` of `actor`'s `component`, when it was asked for.
 pub(crate) fn property(actor: u64, component: &str, property: &str) -> Option<Result<Option<Value>, Error>> {
-    let k = READS.with_borrow(|reads| reads.iter().position(|(c, p)| c == component && p == property))?;
-    let n = READS.with_borrow(Vec::len);
-    about(actor, |facts, i| facts.facts.reads.get(i * n + k).cloned())
+    let (k, asked) =
+        READS.with_borrow(|reads| (reads.iter().position(|(c, p)| c == component && p == property), reads.len()));
+    let k = k?;
+    // Reads asked for after the host built this batch are not in it: the host answers those.
+    about(actor, |facts, i| {
+        let n = facts.reads_per_entry;
+        (k < n && n <= asked).then(|| facts.facts.reads.get(i * n + k).cloned()).flatten()
+    })
 }
 
 /// Records a (component, property) pair the host accepted to send with every batch; `false` if it was already.
@@ -91,4 +104,43 @@ pub(crate) fn add_read(component: &str, property: &str) -> bool {
 /// Whether the pair was already asked for.
 pub(crate) fn has_read(component: &str, property: &str) -> bool {
     READS.with_borrow(|reads| reads.iter().any(|(c, p)| c == component && p == property))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two entries: actor 7 with Hero at 2 and Input at 0, actor 9 with Hero at 4; one read per entry.
+    fn facts() -> Facts {
+        let chain = ChainFacts {
+            feature_starts: vec![0, 2],
+            feature_names: vec![0, 1, 0],
+            feature_states: vec![2, 0, 4],
+            reads: vec![Ok(Some(Value::Integer(1))), Err(Error::UnknownClass("Possession".into()))],
+        };
+        Facts::new(&[7, 9], Rc::new(vec!["Hero".into(), "Input".into()]), chain)
+    }
+
+    #[test]
+    fn questions_about_the_batchs_actors_are_answered_from_the_facts() {
+        add_read("Possession", "controller");
+        answering(facts(), || {
+            assert_eq!(feature_state(7, "Input"), Some(0));
+            assert_eq!(feature_state(9, "Hero"), Some(4));
+            assert_eq!(feature_state(9, "Input"), None, "unknown to the facts: the host answers");
+            assert_eq!(feature_state(8, "Hero"), None, "not in the batch: the host answers");
+            assert_eq!(all_reached(7, 2, None), Some(false));
+            assert_eq!(all_reached(7, 2, Some("Input")), Some(true));
+            assert!(matches!(property(7, "Possession", "controller"), Some(Ok(Some(Value::Integer(1))))));
+            assert!(matches!(property(9, "Possession", "controller"), Some(Err(Error::UnknownClass(_)))));
+            // Asked for after the host built the batch: not in it, so the host answers.
+            add_read("Possession", "player-state");
+            assert!(property(7, "Possession", "player-state").is_none());
+            assert!(matches!(property(7, "Possession", "controller"), Some(Ok(Some(Value::Integer(1))))));
+            // A change made while deciding drops the facts.
+            forget();
+            assert_eq!(feature_state(7, "Input"), None);
+        });
+        assert_eq!(feature_state(7, "Input"), None, "no facts outside a batch");
+    }
 }

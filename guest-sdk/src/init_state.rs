@@ -8,8 +8,8 @@ use std::cell::OnceCell;
 
 use crate::bindings::gamefeature::plugin::init_states as host;
 pub use crate::bindings::gamefeature::plugin::init_states::{
-    change_feature_state, check_default_initialization_for_implementers, continue_init_state_chain, register_feature,
-    states, subscribe_actor, subscribe_class, unregister_feature, Subscription,
+    check_default_initialization_for_implementers, continue_init_state_chain, states, subscribe_actor, subscribe_class,
+    Subscription,
 };
 use crate::facts;
 use crate::world::ActorId;
@@ -60,6 +60,24 @@ pub fn have_all_features_reached(actor: ActorId, state: &str, excluding: Option<
         Some(all) => Ok(all),
         None => host::have_all_features_reached(actor, state, excluding),
     }
+}
+
+/// Registers `feature` on `actor`, implemented by this plugin's `implementer` component.
+pub fn register_feature(actor: ActorId, feature: &str, implementer: &str) -> Result<(), Error> {
+    facts::forget();
+    host::register_feature(actor, feature, implementer)
+}
+
+/// Removes a feature this plugin registered.
+pub fn unregister_feature(actor: ActorId, feature: &str) -> Result<(), Error> {
+    facts::forget();
+    host::unregister_feature(actor, feature)
+}
+
+/// Sets a feature's state directly (no order enforced).
+pub fn change_feature_state(actor: ActorId, feature: &str, state: &str) -> Result<(), Error> {
+    facts::forget();
+    host::change_feature_state(actor, feature, state)
 }
 
 /// Asks the host to send property `property` of `component` of each actor with every chain-step question, so

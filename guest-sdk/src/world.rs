@@ -3,9 +3,10 @@
 //! These are the host's imports, re-exported with Rust names. Every call is answered by the host for the world
 //! this instance runs in; an [`Error`](crate::Error) is recoverable.
 
+use crate::bindings::gamefeature::plugin::actors as host;
 pub use crate::bindings::gamefeature::plugin::actors::{
-    actor_class, actors_of_class, components_of, current_net_mode, destroy_actor, has_authority, is_a,
-    is_locally_controlled, local_role, set_property, spawn_actor, world_name,
+    actor_class, actors_of_class, components_of, current_net_mode, has_authority, is_a, is_locally_controlled,
+    local_role, world_name,
 };
 pub use crate::bindings::gamefeature::plugin::assets::read_asset;
 pub use crate::bindings::gamefeature::plugin::types::{ActorId, NetRole};
@@ -18,6 +19,24 @@ pub fn get_property(actor: ActorId, component: &str, property: &str) -> Result<O
         Some(read) => read,
         None => crate::bindings::gamefeature::plugin::actors::get_property(actor, component, property),
     }
+}
+
+/// Writes a component property.
+pub fn set_property(actor: ActorId, component: &str, name: &str, value: &crate::Value) -> Result<(), crate::Error> {
+    crate::facts::forget();
+    host::set_property(actor, component, name, value)
+}
+
+/// Spawns an actor of `class` (a receiver of extension events when `receiver`).
+pub fn spawn_actor(class: &str, receiver: bool) -> Result<ActorId, crate::Error> {
+    crate::facts::forget();
+    host::spawn_actor(class, receiver)
+}
+
+/// Destroys an actor this plugin spawned.
+pub fn destroy_actor(actor: ActorId) -> Result<(), crate::Error> {
+    crate::facts::forget();
+    host::destroy_actor(actor)
 }
 
 /// Reads an asset as UTF-8 text.

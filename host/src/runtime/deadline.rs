@@ -15,8 +15,8 @@ pub fn backstop(budget: Duration) -> Duration {
     budget.saturating_mul(100).clamp(Duration::from_secs(1), Duration::from_secs(600))
 }
 
-/// How old the CPU-clock reading a call starts from may be: the most CPU time a call can use beyond its budget
-/// before it is stopped (on top of the epoch's tick).
+/// How old the CPU-clock reading a call starts from may be, at most: the most CPU time a call can use beyond its
+/// budget before it is stopped (on top of the epoch's tick). Never more than a tenth of the budget.
 const CPU_READING_MAX_AGE: Duration = Duration::from_millis(1);
 
 /// The clock of one call: when it started, in CPU and wall time, and what it may use.
@@ -44,7 +44,7 @@ impl CallClock {
     /// Starts the clock of a call on the current thread.
     pub fn start(budget: Duration) -> Self {
         let started_wall = Instant::now();
-        let started_cpu = recent_thread_cpu_time(started_wall, CPU_READING_MAX_AGE)
+        let started_cpu = recent_thread_cpu_time(started_wall, CPU_READING_MAX_AGE.min(budget / 10))
             .map(|(cpu, taken)| (cpu, started_wall.saturating_duration_since(taken)));
         CallClock { budget, backstop: backstop(budget), started_wall, started_cpu }
     }

@@ -129,6 +129,10 @@ const PER_ENTRY: Duration = Duration::from_micros(20);
 /// default deadline).
 const FUEL_SHARE_PER_ENTRY: u64 = 2000;
 
+/// Event names one instance keeps by number for `event-name` (each at most `MAX_NAME_BYTES`): past them, single
+/// events of new names go as batches of one, which carry the name.
+const MAX_EVENT_NAMES: usize = 4096;
+
 /// How much longer than its deadline a call may wait inside WASI functions (a timer's wake-up is late by a
 /// little).
 const WAIT_GRACE: Duration = Duration::from_millis(1);
@@ -162,7 +166,8 @@ impl WasmInstance {
         let bound = match self.unbound.take() {
             Some(Unbound::Latest(instance, indices)) => indices.load(&mut self.store, &instance).map(Bindings::Latest),
             Some(Unbound::V0_1(instance, indices)) => indices.load(&mut self.store, &instance).map(Bindings::V0_1),
-            None => return Err(CallError::Trapped("its exports could not be looked up".to_string())),
+            // Binding failed before: the instance was quarantined then, with the cause.
+            None => return Err(CallError::Trapped("its exports do not fit the world".to_string())),
         };
         let bound = bound.map_err(|e| CallError::Trapped(format!("its exports do not fit the world: {e}")))?;
         self.bindings = Some(bound);
@@ -513,8 +518,12 @@ impl PluginInstance for WasmInstance {
     }
 
     fn handle_extension_event(&mut self, handler: u32, actor: u64, event: u32, name: &str) -> Result<(), CallError> {
-        if let Some(Bindings::V0_1(_)) = self.bindings {
-            // 0.1.0 takes events in batches only.
+        self.bind()?;
+        let names = &mut self.store.data_mut().event_names;
+        let numbered = names.contains_key(&event) || names.len() < MAX_EVENT_NAMES;
+        if matches!(self.bindings, Some(Bindings::V0_1(_))) || !numbered {
+            // 0.1.0 takes events in batches only; past its share of numbered names, an instance gets the name
+            // itself.
             let batch = ExtensionBatch {
                 handlers: vec![handler],
                 actors: vec![actor],
@@ -523,7 +532,7 @@ impl PluginInstance for WasmInstance {
             };
             return self.handle_extension_events(&batch);
         }
-        self.store.data_mut().event_names.entry(event).or_insert_with(|| name.into());
+        names.entry(event).or_insert_with(|| name.into());
         call_export!(
             self,
             1,
