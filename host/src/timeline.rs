@@ -251,15 +251,13 @@ impl Timeline {
     pub fn time_in_plugins(&self) -> Vec<PluginTime> {
         let inner = self.lock();
         let mut by_track: Vec<PluginTime> = Vec::new();
+        let mut index_of: HashMap<&str, usize> = HashMap::new();
         for e in inner.events.iter().filter(|e| e.kind == EventKind::Call) {
             let Some(took) = e.took else { continue };
-            let index = match by_track.iter().position(|t| t.track == e.track) {
-                Some(index) => index,
-                None => {
-                    by_track.push(PluginTime { track: e.track.clone(), ..PluginTime::default() });
-                    by_track.len() - 1
-                }
-            };
+            let index = *index_of.entry(e.track.as_str()).or_insert_with(|| {
+                by_track.push(PluginTime { track: e.track.clone(), ..PluginTime::default() });
+                by_track.len() - 1
+            });
             let time = &mut by_track[index];
             time.calls += 1;
             time.total += took;

@@ -340,16 +340,14 @@ impl Runtime {
         let incompatible =
             |e: wasmtime::Error| LoadError::Incompatible { path: shown.clone(), cause: one_line(&format!("{e:#}")) };
         let pre = self.linker.instantiate_pre(&component).map_err(incompatible)?;
+        // Where the world's exports are, found (and type-checked) once per component; each instance looks them
+        // up at its first call.
         let pre = if same_api(&version, "0.1.0") {
-            {
-                let indices = v0_1_0::GameFeatureIndices::new(&pre).map_err(incompatible)?;
-                Pre::V0_1(pre, indices)
-            }
+            let indices = v0_1_0::GameFeatureIndices::new(&pre).map_err(incompatible)?;
+            Pre::V0_1(pre, indices)
         } else {
-            {
-                let indices = GameFeatureIndices::new(&pre).map_err(incompatible)?;
-                Pre::Latest(pre, indices)
-            }
+            let indices = GameFeatureIndices::new(&pre).map_err(incompatible)?;
+            Pre::Latest(pre, indices)
         };
         let limits = Limits::of(&manifest.name, &self.config);
         let wasi_io = self.wasi_io.handle();
