@@ -542,7 +542,7 @@ impl PluginInstance for WasmInstance {
     }
 
     fn can_change_init_states(&mut self, b: &ChainBatch) -> Result<Vec<bool>, CallError> {
-        let facts = chain_facts(&b.facts);
+        // Converted for the newest version only: 0.1.0 asks without facts.
         let answers = call_export!(
             self,
             b.actors.len(),
@@ -553,7 +553,7 @@ impl PluginInstance for WasmInstance {
                 &b.currents,
                 &b.desireds,
                 &b.names,
-                &facts
+                &chain_facts(&b.facts)
             ),
             // 0.1.0 asks without facts.
             v0_1: |b_, store| b_.gamefeature_plugin_init_state_callbacks().call_can_change_init_states(
