@@ -403,6 +403,40 @@ async fn hostile() {
     manager.end_play().await.unwrap();
 }
 
+/// How the host calls `plugin`, as `gfhost inspect` shows it.
+fn call_path(plugin: &TestPlugin) -> String {
+    let plugins = PluginDir::with(&[*plugin]);
+    let session = session(&plugins);
+    let manifest = session.features().manifest(plugin.name).unwrap();
+    let inspection = session.runtime().inspect_plugin(&manifest).unwrap();
+    inspection.call_path.expect("it fits the world").to_string()
+}
+
+/// A plugin whose imports never wait (a Rust plugin printing and calling the host) is called directly, with
+/// wasmtime's synchronous API; one importing WASI's file functions, or built against 0.1.0, on a fiber. Both
+/// run the same: the sandbox tests run the hostile plugin's waits on both paths.
+#[test]
+fn plugins_whose_imports_never_wait_are_called_directly() {
+    for plugin in [HOSTILE, EVENT_SINK, LYRA_CHARACTER, MANAGER_PROBE] {
+        assert_eq!(call_path(&plugin), "direct (wasmtime's synchronous API)", "{}", plugin.name);
+    }
+    let fiber = "on a fiber (wasmtime's async API), because";
+    assert!(call_path(&DATA_PROBE).starts_with(&format!("{fiber} it imports wasi:filesystem/types@")));
+    assert!(call_path(&EVENT_SINK_PY).starts_with(fiber));
+    assert_eq!(call_path(&LEGACY_PAWN_COUNTER), format!("{fiber} it was built against gamefeature:plugin@0.1.0"));
+}
+
+#[tokio::test]
+async fn data_probe() {
+    let LoadedWorld { session, mut manager, report, .. } = load_world(&[DATA_PROBE]).await;
+    assert_eq!(report.active, ["data-probe"]);
+    // The tests' sessions grant no data directory: every file operation is refused, on the fiber path.
+    let lines = info_logs(&session, "data-probe", "w");
+    assert_eq!(lines.len(), 7, "{lines:#?}");
+    assert!(lines.iter().all(|l| l.starts_with("fs ") && l.contains(": refused (")), "{lines:#?}");
+    manager.end_play().await.unwrap();
+}
+
 #[tokio::test]
 async fn wrong_wit_version() {
     let plugins = PluginDir::with(&[WRONG_WIT_VERSION]);

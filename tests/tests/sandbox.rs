@@ -36,6 +36,14 @@ fn hostile(plugins: &PluginDir, behaviour: &str) {
     hostile_named(plugins, "hostile", behaviour);
 }
 
+/// Adds `data-probe` under the hostile plugin's name, behaving as `behaviour` says: what it does runs on the
+/// fiber path (it imports WASI's file functions), where the hostile plugin's runs directly.
+fn hostile_on_a_fiber(plugins: &PluginDir, behaviour: &str) {
+    let manifest = hostile_manifest("hostile").replace("hostile.wasm", "data_probe.wasm");
+    let folder = plugins.add_custom("hostile", &manifest, Some(&DATA_PROBE));
+    std::fs::write(folder.join("behaviour.txt"), behaviour).unwrap();
+}
+
 /// A session like the tests' default, with changes to its runtime and manager settings.
 fn custom_session(
     plugins: &PluginDir,
@@ -128,13 +136,20 @@ async fn quarantine_in(session: &Session, behaviour: &str, stopped: Stopped) -> 
     cause
 }
 
-/// One test per hostile behaviour: the cause must name the export and contain each expected phrase.
+/// One test per hostile behaviour: the cause must name the export and contain each expected phrase. The
+/// hostile plugin is called directly; `on a fiber` runs the behaviour with `data-probe`, which is not.
 macro_rules! hostile_test {
     ($name:ident, $behaviour:expr, $stopped:expr, [$($expected:expr),+]) => {
+        hostile_test!(@with hostile, $name, $behaviour, $stopped, [$($expected),+]);
+    };
+    ($name:ident on a fiber, $behaviour:expr, $stopped:expr, [$($expected:expr),+]) => {
+        hostile_test!(@with hostile_on_a_fiber, $name, $behaviour, $stopped, [$($expected),+]);
+    };
+    (@with $add:ident, $name:ident, $behaviour:expr, $stopped:expr, [$($expected:expr),+]) => {
         #[tokio::test]
         async fn $name() {
             let plugins = PluginDir::with(&[LYRA_CHARACTER]);
-            hostile(&plugins, $behaviour);
+            $add(&plugins, $behaviour);
             let cause = quarantine_in(&session(&plugins), $behaviour, $stopped).await;
             $(assert!(cause.contains($expected), "{}: {cause}", $behaviour);)+
         }
@@ -188,6 +203,12 @@ hostile_test!(
 );
 hostile_test!(
     a_sleep_is_cut_off_at_the_deadline,
+    "sleep-activating",
+    Stopped::DuringPlay,
+    ["on-activating", "waited inside a WASI call past its call deadline"]
+);
+hostile_test!(
+    a_sleep_on_a_fiber_is_cut_off_at_the_deadline on a fiber,
     "sleep-activating",
     Stopped::DuringPlay,
     ["on-activating", "waited inside a WASI call past its call deadline"]
@@ -319,10 +340,12 @@ async fn a_call_logs_only_so_many_lines_and_says_how_many_it_dropped() {
 /// timers cannot advance while the call blocks its thread.
 #[tokio::test]
 async fn a_short_sleep_within_the_deadline_completes() {
-    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
-    hostile(&plugins, "nap-activating");
-    let (infos, _) = tolerated(&session(&plugins), "nap-activating").await;
-    assert!(infos.iter().any(|l| l.starts_with("napped ")), "{infos:#?}");
+    for add in [hostile, hostile_on_a_fiber] {
+        let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+        add(&plugins, "nap-activating");
+        let (infos, _) = tolerated(&session(&plugins), "nap-activating").await;
+        assert!(infos.iter().any(|l| l.starts_with("napped ")), "{infos:#?}");
+    }
 }
 
 #[tokio::test]
@@ -335,11 +358,11 @@ async fn standard_output_and_error_become_log_lines_of_the_plugin() {
     assert!(infos.contains(&"a last line without a newline".to_string()), "flushed when the instance goes: {infos:#?}");
 }
 
-/// Runs the hostile plugin's filesystem probe with `data_dir` as the host's data directory (if any) and
-/// returns its `fs …` log lines and its warnings.
+/// Runs `data-probe`'s filesystem probe (as the hostile plugin) with `data_dir` as the host's data directory
+/// (if any) and returns its `fs …` log lines and its warnings.
 async fn fs_probe(data_dir: Option<&Path>) -> (Vec<String>, Vec<String>) {
     let plugins = PluginDir::with(&[LYRA_CHARACTER]);
-    hostile(&plugins, "fs-probe");
+    hostile_on_a_fiber(&plugins, "fs-probe");
     let session = custom_session(&plugins, |_| {}, |manager| manager.data_dir = data_dir.map(Path::to_path_buf));
     let (infos, warnings) = tolerated(&session, "fs-probe").await;
     (infos.into_iter().filter(|l| l.starts_with("fs ")).collect(), warnings)

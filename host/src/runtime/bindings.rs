@@ -1,6 +1,7 @@
-//! The host-side bindings of the `gamefeature:plugin` WIT package: the newest version at the top of this module,
-//! each older version the host still loads in a module of its own (its imports are served by delegating to the
-//! newest, see `host::v0_1_0`). The only `bindgen!`s in the crate.
+//! The host-side bindings of the `gamefeature:plugin` WIT package: the newest version at the top of this module
+//! (its exports twice: called on a fiber, and called directly, see `runtime::direct`), each older version the
+//! host still loads in a module of its own (its imports are served by delegating to the newest, see
+//! `host::v0_1_0`). The only `bindgen!`s in the crate.
 
 wasmtime::component::bindgen!({
     world: "game-feature",
@@ -18,6 +19,24 @@ wasmtime::component::bindgen!({
 
 pub use exports::gamefeature::plugin::{init_state_callbacks, lifecycle};
 pub use gamefeature::plugin::types;
+
+/// The newest version's exports for calls made with wasmtime's synchronous API (see `runtime::direct`); its
+/// imports are the ones above.
+pub mod direct {
+    wasmtime::component::bindgen!({
+        world: "game-feature",
+        path: "../wit/0.2.0",
+        with: {
+            "gamefeature:plugin/types": crate::runtime::bindings::types,
+            "gamefeature:plugin/log": crate::runtime::bindings::gamefeature::plugin::log,
+            "gamefeature:plugin/actors": crate::runtime::bindings::gamefeature::plugin::actors,
+            "gamefeature:plugin/assets": crate::runtime::bindings::gamefeature::plugin::assets,
+            "gamefeature:plugin/components": crate::runtime::bindings::gamefeature::plugin::components,
+            "gamefeature:plugin/init-states": crate::runtime::bindings::gamefeature::plugin::init_states,
+            "gamefeature:plugin/timers": crate::runtime::bindings::gamefeature::plugin::timers,
+        },
+    });
+}
 
 /// `gamefeature:plugin@0.1.0`, whose resources are the same host objects as the newest version's.
 pub mod v0_1_0 {

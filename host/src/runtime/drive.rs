@@ -1,12 +1,13 @@
-//! Runs a call into a plugin to completion on the calling thread.
+//! Runs a plugin's waits to completion on the calling thread.
 //!
-//! Calls into plugins are made with wasmtime's async API, because the WASI implementations a plugin reaches
-//! (its standard output, its data directory) are asynchronous, and their synchronous wrappers would block on
-//! an async runtime the embedding game may already be inside. The host's own interfaces never wait, and the
-//! WASI ones a plugin is given finish at once (except a timer, which the runtime's own WASI thread wakes), so
-//! a call's future is normally ready the first time it is polled: this driver polls it on the current thread
-//! and parks between wake-ups. Time spent parked is time the plugin chose to wait: past its wait budget the
-//! call is abandoned, as it is past a wall-clock backstop. Time the call spends running is not counted here
+//! WASI's implementations are asynchronous (a stream's flush, a timer, a file operation), and their own
+//! synchronous wrappers block on an async runtime the embedding game may already be inside. So the host drives
+//! them itself: a call made with wasmtime's async API (see `runtime::instance`) is polled here as a whole; a
+//! direct call (see `runtime::direct`) has each blocking WASI function it calls polled here. The host's own
+//! interfaces never wait, and the WASI ones a plugin is given finish at once (except a timer, which the
+//! runtime's own WASI thread wakes), so a future is normally ready the first time it is polled; between
+//! wake-ups the thread parks. Time spent parked is time the plugin chose to wait: past its call's wait budget
+//! the call is abandoned, as it is past a wall-clock backstop. Time the call spends running is not counted here
 //! (the CPU-time deadline does that), so a preempted thread never makes a call look like it waited.
 
 use std::future::Future;
@@ -30,24 +31,56 @@ impl Wake for Unpark {
 }
 
 /// Why a call was abandoned while it waited.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Abandoned {
     /// It spent longer than its wait budget parked in WASI calls.
+    #[error("waited {0:?} inside WASI calls, past its wait budget")]
     Waited(Duration),
     /// It was still unfinished at its wall-clock backstop.
+    #[error("was still waiting at its wall-clock backstop")]
     Backstop,
 }
 
-/// Polls `future` until it is ready. Gives up (dropping it, which cancels the call) once it has waited — been
-/// parked between polls — for longer than `wait_budget`, or is still waiting at `backstop`.
-///
-/// The future is pinned where it was made: a call's future is large, and moving it costs.
-pub fn until_done<F: Future>(
-    future: Pin<&mut F>,
-    wait_budget: Duration,
+/// How long one call may still wait, spent by every wait inside it: a call driven here waits at most once, but
+/// a call made directly (see `runtime::direct`) waits inside each blocking WASI function it calls.
+#[derive(Debug, Clone, Copy)]
+pub struct WaitBudget {
+    budget: Duration,
     backstop: Instant,
-) -> Result<F::Output, Abandoned> {
-    THREAD_WAKER.with(|waker| poll_until_done(future, waker, wait_budget, backstop))
+    waited: Duration,
+}
+
+impl WaitBudget {
+    /// A call that may wait `budget` in all, and nothing past `backstop`.
+    pub fn new(budget: Duration, backstop: Instant) -> Self {
+        WaitBudget { budget, backstop, waited: Duration::ZERO }
+    }
+
+    /// Polls `future` until it is ready, charging the time spent parked to this budget. Gives up (dropping it,
+    /// which cancels what it was doing) once the budget is spent or `backstop` has passed.
+    ///
+    /// The future is pinned where it was made: a call's future is large, and moving it costs.
+    pub fn wait_for<F: Future>(&mut self, future: Pin<&mut F>) -> Result<F::Output, Abandoned> {
+        THREAD_WAKER.with(|waker| self.poll_until_done(future, waker))
+    }
+
+    fn poll_until_done<F: Future>(&mut self, mut future: Pin<&mut F>, waker: &Waker) -> Result<F::Output, Abandoned> {
+        let mut context = Context::from_waker(waker);
+        loop {
+            if let Poll::Ready(output) = future.as_mut().poll(&mut context) {
+                return Ok(output);
+            }
+            if self.waited >= self.budget {
+                return Err(Abandoned::Waited(self.waited));
+            }
+            let now = Instant::now();
+            if now >= self.backstop {
+                return Err(Abandoned::Backstop);
+            }
+            std::thread::park_timeout((self.budget - self.waited).min(self.backstop - now));
+            self.waited += now.elapsed();
+        }
+    }
 }
 
 thread_local! {
@@ -55,35 +88,15 @@ thread_local! {
     static THREAD_WAKER: Waker = Waker::from(Arc::new(Unpark(std::thread::current())));
 }
 
-fn poll_until_done<F: Future>(
-    mut future: Pin<&mut F>,
-    waker: &Waker,
-    wait_budget: Duration,
-    backstop: Instant,
-) -> Result<F::Output, Abandoned> {
-    let mut context = Context::from_waker(waker);
-    let mut waited = Duration::ZERO;
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut context) {
-            return Ok(output);
-        }
-        if waited >= wait_budget {
-            return Err(Abandoned::Waited(waited));
-        }
-        let now = Instant::now();
-        if now >= backstop {
-            return Err(Abandoned::Backstop);
-        }
-        std::thread::park_timeout((wait_budget - waited).min(backstop - now));
-        waited += now.elapsed();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const LONG: Duration = Duration::from_secs(5);
+
+    fn until_done<F: Future>(future: Pin<&mut F>, budget: Duration, backstop: Instant) -> Result<F::Output, Abandoned> {
+        WaitBudget::new(budget, backstop).wait_for(future)
+    }
 
     #[test]
     fn a_ready_future_completes() {
@@ -107,6 +120,18 @@ mod tests {
         let outcome = until_done(std::pin::pin!(never), Duration::from_millis(20), started + LONG);
         assert!(matches!(outcome, Err(Abandoned::Waited(waited)) if waited >= Duration::from_millis(20)));
         assert!(started.elapsed() >= Duration::from_millis(20));
+    }
+
+    #[test]
+    fn waits_inside_one_call_share_its_budget() {
+        let mut budget = WaitBudget::new(Duration::from_millis(20), Instant::now() + LONG);
+        let Err(Abandoned::Waited(first)) = budget.wait_for(std::pin::pin!(std::future::pending::<()>())) else {
+            panic!("a wait that never ends is abandoned");
+        };
+        assert!(first >= Duration::from_millis(20));
+        // What is ready needs no budget; what is not gets none, the first wait having spent it all.
+        assert_eq!(budget.wait_for(std::pin::pin!(async { 1 })), Ok(1));
+        assert_eq!(budget.wait_for(std::pin::pin!(std::future::pending::<()>())), Err(Abandoned::Waited(first)));
     }
 
     #[test]

@@ -7,13 +7,13 @@ use std::time::{Duration, Instant};
 use wasmtime::component::{Instance, InstancePre, ResourceTable};
 use wasmtime::{Store, UpdateDeadline};
 
-use super::bindings::{init_state_callbacks, lifecycle, types, v0_1_0, GameFeature, GameFeatureIndices};
+use super::bindings::{direct, init_state_callbacks, lifecycle, types, v0_1_0, GameFeature, GameFeatureIndices};
 use super::deadline::{CallClock, Verdict};
-use super::drive::{self, Abandoned};
+use super::drive::{Abandoned, WaitBudget};
 use super::host::log::{line_of_plugin, LogBudget, MAX_LINES_PER_CALL};
 use super::limits::Limits;
 use super::state::InstanceState;
-use super::{epoch, sandbox};
+use super::{epoch, sandbox, CallPath};
 use crate::feature::{
     ActivationContext, CallError, ChainBatch, ChainFacts, ComponentInterface, Deactivation, ExtensionBatch,
     FeatureBatch, InstanceEnv, LoadedPlugin, PluginInstance, PropertyBatch, Provenance, Refusals, ReplicatedBatch,
@@ -24,6 +24,9 @@ use crate::timeline::LogLevel;
 /// A component pre-instantiated as the `game-feature` world of the package version it was built against, with
 /// where its exports are.
 pub(super) enum Pre {
+    /// Called with wasmtime's synchronous API: none of its imports is async (see `direct`).
+    Direct(InstancePre<InstanceState>, direct::GameFeatureIndices),
+    /// Called on a fiber, with wasmtime's async API.
     Latest(InstancePre<InstanceState>, GameFeatureIndices),
     V0_1(InstancePre<InstanceState>, v0_1_0::GameFeatureIndices),
 }
@@ -31,12 +34,14 @@ pub(super) enum Pre {
 /// An instance whose exports have not been looked up yet: looking them up (and type-checking each) costs about
 /// as much as instantiating, so it waits for the first call.
 enum Unbound {
+    Direct(Instance, direct::GameFeatureIndices),
     Latest(Instance, GameFeatureIndices),
     V0_1(Instance, v0_1_0::GameFeatureIndices),
 }
 
 /// An instance's exports, in the world of its version.
 enum Bindings {
+    Direct(direct::GameFeature),
     Latest(GameFeature),
     V0_1(v0_1_0::GameFeature),
 }
@@ -48,6 +53,14 @@ pub struct WasmPlugin {
     pub(super) interface: ComponentInterface,
     pub(super) limits: Limits,
     pub(super) wasi_io: tokio::runtime::Handle,
+    pub(super) call_path: CallPath,
+}
+
+impl WasmPlugin {
+    /// Whether its calls are made directly or on a fiber, and why.
+    pub fn call_path(&self) -> &CallPath {
+        &self.call_path
+    }
 }
 
 impl LoadedPlugin for WasmPlugin {
@@ -68,9 +81,11 @@ impl LoadedPlugin for WasmPlugin {
             clock: CallClock::start(self.limits.instantiate_deadline),
             host_memory: self.limits.host_memory,
             event_names: Default::default(),
+            waits: WaitBudget::new(Duration::ZERO, Instant::now()),
+            wasi_io: self.wasi_io.clone(),
         };
         let engine = match &self.pre {
-            Pre::Latest(pre, _) | Pre::V0_1(pre, _) => pre.engine(),
+            Pre::Direct(pre, _) | Pre::Latest(pre, _) | Pre::V0_1(pre, _) => pre.engine(),
         };
         let mut store = Store::new(engine, state);
         store.limiter(|state| &mut state.limits);
@@ -92,9 +107,14 @@ impl LoadedPlugin for WasmPlugin {
         // milliseconds): it has its own budget, not a call's.
         let waits = instance.arm_for(self.limits.instantiate_deadline, 0);
         let budget = instance_budget(&self.limits);
-        let (Pre::Latest(pre, _) | Pre::V0_1(pre, _)) = &self.pre;
-        let wasm = finish(pre.instantiate_async(&mut instance.store), waits, &budget, &self.wasi_io)?;
+        let wasm = match &self.pre {
+            Pre::Direct(pre, _) => finish_direct(|| pre.instantiate(&mut instance.store), &budget)?,
+            Pre::Latest(pre, _) | Pre::V0_1(pre, _) => {
+                finish(pre.instantiate_async(&mut instance.store), waits, &budget, &self.wasi_io)?
+            }
+        };
         instance.unbound = Some(match &self.pre {
+            Pre::Direct(_, indices) => Unbound::Direct(wasm, indices.clone()),
             Pre::Latest(_, indices) => Unbound::Latest(wasm, indices.clone()),
             Pre::V0_1(_, indices) => Unbound::V0_1(wasm, indices.clone()),
         });
@@ -146,12 +166,6 @@ enum DeadlineExceeded {
     Backstop { elapsed: Duration },
 }
 
-/// How long a call may wait inside WASI functions, and the wall-clock time past which it is abandoned.
-struct Waits {
-    budget: Duration,
-    backstop: Instant,
-}
-
 /// Limits as they apply to instantiation: its own deadline in place of a call's, so that messages name it.
 fn instance_budget(limits: &Limits) -> Limits {
     Limits { call_deadline: limits.instantiate_deadline, ..limits.clone() }
@@ -164,6 +178,7 @@ impl WasmInstance {
             return Ok(());
         }
         let bound = match self.unbound.take() {
+            Some(Unbound::Direct(instance, indices)) => indices.load(&mut self.store, &instance).map(Bindings::Direct),
             Some(Unbound::Latest(instance, indices)) => indices.load(&mut self.store, &instance).map(Bindings::Latest),
             Some(Unbound::V0_1(instance, indices)) => indices.load(&mut self.store, &instance).map(Bindings::V0_1),
             // Binding failed before: the instance was quarantined then, with the cause.
@@ -175,13 +190,13 @@ impl WasmInstance {
     }
 
     /// Gives the store a fresh deadline (and fuel) for a call covering `entries` batch entries.
-    fn arm(&mut self, entries: usize) -> Waits {
+    fn arm(&mut self, entries: usize) -> WaitBudget {
         let deadline = self.limits.call_deadline.saturating_add(PER_ENTRY.saturating_mul(entries as u32));
         self.arm_for(deadline, entries)
     }
 
     /// Starts a call's clock with `deadline` of CPU time, sets its fuel and its per-call budgets.
-    fn arm_for(&mut self, deadline: Duration, entries: usize) -> Waits {
+    fn arm_for(&mut self, deadline: Duration, entries: usize) -> WaitBudget {
         self.store.set_epoch_deadline(epoch::ticks(deadline));
         if self.store.engine().get_consume_fuel() {
             // A plugin without a fuel budget of its own runs unmetered in an engine that meters others.
@@ -198,7 +213,9 @@ impl WasmInstance {
         state.change_cap =
             self.limits.world_changes.saturating_add(WORLD_CHANGES_PER_ENTRY.saturating_mul(entries as u32));
         state.clock = CallClock::start(deadline);
-        Waits { budget: deadline.saturating_add(WAIT_GRACE), backstop: state.clock.started() + state.clock.backstop() }
+        state.waits =
+            WaitBudget::new(deadline.saturating_add(WAIT_GRACE), state.clock.started() + state.clock.backstop());
+        state.waits
     }
 
     /// A finished call's result, unless the plugin flooded the host during it. Log lines it had to drop are
@@ -224,22 +241,35 @@ impl WasmInstance {
 /// timers the plugin starts belong to `wasi_io`, whatever runtime (if any) the caller is in.
 fn finish<R>(
     call: impl Future<Output = wasmtime::Result<R>>,
-    waits: Waits,
+    mut waits: WaitBudget,
     limits: &Limits,
     wasi_io: &tokio::runtime::Handle,
 ) -> Result<R, CallError> {
     let _context = wasi_io.enter();
     let call = std::pin::pin!(call);
-    guard(|| match drive::until_done(call, waits.budget, waits.backstop) {
+    guard(|| match waits.wait_for(call) {
         Ok(result) => result.map_err(|e| trapped(e, limits)),
-        Err(Abandoned::Waited(_)) => Err(CallError::Trapped(format!(
+        Err(abandoned) => Err(abandoned_call(abandoned, limits)),
+    })
+}
+
+/// Runs a direct call (see `direct`: its waits are driven inside it) and turns its failure into a
+/// [`CallError`] naming the cause.
+fn finish_direct<R>(call: impl FnOnce() -> wasmtime::Result<R>, limits: &Limits) -> Result<R, CallError> {
+    guard(|| call().map_err(|e| trapped(e, limits)))
+}
+
+/// A call abandoned while it waited, described.
+fn abandoned_call(abandoned: Abandoned, limits: &Limits) -> CallError {
+    CallError::Trapped(match abandoned {
+        Abandoned::Waited(_) => format!(
             "waited inside a WASI call past its call deadline ({:?}); plugins must not sleep or block",
             limits.call_deadline
-        ))),
-        Err(Abandoned::Backstop) => Err(CallError::Trapped(format!(
+        ),
+        Abandoned::Backstop => format!(
             "was still waiting inside a WASI call at its wall-clock backstop ({:?})",
             super::deadline::backstop(limits.call_deadline)
-        ))),
+        ),
     })
 }
 
@@ -271,6 +301,9 @@ fn trapped(error: wasmtime::Error, limits: &Limits) -> CallError {
             ),
         };
         return CallError::Trapped(cause);
+    }
+    if let Some(abandoned) = error.downcast_ref::<Abandoned>() {
+        return abandoned_call(*abandoned, limits);
     }
     let cause = match error.downcast_ref::<wasmtime::Trap>() {
         Some(wasmtime::Trap::Interrupt) => format!("exceeded its call deadline ({:?})", limits.call_deadline),
@@ -306,32 +339,44 @@ fn refused_or_trapped(result: Result<Result<(), String>, CallError>) -> Result<(
     result?.map_err(CallError::Refused)
 }
 
-fn chain_facts(facts: &ChainFacts) -> init_state_callbacks::ChainFacts {
-    let read = |r: &Result<Option<crate::world::Value>, crate::world::WorldError>| match r {
-        Ok(value) => Ok(value.clone().map(Into::into)),
-        Err(e) => Err(types::Error::from(e.clone())),
-    };
-    init_state_callbacks::ChainFacts {
-        feature_starts: facts.feature_starts.clone(),
-        feature_names: facts.feature_names.clone(),
-        feature_states: facts.feature_states.clone(),
-        reads: facts.reads.iter().map(read).collect(),
-    }
+/// The chain facts of a batch as the newest version's `chain-facts` record, in the bindings `$module` of
+/// `init-state-callbacks` (a record an export defines is a type of each bindings of it).
+macro_rules! chain_facts {
+    ($module:path, $facts:expr) => {{
+        use $module as callbacks;
+        let facts: &ChainFacts = $facts;
+        let read = |r: &Result<Option<crate::world::Value>, crate::world::WorldError>| match r {
+            Ok(value) => Ok(value.clone().map(Into::into)),
+            Err(e) => Err(types::Error::from(e.clone())),
+        };
+        callbacks::ChainFacts {
+            feature_starts: facts.feature_starts.clone(),
+            feature_names: facts.feature_names.clone(),
+            feature_states: facts.feature_states.clone(),
+            reads: facts.reads.iter().map(read).collect(),
+        }
+    }};
 }
 
-fn deactivation(value: lifecycle::Deactivation) -> Deactivation {
-    match value {
-        lifecycle::Deactivation::Done => Deactivation::Done,
-        lifecycle::Deactivation::Pending => Deactivation::Pending,
-    }
+/// What a plugin answered to `on-deactivating` or `poll-deactivation`, in each bindings of `lifecycle`.
+macro_rules! deactivation_from {
+    ($($ty:ty),*) => {$(
+        impl From<$ty> for Deactivation {
+            fn from(value: $ty) -> Self {
+                match value {
+                    <$ty>::Done => Deactivation::Done,
+                    <$ty>::Pending => Deactivation::Pending,
+                }
+            }
+        }
+    )*};
 }
 
-fn deactivation_v0_1(value: v0_1_0::lifecycle::Deactivation) -> Deactivation {
-    match value {
-        v0_1_0::lifecycle::Deactivation::Done => Deactivation::Done,
-        v0_1_0::lifecycle::Deactivation::Pending => Deactivation::Pending,
-    }
-}
+deactivation_from!(
+    lifecycle::Deactivation,
+    direct::exports::gamefeature::plugin::lifecycle::Deactivation,
+    v0_1_0::lifecycle::Deactivation
+);
 
 fn context(context: &ActivationContext) -> types::ActivationContext {
     types::ActivationContext { world_name: context.world_name.clone(), net_mode: context.net_mode.into() }
@@ -343,20 +388,36 @@ fn context_v0_1(context: &ActivationContext) -> v0_1_0::types::ActivationContext
 }
 
 /// Calls one export: arms the deadline for `$entries` batch entries, then runs the call for the instance's
-/// package version to completion. An export with the same shape in every version is written once,
-/// `interface.export(args…)`; otherwise one call per version, `|bindings, store| …`.
+/// package version and call path to completion. An export with the same shape in every version is written once,
+/// `interface.export(args…)` (followed by `v0_1: |bindings, store| …` when 0.1.0 lacks it); otherwise one call
+/// per bindings, `|bindings, store| …`: a direct call's expression is its result, the others' a future of it.
 macro_rules! call_export {
     ($self:ident, $entries:expr, $interface:ident . $export:ident ( $($arg:expr),* )) => {
         call_export!(
             $self,
             $entries,
-            latest: |b, store| b.$interface().$export(store $(, $arg)*),
+            $interface.$export($($arg),*),
             v0_1: |b, store| b.$interface().$export(store $(, $arg)*)
         )
     };
     (
         $self:ident,
         $entries:expr,
+        $interface:ident . $export:ident ( $($arg:expr),* ),
+        v0_1: |$b1:ident, $store1:ident| $v0_1:expr
+    ) => {
+        call_export!(
+            $self,
+            $entries,
+            direct: |b, store| b.$interface().$export(store $(, $arg)*),
+            latest: |b, store| b.$interface().$export(store $(, $arg)*),
+            v0_1: |$b1, $store1| $v0_1
+        )
+    };
+    (
+        $self:ident,
+        $entries:expr,
+        direct: |$bd:ident, $stored:ident| $direct:expr,
         latest: |$b:ident, $store:ident| $latest:expr,
         v0_1: |$b1:ident, $store1:ident| $v0_1:expr
     ) => {{
@@ -364,6 +425,10 @@ macro_rules! call_export {
         let waits = $self.arm($entries);
         let bindings = $self.bindings.as_ref().expect("bound just now");
         let result = match bindings {
+            Bindings::Direct($bd) => {
+                let $stored = &mut $self.store;
+                finish_direct(|| $direct, &$self.limits)
+            }
             Bindings::Latest($b) => {
                 let $store = &mut $self.store;
                 finish($latest, waits, &$self.limits, &$self.wasi_io)
@@ -395,7 +460,7 @@ impl PluginInstance for WasmInstance {
         refused_or_trapped(call_export!(
             self,
             0,
-            latest: |b, store| b.gamefeature_plugin_lifecycle().call_on_activating(store, &latest),
+            gamefeature_plugin_lifecycle.call_on_activating(&latest),
             v0_1: |b, store| b.gamefeature_plugin_lifecycle().call_on_activating(store, &v0_1)
         ))
     }
@@ -409,11 +474,12 @@ impl PluginInstance for WasmInstance {
         call_export!(
             self,
             0,
+            direct: |b, store| b.gamefeature_plugin_lifecycle().call_on_deactivating(store, &latest).map(Into::into),
             latest: |b, store| async {
-                b.gamefeature_plugin_lifecycle().call_on_deactivating(store, &latest).await.map(deactivation)
+                b.gamefeature_plugin_lifecycle().call_on_deactivating(store, &latest).await.map(Into::into)
             },
             v0_1: |b, store| async {
-                b.gamefeature_plugin_lifecycle().call_on_deactivating(store, &v0_1).await.map(deactivation_v0_1)
+                b.gamefeature_plugin_lifecycle().call_on_deactivating(store, &v0_1).await.map(Into::into)
             }
         )
     }
@@ -422,11 +488,12 @@ impl PluginInstance for WasmInstance {
         call_export!(
             self,
             0,
+            direct: |b, store| b.gamefeature_plugin_lifecycle().call_poll_deactivation(store).map(Into::into),
             latest: |b, store| async {
-                b.gamefeature_plugin_lifecycle().call_poll_deactivation(store).await.map(deactivation)
+                b.gamefeature_plugin_lifecycle().call_poll_deactivation(store).await.map(Into::into)
             },
             v0_1: |b, store| async {
-                b.gamefeature_plugin_lifecycle().call_poll_deactivation(store).await.map(deactivation_v0_1)
+                b.gamefeature_plugin_lifecycle().call_poll_deactivation(store).await.map(Into::into)
             }
         )
     }
@@ -446,7 +513,7 @@ impl PluginInstance for WasmInstance {
         call_export!(
             self,
             fired.len(),
-            latest: |b, store| b.gamefeature_plugin_timer_callbacks().call_on_timers(store, frame, &ids, &counts),
+            gamefeature_plugin_timer_callbacks.call_on_timers(frame, &ids, &counts),
             // 0.1.0 has no timers, so none of its plugins' can fire.
             v0_1: |_b, _store| async { Ok(()) }
         )
@@ -458,8 +525,7 @@ impl PluginInstance for WasmInstance {
         call_export!(
             self,
             batch.actors.len(),
-            latest: |b, store| b.gamefeature_plugin_replication_callbacks().call_on_replicated(
-                store,
+            gamefeature_plugin_replication_callbacks.call_on_replicated(
                 &batch.actors,
                 &batch.components,
                 &batch.properties,
@@ -478,8 +544,7 @@ impl PluginInstance for WasmInstance {
         call_export!(
             self,
             batch.ids.len(),
-            latest: |b, store| b.gamefeature_plugin_property_callbacks().call_on_properties_changed(
-                store,
+            gamefeature_plugin_property_callbacks.call_on_properties_changed(
                 &batch.ids,
                 &batch.actors,
                 &olds,
@@ -494,7 +559,7 @@ impl PluginInstance for WasmInstance {
         call_export!(
             self,
             0,
-            latest: |b, store| b.gamefeature_plugin_lifecycle().call_snapshot(store),
+            gamefeature_plugin_lifecycle.call_snapshot(),
             // 0.1.0 has no snapshot: its plugins reload without state.
             v0_1: |_b, _store| async { Ok(None) }
         )
@@ -504,7 +569,7 @@ impl PluginInstance for WasmInstance {
         refused_or_trapped(call_export!(
             self,
             0,
-            latest: |b, store| b.gamefeature_plugin_lifecycle().call_restore(store, state),
+            gamefeature_plugin_lifecycle.call_restore(state),
             v0_1: |_b, _store| async { Ok(Ok(())) }
         ))
     }
@@ -536,7 +601,7 @@ impl PluginInstance for WasmInstance {
         call_export!(
             self,
             1,
-            latest: |b, store| b.gamefeature_plugin_handlers().call_handle_extension_event(store, handler, actor, event),
+            gamefeature_plugin_handlers.call_handle_extension_event(handler, actor, event),
             v0_1: |_b, _store| async { Ok(()) }
         )
     }
@@ -546,6 +611,15 @@ impl PluginInstance for WasmInstance {
         let answers = call_export!(
             self,
             b.actors.len(),
+            direct: |b_, store| b_.gamefeature_plugin_init_state_callbacks().call_can_change_init_states(
+                store,
+                &b.actors,
+                &b.features,
+                &b.currents,
+                &b.desireds,
+                &b.names,
+                &chain_facts!(direct::exports::gamefeature::plugin::init_state_callbacks, &b.facts)
+            ),
             latest: |b_, store| b_.gamefeature_plugin_init_state_callbacks().call_can_change_init_states(
                 store,
                 &b.actors,
@@ -553,7 +627,7 @@ impl PluginInstance for WasmInstance {
                 &b.currents,
                 &b.desireds,
                 &b.names,
-                &chain_facts(&b.facts)
+                &chain_facts!(init_state_callbacks, &b.facts)
             ),
             // 0.1.0 asks without facts.
             v0_1: |b_, store| b_.gamefeature_plugin_init_state_callbacks().call_can_change_init_states(

@@ -9,7 +9,8 @@
 //! Each instance runs in its own store under [`Limits`] (deadline, fuel, memory, world changes, handles and
 //! host memory per call or instance) resolved per plugin from [`RuntimeConfig`]; `sandbox` sets its WASI
 //! context, `stdio` turns its output into log lines, `deadline` and `cpu_clock` measure calls in CPU time,
-//! `drive` runs every call (wasmtime's async API) to completion on the caller's thread, and `host` implements
+//! `drive` runs every wait of a call to completion on the caller's thread (a component that can be is
+//! called directly, with wasmtime's synchronous API; the others on a fiber: see `direct`), and `host` implements
 //! the imports, each through one guard. `cache` keeps compiled components, signed so that only entries it
 //! wrote are ever run.
 
@@ -17,6 +18,7 @@ mod bindings;
 mod cache;
 mod cpu_clock;
 mod deadline;
+mod direct;
 mod drive;
 mod epoch;
 mod host;
@@ -35,6 +37,7 @@ use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 pub use cache::{ComponentCache, EntryKey};
+pub use direct::CallPath;
 pub use host::DEFAULT_MAX_HANDLES;
 pub use instance::{WasmInstance, WasmPlugin};
 pub use limits::Limits;
@@ -148,6 +151,9 @@ pub struct RuntimeError(String);
 pub struct Runtime {
     engine: Engine,
     linker: Linker<InstanceState>,
+    /// The host's interfaces and only synchronous WASI functions: a component whose imports it satisfies is
+    /// called without a fiber (see `direct`).
+    direct_linker: Linker<InstanceState>,
     cache: Option<ComponentCache>,
     /// Every distinct component compiled (or read from the cache) in this process, by its cache key: plugins
     /// sharing a component share its code, and concurrent loads of one component wait for one compile.
@@ -219,13 +225,18 @@ impl Runtime {
             wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         }
         let engine = Engine::new(&wasm).map_err(|e| RuntimeError(format!("{e:#}")))?;
+        let linker_error = |e: wasmtime::Error| RuntimeError(format!("{e:#}"));
         let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(|e| RuntimeError(format!("{e:#}")))?;
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(linker_error)?;
         // Every version of the package the host loads, side by side: the names carry the version.
         GameFeature::add_to_linker::<InstanceState, HasSelf<InstanceState>>(&mut linker, |state| state)
-            .map_err(|e| RuntimeError(format!("{e:#}")))?;
+            .map_err(linker_error)?;
         v0_1_0::GameFeature::add_to_linker::<InstanceState, HasSelf<InstanceState>>(&mut linker, |state| state)
-            .map_err(|e| RuntimeError(format!("{e:#}")))?;
+            .map_err(linker_error)?;
+        let mut direct_linker = Linker::new(&engine);
+        direct::add_wasi_to_linker(&mut direct_linker).map_err(linker_error)?;
+        GameFeature::add_to_linker::<InstanceState, HasSelf<InstanceState>>(&mut direct_linker, |state| state)
+            .map_err(linker_error)?;
         let cache = config.cache_dir.clone().map(ComponentCache::new);
         let ticker = EpochTicker::start(&engine).map_err(|e| RuntimeError(format!("starting the epoch clock: {e}")))?;
         let wasi_io = tokio::runtime::Builder::new_multi_thread()
@@ -238,6 +249,7 @@ impl Runtime {
         Ok(Arc::new(Runtime {
             engine,
             linker,
+            direct_linker,
             cache,
             compiled: Mutex::default(),
             in_use: Mutex::default(),
@@ -266,8 +278,11 @@ impl Runtime {
     pub fn inspect_plugin(&self, manifest: &PluginManifest) -> Result<Inspection, LoadError> {
         let compiled = self.compile(manifest)?;
         let (provenance, interface) = (compiled.provenance, compiled.interface.clone());
-        let problem = self.link(manifest, compiled).err();
-        Ok(Inspection { provenance, interface, problem })
+        let (call_path, problem) = match self.link(manifest, compiled) {
+            Ok(plugin) => (Some(plugin.call_path().clone()), None),
+            Err(problem) => (None, Some(problem)),
+        };
+        Ok(Inspection { provenance, interface, call_path, problem })
     }
 
     fn compile(&self, manifest: &PluginManifest) -> Result<Compiled, LoadError> {
@@ -339,19 +354,30 @@ impl Runtime {
         }
         let incompatible =
             |e: wasmtime::Error| LoadError::Incompatible { path: shown.clone(), cause: one_line(&format!("{e:#}")) };
-        let pre = self.linker.instantiate_pre(&component).map_err(incompatible)?;
         // Where the world's exports are, found (and type-checked) once per component; each instance looks them
         // up at its first call.
-        let pre = if same_api(&version, "0.1.0") {
+        let (direct, call_path) = match self.direct_linker.instantiate_pre(&component) {
+            _ if same_api(&version, "0.1.0") => {
+                (None, CallPath::Fiber { because: "it was built against gamefeature:plugin@0.1.0".into() })
+            }
+            Ok(pre) => (Some(pre), CallPath::Direct),
+            Err(e) => (None, CallPath::fiber_for_import(&e)),
+        };
+        let pre = if let Some(pre) = direct {
+            let indices = bindings::direct::GameFeatureIndices::new(&pre).map_err(incompatible)?;
+            Pre::Direct(pre, indices)
+        } else if same_api(&version, "0.1.0") {
+            let pre = self.linker.instantiate_pre(&component).map_err(incompatible)?;
             let indices = v0_1_0::GameFeatureIndices::new(&pre).map_err(incompatible)?;
             Pre::V0_1(pre, indices)
         } else {
+            let pre = self.linker.instantiate_pre(&component).map_err(incompatible)?;
             let indices = GameFeatureIndices::new(&pre).map_err(incompatible)?;
             Pre::Latest(pre, indices)
         };
         let limits = Limits::of(&manifest.name, &self.config);
         let wasi_io = self.wasi_io.handle();
-        Ok(Arc::new(WasmPlugin { pre, provenance, interface, limits, wasi_io }))
+        Ok(Arc::new(WasmPlugin { pre, provenance, interface, limits, wasi_io, call_path }))
     }
 }
 
@@ -368,6 +394,8 @@ struct Compiled {
 pub struct Inspection {
     pub provenance: Provenance,
     pub interface: ComponentInterface,
+    /// How its calls are made, when it fits.
+    pub call_path: Option<CallPath>,
     pub problem: Option<LoadError>,
 }
 

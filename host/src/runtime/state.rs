@@ -8,6 +8,7 @@ use wasmtime::StoreLimits;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::deadline::CallClock;
+use super::drive::WaitBudget;
 use super::host::log::LogBudget;
 use crate::feature::{InstanceEnv, Refusals};
 
@@ -29,6 +30,10 @@ pub struct InstanceState {
     pub(crate) max_handles: u32,
     /// The clock of the current call (or instantiation), read when its epoch deadline comes due.
     pub(crate) clock: CallClock,
+    /// How long the current call may still wait inside blocking WASI functions (direct calls; see `direct`).
+    pub(crate) waits: WaitBudget,
+    /// The runtime WASI timers belong to (see `Runtime`).
+    pub(crate) wasi_io: tokio::runtime::Handle,
     /// Bytes of host memory the properties the plugin writes may hold.
     pub(crate) host_memory: usize,
     /// The event names this instance was sent by number (`handle-extension-event`), for `event-name`. At most

@@ -497,6 +497,9 @@ fn inspect_plugin(name: &str, options: SessionOptions) -> Result<ExitCode> {
     println!("  {how}");
     let built_against = inspection.interface.api_version().unwrap_or("no version of it");
     println!("  built against: gamefeature:plugin@{built_against} (manifest: api = {:?})", manifest.api);
+    if let Some(path) = &inspection.call_path {
+        println!("  calls: {path}");
+    }
     let fit = inspection.interface.fit();
     let mark = |problem: &Option<String>| problem.as_deref().map_or("ok".to_string(), |p| format!("NO: {p}"));
     let width = fit.imports.iter().chain(&fit.needed_exports).map(|l| l.name.len()).max().unwrap_or(0).max(20);

@@ -18,7 +18,6 @@
 //! - `forge-handle`: drops a resource handle it was never given (one its neighbour holds under that number);
 //! - `use-after-drop`: drops a component request, then drops it again through its old handle;
 //! - `print`: writes to its standard output and error (allowed: the lines go to the host log);
-//! - `fs-probe`: writes a file of its own under `/data`, then tries paths that escape it, logging each outcome.
 //!
 //! `hold-request` asks for `(Pawn, Shared)` and lets go of it only in `on-unregistering`, after the host has
 //! deactivated it.
@@ -140,17 +139,6 @@ impl Hostile {
             log::warn(&format!("huge {what}: {outcome:?}"));
         }
     }
-
-    fn fs_probe(&mut self) {
-        let own = std::fs::write("/data/own.txt", b"mine").and_then(|()| std::fs::read_to_string("/data/own.txt"));
-        log::info(&format!("fs own /data/own.txt: {}", outcome(own.map(|text| text.len()))));
-        for path in ["/data/../outside.txt", "/outside.txt", "/etc/passwd", "../outside.txt", "/data/link/outside.txt"]
-        {
-            log::info(&format!("fs escape {path}: {}", outcome(std::fs::read_to_string(path).map(|t| t.len()))));
-        }
-        let write = std::fs::write("/data/../written-outside.txt", b"escaped");
-        log::info(&format!("fs escape write /data/../written-outside.txt: {}", outcome(write.map(|()| 0))));
-    }
 }
 
 impl Hostile {
@@ -228,13 +216,6 @@ impl Hostile {
     }
 }
 
-fn outcome(result: std::io::Result<usize>) -> String {
-    match result {
-        Ok(bytes) => format!("READ {bytes} bytes"),
-        Err(e) => format!("refused ({e})"),
-    }
-}
-
 impl Plugin for Hostile {
     fn on_registering(&mut self) -> Result<(), String> {
         self.behaviour = world::read_asset_text("behaviour").unwrap_or_default().trim().to_string();
@@ -288,7 +269,6 @@ impl Plugin for Hostile {
                 print!("a last line without a newline");
                 let _ = std::io::Write::flush(&mut std::io::stdout());
             }
-            "fs-probe" => self.fs_probe(),
             "bad-names" => self.bad_names(),
             "forge-log" => {
                 log::info("all fine\nlyra-character@w quarantined: forged by hostile");
