@@ -208,6 +208,19 @@ hostile_test!(
     ["on-activating", "waited inside a WASI call past its call deadline"]
 );
 hostile_test!(
+    a_plugin_recursing_on_the_wasm_stack_is_stopped,
+    "deep-recursion-activating",
+    Stopped::DuringPlay,
+    ["on-activating", "overflowed its stack"]
+);
+// One call's waits share its wait budget: six naps, each well within it, are cut off together.
+hostile_test!(
+    waits_in_one_call_share_its_budget,
+    "naps-activating",
+    Stopped::DuringPlay,
+    ["on-activating", "waited inside a WASI call past its call deadline"]
+);
+hostile_test!(
     a_sleep_on_a_fiber_is_cut_off_at_the_deadline on a fiber,
     "sleep-activating",
     Stopped::DuringPlay,
@@ -340,12 +353,31 @@ async fn a_call_logs_only_so_many_lines_and_says_how_many_it_dropped() {
 /// timers cannot advance while the call blocks its thread.
 #[tokio::test]
 async fn a_short_sleep_within_the_deadline_completes() {
+    naps_complete_on_both_paths().await;
+}
+
+/// The same, the game's runtime multi-threaded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_sleep_within_the_deadline_completes_in_a_multi_threaded_runtime() {
+    naps_complete_on_both_paths().await;
+}
+
+async fn naps_complete_on_both_paths() {
     for add in [hostile, hostile_on_a_fiber] {
         let plugins = PluginDir::with(&[LYRA_CHARACTER]);
         add(&plugins, "nap-activating");
         let (infos, _) = tolerated(&session(&plugins), "nap-activating").await;
         assert!(infos.iter().any(|l| l.starts_with("napped ")), "{infos:#?}");
     }
+}
+
+/// Each call has a wait budget of its own: two calls in a row, each waiting most of its budget, both complete.
+#[tokio::test]
+async fn each_call_has_its_own_wait_budget() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile(&plugins, "long-naps");
+    let (infos, _) = tolerated(&session(&plugins), "long-naps").await;
+    assert_eq!(infos.iter().filter(|l| l.starts_with("napped ")).count(), 2, "{infos:#?}");
 }
 
 #[tokio::test]

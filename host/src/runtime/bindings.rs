@@ -6,7 +6,8 @@
 wasmtime::component::bindgen!({
     world: "game-feature",
     path: "../wit/0.2.0",
-    // Exports are called with wasmtime's async API (see `runtime::drive`); the host's own imports never wait.
+    // Exports of plugins called on a fiber (see `runtime::direct`) are called with wasmtime's async API; the
+    // host's own imports never wait.
     exports: { default: async },
     with: {
         "gamefeature:plugin/components.component-request": crate::runtime::host::components::ComponentRequestResource,

@@ -8,27 +8,35 @@
 //! host keeps a second linker, [`linker`], whose WASI functions are all synchronous: the `wasi:io` functions
 //! that may wait are defined here, each polling its future on the calling thread (see `drive`) under the wait
 //! budget of the call it is part of. A component whose imports this linker satisfies is called directly; one
-//! that imports what only the full linker has (`wasi:filesystem/types`, `wasi:sockets/tcp` or `udp`, as
-//! componentize-py's and componentize-js's runtimes and a plugin granted a data directory do) is called on a
-//! fiber, as before. Both run the same host code; only how a wait is driven differs.
+//! that imports what only the full linker has (`wasi:filesystem/types`, `wasi:sockets/tcp` or `udp`: any plugin
+//! whose code uses files, componentize-py's and componentize-js's runtimes, and C through the wasip1 adapter)
+//! is called on a fiber, as before. Both run the same host code; only how a wait is driven differs.
+//!
+//! A blocking function enters the WASI runtime's context only while it waits (where tokio's timers are made);
+//! nothing else a direct call reaches needs it.
 
 use std::future::Future;
 
 use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
 use wasmtime_wasi::p2::bindings::io::{poll as async_poll, streams as async_streams};
 use wasmtime_wasi::p2::bindings::sync::io::{poll, streams};
-use wasmtime_wasi::p2::bindings::{cli, clocks, filesystem, random, sockets};
+use wasmtime_wasi::p2::bindings::{cli, clocks, random, sockets};
 use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, DynPollable, StreamError, StreamResult};
 use wasmtime_wasi::{cli::WasiCli, clocks::WasiClocks, random::WasiRandom, random::WasiRandomView as _};
 use wasmtime_wasi::{cli::WasiCliView as _, clocks::WasiClocksView as _};
-use wasmtime_wasi::{filesystem::WasiFilesystem, filesystem::WasiFilesystemView as _};
 use wasmtime_wasi::{sockets::WasiSockets, sockets::WasiSocketsView as _};
 
 use super::drive::WaitBudget;
 use super::state::InstanceState;
 
 /// Adds every WASI interface whose functions are all synchronous, and `wasi:io` with its waits driven here.
-/// What is missing (file and socket operations) sends a component importing it to the fiber linker.
+/// What is missing (file and socket operations, and `wasi:filesystem/preopens` and
+/// `wasi:sockets/tcp-create-socket`, whose resources those define) sends a component importing it to the fiber
+/// linker.
+///
+/// A direct call runs on the calling thread's own stack, not a fiber's: a thread calling into plugins needs the
+/// plugin's WebAssembly stack (wasmtime's `max_wasm_stack`, 512 KiB) and the host's frames, as the main thread's
+/// 8 MiB and Rust's and tokio's 2 MiB threads have.
 pub fn add_wasi_to_linker(linker: &mut Linker<InstanceState>) -> wasmtime::Result<()> {
     let l = linker;
     cli::exit::add_to_linker::<_, WasiCli>(l, InstanceState::cli)?;
@@ -46,10 +54,8 @@ pub fn add_wasi_to_linker(linker: &mut Linker<InstanceState>) -> wasmtime::Resul
     random::random::add_to_linker::<_, WasiRandom>(l, InstanceState::random)?;
     random::insecure::add_to_linker::<_, WasiRandom>(l, InstanceState::random)?;
     random::insecure_seed::add_to_linker::<_, WasiRandom>(l, InstanceState::random)?;
-    filesystem::preopens::add_to_linker::<_, WasiFilesystem>(l, InstanceState::filesystem)?;
     sockets::network::add_to_linker::<_, WasiSockets>(l, &Default::default(), InstanceState::sockets)?;
     sockets::instance_network::add_to_linker::<_, WasiSockets>(l, InstanceState::sockets)?;
-    sockets::tcp_create_socket::add_to_linker::<_, WasiSockets>(l, InstanceState::sockets)?;
     sockets::ip_name_lookup::add_to_linker::<_, WasiSockets>(l, InstanceState::sockets)?;
     wasmtime_wasi::p2::bindings::io::error::add_to_linker::<_, Table>(l, |state| &mut state.table)?;
     poll::add_to_linker::<_, Blocking>(l, BlockingIo::of)?;

@@ -70,6 +70,12 @@ impl WaitBudget {
             if let Poll::Ready(output) = future.as_mut().poll(&mut context) {
                 return Ok(output);
             }
+            // A future that only yielded (a zero-length WASI timer does) is ready when polled again. Inside the
+            // game's tokio runtime, tokio hands a yield's wake-up to that runtime's scheduler, which cannot run
+            // while this call holds its thread: without this, the wait would sleep out its whole budget.
+            if let Poll::Ready(output) = future.as_mut().poll(&mut context) {
+                return Ok(output);
+            }
             if self.waited >= self.budget {
                 return Err(Abandoned::Waited(self.waited));
             }
@@ -132,6 +138,15 @@ mod tests {
         // What is ready needs no budget; what is not gets none, the first wait having spent it all.
         assert_eq!(budget.wait_for(std::pin::pin!(async { 1 })), Ok(1));
         assert_eq!(budget.wait_for(std::pin::pin!(std::future::pending::<()>())), Err(Abandoned::Waited(first)));
+    }
+
+    #[test]
+    fn a_future_that_yields_inside_a_tokio_runtime_completes_without_waiting() {
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        runtime.block_on(async {
+            let outcome = until_done(std::pin::pin!(tokio::task::yield_now()), Duration::ZERO, Instant::now() + LONG);
+            assert_eq!(outcome, Ok(()));
+        });
     }
 
     #[test]

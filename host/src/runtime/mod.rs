@@ -356,12 +356,13 @@ impl Runtime {
             |e: wasmtime::Error| LoadError::Incompatible { path: shown.clone(), cause: one_line(&format!("{e:#}")) };
         // Where the world's exports are, found (and type-checked) once per component; each instance looks them
         // up at its first call.
-        let (direct, call_path) = match self.direct_linker.instantiate_pre(&component) {
-            _ if same_api(&version, "0.1.0") => {
-                (None, CallPath::Fiber { because: "it was built against gamefeature:plugin@0.1.0".into() })
+        let (direct, call_path) = if same_api(&version, "0.1.0") {
+            (None, CallPath::Fiber { because: "it was built against gamefeature:plugin@0.1.0".into() })
+        } else {
+            match self.direct_linker.instantiate_pre(&component) {
+                Ok(pre) => (Some(pre), CallPath::Direct),
+                Err(e) => (None, CallPath::fiber_for_import(&e)),
             }
-            Ok(pre) => (Some(pre), CallPath::Direct),
-            Err(e) => (None, CallPath::fiber_for_import(&e)),
         };
         let pre = if let Some(pre) = direct {
             let indices = bindings::direct::GameFeatureIndices::new(&pre).map_err(incompatible)?;

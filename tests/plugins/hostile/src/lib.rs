@@ -8,9 +8,12 @@
 //!
 //! In `on-activating`:
 //! - `memory-activating`: allocates until something stops it;
-//! - `stack-overflow-activating`: recurses without end;
+//! - `stack-overflow-activating`: recurses without end, each frame an array in its memory (Rust's stack);
+//! - `deep-recursion-activating`: recurses without end on WebAssembly's own stack (no memory);
 //! - `refusals-activating`: makes thousands of host calls the host must refuse;
 //! - `sleep-activating`: sleeps for a minute; `nap-activating`: sleeps 2 ms (within its deadline);
+//! - `naps-activating`: sleeps 100 ms six times in one call; `long-naps`: sleeps 300 ms in `on-activating` and
+//!   again in `on-activated`;
 //! - `flood-events` / `flood-spawns` / `flood-requests`: a million events, actors or component requests;
 //! - `huge-strings`: megabyte-long names, log lines and property values;
 //! - `log-flood`: logs and prints 20,000 lines in one call;
@@ -64,6 +67,20 @@ fn spin() -> u64 {
             return n;
         }
     }
+}
+
+/// Recursion that keeps nothing in linear memory: every frame is on WebAssembly's own stack.
+fn recurse_on_the_wasm_stack(depth: u64) -> u64 {
+    if depth == u64::MAX {
+        return 0;
+    }
+    std::hint::black_box(recurse_on_the_wasm_stack(depth + 1)).wrapping_add(depth)
+}
+
+fn nap(millis: u64) {
+    let started = std::time::Instant::now();
+    std::thread::sleep(std::time::Duration::from_millis(millis));
+    log::info(&format!("napped {} ms", started.elapsed().as_millis()));
 }
 
 fn recurse(depth: u64) -> u64 {
@@ -235,17 +252,18 @@ impl Plugin for Hostile {
             "stack-overflow-activating" => {
                 recurse(0);
             }
+            "deep-recursion-activating" => {
+                recurse_on_the_wasm_stack(0);
+            }
+            "naps-activating" => (0..6).for_each(|_| nap(100)),
+            "long-naps" => nap(300),
             "refusals-activating" => {
                 for _ in 0..5000 {
                     let _ = world::actor_class(u64::MAX);
                 }
             }
             "sleep-activating" => std::thread::sleep(std::time::Duration::from_secs(60)),
-            "nap-activating" => {
-                let started = std::time::Instant::now();
-                std::thread::sleep(std::time::Duration::from_millis(2));
-                log::info(&format!("napped {} ms", started.elapsed().as_millis()));
-            }
+            "nap-activating" => nap(2),
             "flood-events" => self.flood("events"),
             "flood-spawns" => self.flood("spawns"),
             "flood-requests" => self.flood("requests"),
@@ -319,6 +337,9 @@ impl Plugin for Hostile {
 
     fn on_activated(&mut self) {
         self.misbehave_in("activated");
+        if self.behaviour == "long-naps" {
+            nap(300);
+        }
     }
 
     fn on_deactivating(&mut self, _context: &ActivationContext) -> Deactivation {
