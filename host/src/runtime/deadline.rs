@@ -4,10 +4,17 @@
 //! because the machine or the host was busy. A generous wall-clock backstop still stops a call that makes no
 //! progress for a long time however little CPU it uses (stuck in a host call, say). Where no CPU clock exists
 //! the budget falls back to wall-clock time.
+//!
+//! Starting a call reads no clock: reading the thread's CPU clock is a system call costing more than a whole
+//! call into a plugin, and almost every call ends within a fraction of an epoch tick. A call's first check
+//! comes one tick after it starts (the epoch ticker's next tick) and only takes the readings the call is
+//! measured from; the checks after it judge. So a call that ends before the next tick never reads a clock, and
+//! a longer one is charged from its first tick on: what it used before (at most one tick of its thread's time,
+//! while the ticker keeps time) is not charged. It can only be under-charged, never for the host's time.
 
 use std::time::{Duration, Instant};
 
-use super::cpu_clock::{recent_thread_cpu_time, thread_cpu_time};
+use super::cpu_clock::thread_cpu_time;
 
 /// The wall-clock backstop of a call with budget `budget`: a hundred times the budget, and at least a second,
 /// at most ten minutes.
@@ -15,21 +22,15 @@ pub fn backstop(budget: Duration) -> Duration {
     budget.saturating_mul(100).clamp(Duration::from_secs(1), Duration::from_secs(600))
 }
 
-/// How old the CPU-clock reading a call starts from may be, at most: the most CPU time a call can use beyond its
-/// budget before it is stopped (on top of the epoch's tick). Never more than a tenth of the budget.
-const CPU_READING_MAX_AGE: Duration = Duration::from_millis(1);
-
-/// The clock of one call: when it started, in CPU and wall time, and what it may use.
+/// The clock of one call: its budget, and the readings it is measured from once its first check has come.
 #[derive(Debug, Clone, Copy)]
 pub struct CallClock {
     budget: Duration,
-    backstop: Duration,
-    started_wall: Instant,
-    /// A recent reading of the thread's CPU clock, and how long (wall time) before the call's start it was taken.
-    started_cpu: Option<(Duration, Duration)>,
+    /// The thread's CPU time (where it has a CPU clock) and the wall time at the call's first check.
+    measured_from: Option<(Option<Duration>, Instant)>,
 }
 
-/// What the epoch callback does when a call's wall-clock check comes due.
+/// What the epoch callback does when a call's check comes due.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
     /// Within budget: check again after this much more time.
@@ -41,35 +42,24 @@ pub enum Verdict {
 }
 
 impl CallClock {
-    /// Starts the clock of a call on the current thread.
+    /// The epoch ticks from a call's start to its first check.
+    pub const FIRST_CHECK: u64 = 1;
+
+    /// The clock of a call with `budget`, before its first check.
     pub fn start(budget: Duration) -> Self {
-        let started_wall = Instant::now();
-        let started_cpu = recent_thread_cpu_time(started_wall, CPU_READING_MAX_AGE.min(budget / 10))
-            .map(|(cpu, taken)| (cpu, started_wall.saturating_duration_since(taken)));
-        CallClock { budget, backstop: backstop(budget), started_wall, started_cpu }
+        CallClock { budget, measured_from: None }
     }
 
-    /// When the call started (wall time).
-    pub fn started(&self) -> Instant {
-        self.started_wall
+    /// Checks the call now, on the thread running it. The first check takes the readings and gives the call its
+    /// whole budget from then on.
+    pub fn check(&mut self) -> Verdict {
+        let Some((cpu_then, wall_then)) = self.measured_from else {
+            self.measured_from = Some((thread_cpu_time(), Instant::now()));
+            return Verdict::Continue(self.budget);
+        };
+        let cpu_used = cpu_then.zip(thread_cpu_time()).map(|(then, now)| now.saturating_sub(then));
+        decide(self.budget, backstop(self.budget), cpu_used, wall_then.elapsed())
     }
-
-    pub fn backstop(&self) -> Duration {
-        self.backstop
-    }
-
-    /// Checks the call now, on the thread running it.
-    pub fn check(&self) -> Verdict {
-        let cpu_used =
-            self.started_cpu.zip(thread_cpu_time()).map(|((start, lead), now)| cpu_used_since(start, lead, now));
-        decide(self.budget, self.backstop, cpu_used, self.started_wall.elapsed())
-    }
-}
-
-/// The CPU time a call used, from a reading `start` taken `lead` (wall time) before the call began and one taken
-/// `now`: the CPU time between the readings, less what the thread can have used before the call began.
-pub fn cpu_used_since(start: Duration, lead: Duration, now: Duration) -> Duration {
-    now.saturating_sub(start).saturating_sub(lead)
 }
 
 /// The verdict for a call that has used `cpu_used` of CPU time (`None`: no CPU clock) over `elapsed` of wall
@@ -93,10 +83,11 @@ mod tests {
     const MS: Duration = Duration::from_millis(1);
 
     #[test]
-    fn cpu_time_before_the_call_is_not_charged() {
-        // Read 3 ms of wall time before the call; 12 ms of CPU since the reading: at least 9 ms were the call's.
-        assert_eq!(cpu_used_since(100 * MS, 3 * MS, 112 * MS), 9 * MS);
-        assert_eq!(cpu_used_since(100 * MS, 3 * MS, 101 * MS), Duration::ZERO);
+    fn the_first_check_takes_the_readings_and_gives_the_whole_budget() {
+        let mut clock = CallClock::start(10 * MS);
+        assert_eq!(clock.check(), Verdict::Continue(10 * MS));
+        // Measured from the first check on: almost nothing used yet.
+        assert!(matches!(clock.check(), Verdict::Continue(rest) if rest > 5 * MS), "{:?}", clock.check());
     }
 
     #[test]

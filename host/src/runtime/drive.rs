@@ -46,14 +46,17 @@ pub enum Abandoned {
 #[derive(Debug, Clone, Copy)]
 pub struct WaitBudget {
     budget: Duration,
-    backstop: Instant,
+    backstop: Duration,
     waited: Duration,
+    /// When the call first had to wait: its backstop counts from there (a call that never waits reads no
+    /// clock here; the epoch's checks hold its running time to its own backstop).
+    first_wait: Option<Instant>,
 }
 
 impl WaitBudget {
-    /// A call that may wait `budget` in all, and nothing past `backstop`.
-    pub fn new(budget: Duration, backstop: Instant) -> Self {
-        WaitBudget { budget, backstop, waited: Duration::ZERO }
+    /// A call that may wait `budget` in all, and nothing once `backstop` has passed since it first waited.
+    pub fn new(budget: Duration, backstop: Duration) -> Self {
+        WaitBudget { budget, backstop, waited: Duration::ZERO, first_wait: None }
     }
 
     /// Polls `future` until it is ready, charging the time spent parked to this budget. Gives up (dropping it,
@@ -80,10 +83,11 @@ impl WaitBudget {
                 return Err(Abandoned::Waited(self.waited));
             }
             let now = Instant::now();
-            if now >= self.backstop {
+            let backstop = *self.first_wait.get_or_insert(now) + self.backstop;
+            if now >= backstop {
                 return Err(Abandoned::Backstop);
             }
-            std::thread::park_timeout((self.budget - self.waited).min(self.backstop - now));
+            std::thread::park_timeout((self.budget - self.waited).min(backstop - now));
             self.waited += now.elapsed();
         }
     }
@@ -101,7 +105,7 @@ mod tests {
     const LONG: Duration = Duration::from_secs(5);
 
     fn until_done<F: Future>(future: Pin<&mut F>, budget: Duration, backstop: Instant) -> Result<F::Output, Abandoned> {
-        WaitBudget::new(budget, backstop).wait_for(future)
+        WaitBudget::new(budget, backstop.saturating_duration_since(Instant::now())).wait_for(future)
     }
 
     #[test]
@@ -130,7 +134,7 @@ mod tests {
 
     #[test]
     fn waits_inside_one_call_share_its_budget() {
-        let mut budget = WaitBudget::new(Duration::from_millis(20), Instant::now() + LONG);
+        let mut budget = WaitBudget::new(Duration::from_millis(20), LONG);
         let Err(Abandoned::Waited(first)) = budget.wait_for(std::pin::pin!(std::future::pending::<()>())) else {
             panic!("a wait that never ends is abandoned");
         };

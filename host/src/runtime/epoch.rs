@@ -48,8 +48,28 @@ impl Drop for EpochTicker {
 /// The longest a deadline may span: wasmtime adds the ticks to the current epoch, which must not overflow.
 const MAX_TICKS: u64 = 24 * 3600 * 1000;
 
-/// The number of ticks a deadline spans (at least one, at most a day).
+const TICK_NANOS: u64 = TICK.as_nanos() as u64;
+const TICKS_PER_SECOND: u64 = 1_000_000_000 / TICK_NANOS;
+
+/// The number of ticks a deadline spans (at least one, at most a day). Every call arms one, so the arithmetic
+/// stays in 64 bits (a 128-bit division costs more than the rest of arming a call).
 pub fn ticks(deadline: Duration) -> u64 {
-    let ticks = deadline.as_micros().div_ceil(TICK.as_micros());
-    u64::try_from(ticks).unwrap_or(u64::MAX).clamp(1, MAX_TICKS)
+    let whole = deadline.as_secs().saturating_mul(TICKS_PER_SECOND);
+    whole.saturating_add(u64::from(deadline.subsec_nanos()).div_ceil(TICK_NANOS)).clamp(1, MAX_TICKS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deadline_spans_its_ticks_rounded_up_within_bounds() {
+        assert_eq!(ticks(Duration::ZERO), 1);
+        assert_eq!(ticks(Duration::from_micros(1)), 1);
+        assert_eq!(ticks(Duration::from_millis(10)), 10);
+        assert_eq!(ticks(Duration::from_micros(10_001)), 11);
+        assert_eq!(ticks(Duration::from_secs(2) + Duration::from_nanos(1)), 2001);
+        assert_eq!(ticks(Duration::from_secs(365 * 24 * 3600)), MAX_TICKS);
+        assert_eq!(ticks(Duration::MAX), MAX_TICKS);
+    }
 }

@@ -1,14 +1,15 @@
 //! Loaded plugin code and its per-world instances.
 
+use std::collections::hash_map::Entry;
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use wasmtime::component::{Instance, InstancePre, ResourceTable};
 use wasmtime::{Store, UpdateDeadline};
 
 use super::bindings::{direct, init_state_callbacks, lifecycle, types, v0_1_0, GameFeature, GameFeatureIndices};
-use super::deadline::{CallClock, Verdict};
+use super::deadline::{self, CallClock, Verdict};
 use super::drive::{Abandoned, WaitBudget};
 use super::host::log::{line_of_plugin, LogBudget, MAX_LINES_PER_CALL};
 use super::limits::Limits;
@@ -81,7 +82,7 @@ impl LoadedPlugin for WasmPlugin {
             clock: CallClock::start(self.limits.instantiate_deadline),
             host_memory: self.limits.host_memory,
             event_names: Default::default(),
-            waits: WaitBudget::new(Duration::ZERO, Instant::now()),
+            waits: WaitBudget::new(Duration::ZERO, Duration::ZERO),
             wasi_io: self.wasi_io.clone(),
         };
         let engine = match &self.pre {
@@ -91,7 +92,7 @@ impl LoadedPlugin for WasmPlugin {
         store.limiter(|state| &mut state.limits);
         // The epoch only says when to look: whether the call is over its budget is a question of the CPU time
         // it used (see `deadline`).
-        store.epoch_deadline_callback(|context| match context.data().clock.check() {
+        store.epoch_deadline_callback(|mut context| match context.data_mut().clock.check() {
             Verdict::Continue(rest) => Ok(UpdateDeadline::Continue(epoch::ticks(rest))),
             Verdict::OverBudget { used } => Err(DeadlineExceeded::Budget { used }.into()),
             Verdict::OverBackstop { elapsed } => Err(DeadlineExceeded::Backstop { elapsed }.into()),
@@ -197,7 +198,7 @@ impl WasmInstance {
 
     /// Starts a call's clock with `deadline` of CPU time, sets its fuel and its per-call budgets.
     fn arm_for(&mut self, deadline: Duration, entries: usize) -> WaitBudget {
-        self.store.set_epoch_deadline(epoch::ticks(deadline));
+        self.store.set_epoch_deadline(CallClock::FIRST_CHECK);
         if self.store.engine().get_consume_fuel() {
             // A plugin without a fuel budget of its own runs unmetered in an engine that meters others.
             let budget = match self.limits.fuel {
@@ -213,8 +214,7 @@ impl WasmInstance {
         state.change_cap =
             self.limits.world_changes.saturating_add(WORLD_CHANGES_PER_ENTRY.saturating_mul(entries as u32));
         state.clock = CallClock::start(deadline);
-        state.waits =
-            WaitBudget::new(deadline.saturating_add(WAIT_GRACE), state.clock.started() + state.clock.backstop());
+        state.waits = WaitBudget::new(deadline.saturating_add(WAIT_GRACE), deadline::backstop(deadline));
         state.waits
     }
 
@@ -585,8 +585,18 @@ impl PluginInstance for WasmInstance {
     fn handle_extension_event(&mut self, handler: u32, actor: u64, event: u32, name: &str) -> Result<(), CallError> {
         self.bind()?;
         let names = &mut self.store.data_mut().event_names;
-        let numbered = names.contains_key(&event) || names.len() < MAX_EVENT_NAMES;
-        if matches!(self.bindings, Some(Bindings::V0_1(_))) || !numbered {
+        let room = names.len() < MAX_EVENT_NAMES;
+        // One lookup: the name is kept by number as the event is sent (0.1.0 instances are never sent numbers).
+        let numbered = !matches!(self.bindings, Some(Bindings::V0_1(_)))
+            && match names.entry(event) {
+                Entry::Occupied(_) => true,
+                Entry::Vacant(slot) if room => {
+                    slot.insert(name.into());
+                    true
+                }
+                Entry::Vacant(_) => false,
+            };
+        if !numbered {
             // 0.1.0 takes events in batches only; past its share of numbered names, an instance gets the name
             // itself.
             let batch = ExtensionBatch {
@@ -597,7 +607,6 @@ impl PluginInstance for WasmInstance {
             };
             return self.handle_extension_events(&batch);
         }
-        names.entry(event).or_insert_with(|| name.into());
         call_export!(
             self,
             1,
