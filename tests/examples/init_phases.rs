@@ -36,4 +36,7 @@ fn main() {
         ready - possessed
     );
     println!("batched calls recorded: {calls}; plugin log lines: {logs}");
+    let failures: Vec<String> =
+        events.iter().filter(|e| e.kind == EventKind::Failure).map(|e| e.text.clone()).collect();
+    println!("live features: {:?}; failures: {failures:?}", manager.live_features());
 }

@@ -41,13 +41,18 @@ pub struct DispatchLimits {
     /// Entries delivered (to any plugin) in one dispatch that one plugin may cause, through its own calls and
     /// the calls of the handlers its work reaches.
     pub work: usize,
+    /// Entries one plugin may cause, on top of `work`, for each entry of the game's own work it is delivered
+    /// (a level spawning twenty thousand players at once is the game's doing, and a plugin answering each
+    /// causes work in proportion; work that plugins caused grants nothing, so a flood or a loop between
+    /// plugins is still stopped at `work`).
+    pub per_game_delivery: usize,
     /// Rounds after which the plugins still sending work are taken to be keeping a loop going.
     pub loop_rounds: usize,
 }
 
 impl Default for DispatchLimits {
     fn default() -> Self {
-        DispatchLimits { work: 100_000, loop_rounds: 256 }
+        DispatchLimits { work: 100_000, per_game_delivery: 16, loop_rounds: 256 }
     }
 }
 
@@ -101,6 +106,8 @@ impl Instances {
     pub fn pump(&mut self, world: &SharedWorld, timeline: &Timeline) -> Result<Vec<DeliveryFailure>, PumpOverflow> {
         let mut failures = Vec::new();
         let mut charged: HashMap<OwnerId, usize> = HashMap::default();
+        // What each plugin may cause beyond `work`, for the game's own work delivered to it.
+        let mut allowance: HashMap<OwnerId, usize> = HashMap::default();
         let mut quarantined: HashSet<OwnerId> = HashSet::default();
         // The plugins whose calls queued the work of the last few rounds: a loop alternates between its members.
         let mut recent_senders: VecDeque<Vec<OwnerId>> = VecDeque::new();
@@ -134,18 +141,21 @@ impl Instances {
             if recent_senders.len() > LOOP_WINDOW {
                 recent_senders.pop_front();
             }
-            for root in work.iter().filter_map(|(_, charge)| charge.root) {
-                if !quarantined.contains(&root) {
-                    *charged.entry(root).or_default() += 1;
+            for (item, charge) in &work {
+                match charge.root {
+                    Some(root) if !quarantined.contains(&root) => *charged.entry(root).or_default() += 1,
+                    Some(_) => {}
+                    None => *allowance.entry(item.owner()).or_default() += self.limits.per_game_delivery,
                 }
             }
-            let flooders: Vec<(OwnerId, usize)> =
-                charged.iter().filter(|(_, n)| **n > self.limits.work).map(|(o, n)| (*o, *n)).collect();
-            for (flooder, amount) in flooders {
+            let budget = |owner: &OwnerId| self.limits.work.saturating_add(allowance.get(owner).copied().unwrap_or(0));
+            let flooders: Vec<(OwnerId, usize, usize)> =
+                charged.iter().filter(|(o, n)| **n > budget(o)).map(|(o, n)| (*o, *n, budget(o))).collect();
+            for (flooder, amount, budget) in flooders {
                 charged.remove(&flooder);
                 let cause = format!(
-                    "flooded the world: its work reached {amount} deliveries in one dispatch, over its budget of {}",
-                    self.limits.work
+                    "flooded the world: its work reached {amount} deliveries in one dispatch, over its budget of \
+                     {budget}"
                 );
                 failures.extend(self.quarantine(world, flooder, "dispatch", cause));
                 quarantined.insert(flooder);
@@ -599,11 +609,12 @@ mod tests {
     /// What a scripted instance does with the world on each extension event it hears.
     type Reaction = Box<dyn FnMut(&mut World, ActorId, &str) + Send>;
 
-    /// A plugin instance that records its batches and, on each extension event, runs `react` on the world
-    /// (the host calls a real plugin would make during its call).
+    /// A plugin instance that records its batches and, on each extension event, runs `react` on the world as
+    /// itself (the host calls a real plugin would make during its call).
     struct Scripted {
         seen: Arc<Mutex<Vec<Seen>>>,
         world: SharedWorld,
+        owner: OwnerId,
         react: Reaction,
     }
 
@@ -638,13 +649,13 @@ mod tests {
             self.seen.lock().unwrap().push(Seen::Events(events.clone()));
             let mut w = world::lock(&self.world);
             for (actor, event) in events {
-                (self.react)(&mut w, ActorId::from_raw(actor), &event);
+                w.acting_as(self.owner, |w| (self.react)(w, ActorId::from_raw(actor), &event));
             }
             Ok(())
         }
         fn handle_extension_event(&mut self, _: u32, actor: u64, event: u32, name: &str) -> Result<(), CallError> {
             self.seen.lock().unwrap().push(Seen::Single(actor, event, name.to_string()));
-            (self.react)(&mut world::lock(&self.world), ActorId::from_raw(actor), name);
+            world::lock(&self.world).acting_as(self.owner, |w| (self.react)(w, ActorId::from_raw(actor), name));
             Ok(())
         }
         fn can_change_init_states(&mut self, b: &ChainBatch) -> Result<Vec<bool>, CallError> {
@@ -673,11 +684,15 @@ mod tests {
     }
 
     fn fixture(react: impl FnMut(&mut World, ActorId, &str) + Send + 'static) -> Fixture {
+        fixture_with(DispatchLimits::default(), react)
+    }
+
+    fn fixture_with(limits: DispatchLimits, react: impl FnMut(&mut World, ActorId, &str) + Send + 'static) -> Fixture {
         let world: SharedWorld = Arc::new(Mutex::new(World::new("w", NetMode::Standalone)));
         let owner = world::lock(&world).register_owner("scripted");
         let seen = Arc::new(Mutex::new(Vec::new()));
-        let instance = Scripted { seen: seen.clone(), world: world.clone(), react: Box::new(react) };
-        let mut instances = Instances::default();
+        let instance = Scripted { seen: seen.clone(), world: world.clone(), owner, react: Box::new(react) };
+        let mut instances = Instances::with_limits(limits);
         instances.insert(owner, LiveInstance { plugin: "scripted".into(), instance: Box::new(instance) });
         Fixture { world, instances, owner, seen }
     }
@@ -730,6 +745,30 @@ mod tests {
         assert!(matches!(w.add_chain_read(f.owner, "Hero", "one-too-many"), Err(WorldError::Invalid(_))));
         w.remove_owner(f.owner);
         assert_eq!(w.chain_reads(f.owner), []);
+    }
+
+    /// A plugin answering each of the game's own events with a few of its own is not a flooder however many
+    /// the game sends at once; one answering each with more than its share per event is.
+    #[test]
+    fn the_games_own_work_lets_a_plugin_answer_it_in_proportion() {
+        let limits = DispatchLimits { work: 50, per_game_delivery: 4, ..DispatchLimits::default() };
+        for (answers, flooded) in [(3, false), (6, true)] {
+            let mut f = fixture_with(limits, move |w, actor, event| {
+                if event == "Spawned" {
+                    (0..answers).for_each(|_| w.send_extension_event(actor, "Answer").unwrap());
+                }
+            });
+            let pawns: Vec<ActorId> = (0..100).map(|_| world::lock(&f.world).spawn("Pawn").unwrap()).collect();
+            world::lock(&f.world).add_extension_handler(f.owner, "Pawn", 1).unwrap();
+            f.pump();
+            // The game's 100 events grant 400 deliveries beyond the 50: 300 answers fit, 600 do not.
+            pawns.iter().for_each(|pawn| world::lock(&f.world).send_extension_event(*pawn, "Spawned").unwrap());
+            let failures = f.instances.pump(&f.world, &Timeline::new()).unwrap();
+            assert_eq!(failures.len(), usize::from(flooded), "{answers} answers per event: {failures:?}");
+            if flooded {
+                assert!(matches!(&failures[0].error, CallError::Trapped(cause) if cause.contains("flooded the world")));
+            }
+        }
     }
 
     #[test]
