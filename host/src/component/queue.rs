@@ -112,7 +112,13 @@ pub struct WorkQueue {
 
 impl WorkQueue {
     pub fn push(&mut self, work: Work) {
-        self.items.push_back((work, self.acting));
+        // Work the host does itself while delivering a plugin's work (walking the chains it continued, say) is
+        // that plugin's too: only work the game started is charged to nobody.
+        let charge = match self.acting.sender {
+            Some(_) => self.acting,
+            None => Charge { sender: None, root: self.delivering },
+        };
+        self.items.push_back((work, charge));
     }
 
     /// Charges the work queued from now on to `owner`'s host call (`None`: to the host).

@@ -41,18 +41,19 @@ pub struct DispatchLimits {
     /// Entries delivered (to any plugin) in one dispatch that one plugin may cause, through its own calls and
     /// the calls of the handlers its work reaches.
     pub work: usize,
-    /// Entries one plugin may cause, on top of `work`, for each entry of the game's own work it is delivered
-    /// (a level spawning twenty thousand players at once is the game's doing, and a plugin answering each
-    /// causes work in proportion; work that plugins caused grants nothing, so a flood or a loop between
-    /// plugins is still stopped at `work`).
-    pub per_game_delivery: usize,
+    /// Entries one plugin may cause, on top of `work`, for each actor it hears about in the game's own work
+    /// of the dispatch (a level spawning twenty thousand players at once is the game's doing, and a plugin
+    /// answering each causes work in proportion). Counted once per actor however many handlers or
+    /// subscriptions the plugin holds; work that plugins caused grants nothing, so a flood or a loop between
+    /// plugins is still stopped at `work`.
+    pub per_game_actor: usize,
     /// Rounds after which the plugins still sending work are taken to be keeping a loop going.
     pub loop_rounds: usize,
 }
 
 impl Default for DispatchLimits {
     fn default() -> Self {
-        DispatchLimits { work: 100_000, per_game_delivery: 16, loop_rounds: 256 }
+        DispatchLimits { work: 100_000, per_game_actor: 16, loop_rounds: 256 }
     }
 }
 
@@ -106,8 +107,9 @@ impl Instances {
     pub fn pump(&mut self, world: &SharedWorld, timeline: &Timeline) -> Result<Vec<DeliveryFailure>, PumpOverflow> {
         let mut failures = Vec::new();
         let mut charged: HashMap<OwnerId, usize> = HashMap::default();
-        // What each plugin may cause beyond `work`, for the game's own work delivered to it.
+        // What each plugin may cause beyond `work`, for the game's actors it heard about.
         let mut allowance: HashMap<OwnerId, usize> = HashMap::default();
+        let mut heard_of: HashSet<(OwnerId, ActorId)> = HashSet::default();
         let mut quarantined: HashSet<OwnerId> = HashSet::default();
         // The plugins whose calls queued the work of the last few rounds: a loop alternates between its members.
         let mut recent_senders: VecDeque<Vec<OwnerId>> = VecDeque::new();
@@ -145,7 +147,11 @@ impl Instances {
                 match charge.root {
                     Some(root) if !quarantined.contains(&root) => *charged.entry(root).or_default() += 1,
                     Some(_) => {}
-                    None => *allowance.entry(item.owner()).or_default() += self.limits.per_game_delivery,
+                    None => {
+                        if heard_of.insert((item.owner(), item.actor())) {
+                            *allowance.entry(item.owner()).or_default() += self.limits.per_game_actor;
+                        }
+                    }
                 }
             }
             let budget = |owner: &OwnerId| self.limits.work.saturating_add(allowance.get(owner).copied().unwrap_or(0));
@@ -748,25 +754,33 @@ mod tests {
     }
 
     /// A plugin answering each of the game's own events with a few of its own is not a flooder however many
-    /// the game sends at once; one answering each with more than its share per event is.
+    /// the game sends at once; one answering with more than its share per actor is, and holding more handlers
+    /// does not raise its share.
     #[test]
     fn the_games_own_work_lets_a_plugin_answer_it_in_proportion() {
-        let limits = DispatchLimits { work: 50, per_game_delivery: 4, ..DispatchLimits::default() };
-        for (answers, flooded) in [(3, false), (6, true)] {
+        let limits = DispatchLimits { work: 50, per_game_actor: 4, ..DispatchLimits::default() };
+        // The game's events about 100 actors grant 400 deliveries beyond the 50. Each answer reaches every
+        // handler: 100 actors x handlers (hearing the event) x answers x handlers (hearing each answer).
+        for (handlers, answers, flooded) in [(1, 3, false), (1, 6, true), (2, 1, false), (2, 2, true)] {
             let mut f = fixture_with(limits, move |w, actor, event| {
                 if event == "Spawned" {
                     (0..answers).for_each(|_| w.send_extension_event(actor, "Answer").unwrap());
                 }
             });
             let pawns: Vec<ActorId> = (0..100).map(|_| world::lock(&f.world).spawn("Pawn").unwrap()).collect();
-            world::lock(&f.world).add_extension_handler(f.owner, "Pawn", 1).unwrap();
+            for number in 0..handlers {
+                world::lock(&f.world).add_extension_handler(f.owner, "Pawn", number).unwrap();
+            }
             f.pump();
-            // The game's 100 events grant 400 deliveries beyond the 50: 300 answers fit, 600 do not.
             pawns.iter().for_each(|pawn| world::lock(&f.world).send_extension_event(*pawn, "Spawned").unwrap());
             let failures = f.instances.pump(&f.world, &Timeline::new()).unwrap();
-            assert_eq!(failures.len(), usize::from(flooded), "{answers} answers per event: {failures:?}");
+            let case = format!("{handlers} handlers, {answers} answers: {failures:?}");
+            assert_eq!(failures.len(), usize::from(flooded), "{case}");
             if flooded {
-                assert!(matches!(&failures[0].error, CallError::Trapped(cause) if cause.contains("flooded the world")));
+                assert!(
+                    matches!(&failures[0].error, CallError::Trapped(c) if c.contains("flooded the world")),
+                    "{case}"
+                );
             }
         }
     }

@@ -7,10 +7,10 @@
 //!
 //! Starting a call reads no clock: reading the thread's CPU clock is a system call costing more than a whole
 //! call into a plugin, and almost every call ends within a fraction of an epoch tick. A call's first check
-//! comes one tick after it starts (the epoch ticker's next tick) and only takes the readings the call is
-//! measured from; the checks after it judge. So a call that ends before the next tick never reads a clock, and
-//! a longer one is charged from its first tick on: what it used before (at most one tick of its thread's time,
-//! while the ticker keeps time) is not charged. It can only be under-charged, never for the host's time.
+//! comes at the epoch ticker's next tick (or, if the plugin is in a host call then, when that call returns)
+//! and only takes the readings the call is measured from; the checks after it judge. So a call that ends
+//! before the next tick never reads a clock, and a longer one is charged from its first check on: what it used
+//! before is not charged. It can only be under-charged, never for the host's time.
 
 use std::time::{Duration, Instant};
 
@@ -53,12 +53,17 @@ impl CallClock {
     /// Checks the call now, on the thread running it. The first check takes the readings and gives the call its
     /// whole budget from then on.
     pub fn check(&mut self) -> Verdict {
+        self.check_at(thread_cpu_time(), Instant::now())
+    }
+
+    /// [`check`](Self::check), given the thread's CPU time and the wall time now.
+    fn check_at(&mut self, cpu_now: Option<Duration>, wall_now: Instant) -> Verdict {
         let Some((cpu_then, wall_then)) = self.measured_from else {
-            self.measured_from = Some((thread_cpu_time(), Instant::now()));
+            self.measured_from = Some((cpu_now, wall_now));
             return Verdict::Continue(self.budget);
         };
-        let cpu_used = cpu_then.zip(thread_cpu_time()).map(|(then, now)| now.saturating_sub(then));
-        decide(self.budget, backstop(self.budget), cpu_used, wall_then.elapsed())
+        let cpu_used = cpu_then.zip(cpu_now).map(|(then, now)| now.saturating_sub(then));
+        decide(self.budget, backstop(self.budget), cpu_used, wall_now.saturating_duration_since(wall_then))
     }
 }
 
@@ -83,11 +88,17 @@ mod tests {
     const MS: Duration = Duration::from_millis(1);
 
     #[test]
-    fn the_first_check_takes_the_readings_and_gives_the_whole_budget() {
+    fn a_call_is_measured_from_its_first_check() {
+        let start = Instant::now();
         let mut clock = CallClock::start(10 * MS);
-        assert_eq!(clock.check(), Verdict::Continue(10 * MS));
-        // Measured from the first check on: almost nothing used yet.
-        assert!(matches!(clock.check(), Verdict::Continue(rest) if rest > 5 * MS), "{:?}", clock.check());
+        // The first check takes the readings, whatever the thread used before, and grants the whole budget.
+        assert_eq!(clock.check_at(Some(500 * MS), start), Verdict::Continue(10 * MS));
+        assert_eq!(clock.check_at(Some(504 * MS), start + 20 * MS), Verdict::Continue(6 * MS));
+        assert_eq!(clock.check_at(Some(510 * MS), start + 30 * MS), Verdict::OverBudget { used: 10 * MS });
+        // Without a CPU clock, wall time since the first check counts.
+        let mut clock = CallClock::start(10 * MS);
+        assert_eq!(clock.check_at(None, start), Verdict::Continue(10 * MS));
+        assert_eq!(clock.check_at(None, start + 12 * MS), Verdict::OverBudget { used: 12 * MS });
     }
 
     #[test]

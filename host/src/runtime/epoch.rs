@@ -1,7 +1,7 @@
 //! The clock that says when to look at a call: a thread that advances the engine's epoch every millisecond.
 //!
-//! wasmtime checks the epoch at function entries and loop back-edges, so when a call's epoch deadline (a
-//! number of ticks ahead of the epoch when its call started) passes, the store's callback runs at the next
+//! wasmtime checks the epoch at function entries and loop back-edges, so when a call's epoch deadline (the
+//! next tick for its first check, then a number of ticks ahead) passes, the store's callback runs at the next
 //! check, whatever the plugin is doing — an endless loop included — and decides from the CPU time the call
 //! used whether it goes on or traps (see `deadline`). Checking costs a load and a compare; the thread wakes a
 //! thousand times a second.
