@@ -5,9 +5,9 @@
 //! must be called through wasmtime's async API, which runs every call on a fiber of its own. For a plugin whose
 //! handler does a few hundred nanoseconds of work the fiber costs as much as the call. Almost every plugin
 //! imports `wasi:io` (a Rust component's standard library does, to print) and nothing else that waits, so the
-//! host keeps a second linker, [`linker`], whose WASI functions are all synchronous: the `wasi:io` functions
-//! that may wait are defined here, each polling its future on the calling thread (see `drive`) under the wait
-//! budget of the call it is part of. A component whose imports this linker satisfies is called directly; one
+//! host keeps a second linker ([`add_wasi_to_linker`]) whose WASI functions are all synchronous: the `wasi:io`
+//! functions that may wait are defined here, each polling its future on the calling thread (see `drive`) under
+//! the wait budget of the call it is part of. A component whose imports this linker satisfies is called directly; one
 //! that imports what only the full linker has (`wasi:filesystem/types`, `wasi:sockets/tcp` or `udp`: any plugin
 //! whose code uses files, componentize-py's and componentize-js's runtimes, and C through the wasip1 adapter)
 //! is called on a fiber, as before. Both run the same host code; only how a wait is driven differs.
