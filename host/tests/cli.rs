@@ -353,6 +353,11 @@ fn a_new_plugin_in_each_language_builds_loads_and_logs_on_the_first_run() {
         let file = source.rsplit('/').next().unwrap();
         assert!(stderr.lines().any(|l| l.contains(&stale) && l.contains(file)), "{language}: {stderr}");
     }
+    // Inspecting one says so too.
+    let inspect = gfhost_in(&["inspect", "hello-rust"]);
+    let stderr = String::from_utf8_lossy(&inspect.stderr);
+    assert!(stderr.contains("hello_rust.wasm is older than"), "{stderr}");
+    assert!(stdout(&inspect).contains("calls: direct (wasmtime's synchronous API)"), "{}", stdout(&inspect));
 }
 
 #[test]

@@ -489,6 +489,7 @@ fn inspect_plugin(name: &str, options: SessionOptions) -> Result<ExitCode> {
     println!("{} {}", manifest.name, manifest.version);
     println!("  manifest: {}", manifest.manifest_path.display());
     println!("  component: {}", manifest.component_path.display());
+    warn_if_stale(&manifest);
     let inspection = session.runtime().inspect_plugin(&manifest)?;
     let how = match inspection.provenance {
         Provenance::Compiled { took } => format!("compiled in {:.1} ms", took.as_secs_f64() * 1e3),
@@ -527,14 +528,20 @@ fn inspect_plugin(name: &str, options: SessionOptions) -> Result<ExitCode> {
 /// wrote.
 fn warn_stale_components(session: &Session) {
     for info in session.features().list() {
-        if let Some(source) = package::newer_source(&info.manifest) {
-            eprintln!(
-                "warning: plugin {}: {} is older than {}; rebuild it with `gfhost build`",
-                info.manifest.name,
-                info.manifest.component_path.display(),
-                source.display()
-            );
-        }
+        warn_if_stale(&info.manifest);
+    }
+}
+
+/// Warns when a plugin's component is older than its sources (it is not what the user last wrote, and may have
+/// been built against an earlier draft of the WIT).
+fn warn_if_stale(manifest: &gamefeature_host::feature::PluginManifest) {
+    if let Some(source) = package::newer_source(manifest) {
+        eprintln!(
+            "warning: plugin {}: {} is older than {}; rebuild it with `gfhost build`",
+            manifest.name,
+            manifest.component_path.display(),
+            source.display()
+        );
     }
 }
 
