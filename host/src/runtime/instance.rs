@@ -616,28 +616,25 @@ impl PluginInstance for WasmInstance {
     }
 
     fn can_change_init_states(&mut self, b: &ChainBatch) -> Result<Vec<bool>, CallError> {
-        // Converted for the newest version only: 0.1.0 asks without facts.
+        // The facts are converted for the newest version only (into the record of the bindings called).
+        macro_rules! ask_with_facts {
+            ($bindings:ident, $store:ident, $callbacks:path) => {
+                $bindings.gamefeature_plugin_init_state_callbacks().call_can_change_init_states(
+                    $store,
+                    &b.actors,
+                    &b.features,
+                    &b.currents,
+                    &b.desireds,
+                    &b.names,
+                    &chain_facts!($callbacks, &b.facts),
+                )
+            };
+        }
         let answers = call_export!(
             self,
             b.actors.len(),
-            direct: |b_, store| b_.gamefeature_plugin_init_state_callbacks().call_can_change_init_states(
-                store,
-                &b.actors,
-                &b.features,
-                &b.currents,
-                &b.desireds,
-                &b.names,
-                &chain_facts!(direct::exports::gamefeature::plugin::init_state_callbacks, &b.facts)
-            ),
-            latest: |b_, store| b_.gamefeature_plugin_init_state_callbacks().call_can_change_init_states(
-                store,
-                &b.actors,
-                &b.features,
-                &b.currents,
-                &b.desireds,
-                &b.names,
-                &chain_facts!(init_state_callbacks, &b.facts)
-            ),
+            direct: |b_, store| ask_with_facts!(b_, store, direct::exports::gamefeature::plugin::init_state_callbacks),
+            latest: |b_, store| ask_with_facts!(b_, store, init_state_callbacks),
             // 0.1.0 asks without facts.
             v0_1: |b_, store| b_.gamefeature_plugin_init_state_callbacks().call_can_change_init_states(
                 store,
