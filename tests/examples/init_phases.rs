@@ -36,6 +36,16 @@ fn main() {
         ready - possessed
     );
     println!("batched calls recorded: {calls}; plugin log lines: {logs}");
+    // Entries delivered per pawn, by export: what the host's bookkeeping and the plugin's work scale with.
+    let mut entries: std::collections::BTreeMap<String, usize> = Default::default();
+    for event in events.iter().filter(|e| e.kind == EventKind::Call).skip(calls_before) {
+        if let Some((call, count)) = event.text.rsplit_once(" (") {
+            *entries.entry(call.to_string()).or_default() += count.trim_end_matches(')').parse::<usize>().unwrap_or(0);
+        }
+    }
+    let per_pawn: Vec<String> =
+        entries.iter().map(|(call, n)| format!("{call} {:.1}", *n as f64 / pawns as f64)).collect();
+    println!("entries per pawn: {}", per_pawn.join(", "));
     let failures: Vec<String> =
         events.iter().filter(|e| e.kind == EventKind::Failure).map(|e| e.text.clone()).collect();
     println!("live features: {:?}; failures: {failures:?}", manager.live_features());

@@ -108,7 +108,7 @@ async fn two_plugins_share_a_component_request() {
         world_with(&plugins, &["probe-a", "probe-b"], |w| pawn = Some(w.spawn("Pawn").unwrap())).await;
     let pawn = pawn.unwrap();
     let shields = |manager: &ExperienceManager| {
-        world::lock(manager.world()).actor(pawn).unwrap().components.iter().filter(|c| c.class == "Shield").count()
+        world::lock(manager.world()).actor(pawn).unwrap().components.iter().filter(|c| &*c.class == "Shield").count()
     };
     assert_eq!(shields(&manager), 1, "one request pair, one component");
     assert!(manager.deactivate_feature("probe-a").await);

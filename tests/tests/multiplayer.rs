@@ -91,7 +91,7 @@ fn raw_hello(protocol: u32, token: &str) -> Vec<u8> {
 fn pawn_of(world: &world::World, owner: Option<world::ClientId>) -> Option<ActorId> {
     world
         .actors()
-        .find(|a| a.class == "HeroCharacter" && a.player == owner.map(world::PlayerOwner::Remote))
+        .find(|a| &*a.class == "HeroCharacter" && a.player == owner.map(world::PlayerOwner::Remote))
         .map(|a| a.id)
 }
 
@@ -143,7 +143,7 @@ async fn the_server_picks_the_experience_and_each_client_loads_it_with_its_own_b
         assert_eq!((w.is_locally_controlled(mine), w.is_locally_controlled(theirs)), (Ok(true), Ok(false)));
         assert_eq!((w.has_authority(mine), w.has_authority(theirs)), (Ok(false), Ok(false)));
         // Client-side components come from the client's own actions; the server's replicated ones arrive.
-        let components: Vec<&str> = w.actor(mine).unwrap().components.iter().map(|c| c.class.as_str()).collect();
+        let components: Vec<&str> = w.actor(mine).unwrap().components.iter().map(|c| &*c.class).collect();
         assert!(components.contains(&"Possession") && components.contains(&"HeroComponent"), "{components:?}");
     }
     let w = world::lock(game.server.manager().world());
@@ -213,11 +213,11 @@ async fn a_late_joiner_gets_the_whole_world_and_a_leaver_takes_exactly_its_actor
     game.until(100, |g| g.server.is_settled()).await;
     let server_actors = |g: &Game| -> Vec<(ActorId, String)> {
         let w = world::lock(g.server.manager().world());
-        w.actors().map(|a| (a.id, a.class.clone())).collect()
+        w.actors().map(|a| (a.id, a.class.to_string())).collect()
     };
     let client_actors = |g: &Game, index: usize| -> Vec<(ActorId, String)> {
         let w = world::lock(g.clients[index].manager().world());
-        w.actors().filter(|a| a.role != NetRole::Authority).map(|a| (a.id, a.class.clone())).collect()
+        w.actors().filter(|a| a.role != NetRole::Authority).map(|a| (a.id, a.class.to_string())).collect()
     };
     assert_eq!(client_actors(&game, 1), server_actors(&game), "the late joiner has every actor");
     let first = game.server.players().values().next().copied().unwrap();
@@ -354,7 +354,7 @@ async fn lazy_prop_health_exists_only_where_props_were_hit_on_every_side() {
     game.until(300, |g| g.server.is_settled()).await;
     let with_health = |w: &world::World| -> Vec<(ActorId, Option<Value>)> {
         w.actors()
-            .filter(|a| a.class == "DamageableProp" && a.component("PropHealth").is_some())
+            .filter(|a| &*a.class == "DamageableProp" && a.component("PropHealth").is_some())
             .map(|a| (a.id, a.component("PropHealth").unwrap().properties.get("health").cloned()))
             .collect()
     };

@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::names::Name;
 use super::{OwnerId, SubscriptionId};
-use crate::world::ActorId;
+use crate::world::{ActorId, ClassName};
 
 /// Lyra's init states, registered in this order by its game instance.
 pub const LYRA_INIT_STATES: [&str; 4] =
@@ -19,7 +19,7 @@ pub struct FeatureEntry {
     /// The plugin instance implementing it; its callbacks drive the feature's chain.
     pub owner: OwnerId,
     /// The component class implementing it on the actor.
-    pub implementer: String,
+    pub implementer: Name,
     pub state: u8,
 }
 
@@ -79,18 +79,46 @@ impl Watcher {
     }
 }
 
+/// The watchers of one actor or class, in registration order. A dropped subscription's watcher is removed at
+/// once from a short list; a long one keeps it, counted as stale, until the stale ones are half the list, so
+/// dropping many subscriptions one by one costs time linear in their number. Only a list holding stale
+/// watchers needs each watcher's subscription looked up when notifying.
+#[derive(Debug, Default)]
+struct Watchers {
+    list: Vec<Watcher>,
+    stale: usize,
+}
+
+impl Watchers {
+    /// Lists at most this long drop a watcher at once.
+    const EAGER: usize = 32;
+
+    /// Drops subscription `id`'s watcher (`live`: the subscriptions still live, `id` no longer among them).
+    fn drop_watcher(&mut self, id: SubscriptionId, live: &HashMap<SubscriptionId, Subscription>) {
+        if self.stale == 0 && self.list.len() <= Self::EAGER {
+            self.list.retain(|watcher| watcher.id != id);
+            return;
+        }
+        self.stale += 1;
+        if self.stale * 2 > self.list.len() {
+            self.sweep(live);
+        }
+    }
+
+    fn sweep(&mut self, live: &HashMap<SubscriptionId, Subscription>) {
+        self.list.retain(|watcher| live.contains_key(&watcher.id));
+        self.stale = 0;
+    }
+}
+
 /// The init-state data of one world.
 #[derive(Debug, Default)]
 pub struct InitStates {
     order: Vec<Name>,
     features: HashMap<ActorId, Vec<FeatureEntry>>,
     subscriptions: HashMap<SubscriptionId, Subscription>,
-    actor_subscriptions: HashMap<ActorId, Vec<Watcher>>,
-    class_subscriptions: HashMap<String, Vec<Watcher>>,
-    /// Watchers left in the lists above by subscriptions since dropped; swept once they outnumber the live
-    /// ones, so that dropping subscriptions — one by one, or all of a plugin's — costs time linear in their
-    /// number.
-    stale_watchers: usize,
+    actor_subscriptions: HashMap<ActorId, Watchers>,
+    class_subscriptions: HashMap<String, Watchers>,
     /// Live subscriptions watching a class.
     class_watchers: usize,
     next_id: u64,
@@ -125,14 +153,14 @@ impl InitStates {
     }
 
     /// Registers (or re-registers, keeping its state) a feature.
-    pub fn register(&mut self, actor: ActorId, feature: Name, owner: OwnerId, implementer: &str) {
+    pub fn register(&mut self, actor: ActorId, feature: Name, owner: OwnerId, implementer: Name) {
         let entries = self.features.entry(actor).or_default();
         match entries.iter_mut().find(|f| f.feature == feature) {
             Some(entry) => {
                 entry.owner = owner;
-                entry.implementer = implementer.to_string();
+                entry.implementer = implementer;
             }
-            None => entries.push(FeatureEntry { feature, owner, implementer: implementer.to_string(), state: 0 }),
+            None => entries.push(FeatureEntry { feature, owner, implementer, state: 0 }),
         }
     }
 
@@ -167,11 +195,11 @@ impl InitStates {
         let id = SubscriptionId(self.next_id);
         match &subscription.watched {
             Watched::Actor(actor) => {
-                self.actor_subscriptions.entry(*actor).or_default().push(Watcher::of(id, &subscription))
+                self.actor_subscriptions.entry(*actor).or_default().list.push(Watcher::of(id, &subscription))
             }
             Watched::Class(class) => {
                 self.class_watchers += 1;
-                self.class_subscriptions.entry(class.clone()).or_default().push(Watcher::of(id, &subscription))
+                self.class_subscriptions.entry(class.clone()).or_default().list.push(Watcher::of(id, &subscription))
             }
         }
         self.subscriptions.insert(id, subscription);
@@ -180,26 +208,17 @@ impl InitStates {
 
     pub fn unsubscribe(&mut self, id: SubscriptionId) -> Option<Subscription> {
         let subscription = self.subscriptions.remove(&id)?;
-        if matches!(subscription.watched, Watched::Class(_)) {
-            self.class_watchers -= 1;
+        let watchers = match &subscription.watched {
+            Watched::Actor(actor) => self.actor_subscriptions.get_mut(actor),
+            Watched::Class(class) => {
+                self.class_watchers -= 1;
+                self.class_subscriptions.get_mut(class)
+            }
+        };
+        if let Some(watchers) = watchers {
+            watchers.drop_watcher(id, &self.subscriptions);
         }
-        self.stale_watchers += 1;
-        self.sweep_if_stale();
         Some(subscription)
-    }
-
-    /// Drops the watchers of removed subscriptions once they outnumber the live ones.
-    fn sweep_if_stale(&mut self) {
-        if self.stale_watchers <= self.subscriptions.len().max(64) {
-            return;
-        }
-        let live = &self.subscriptions;
-        for list in self.actor_subscriptions.values_mut().chain(self.class_subscriptions.values_mut()) {
-            list.retain(|watcher| live.contains_key(&watcher.id));
-        }
-        self.actor_subscriptions.retain(|_, list| !list.is_empty());
-        self.class_subscriptions.retain(|_, list| !list.is_empty());
-        self.stale_watchers = 0;
     }
 
     /// Whether any subscription watches a class (rather than one actor).
@@ -216,15 +235,19 @@ impl InitStates {
     pub fn subscribers<'a>(
         &'a self,
         actor: ActorId,
-        class_chain: &'a [&'a str],
+        class_chain: &'a [ClassName],
         feature: Name,
         state: u8,
     ) -> impl Iterator<Item = Watcher> + 'a {
-        let actor_ids = self.actor_subscriptions.get(&actor).into_iter().flatten();
-        let class_ids = class_chain.iter().flat_map(|class| self.class_subscriptions.get(*class).into_iter().flatten());
-        actor_ids
-            .chain(class_ids)
-            .filter(move |watcher| watcher.matches(feature, state) && self.subscriptions.contains_key(&watcher.id))
+        let lists = self.actor_subscriptions.get(&actor).into_iter();
+        let lists = lists.chain(class_chain.iter().filter_map(|class| self.class_subscriptions.get(&**class)));
+        lists
+            .flat_map(move |watchers| {
+                let check_live = watchers.stale > 0;
+                watchers.list.iter().filter(move |watcher| {
+                    watcher.matches(feature, state) && (!check_live || self.subscriptions.contains_key(&watcher.id))
+                })
+            })
             .copied()
     }
 
@@ -235,6 +258,7 @@ impl InitStates {
             .actor_subscriptions
             .remove(&actor)
             .unwrap_or_default()
+            .list
             .iter()
             .map(|watcher| watcher.id)
             .filter(|id| self.subscriptions.remove(id).is_some())
@@ -261,8 +285,14 @@ impl InitStates {
             keep
         });
         let removed = before - self.subscriptions.len();
-        self.stale_watchers += removed;
-        self.sweep_if_stale();
+        if removed > 0 {
+            let live = &self.subscriptions;
+            for watchers in self.actor_subscriptions.values_mut().chain(self.class_subscriptions.values_mut()) {
+                watchers.sweep(live);
+            }
+            self.actor_subscriptions.retain(|_, watchers| !watchers.list.is_empty());
+            self.class_subscriptions.retain(|_, watchers| !watchers.list.is_empty());
+        }
         (features, removed)
     }
 
@@ -300,14 +330,17 @@ mod tests {
         let kept = subscribe(&mut states, other, Watched::Actor(actor));
         assert_eq!(states.remove_owner(owner), (0, 100_000));
         assert!(!states.has_class_subscriptions());
-        assert_eq!(states.subscribers(actor, &["Pawn"], feature, 1).map(|w| w.id).collect::<Vec<_>>(), [kept]);
+        let pawn: [ClassName; 1] = [ClassName::from("Pawn")];
+        assert_eq!(states.subscribers(actor, &pawn, feature, 1).map(|w| w.id).collect::<Vec<_>>(), [kept]);
 
         let many: Vec<_> = (0..100_000).map(|_| subscribe(&mut states, owner, Watched::Actor(actor))).collect();
         for id in many {
             states.unsubscribe(id);
         }
         assert_eq!(states.subscription_count(), 1);
-        assert!(states.actor_subscriptions[&actor].len() <= 1 + 64 + 1, "stale watchers are swept");
+        let left = &states.actor_subscriptions[&actor];
+        assert!(left.list.len() <= 2 * (1 + left.stale), "stale watchers are swept");
+        assert_eq!(states.subscribers(actor, &pawn, feature, 1).map(|w| w.id).collect::<Vec<_>>(), [kept]);
         assert!(mine.iter().all(|id| states.subscription(*id).is_none()));
     }
 }

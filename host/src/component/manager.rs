@@ -150,15 +150,16 @@ impl World {
     /// Makes an actor a receiver: for each class of its chain, most derived first, the components requested on
     /// that class are added, then that class's handlers get `ReceiverAdded` (Unreal's AddReceiver).
     pub fn add_receiver(&mut self, actor: ActorId) -> Result<(), WorldError> {
-        let class = self.actor(actor)?.class.clone();
-        if self.actor(actor)?.receiver {
+        let found = self.actor_mut(actor)?;
+        if found.receiver {
             return Ok(());
         }
-        self.actor_mut(actor)?.receiver = true;
-        let chain: Vec<String> = self.classes.chain(&class).map(str::to_string).collect();
+        found.receiver = true;
+        let class = found.class.clone();
+        let chain = self.classes.shared_chain(&class);
         let event = self.manager.event(0);
-        for level in &chain {
-            let keys: Vec<_> = self.manager.requests.components_for(&[level.as_str()]).cloned().collect();
+        for level in chain.iter() {
+            let keys: Vec<_> = self.manager.requests.components_for(&[level]).cloned().collect();
             for key in keys {
                 self.add_requested_component(actor, &key);
             }
@@ -268,8 +269,8 @@ impl World {
         final_event: bool,
         sender: Option<OwnerId>,
     ) -> Result<(), WorldError> {
-        let class = self.actor(actor)?.class.clone();
-        for level in self.classes.chain(&class) {
+        let chain = self.classes.shared_chain(&self.actor(actor)?.class);
+        for level in chain.iter() {
             queue_for_class(&mut self.manager, level, actor, event, final_event, sender);
         }
         Ok(())
@@ -296,6 +297,9 @@ impl World {
     pub fn take_charged_work(&mut self) -> Vec<(Work, Charge)> {
         self.settle_ending_actors();
         let mut work = self.manager.queue.take_charged();
+        if !self.has_plugin_spawned_actors() {
+            return work;
+        }
         for (item, charge) in &mut work {
             if let Some(spawner) = self.actor(item.actor()).ok().and_then(|a| a.spawned_by) {
                 charge.root = Some(spawner);
@@ -433,6 +437,7 @@ impl World {
                 )));
             }
         }
+        let implementer = self.manager.names.intern(implementer);
         self.manager.init_states.register(actor, name, owner, implementer);
         Ok(())
     }
@@ -518,15 +523,12 @@ impl World {
             self.record(|| WorldEvent::InitStateChanged { actor, feature: feature_text, state: state_text });
         }
         // Class subscriptions are rare; only look up the actor's class chain when there are some.
-        let chain: Vec<String> = match self.actor(actor) {
-            Ok(a) if self.manager.init_states.has_class_subscriptions() => {
-                self.classes.chain(&a.class).map(str::to_string).collect()
-            }
-            _ => Vec::new(),
+        let chain = match self.manager.init_states.has_class_subscriptions() {
+            true => self.actor(actor).ok().map(|a| self.classes.shared_chain(&a.class)),
+            false => None,
         };
-        let chain: Vec<&str> = chain.iter().map(String::as_str).collect();
         let manager = &mut self.manager;
-        for watcher in manager.init_states.subscribers(actor, &chain, feature, state) {
+        for watcher in manager.init_states.subscribers(actor, chain.as_deref().unwrap_or_default(), feature, state) {
             let (owner, subscription, number) = (watcher.owner, watcher.id, watcher.number);
             manager.queue.push(Work::InitStateChanged { owner, subscription, number, actor, feature, state });
         }
@@ -621,17 +623,10 @@ impl World {
         except: &str,
     ) -> Result<(), WorldError> {
         self.actor(actor)?;
-        let except = self.manager.names.get(except);
-        let others: Vec<_> = self
-            .manager
-            .init_states
-            .features(actor)
-            .iter()
-            .filter(|f| Some(f.feature) != except)
-            .map(|f| Work::CheckDefaultInitialization { owner: f.owner, actor, feature: f.feature })
-            .collect();
-        for work in others {
-            self.manager.queue.push(work);
+        let manager = &mut self.manager;
+        let except = manager.names.get(except);
+        for f in manager.init_states.features(actor).iter().filter(|f| Some(f.feature) != except) {
+            manager.queue.push(Work::CheckDefaultInitialization { owner: f.owner, actor, feature: f.feature });
         }
         Ok(())
     }

@@ -183,7 +183,7 @@ proptest! {
                     .components
                     .iter()
                     .filter_map(|c| match &c.origin {
-                        crate::world::ComponentOrigin::Request(key) => Some((c.class.clone(), key.receiver_class.clone())),
+                        crate::world::ComponentOrigin::Request(key) => Some((c.class.to_string(), key.receiver_class.to_string())),
                         _ => None,
                     })
                     .collect();

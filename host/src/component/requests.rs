@@ -6,13 +6,14 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::OwnerId;
+use crate::world::ClassName;
 
 /// The (receiver class, component class) pair a request is about. Components created for a request remember
 /// their key, so releasing the last handle removes exactly those.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RequestKey {
-    pub receiver_class: String,
-    pub component_class: String,
+    pub receiver_class: ClassName,
+    pub component_class: ClassName,
 }
 
 /// How a request adds components.
@@ -86,7 +87,7 @@ impl ComponentRequests {
     /// the chain, the live requests on that class in the order they were made. This is Unreal's walk from the
     /// most derived class to the base.
     pub fn components_for<'a>(&'a self, class_chain: &'a [&'a str]) -> impl Iterator<Item = &'a RequestKey> + 'a {
-        class_chain.iter().flat_map(move |class| self.order.iter().filter(move |key| key.receiver_class == *class))
+        class_chain.iter().flat_map(move |class| self.order.iter().filter(move |key| &*key.receiver_class == *class))
     }
 
     /// How many handles are live for a pair.
@@ -147,7 +148,7 @@ mod tests {
         let _base = requests.add(key("Pawn", "Movement"), OwnerId::HOST, RequestFlags::default());
         let _derived = requests.add(key("Character", "Health"), OwnerId::HOST, RequestFlags::default());
         let chain = ["Character", "Pawn", "Actor"];
-        let classes: Vec<_> = requests.components_for(&chain).map(|k| k.component_class.as_str()).collect();
+        let classes: Vec<_> = requests.components_for(&chain).map(|k| &*k.component_class).collect();
         assert_eq!(classes, ["Health", "Movement"]);
     }
 }

@@ -168,12 +168,15 @@ impl Instances {
             }
             // What a quarantined plugin was sent, and the events it sent, go with it (as the queue's own
             // `discard_owner` does for what was still queued).
-            let work: Vec<(Work, Charge)> = work
-                .into_iter()
-                .filter(|(w, _)| {
-                    !quarantined.contains(&w.owner()) && w.sender().is_none_or(|s| !quarantined.contains(&s))
-                })
-                .collect();
+            let work: Vec<(Work, Charge)> = match quarantined.is_empty() {
+                true => work,
+                false => work
+                    .into_iter()
+                    .filter(|(w, _)| {
+                        !quarantined.contains(&w.owner()) && w.sender().is_none_or(|s| !quarantined.contains(&s))
+                    })
+                    .collect(),
+            };
             for (owner, runs) in by_owner(work) {
                 for run in runs {
                     world::lock(world).delivering_work_of(run.root);
@@ -353,8 +356,8 @@ struct Run {
 /// [`MAX_BATCH`] entries (chain walks are cut into waves later). One instance's work of a round is then a
 /// handful of batched calls however many actors it concerns.
 fn by_owner(work: Vec<(Work, Charge)>) -> Vec<(OwnerId, Vec<Run>)> {
-    /// One instance's items of a round, by kind.
-    type ByKind = [Vec<(Work, Charge)>; 5];
+    /// One instance's runs of a round, by kind.
+    type ByKind = [Vec<Run>; 5];
     let mut groups: Vec<(OwnerId, ByKind)> = Vec::new();
     // Where each owner's group is: a round can hold a hundred thousand items for a hundred instances.
     let mut group_of: HashMap<OwnerId, usize> = HashMap::default();
@@ -371,29 +374,13 @@ fn by_owner(work: Vec<(Work, Charge)>) -> Vec<(OwnerId, Vec<Run>)> {
             groups.push((owner, Default::default()));
             groups.len() - 1
         });
-        groups[index].1[kind].push((item, charge));
+        let runs = &mut groups[index].1[kind];
+        match runs.last_mut() {
+            Some(run) if run.root == charge.root && (kind == 4 || run.items.len() < MAX_BATCH) => run.items.push(item),
+            _ => runs.push(Run { root: charge.root, items: vec![item] }),
+        }
     }
-    groups
-        .into_iter()
-        .map(|(owner, kinds)| {
-            let mut runs: Vec<Run> = Vec::new();
-            for (kind, items) in kinds.into_iter().enumerate() {
-                let mut current: Option<Run> = None;
-                for (item, charge) in items {
-                    let full = current.as_ref().is_some_and(|run| kind != 4 && run.items.len() >= MAX_BATCH);
-                    match &mut current {
-                        Some(run) if run.root == charge.root && !full => run.items.push(item),
-                        _ => {
-                            runs.extend(current.take());
-                            current = Some(Run { root: charge.root, items: vec![item] });
-                        }
-                    }
-                }
-                runs.extend(current);
-            }
-            (owner, runs)
-        })
-        .collect()
+    groups.into_iter().map(|(owner, kinds)| (owner, kinds.into_iter().flatten().collect())).collect()
 }
 
 /// Splits chains into waves in which each actor appears once, keeping their order, of at most [`MAX_BATCH`]
@@ -840,7 +827,8 @@ mod tests {
         let answers = queried.clone();
         let mut f = fixture(move |w, actor, event| {
             if event == "ReceiverRemoved" {
-                let answer = w.actor(actor).map(|a| a.components.iter().map(|c| c.class.clone()).collect::<Vec<_>>());
+                let answer =
+                    w.actor(actor).map(|a| a.components.iter().map(|c| c.class.to_string()).collect::<Vec<_>>());
                 answers.lock().unwrap().push(answer);
             }
         });

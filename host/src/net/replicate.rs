@@ -210,7 +210,7 @@ impl ServerReplication {
                     _ => None,
                 };
                 let known = KnownActor {
-                    class: found.class.clone(),
+                    class: found.class.to_string(),
                     receiver: found.receiver,
                     player,
                     components: components.clone(),
@@ -219,7 +219,7 @@ impl ServerReplication {
                 self.order.push(actor);
                 updates.push(Update::Spawn {
                     actor,
-                    class: found.class.clone(),
+                    class: found.class.to_string(),
                     receiver: found.receiver,
                     player,
                     components,
@@ -244,7 +244,8 @@ impl ServerReplication {
 
     fn look_at_component(&mut self, world: &World, actor: ActorId, class: &str, updates: &mut Vec<Update>) {
         let Some(known) = self.known.get(&actor) else { return };
-        let now = world.actor(actor).ok().and_then(|a| a.components.iter().find(|c| c.class == class && c.replicated));
+        let now =
+            world.actor(actor).ok().and_then(|a| a.components.iter().find(|c| &*c.class == class && c.replicated));
         let known_index = known.components.iter().position(|c| c.class == class);
         // Removed and added again since clients last heard is another component: the old one goes first.
         if let Some(index) = known_index {
@@ -267,7 +268,7 @@ impl ServerReplication {
         let Some(component) = known.components.iter().find(|c| c.class == class) else { return };
         // A value of a component that was since replaced travels with the new component, when it is adopted.
         let current =
-            world.actor(actor).ok().and_then(|a| a.components.iter().find(|c| c.class == class && c.replicated));
+            world.actor(actor).ok().and_then(|a| a.components.iter().find(|c| &*c.class == class && c.replicated));
         if current.is_none_or(|c| c.serial != component.incarnation) {
             return;
         }
@@ -285,7 +286,7 @@ impl ServerReplication {
                 self.set_value(key, actor, &component.class, Some(value.clone()));
             }
         }
-        ComponentRef { class: component.class.clone(), incarnation }
+        ComponentRef { class: component.class.to_string(), incarnation }
     }
 
     fn set_value(&mut self, key: PropKey, actor: ActorId, class: &str, value: Option<Value>) {

@@ -44,10 +44,10 @@ fn replicated_state(world: &World) -> Replicated {
                         .filter(|(name, _)| world.replicated_classes().replicates(&c.class, name))
                         .map(|(name, value)| (name.clone(), value.clone()))
                         .collect();
-                    (c.class.clone(), values)
+                    (c.class.to_string(), values)
                 })
                 .collect();
-            (actor.id, (actor.class.clone(), components))
+            (actor.id, (actor.class.to_string(), components))
         })
         .collect()
 }
@@ -318,7 +318,7 @@ fn a_client_cannot_write_a_replicated_property_but_keeps_its_own_components() {
         client.frame();
     }
     let replica = client.world.actor(pawn).unwrap();
-    let classes: Vec<&str> = replica.components.iter().map(|c| c.class.as_str()).collect();
+    let classes: Vec<&str> = replica.components.iter().map(|c| &*c.class).collect();
     assert_eq!(classes, ["Health", "Mesh"], "one Health, the server's");
     assert_eq!(client.world.property(pawn, "Health", "hp").unwrap(), Some(&Value::Integer(100)));
     let refused = client.world.set_property_by(OwnerId(9), 1 << 20, pawn, "Health", "hp", Value::Integer(1));
@@ -331,7 +331,7 @@ fn a_client_cannot_write_a_replicated_property_but_keeps_its_own_components() {
     // A replicated component is one per actor, however many requests give it.
     let hero = server.world.spawn("Character").unwrap();
     let _more = server.world.add_component_request(OwnerId::HOST, "Character", "Health", RequestFlags::default());
-    let count = server.world.actor(hero).unwrap().components.iter().filter(|c| c.class == "Health").count();
+    let count = server.world.actor(hero).unwrap().components.iter().filter(|c| &*c.class == "Health").count();
     assert_eq!(count, 1);
 }
 

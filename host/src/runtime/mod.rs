@@ -200,11 +200,19 @@ fn explain_compile_error(error: &str) -> String {
     }
 }
 
+/// Set to `1`, the host writes a perf map of the plugins' compiled code (`/tmp/perf-<pid>.map`), so that
+/// `perf report` shows which plugin function the time went to.
+pub const PERF_MAP_VARIABLE: &str = "GAMEFEATURE_PERF_MAP";
+
 impl Runtime {
     pub fn new(config: RuntimeConfig) -> Result<Arc<Self>, RuntimeError> {
         let mut wasm = Config::new();
         wasm.epoch_interruption(true);
         wasm.consume_fuel(config.meters_fuel());
+        // `perf` names plugin functions in its profiles when the host writes /tmp/perf-<pid>.map for it.
+        if std::env::var_os(PERF_MAP_VARIABLE).is_some_and(|v| v == "1") {
+            wasm.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
         if config.pooling {
             let mut pool = PoolingAllocationConfig::default();
             let instances = config.max_instances;

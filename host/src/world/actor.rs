@@ -65,7 +65,7 @@ pub enum ComponentOrigin {
 /// A component on an actor: a class and the properties features read and write.
 #[derive(Debug, Clone)]
 pub struct Component {
-    pub class: String,
+    pub class: super::ClassName,
     /// Numbers every component a world creates, never reused: a component removed and added again is another
     /// component (replication tells them apart by it).
     pub serial: u64,
@@ -81,8 +81,7 @@ pub struct Component {
 #[derive(Debug, Clone)]
 pub struct Actor {
     pub id: ActorId,
-    pub class: String,
-    pub name: String,
+    pub class: super::ClassName,
     pub role: NetRole,
     pub components: Vec<Component>,
     /// Whether the component manager extends it (Unreal's AddReceiver): modular actors are receivers.
@@ -106,12 +105,17 @@ pub enum PlayerOwner {
 }
 
 impl Actor {
+    /// The actor's name, as Unreal names spawned actors: its class and a number.
+    pub fn name(&self) -> String {
+        format!("{}_{}", self.class, self.id.slot())
+    }
+
     /// The first component of the given class, if the actor has one.
     pub fn component(&self, class: &str) -> Option<&Component> {
-        self.components.iter().find(|c| c.class == class)
+        self.components.iter().find(|c| &*c.class == class)
     }
 
     pub(crate) fn component_mut(&mut self, class: &str) -> Option<&mut Component> {
-        self.components.iter_mut().find(|c| c.class == class)
+        self.components.iter_mut().find(|c| &*c.class == class)
     }
 }

@@ -3,6 +3,8 @@
 //! Plugins name classes by string; the world owns the hierarchy, declared in data, so "is a Pawn a subclass of
 //! Actor" is answered in one place for every guest language.
 
+use std::sync::Arc;
+
 use rustc_hash::FxHashMap as HashMap;
 
 /// The root of every actor class. Requests on it are refused, as in Unreal: they would touch every actor.
@@ -33,15 +35,28 @@ pub enum ClassError {
     InvalidName(String),
 }
 
-/// The class hierarchy of one world.
+/// A class name shared by every actor of the class: cloning it is a reference count, not a copy.
+pub type ClassName = Arc<str>;
+
+/// One declared class: its parent, and its chain (itself, then its ancestors), fixed when it is declared.
+#[derive(Debug, Clone)]
+struct ClassEntry {
+    parent: Option<ClassName>,
+    chain: Arc<[ClassName]>,
+}
+
+/// The class hierarchy of one world. A class's parent never changes once declared, so each class keeps its
+/// chain, and walking it (every spawn, event and notification does) allocates and hashes nothing.
 #[derive(Debug, Clone)]
 pub struct ClassRegistry {
-    parents: HashMap<String, Option<String>>,
+    classes: HashMap<ClassName, ClassEntry>,
 }
 
 impl Default for ClassRegistry {
     fn default() -> Self {
-        let mut registry = ClassRegistry { parents: HashMap::from_iter([(ROOT_ACTOR_CLASS.to_string(), None)]) };
+        let root: ClassName = Arc::from(ROOT_ACTOR_CLASS);
+        let entry = ClassEntry { parent: None, chain: Arc::from([root.clone()]) };
+        let mut registry = ClassRegistry { classes: HashMap::from_iter([(root, entry)]) };
         for (class, parent) in BUILT_IN_CLASSES {
             registry.declare(class, parent).expect("built-in classes are well formed");
         }
@@ -56,18 +71,21 @@ impl ClassRegistry {
         if !is_valid_class_name(class) {
             return Err(ClassError::InvalidName(class.to_string()));
         }
-        if !self.parents.contains_key(parent) {
+        let Some(parent_chain) = self.classes.get(parent).map(|p| p.chain.clone()) else {
             return Err(ClassError::UnknownParent { class: class.to_string(), parent: parent.to_string() });
-        }
-        match self.parents.get(class) {
-            Some(Some(existing)) if existing == parent => Ok(()),
+        };
+        match self.classes.get(class) {
+            Some(ClassEntry { parent: Some(existing), .. }) if &**existing == parent => Ok(()),
             Some(existing) => Err(ClassError::Conflict {
                 class: class.to_string(),
-                existing: existing.clone().unwrap_or_default(),
+                existing: existing.parent.as_deref().unwrap_or_default().to_string(),
                 requested: parent.to_string(),
             }),
             None => {
-                self.parents.insert(class.to_string(), Some(parent.to_string()));
+                let name: ClassName = Arc::from(class);
+                let chain: Arc<[ClassName]> =
+                    std::iter::once(name.clone()).chain(parent_chain.iter().cloned()).collect();
+                self.classes.insert(name, ClassEntry { parent: Some(parent_chain[0].clone()), chain });
                 Ok(())
             }
         }
@@ -75,7 +93,12 @@ impl ClassRegistry {
 
     /// Whether `class` is declared.
     pub fn contains(&self, class: &str) -> bool {
-        self.parents.contains_key(class)
+        self.classes.contains_key(class)
+    }
+
+    /// The shared name of a declared class.
+    pub fn name(&self, class: &str) -> Option<ClassName> {
+        self.classes.get_key_value(class).map(|(name, _)| name.clone())
     }
 
     /// Whether `class` is `ancestor` or derives from it. Unknown classes are not anything.
@@ -84,9 +107,13 @@ impl ClassRegistry {
     }
 
     /// `class` and its ancestors, most derived first.
-    pub fn chain<'a>(&'a self, class: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        let start = self.parents.get_key_value(class).map(|(k, _)| k.as_str());
-        std::iter::successors(start, move |c| self.parents.get(*c).and_then(|p| p.as_deref()))
+    pub fn chain<'a>(&'a self, class: &str) -> impl Iterator<Item = &'a str> + 'a {
+        self.classes.get(class).into_iter().flat_map(|entry| entry.chain.iter().map(|c| &**c))
+    }
+
+    /// [`chain`](Self::chain), shared: held while the world changes (empty for an unknown class).
+    pub fn shared_chain(&self, class: &str) -> Arc<[ClassName]> {
+        self.classes.get(class).map_or_else(|| Arc::from([]), |entry| entry.chain.clone())
     }
 }
 

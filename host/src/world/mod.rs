@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 pub use actor::{Actor, ActorId, Component, ComponentOrigin, PlayerOwner, Value};
-pub use class::{is_valid_class_name, ClassError, ClassRegistry, BUILT_IN_CLASSES, ROOT_ACTOR_CLASS};
+pub use class::{is_valid_class_name, ClassError, ClassName, ClassRegistry, BUILT_IN_CLASSES, ROOT_ACTOR_CLASS};
 pub use clock::{Clock, Fired, Frame, TimerId};
 pub use creation::{CreationPolicies, CreationPolicy};
 pub use net::{ClientId, NetMode, NetRole, UnknownNetMode};
@@ -132,6 +132,8 @@ pub struct World {
     replicated: ReplicatedClasses,
     creation: CreationPolicies,
     next_component: u64,
+    /// Live actors plugins spawned: while there are none, no queued work needs charging to a spawner.
+    plugin_spawned: usize,
     /// What this world touched that clients may need to hear about; kept only while a server replicates it.
     journal: Option<Vec<Touched>>,
 }
@@ -157,6 +159,7 @@ impl World {
             replicated: ReplicatedClasses::default(),
             creation: CreationPolicies::default(),
             next_component: 0,
+            plugin_spawned: 0,
             journal: None,
         }
     }
@@ -187,16 +190,15 @@ impl World {
     /// Spawns an actor, owned by `owner` when a plugin spawns it; a `receiver` is a modular actor (see
     /// [`spawn`](Self::spawn)).
     pub fn spawn_actor(&mut self, class: &str, owner: Option<OwnerId>, receiver: bool) -> Result<ActorId, WorldError> {
-        if !self.classes.contains(class) {
+        let Some(class_name) = self.classes.name(class) else {
             return Err(WorldError::UnknownClass(class.to_string()));
-        }
+        };
         // A client's own actors keep out of the slots its server's replicas take.
         let id = self.slots.allocate(self.net_mode == NetMode::Client);
         let entry = self.slots.slot_mut(id).expect("just allocated");
         entry.actor = Some(Actor {
             id,
-            class: class.to_string(),
-            name: format!("{class}_{}", id.slot()),
+            class: class_name,
             // Locally spawned actors are owned by this world; replicas arrive with other roles.
             role: NetRole::Authority,
             components: Vec::new(),
@@ -206,6 +208,7 @@ impl World {
             player: None,
         });
         self.spawn_order.push(id);
+        self.plugin_spawned += usize::from(owner.is_some());
         self.record(|| WorldEvent::ActorSpawned { actor: id, class: class.to_string() });
         self.touch(|| Touched::Actor(id));
         if receiver {
@@ -241,6 +244,7 @@ impl World {
     /// Frees a destroyed actor's slot: its id names nobody from now on.
     fn finish_destroy(&mut self, actor: ActorId) -> Result<(), WorldError> {
         let removed = self.slots.free(actor).ok_or(WorldError::UnknownActor(actor))?;
+        self.plugin_spawned -= usize::from(removed.spawned_by.is_some());
         self.manager.watches.remove_actor(actor);
         self.destroyed_in_order += 1;
         if self.destroyed_in_order * 2 > self.spawn_order.len() {
@@ -250,7 +254,7 @@ impl World {
         }
         for component in removed.components {
             self.forget_writes(actor, &component);
-            self.record(|| WorldEvent::ComponentRemoved { actor, component: component.class });
+            self.record(|| WorldEvent::ComponentRemoved { actor, component: component.class.to_string() });
         }
         self.record(|| WorldEvent::ActorDestroyed { actor });
         Ok(())
@@ -270,6 +274,11 @@ impl World {
         } else {
             self.destroying = std::mem::take(&mut self.ending);
         }
+    }
+
+    /// Whether any live actor was spawned by a plugin.
+    pub(crate) fn has_plugin_spawned_actors(&self) -> bool {
+        self.plugin_spawned > 0
     }
 
     /// Whether `owner` holds a component request that added `actor`'s `component`: the plugins whose
@@ -444,7 +453,7 @@ impl World {
     fn forget_writes(&mut self, actor: ActorId, component: &Component) {
         for (name, writer) in &component.writers {
             if let Some(value) = component.properties.get(name) {
-                let key = (actor, component.class.clone(), name.clone());
+                let key = (actor, component.class.to_string(), name.clone());
                 self.written.credit(*writer, &key, written::charge_of(name, value));
             }
         }
@@ -548,9 +557,9 @@ impl World {
         if found.role != NetRole::Authority || !found.receiver || found.ending {
             return Err(missing());
         }
-        let chain: Vec<String> = self.classes.chain(&found.class).map(str::to_string).collect();
-        let levels: Vec<&str> = chain.iter().map(String::as_str).collect();
-        let key = self.manager.requests.components_for(&levels).find(|k| k.component_class == class).cloned();
+        let chain = self.classes.shared_chain(&found.class);
+        let levels: Vec<&str> = chain.iter().map(|c| &**c).collect();
+        let key = self.manager.requests.components_for(&levels).find(|k| &*k.component_class == class).cloned();
         let key = key.ok_or_else(missing)?;
         self.create_requested_component(actor, &key);
         // A replicated class is the server's to create: on a client nothing was.
@@ -629,10 +638,10 @@ impl World {
     }
 
     /// A new, empty component with the next serial number.
-    fn new_component(&mut self, class: &str, origin: ComponentOrigin, replicated: bool) -> Component {
+    fn new_component(&mut self, class: ClassName, origin: ComponentOrigin, replicated: bool) -> Component {
         self.next_component += 1;
         Component {
-            class: class.to_string(),
+            class,
             serial: self.next_component,
             origin,
             replicated,
@@ -645,7 +654,7 @@ impl World {
     /// does.
     pub fn attach_native_component(&mut self, actor: ActorId, class: &str) -> Result<(), WorldError> {
         let replicated = self.replicated.is_replicated(class);
-        let component = self.new_component(class, ComponentOrigin::Native, replicated);
+        let component = self.new_component(class.into(), ComponentOrigin::Native, replicated);
         self.actor_mut(actor)?.components.push(component);
         self.record(|| WorldEvent::ComponentAdded { actor, component: class.to_string() });
         if replicated {
@@ -662,14 +671,13 @@ impl World {
         role: NetRole,
         player: Option<PlayerOwner>,
     ) -> Result<(), WorldError> {
-        if !self.classes.contains(class) {
+        let Some(class_name) = self.classes.name(class) else {
             return Err(WorldError::UnknownClass(class.to_string()));
-        }
+        };
         let entry = self.slots.place(id).ok_or_else(|| WorldError::Invalid(format!("actor {id} already exists")))?;
         entry.actor = Some(Actor {
             id,
-            class: class.to_string(),
-            name: format!("{class}_{}", id.slot()),
+            class: class_name,
             role,
             components: Vec::new(),
             receiver: false,
@@ -684,7 +692,7 @@ impl World {
 
     /// A client receives a replicated component its server added.
     pub fn attach_replicated_component(&mut self, actor: ActorId, class: &str) -> Result<(), WorldError> {
-        let component = self.new_component(class, ComponentOrigin::Replicated, true);
+        let component = self.new_component(class.into(), ComponentOrigin::Replicated, true);
         self.actor_mut(actor)?.components.push(component);
         self.record(|| WorldEvent::ComponentAdded { actor, component: class.to_string() });
         Ok(())
@@ -693,12 +701,12 @@ impl World {
     /// A client hears its server removed a replicated component.
     pub fn detach_replicated_component(&mut self, actor: ActorId, class: &str) -> Result<(), WorldError> {
         let actor_ref = self.actor_mut(actor)?;
-        let Some(index) = actor_ref.components.iter().position(|c| c.class == class && c.replicated) else {
+        let Some(index) = actor_ref.components.iter().position(|c| &*c.class == class && c.replicated) else {
             return Err(WorldError::NoSuchComponent { actor, component: class.to_string() });
         };
         let component = actor_ref.components.remove(index);
         self.forget_writes(actor, &component);
-        self.record(|| WorldEvent::ComponentRemoved { actor, component: component.class });
+        self.record(|| WorldEvent::ComponentRemoved { actor, component: component.class.to_string() });
         Ok(())
     }
 
@@ -715,7 +723,7 @@ impl World {
             .actor_mut(actor)?
             .components
             .iter_mut()
-            .find(|c| c.class == class && c.replicated)
+            .find(|c| &*c.class == class && c.replicated)
             .ok_or_else(|| WorldError::NoSuchComponent { actor, component: class.to_string() })?;
         let old = match value.clone() {
             Some(value) => component.properties.insert(name.to_string(), value),
@@ -749,8 +757,7 @@ impl World {
                 "component class {component_class} has creation policy never: no actor gets one"
             )));
         }
-        let key =
-            RequestKey { receiver_class: receiver_class.to_string(), component_class: component_class.to_string() };
+        let key = RequestKey { receiver_class: receiver_class.into(), component_class: component_class.into() };
         let (handle, first) = self.manager.requests.add(key.clone(), owner, flags);
         if first {
             for actor in self.actors_of_class(receiver_class)? {
@@ -786,9 +793,9 @@ impl World {
         for component in removed {
             self.forget_writes(actor, &component);
             if component.replicated {
-                self.touch(|| Touched::Component(actor, component.class.clone()));
+                self.touch(|| Touched::Component(actor, component.class.to_string()));
             }
-            self.record(|| WorldEvent::ComponentRemoved { actor, component: component.class });
+            self.record(|| WorldEvent::ComponentRemoved { actor, component: component.class.to_string() });
         }
     }
 
@@ -816,11 +823,11 @@ impl World {
         if present {
             return;
         }
-        let component = self.new_component(&key.component_class, origin, replicated);
+        let component = self.new_component(key.component_class.clone(), origin, replicated);
         self.actor_mut(actor).expect("requested actors are alive").components.push(component);
-        self.record(|| WorldEvent::ComponentAdded { actor, component: key.component_class.clone() });
+        self.record(|| WorldEvent::ComponentAdded { actor, component: key.component_class.to_string() });
         if replicated {
-            self.touch(|| Touched::Component(actor, key.component_class.clone()));
+            self.touch(|| Touched::Component(actor, key.component_class.to_string()));
         }
     }
 

@@ -30,7 +30,7 @@ impl Host for InstanceState {
     }
 
     fn actor_class(&mut self, id: ActorId) -> Result<String, Error> {
-        self.guard(Call::query(), |w, _| Ok(w.actor(actor(id))?.class.clone()))
+        self.guard(Call::query(), |w, _| Ok(w.actor(actor(id))?.class.to_string()))
     }
 
     fn is_a(&mut self, id: ActorId, class: String) -> Result<bool, Error> {
@@ -56,7 +56,9 @@ impl Host for InstanceState {
     }
 
     fn components_of(&mut self, id: ActorId) -> Result<Vec<String>, Error> {
-        self.guard(Call::query(), |w, _| Ok(w.actor(actor(id))?.components.iter().map(|c| c.class.clone()).collect()))
+        self.guard(Call::query(), |w, _| {
+            Ok(w.actor(actor(id))?.components.iter().map(|c| c.class.to_string()).collect())
+        })
     }
 
     fn get_property(&mut self, id: ActorId, component: String, name: String) -> Result<Option<Value>, Error> {
