@@ -4,7 +4,7 @@
 //! without a host call. The facts are what the host knew when it asked; a plugin that changes the world while
 //! deciding (through the SDK) drops them, and the host answers its questions from then on.
 
-use std::cell::RefCell;
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -13,7 +13,11 @@ use crate::{Error, Value};
 
 /// One batch's facts, by actor.
 pub(crate) struct Facts {
-    entries: HashMap<u64, usize>,
+    actors: Vec<u64>,
+    /// The entry being decided: the plugin nearly always asks about its actor, found without a lookup.
+    deciding: Cell<usize>,
+    /// Every entry by actor, made the first time the plugin asks about another batch's actor.
+    entries: OnceCell<HashMap<u64, usize>>,
     /// Reads per entry, as the host sent them.
     reads_per_entry: usize,
     names: Rc<Vec<String>>,
@@ -28,9 +32,19 @@ thread_local! {
 
 impl Facts {
     pub(crate) fn new(actors: &[u64], names: Rc<Vec<String>>, facts: ChainFacts) -> Self {
-        let entries = actors.iter().enumerate().map(|(i, actor)| (*actor, i)).collect();
         let reads_per_entry = facts.reads.len().checked_div(actors.len()).unwrap_or(0);
-        Facts { entries, reads_per_entry, names, facts }
+        let actors = actors.to_vec();
+        Facts { actors, deciding: Cell::new(0), entries: OnceCell::new(), reads_per_entry, names, facts }
+    }
+
+    /// The entry about `actor`.
+    fn entry(&self, actor: u64) -> Option<usize> {
+        let deciding = self.deciding.get();
+        if self.actors.get(deciding) == Some(&actor) {
+            return Some(deciding);
+        }
+        let entries = self.entries.get_or_init(|| self.actors.iter().enumerate().map(|(i, a)| (*a, i)).collect());
+        entries.get(&actor).copied()
     }
 
     /// Entry `i`'s features, as (name, state ordinal); `None` when the facts do not cover them.
@@ -53,6 +67,15 @@ pub(crate) fn answering<R>(facts: Facts, answer: impl FnOnce() -> R) -> R {
     result
 }
 
+/// Says which entry of the current batch the plugin is deciding now.
+pub(crate) fn deciding(entry: usize) {
+    CURRENT.with_borrow(|current| {
+        if let Some(facts) = current {
+            facts.deciding.set(entry);
+        }
+    });
+}
+
 /// Drops the current batch's facts: the plugin changed the world while deciding, so the host answers from now on.
 pub(crate) fn forget() {
     CURRENT.set(None);
@@ -62,7 +85,7 @@ pub(crate) fn forget() {
 fn about<R>(actor: u64, read: impl FnOnce(&Facts, usize) -> Option<R>) -> Option<R> {
     CURRENT.with_borrow(|current| {
         let facts = current.as_ref()?;
-        read(facts, *facts.entries.get(&actor)?)
+        read(facts, facts.entry(actor)?)
     })
 }
 
@@ -131,6 +154,11 @@ mod tests {
             assert_eq!(feature_state(8, "Hero"), None, "not in the batch: the host answers");
             assert_eq!(all_reached(7, 2, None), Some(false));
             assert_eq!(all_reached(7, 2, Some("Input")), Some(true));
+            // Deciding the second entry: its actor and the others' are found alike.
+            deciding(1);
+            assert_eq!(feature_state(9, "Hero"), Some(4));
+            assert_eq!(feature_state(7, "Hero"), Some(2));
+            assert_eq!(feature_state(8, "Hero"), None);
             assert!(matches!(property(7, "Possession", "controller"), Some(Ok(Some(Value::Integer(1))))));
             assert!(matches!(property(9, "Possession", "controller"), Some(Err(Error::UnknownClass(_)))));
             // Asked for after the host built the batch: not in it, so the host answers.

@@ -22,25 +22,30 @@ pub const DATA_INITIALIZED: &str = "InitState.DataInitialized";
 pub const GAMEPLAY_READY: &str = "InitState.GameplayReady";
 
 thread_local! {
-    static STATES: OnceCell<Vec<String>> = const { OnceCell::new() };
+    // Kept for the instance's lifetime (the world's states never change), so naming a state allocates nothing.
+    static STATES: OnceCell<&'static [String]> = const { OnceCell::new() };
+}
+
+fn known_states() -> &'static [String] {
+    STATES.with(|cell| *cell.get_or_init(|| Box::leak(states().into_boxed_slice())))
 }
 
 /// The name of a state ordinal as the host sends it (0: none).
-pub(crate) fn state_name(ordinal: u8) -> Option<String> {
+pub(crate) fn state_name(ordinal: u8) -> Option<&'static str> {
     let index = (ordinal as usize).checked_sub(1)?;
-    STATES.with(|cell| cell.get_or_init(states).get(index).cloned())
+    known_states().get(index).map(String::as_str)
 }
 
 /// The ordinal of a state name (`None` for a name that is not a state).
 fn state_ordinal(name: &str) -> Option<u8> {
-    STATES.with(|cell| cell.get_or_init(states).iter().position(|s| s == name).map(|i| i as u8 + 1))
+    known_states().iter().position(|s| s == name).map(|i| i as u8 + 1)
 }
 
 /// The feature's current state; `None` before its first change. Answered from the current batch's facts when
 /// they cover it (see [`add_chain_read`]).
 pub fn feature_state(actor: ActorId, feature: &str) -> Result<Option<String>, Error> {
     match facts::feature_state(actor, feature) {
-        Some(ordinal) => Ok(state_name(ordinal)),
+        Some(ordinal) => Ok(state_name(ordinal).map(str::to_string)),
         None => host::feature_state(actor, feature),
     }
 }

@@ -253,9 +253,10 @@ impl<P: Plugin> bindings::exports::gamefeature::plugin::init_state_callbacks::Gu
             with_plugin(|p: &mut P| {
                 (0..actors.len())
                     .map(|i| {
+                        facts::deciding(i);
                         let current = init_state::state_name(currents[i]);
                         let desired = init_state::state_name(desireds[i]).unwrap_or_default();
-                        p.can_change_init_state(actors[i], &names[features[i] as usize], current.as_deref(), &desired)
+                        p.can_change_init_state(actors[i], &names[features[i] as usize], current, desired)
                     })
                     .collect()
             })
@@ -273,7 +274,7 @@ impl<P: Plugin> bindings::exports::gamefeature::plugin::init_state_callbacks::Gu
             for i in 0..actors.len() {
                 let current = init_state::state_name(currents[i]);
                 let desired = init_state::state_name(desireds[i]).unwrap_or_default();
-                p.handle_change_init_state(actors[i], &names[features[i] as usize], current.as_deref(), &desired);
+                p.handle_change_init_state(actors[i], &names[features[i] as usize], current, desired);
             }
         })
     }
@@ -296,7 +297,7 @@ impl<P: Plugin> bindings::exports::gamefeature::plugin::init_state_callbacks::Gu
         with_plugin(|p: &mut P| {
             for i in 0..ids.len() {
                 let state = init_state::state_name(states[i]).unwrap_or_default();
-                p.on_init_state_changed(ids[i], actors[i], &names[features[i] as usize], &state);
+                p.on_init_state_changed(ids[i], actors[i], &names[features[i] as usize], state);
             }
         })
     }

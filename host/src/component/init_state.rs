@@ -3,6 +3,7 @@
 //! States are ordinals: `0` is "no state yet", `n` the n-th state of the order, so "reached" is `>=`.
 
 use rustc_hash::FxHashMap as HashMap;
+use smallvec::SmallVec;
 
 use super::names::Name;
 use super::{OwnerId, SubscriptionId};
@@ -85,7 +86,8 @@ impl Watcher {
 /// watchers needs each watcher's subscription looked up when notifying.
 #[derive(Debug, Default)]
 struct Watchers {
-    list: Vec<Watcher>,
+    // Inline: an actor has a few watchers, and notifying then reads the map's entry and nothing else.
+    list: SmallVec<[Watcher; 2]>,
     stale: usize,
 }
 
@@ -115,7 +117,8 @@ impl Watchers {
 #[derive(Debug, Default)]
 pub struct InitStates {
     order: Vec<Name>,
-    features: HashMap<ActorId, Vec<FeatureEntry>>,
+    // Inline: an actor has a few features, and every chain step reads them.
+    features: HashMap<ActorId, SmallVec<[FeatureEntry; 2]>>,
     subscriptions: HashMap<SubscriptionId, Subscription>,
     actor_subscriptions: HashMap<ActorId, Watchers>,
     class_subscriptions: HashMap<String, Watchers>,
@@ -145,7 +148,7 @@ impl InitStates {
     }
 
     pub fn features(&self, actor: ActorId) -> &[FeatureEntry] {
-        self.features.get(&actor).map_or(&[], Vec::as_slice)
+        self.features.get(&actor).map_or(&[], |entries| entries.as_slice())
     }
 
     pub fn feature(&self, actor: ActorId, feature: Name) -> Option<&FeatureEntry> {
@@ -297,7 +300,7 @@ impl InitStates {
     }
 
     pub fn feature_count(&self) -> usize {
-        self.features.values().map(Vec::len).sum()
+        self.features.values().map(|entries| entries.len()).sum()
     }
 
     pub fn subscription_count(&self) -> usize {

@@ -30,7 +30,7 @@ pub struct ComponentManager {
     pub(crate) watches: super::PropertyWatches,
     owners: std::collections::HashMap<OwnerId, String>,
     /// The properties each plugin instance asked to come with its `can-change-init-states` batches.
-    chain_reads: std::collections::HashMap<OwnerId, Vec<(String, String)>>,
+    chain_reads: std::collections::HashMap<OwnerId, Vec<(crate::world::ClassName, String)>>,
     /// Host calls plugins made into the world (see [`World::plugin_calls`]).
     plugin_calls: u64,
     next_owner: u32,
@@ -491,8 +491,9 @@ impl World {
     /// Asks for property `property` of component `component` of each actor to come with `owner`'s chain-step
     /// questions (see [`chain_reads`](Self::chain_reads)); a pair already asked for changes nothing.
     pub fn add_chain_read(&mut self, owner: OwnerId, component: &str, property: &str) -> Result<(), WorldError> {
+        let component_class = self.component_class(component);
         let reads = self.manager.chain_reads.entry(owner).or_default();
-        if reads.iter().any(|(c, p)| c == component && p == property) {
+        if reads.iter().any(|(c, p)| **c == *component && p == property) {
             return Ok(());
         }
         if reads.len() >= MAX_CHAIN_READS {
@@ -500,12 +501,12 @@ impl World {
                 "a plugin may ask for at most {MAX_CHAIN_READS} properties with its chain steps"
             )));
         }
-        reads.push((component.to_string(), property.to_string()));
+        reads.push((component_class, property.to_string()));
         Ok(())
     }
 
     /// The (component, property) pairs `owner` asked to come with its chain-step questions, in the order asked.
-    pub fn chain_reads(&self, owner: OwnerId) -> &[(String, String)] {
+    pub fn chain_reads(&self, owner: OwnerId) -> &[(crate::world::ClassName, String)] {
         self.manager.chain_reads.get(&owner).map_or(&[], Vec::as_slice)
     }
 

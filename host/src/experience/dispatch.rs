@@ -558,7 +558,7 @@ fn chain_question(w: &World, owner: OwnerId, steps: &[ChainStep]) -> ChainBatch 
             facts.feature_states.push(state);
         }
         for (component, property) in reads {
-            facts.reads.push(w.property(*actor, component, property).map(Option::<&_>::cloned));
+            facts.reads.push(w.property_of(*actor, component, property).map(Option::<&_>::cloned));
         }
     }
     batch.names = names.names;

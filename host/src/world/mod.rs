@@ -132,6 +132,9 @@ pub struct World {
     replicated: ReplicatedClasses,
     creation: CreationPolicies,
     next_component: u64,
+    /// Component class names, each stored once: components of a class share its name, so finding one by an
+    /// interned name compares pointers, not text.
+    component_classes: rustc_hash::FxHashSet<ClassName>,
     /// Live actors plugins spawned: while there are none, no queued work needs charging to a spawner.
     plugin_spawned: usize,
     /// What this world touched that clients may need to hear about; kept only while a server replicates it.
@@ -159,6 +162,7 @@ impl World {
             replicated: ReplicatedClasses::default(),
             creation: CreationPolicies::default(),
             next_component: 0,
+            component_classes: Default::default(),
             plugin_spawned: 0,
             journal: None,
         }
@@ -637,6 +641,30 @@ impl World {
         }
     }
 
+    /// The shared name of a component class.
+    pub(crate) fn component_class(&mut self, class: &str) -> ClassName {
+        if let Some(name) = self.component_classes.get(class) {
+            return name.clone();
+        }
+        let name: ClassName = class.into();
+        self.component_classes.insert(name.clone());
+        name
+    }
+
+    /// Reads a component property, the component named by its shared name (see
+    /// [`component_class`](Self::component_class)); as [`property`](Self::property).
+    pub(crate) fn property_of(
+        &self,
+        actor: ActorId,
+        component: &ClassName,
+        name: &str,
+    ) -> Result<Option<&Value>, WorldError> {
+        let found =
+            self.actor(actor)?.components.iter().find(|c| Arc::ptr_eq(&c.class, component) || c.class == *component);
+        let found = found.ok_or_else(|| WorldError::NoSuchComponent { actor, component: component.to_string() })?;
+        Ok(found.properties.get(name))
+    }
+
     /// A new, empty component with the next serial number.
     fn new_component(&mut self, class: ClassName, origin: ComponentOrigin, replicated: bool) -> Component {
         self.next_component += 1;
@@ -654,7 +682,8 @@ impl World {
     /// does.
     pub fn attach_native_component(&mut self, actor: ActorId, class: &str) -> Result<(), WorldError> {
         let replicated = self.replicated.is_replicated(class);
-        let component = self.new_component(class.into(), ComponentOrigin::Native, replicated);
+        let class_name = self.component_class(class);
+        let component = self.new_component(class_name, ComponentOrigin::Native, replicated);
         self.actor_mut(actor)?.components.push(component);
         self.record(|| WorldEvent::ComponentAdded { actor, component: class.to_string() });
         if replicated {
@@ -692,7 +721,8 @@ impl World {
 
     /// A client receives a replicated component its server added.
     pub fn attach_replicated_component(&mut self, actor: ActorId, class: &str) -> Result<(), WorldError> {
-        let component = self.new_component(class.into(), ComponentOrigin::Replicated, true);
+        let class_name = self.component_class(class);
+        let component = self.new_component(class_name, ComponentOrigin::Replicated, true);
         self.actor_mut(actor)?.components.push(component);
         self.record(|| WorldEvent::ComponentAdded { actor, component: class.to_string() });
         Ok(())
@@ -757,7 +787,10 @@ impl World {
                 "component class {component_class} has creation policy never: no actor gets one"
             )));
         }
-        let key = RequestKey { receiver_class: receiver_class.into(), component_class: component_class.into() };
+        let key = RequestKey {
+            receiver_class: receiver_class.into(),
+            component_class: self.component_class(component_class),
+        };
         let (handle, first) = self.manager.requests.add(key.clone(), owner, flags);
         if first {
             for actor in self.actors_of_class(receiver_class)? {
