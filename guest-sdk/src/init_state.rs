@@ -110,6 +110,46 @@ pub fn check_default_initialization(actor: ActorId, feature: &str) -> Result<(),
     continue_init_state_chain(actor, feature)
 }
 
+thread_local! {
+    /// Chain walks deferred until the current callback returns.
+    static DEFERRED: std::cell::RefCell<Vec<host::ChainRequest>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// [`continue_chain`], sent with one host call for everything deferred when the current callback returns.
+/// The walk runs after the callback either way, so deferring changes only when it is queued (after what the
+/// callback queued itself) and how a refusal is told: logged as a warning, not returned. Cheaper when a
+/// callback handling a batch continues many chains.
+pub fn defer_continue_chain(actor: ActorId, feature: &str) {
+    defer(actor, feature, host::ChainWork::ContinueChain);
+}
+
+/// [`check_default_initialization`], deferred as [`defer_continue_chain`] is.
+pub fn defer_check_default_initialization(actor: ActorId, feature: &str) {
+    defer(actor, feature, host::ChainWork::CheckOthersThenContinue);
+}
+
+fn defer(actor: ActorId, feature: &str, work: host::ChainWork) {
+    DEFERRED
+        .with_borrow_mut(|deferred| deferred.push(host::ChainRequest { actor, feature: feature.to_string(), work }));
+}
+
+/// Sends the deferred chain walks (the SDK calls it when a callback returns).
+pub(crate) fn send_deferred() {
+    let requests = DEFERRED.with_borrow_mut(std::mem::take);
+    if requests.is_empty() {
+        return;
+    }
+    for (index, error) in host::queue_chain_requests(&requests) {
+        if let Some(request) = requests.get(index as usize) {
+            let what = match request.work {
+                host::ChainWork::ContinueChain => "continue the chain of",
+                host::ChainWork::CheckOthersThenContinue => "check the default initialization of",
+            };
+            crate::log::warn(&format!("could not {what} {} on actor {}: {error:?}", request.feature, request.actor));
+        }
+    }
+}
+
 /// Whether `feature` has reached `state` (false when the feature is unknown).
 pub fn reached(actor: ActorId, feature: &str, state: &str) -> bool {
     has_feature_reached(actor, feature, state).unwrap_or(false)

@@ -177,14 +177,16 @@ thread_local! {
     static INSTANCE: RefCell<Option<Box<dyn Any>>> = const { RefCell::new(None) };
 }
 
-/// Runs `f` on this instance's plugin value, creating it on first use.
+/// Runs `f` on this instance's plugin value, creating it on first use; then sends the chain walks it deferred.
 fn with_plugin<P: Plugin, R>(f: impl FnOnce(&mut P) -> R) -> R {
-    INSTANCE.with(|cell| {
+    let result = INSTANCE.with(|cell| {
         let mut slot = cell.borrow_mut();
         let plugin = slot.get_or_insert_with(|| Box::new(P::default()));
         let plugin = plugin.downcast_mut::<P>().expect("one plugin type per component");
         f(plugin)
-    })
+    });
+    init_state::send_deferred();
+    result
 }
 
 /// Adapts a [`Plugin`] to the generated export traits. Used by [`export_plugin!`].

@@ -19,6 +19,7 @@ fn main() {
     tokio.block_on(manager.load(&path)).unwrap();
     manager.with_world(|w| w.set_recording(false));
     let calls_before = session.timeline().events().iter().filter(|e| e.kind == EventKind::Call).count();
+    let host_calls_before = manager.with_world(|w| w.plugin_calls());
     let started = Instant::now();
     let players: Vec<game::Player> =
         manager.with_world(|w| (0..pawns).map(|_| game::spawn_player(w, "Character").unwrap()).collect());
@@ -35,7 +36,11 @@ fn main() {
         possessed - spawned,
         ready - possessed
     );
-    println!("batched calls recorded: {calls}; plugin log lines: {logs}");
+    let host_calls = manager.with_world(|w| w.plugin_calls()) - host_calls_before;
+    println!(
+        "batched calls recorded: {calls}; host calls per pawn: {:.1}; plugin log lines: {logs}",
+        host_calls as f64 / pawns as f64
+    );
     // Entries delivered per pawn, by export: what the host's bookkeeping and the plugin's work scale with.
     let mut entries: std::collections::BTreeMap<String, usize> = Default::default();
     for event in events.iter().filter(|e| e.kind == EventKind::Call).skip(calls_before) {

@@ -202,6 +202,44 @@ async fn class_subscriptions_call_if_reached_and_then_on_change() {
     manager.end_play().await.unwrap();
 }
 
+/// Chain walks a callback defers go out in one host call when it returns; a refused one is logged, and the
+/// others still walk.
+#[tokio::test]
+async fn deferred_chain_walks_go_in_one_call_and_a_refused_one_spares_the_others() {
+    let plugins = PluginDir::with(&[]);
+    let script = "handler 1 Pawn\nrequest Pawn Gear\nsubscribe-class 2 Pawn Gear\n";
+    probe(&plugins, "probe", script);
+    let mut pawns = Vec::new();
+    let (session, mut manager, _e) =
+        world_with(&plugins, &["probe"], |w| pawns = (0..2).map(|_| w.spawn("Pawn").unwrap()).collect()).await;
+    manager.with_world(|w| w.send_extension_event(pawns[0], "do:feature Pawn Gear Gear").unwrap());
+    let mut host_calls = |event: &str| {
+        let before = manager.with_world(|w| w.plugin_calls());
+        manager.with_world(|w| w.send_extension_event(pawns[0], event).unwrap());
+        manager.with_world(|w| w.plugin_calls()) - before
+    };
+    // Walks the Gear chains (to GameplayReady: the probe allows every step), past a refused walk of each pawn.
+    host_calls("do:defer-chains Pawn Missing Gear");
+    let few = host_calls("do:defer-chains Pawn Gear");
+    let many = host_calls("do:defer-chains Pawn Gear Gear Gear Gear");
+    assert_eq!(few, many, "the deferred walks go in one host call however many there are");
+    let warnings = session.timeline().texts(&track::instance("probe", "w"), EventKind::Log(LogLevel::Warn));
+    for pawn in &pawns {
+        let refused = format!("could not continue the chain of Missing on actor {}: ", raw(*pawn));
+        let told = warnings.iter().any(|w| w.starts_with(&refused) && w.contains("has no feature"));
+        assert!(told, "{refused:?} in {warnings:?}");
+    }
+    for pawn in &pawns {
+        assert!(
+            logs(&session, "probe").contains(&format!("init 2 {} Gear InitState.GameplayReady", raw(*pawn))),
+            "{:?}",
+            logs(&session, "probe")
+        );
+        assert_eq!(manager.with_world(|w| w.feature_state(*pawn, "Gear")), Ok(4));
+    }
+    manager.end_play().await.unwrap();
+}
+
 #[tokio::test]
 async fn deactivating_mid_flow_leaves_nothing_and_reactivating_reapplies() {
     let plugins = PluginDir::with(&[LYRA_CHARACTER, INPUT_BINDING]);

@@ -611,7 +611,11 @@ impl World {
     // ----- replication -----
 
     /// Declares a replicated component class and replicated properties of it (see [`ReplicatedClasses`]).
-    pub fn declare_replicated(&mut self, class: &str, properties: impl IntoIterator<Item = impl Into<String>>) {
+    pub fn declare_replicated(
+        &mut self,
+        class: &str,
+        properties: impl IntoIterator<Item = impl AsRef<str> + Into<String>>,
+    ) {
         self.replicated.declare(class, properties);
     }
 

@@ -18,8 +18,17 @@ pub struct ReplicatedClasses {
 
 impl ReplicatedClasses {
     /// Declares a replicated class and (some of) its replicated properties; declarations add up.
-    pub fn declare(&mut self, class: &str, properties: impl IntoIterator<Item = impl Into<String>>) {
-        self.classes.entry(class.to_string()).or_default().extend(properties.into_iter().map(Into::into));
+    /// Declaring what is already declared allocates nothing: the game declares its own classes per player.
+    pub fn declare(&mut self, class: &str, properties: impl IntoIterator<Item = impl AsRef<str> + Into<String>>) {
+        if !self.classes.contains_key(class) {
+            self.classes.insert(class.to_string(), BTreeSet::new());
+        }
+        let known = self.classes.get_mut(class).expect("inserted above");
+        for property in properties {
+            if !known.contains(property.as_ref()) {
+                known.insert(property.into());
+            }
+        }
     }
 
     pub fn is_replicated(&self, class: &str) -> bool {

@@ -10,6 +10,9 @@
 //! The game tells the pawn when its controller or player state arrives (`ControllerChanged`,
 //! `PlayerStateReplicated`), as Lyra's character does from `PossessedBy` and `OnRep_PlayerState`. The
 //! controller and player state are read from the pawn's `Possession` component.
+//!
+//! Every chain walk it starts is deferred (`defer_continue_chain`): the walks run after the current callback
+//! either way, and a callback handling a batch of pawns then sends all of them in one host call.
 
 use std::collections::HashMap;
 
@@ -66,8 +69,8 @@ impl LyraCharacter {
         match registered {
             Ok(subscriptions) => {
                 self.pawns.insert(pawn, subscriptions);
-                let _ = init_state::check_default_initialization(pawn, PAWN_EXTENSION);
-                let _ = init_state::continue_chain(pawn, HERO);
+                init_state::defer_check_default_initialization(pawn, PAWN_EXTENSION);
+                init_state::defer_continue_chain(pawn, HERO);
             }
             Err(e) => log::warn(&format!("cannot set up pawn {pawn}: {e:?}")),
         }
@@ -100,7 +103,7 @@ impl Plugin for LyraCharacter {
                 if log::enabled(Level::Debug) {
                     log::debug(&format!("pawn {pawn}: {event}, checking initialization"));
                 }
-                let _ = init_state::check_default_initialization(pawn, PAWN_EXTENSION);
+                init_state::defer_check_default_initialization(pawn, PAWN_EXTENSION);
             }
             _ => {}
         }
@@ -139,21 +142,21 @@ impl Plugin for LyraCharacter {
 
     fn check_default_initialization(&mut self, pawn: ActorId, feature: &str) {
         // The hero only walks its own chain; the pawn extension also nudges every other feature first.
-        let _ = match feature {
-            PAWN_EXTENSION => init_state::check_default_initialization(pawn, PAWN_EXTENSION),
-            _ => init_state::continue_chain(pawn, feature),
-        };
+        match feature {
+            PAWN_EXTENSION => init_state::defer_check_default_initialization(pawn, PAWN_EXTENSION),
+            _ => init_state::defer_continue_chain(pawn, feature),
+        }
     }
 
     fn on_init_state_changed(&mut self, subscription: u32, pawn: ActorId, feature: &str, state: &str) {
         match subscription {
             // The pawn extension re-checks when another feature reaches DataAvailable.
             ALL_FEATURES if feature != PAWN_EXTENSION && state == DATA_AVAILABLE => {
-                let _ = init_state::continue_chain(pawn, PAWN_EXTENSION);
+                init_state::defer_continue_chain(pawn, PAWN_EXTENSION);
             }
             // The hero moves on once the pawn extension has initialized its data.
             PAWN_EXTENSION_ONLY if state == DATA_INITIALIZED => {
-                let _ = init_state::continue_chain(pawn, HERO);
+                init_state::defer_continue_chain(pawn, HERO);
             }
             _ => {}
         }

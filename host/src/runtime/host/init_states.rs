@@ -6,7 +6,7 @@ use wasmtime::component::Resource;
 
 use super::Call;
 use crate::component::SubscriptionId;
-use crate::runtime::bindings::gamefeature::plugin::init_states::{Host, HostSubscription};
+use crate::runtime::bindings::gamefeature::plugin::init_states::{ChainRequest, ChainWork, Host, HostSubscription};
 use crate::runtime::bindings::types::{ActorId, Error};
 use crate::runtime::state::InstanceState;
 use crate::world::{ActorId as Actor, World, WorldError};
@@ -19,6 +19,15 @@ pub struct SubscriptionResource {
 
 fn state_of(world: &World, state: &Option<String>) -> Result<Option<u8>, WorldError> {
     state.as_deref().map(|s| world.state_ordinal(s)).transpose()
+}
+
+/// Queues what one `queue-chain-requests` entry stands for.
+fn queue_chain_request(w: &mut World, request: &ChainRequest) -> Result<(), WorldError> {
+    let actor = Actor::from_raw(request.actor);
+    if request.work == ChainWork::CheckOthersThenContinue {
+        w.check_default_initialization_for_implementers(actor, &request.feature)?;
+    }
+    w.continue_init_state_chain(actor, &request.feature)
 }
 
 impl Host for InstanceState {
@@ -119,6 +128,26 @@ impl Host for InstanceState {
         self.guard(Call::change().names(&[("feature name", &feature)]), |w, _| {
             Ok(w.continue_init_state_chain(Actor::from_raw(actor), &feature)?)
         })
+    }
+
+    fn queue_chain_requests(&mut self, requests: Vec<ChainRequest>) -> Vec<(u32, Error)> {
+        // Each request is checked, counted as one change and refused as its own call would be; the world's
+        // lock is taken once for all of them.
+        let world = self.env.world.clone();
+        let owner = self.env.owner;
+        let mut refused = Vec::new();
+        crate::world::lock(&world).acting_as(owner, |w| {
+            for (index, request) in requests.iter().enumerate() {
+                let outcome = self
+                    .check_name("feature name", &request.feature)
+                    .and_then(|()| self.count_change())
+                    .and_then(|()| queue_chain_request(w, request).map_err(|e| self.refuse(e.into())));
+                if let Err(error) = outcome {
+                    refused.push((index as u32, error));
+                }
+            }
+        });
+        refused
     }
 
     fn add_chain_read(&mut self, component: String, property: String) -> Result<(), Error> {

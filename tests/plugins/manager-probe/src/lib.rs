@@ -5,7 +5,9 @@
 //! Commands: `handler N CLASS`, `drop-handler N`, `request RECEIVER COMPONENT`, `request-unique RECEIVER
 //! COMPONENT`, `drop-request RECEIVER COMPONENT`, `send CLASS EVENT`, `subscribe-class N CLASS FEATURE`,
 //! `drop-subscription N`, `spawn CLASS`, `timer N PERIOD_MS` (repeating; 0: every frame), `drop-timer N`,
-//! `handles` (logs every handle it holds, described by the handle's own methods). It logs `timer <n> x<times>
+//! `handles` (logs every handle it holds, described by the handle's own methods), `feature CLASS FEATURE
+//! IMPLEMENTER` (registers the feature on every actor of the class), `defer-chains CLASS FEATURE...` (defers a
+//! walk of each feature's chain on every actor of the class). It logs `timer <n> x<times>
 //! frame <number>` for every timer firing.
 
 use std::collections::HashMap;
@@ -57,6 +59,14 @@ impl Probe {
                 Ok(())
             }
             ["spawn", class] => world::spawn_actor(class, true).map(drop),
+            ["feature", class, feature, implementer] => world::actors_of_class(class).and_then(|actors| {
+                actors.into_iter().try_for_each(|actor| init_state::register_feature(actor, feature, implementer))
+            }),
+            ["defer-chains", class, features @ ..] => world::actors_of_class(class).map(|actors| {
+                for actor in actors {
+                    features.iter().for_each(|feature| init_state::defer_continue_chain(actor, feature));
+                }
+            }),
             ["timer", n, period_ms] => {
                 let period = std::time::Duration::from_millis(number(period_ms).into());
                 timers::every(period, number(n)).map(|t| drop(self.timers.insert(number(n), t)))
