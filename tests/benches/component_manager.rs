@@ -16,10 +16,12 @@ use gamefeature_host::feature::{LoadedPlugin, PluginManifest};
 use gamefeature_host::game;
 use gamefeature_host::runtime::{Runtime, RuntimeConfig};
 use gamefeature_host::world::{self, NetMode};
-use gamefeature_tests::baseline::{mark_start, print_ratios, RawComponent};
+use gamefeature_tests::baseline::{mark_start, print_in_units, print_ratios, RawComponent};
 use gamefeature_tests::*;
 
 const EVENTS: usize = 4096;
+/// Pawns taken through the init chain per iteration.
+const PAWNS: usize = 10_000;
 
 /// What the `event-sink` plugin does per event, as a native handler.
 trait Handler {
@@ -134,7 +136,6 @@ fn event_dispatch(c: &mut Criterion) {
 }
 
 fn init_chain(c: &mut Criterion) {
-    const PAWNS: usize = 10_000;
     let tokio = tokio::runtime::Runtime::new().unwrap();
     let plugins = PluginDir::with(&[LYRA_CHARACTER]);
     let experiences = ExperienceDir::new();
@@ -191,6 +192,11 @@ fn ratios(_: &mut Criterion) {
         ("extension_events", "wasm_batched_4096", "raw_wasmtime_batched_4096", 1.1),
         ("extension_events", "wasm_batched_4096", "raw_wasmtime_with_epochs_batched_4096", 1.1),
     ]);
+    print_in_units(
+        ("init_chain", "10000_pawns_two_features_to_gameplay_ready", PAWNS as f64),
+        ("extension_events", "raw_wasmtime_one_call_per_event", EVENTS as f64),
+        25.0,
+    );
 }
 
 criterion_group!(benches, event_dispatch, init_chain, ratios);

@@ -121,6 +121,27 @@ pub fn print_ratios(pairs: &[(&str, &str, &str, f64)]) {
     }
 }
 
+/// Prints one item of a measure in units of one item of another, from criterion's medians of this run (each
+/// `(group, bench, items per iteration)`), beside the most units the target allows: how many raw calls a
+/// pawn's init chain costs, say.
+pub fn print_in_units(subject: (&str, &str, f64), unit: (&str, &str, f64), target: f64) {
+    let since = mark_start();
+    let ((group, name, items), (unit_group, unit_name, unit_items)) = (subject, unit);
+    match (median_ns(group, name, since), median_ns(unit_group, unit_name, since)) {
+        (Some(s), Some(u)) => {
+            let (s, u) = (s / items, u / unit_items);
+            let units = s / u;
+            let verdict = if units <= target { "meets" } else { "misses" };
+            println!(
+                "  {group}: {name} {} per item = {units:.0} x {unit_name} {} ({verdict} target <= {target})",
+                shown(s),
+                shown(u)
+            );
+        }
+        _ => println!("  {group}: {name} in {unit_name}: not both measured in this run"),
+    }
+}
+
 /// A duration in nanoseconds, in the unit criterion would print it.
 fn shown(ns: f64) -> String {
     match ns {
