@@ -139,13 +139,20 @@ pub(crate) fn send_deferred() {
     if requests.is_empty() {
         return;
     }
-    for (index, error) in host::queue_chain_requests(&requests) {
-        if let Some(request) = requests.get(index as usize) {
+    let refused = host::queue_chain_requests(&requests);
+    // One line however many were refused: each line is a host call.
+    if let Some((index, error)) = refused.first() {
+        if let Some(request) = requests.get(*index as usize) {
             let what = match request.work {
                 host::ChainWork::ContinueChain => "continue the chain of",
                 host::ChainWork::CheckOthersThenContinue => "check the default initialization of",
             };
-            crate::log::warn(&format!("could not {what} {} on actor {}: {error:?}", request.feature, request.actor));
+            let others = match refused.len() {
+                1 => String::new(),
+                n => format!(" (and {} more deferred walks refused)", n - 1),
+            };
+            let (feature, actor) = (&request.feature, request.actor);
+            crate::log::warn(&format!("could not {what} {feature} on actor {actor}: {error:?}{others}"));
         }
     }
 }

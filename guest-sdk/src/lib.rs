@@ -143,9 +143,9 @@ pub trait Plugin: Default + 'static {
     ) {
     }
 
-    /// Try to move `feature` forward; by default, walk its chain.
+    /// Try to move `feature` forward; by default, walk its chain (deferred: one host call for the batch).
     fn check_default_initialization(&mut self, actor: world::ActorId, feature: &str) {
-        let _ = init_state::continue_chain(actor, feature);
+        init_state::defer_continue_chain(actor, feature);
     }
 
     /// Subscription `subscription` saw `feature` of `actor` reach `state`.

@@ -202,8 +202,8 @@ async fn class_subscriptions_call_if_reached_and_then_on_change() {
     manager.end_play().await.unwrap();
 }
 
-/// Chain walks a callback defers go out in one host call when it returns; a refused one is logged, and the
-/// others still walk.
+/// Chain walks a callback defers go out in one host call when it returns; a refused one is logged and queues
+/// nothing, and the others still walk.
 #[tokio::test]
 async fn deferred_chain_walks_go_in_one_call_and_a_refused_one_spares_the_others() {
     let plugins = PluginDir::with(&[]);
@@ -223,12 +223,12 @@ async fn deferred_chain_walks_go_in_one_call_and_a_refused_one_spares_the_others
     let few = host_calls("do:defer-chains Pawn Gear");
     let many = host_calls("do:defer-chains Pawn Gear Gear Gear Gear");
     assert_eq!(few, many, "the deferred walks go in one host call however many there are");
+    // One line for the call's refusals (each line is a host call): the first, and how many more.
     let warnings = session.timeline().texts(&track::instance("probe", "w"), EventKind::Log(LogLevel::Warn));
-    for pawn in &pawns {
-        let refused = format!("could not continue the chain of Missing on actor {}: ", raw(*pawn));
-        let told = warnings.iter().any(|w| w.starts_with(&refused) && w.contains("has no feature"));
-        assert!(told, "{refused:?} in {warnings:?}");
-    }
+    let refused = format!("could not continue the chain of Missing on actor {}: ", raw(pawns[0]));
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].starts_with(&refused), "{warnings:?}");
+    assert!(warnings[0].contains("has no feature") && warnings[0].ends_with("(and 1 more deferred walks refused)"));
     for pawn in &pawns {
         assert!(
             logs(&session, "probe").contains(&format!("init 2 {} Gear InitState.GameplayReady", raw(*pawn))),
@@ -237,6 +237,17 @@ async fn deferred_chain_walks_go_in_one_call_and_a_refused_one_spares_the_others
         );
         assert_eq!(manager.with_world(|w| w.feature_state(*pawn, "Gear")), Ok(4));
     }
+    // A refused check of the others queues nothing: Gear is not asked to move for a feature that is not there.
+    let checks = |session: &Session| {
+        let calls = session.timeline().texts(&track::instance("probe", "w"), EventKind::Call);
+        calls.iter().filter(|c| c.starts_with("check-default-initializations")).count()
+    };
+    let before = checks(&session);
+    manager.with_world(|w| w.send_extension_event(pawns[0], "do:defer-checks Pawn Missing").unwrap());
+    assert_eq!(checks(&session), before, "refused: nothing queued");
+    manager.with_world(|w| w.send_extension_event(pawns[0], "do:feature Pawn Trim Gear").unwrap());
+    manager.with_world(|w| w.send_extension_event(pawns[0], "do:defer-checks Pawn Trim").unwrap());
+    assert!(checks(&session) > before, "accepted: the other features (Gear) are asked to move");
     manager.end_play().await.unwrap();
 }
 

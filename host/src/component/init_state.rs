@@ -2,7 +2,7 @@
 //!
 //! States are ordinals: `0` is "no state yet", `n` the n-th state of the order, so "reached" is `>=`.
 
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use smallvec::SmallVec;
 
 use super::names::Name;
@@ -81,9 +81,9 @@ impl Watcher {
 }
 
 /// The watchers of one actor or class, in registration order. A dropped subscription's watcher is removed at
-/// once from a short list; a long one keeps it, counted as stale, until the stale ones are half the list, so
-/// dropping many subscriptions one by one costs time linear in their number. Only a list holding stale
-/// watchers needs each watcher's subscription looked up when notifying.
+/// once from a short list holding no stale watchers; otherwise it stays, counted as stale, until the stale ones
+/// are half the list, so dropping many subscriptions one by one costs time linear in their number. Only a list
+/// holding stale watchers needs each watcher's subscription looked up when notifying.
 #[derive(Debug, Default)]
 struct Watchers {
     // Inline: an actor has a few watchers, and notifying then reads the map's entry and nothing else.
@@ -211,15 +211,26 @@ impl InitStates {
 
     pub fn unsubscribe(&mut self, id: SubscriptionId) -> Option<Subscription> {
         let subscription = self.subscriptions.remove(&id)?;
-        let watchers = match &subscription.watched {
-            Watched::Actor(actor) => self.actor_subscriptions.get_mut(actor),
+        let live = &self.subscriptions;
+        // An emptied list goes, so an actor or class nobody watches any more holds nothing.
+        match &subscription.watched {
+            Watched::Actor(actor) => {
+                if let Some(watchers) = self.actor_subscriptions.get_mut(actor) {
+                    watchers.drop_watcher(id, live);
+                    if watchers.list.is_empty() {
+                        self.actor_subscriptions.remove(actor);
+                    }
+                }
+            }
             Watched::Class(class) => {
                 self.class_watchers -= 1;
-                self.class_subscriptions.get_mut(class)
+                if let Some(watchers) = self.class_subscriptions.get_mut(class) {
+                    watchers.drop_watcher(id, live);
+                    if watchers.list.is_empty() {
+                        self.class_subscriptions.remove(class);
+                    }
+                }
             }
-        };
-        if let Some(watchers) = watchers {
-            watchers.drop_watcher(id, &self.subscriptions);
         }
         Some(subscription)
     }
@@ -278,23 +289,40 @@ impl InitStates {
             entries.retain(|f| f.owner != owner);
             features += before - entries.len();
         }
-        let before = self.subscriptions.len();
-        let class_watchers = &mut self.class_watchers;
+        // Only the lists that watched the owner's subscriptions are swept, each once: time linear in what the
+        // owner held and in those lists.
+        let (mut actors, mut classes) = (HashSet::default(), HashSet::default());
+        let mut removed = 0;
         self.subscriptions.retain(|_, s| {
             let keep = s.owner != owner;
-            if !keep && matches!(s.watched, Watched::Class(_)) {
-                *class_watchers -= 1;
+            if !keep {
+                removed += 1;
+                match &s.watched {
+                    Watched::Actor(actor) => drop(actors.insert(*actor)),
+                    Watched::Class(class) => {
+                        self.class_watchers -= 1;
+                        classes.insert(class.clone());
+                    }
+                }
             }
             keep
         });
-        let removed = before - self.subscriptions.len();
-        if removed > 0 {
-            let live = &self.subscriptions;
-            for watchers in self.actor_subscriptions.values_mut().chain(self.class_subscriptions.values_mut()) {
+        let live = &self.subscriptions;
+        for actor in actors {
+            if let Some(watchers) = self.actor_subscriptions.get_mut(&actor) {
                 watchers.sweep(live);
+                if watchers.list.is_empty() {
+                    self.actor_subscriptions.remove(&actor);
+                }
             }
-            self.actor_subscriptions.retain(|_, watchers| !watchers.list.is_empty());
-            self.class_subscriptions.retain(|_, watchers| !watchers.list.is_empty());
+        }
+        for class in classes {
+            if let Some(watchers) = self.class_subscriptions.get_mut(&class) {
+                watchers.sweep(live);
+                if watchers.list.is_empty() {
+                    self.class_subscriptions.remove(&class);
+                }
+            }
         }
         (features, removed)
     }
@@ -345,5 +373,8 @@ mod tests {
         assert!(left.list.len() <= 2 * (1 + left.stale), "stale watchers are swept");
         assert_eq!(states.subscribers(actor, &pawn, feature, 1).map(|w| w.id).collect::<Vec<_>>(), [kept]);
         assert!(mine.iter().all(|id| states.subscription(*id).is_none()));
+        assert!(states.class_subscriptions.is_empty(), "the class nobody watches holds no list");
+        states.unsubscribe(kept);
+        assert!(states.actor_subscriptions.is_empty(), "nor the actor");
     }
 }

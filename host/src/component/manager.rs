@@ -491,8 +491,7 @@ impl World {
     /// Asks for property `property` of component `component` of each actor to come with `owner`'s chain-step
     /// questions (see [`chain_reads`](Self::chain_reads)); a pair already asked for changes nothing.
     pub fn add_chain_read(&mut self, owner: OwnerId, component: &str, property: &str) -> Result<(), WorldError> {
-        let component_class = self.component_class(component);
-        let reads = self.manager.chain_reads.entry(owner).or_default();
+        let reads = self.manager.chain_reads.get(&owner).map_or(&[][..], Vec::as_slice);
         if reads.iter().any(|(c, p)| **c == *component && p == property) {
             return Ok(());
         }
@@ -501,7 +500,8 @@ impl World {
                 "a plugin may ask for at most {MAX_CHAIN_READS} properties with its chain steps"
             )));
         }
-        reads.push((component_class, property.to_string()));
+        let component_class = self.component_class(component);
+        self.manager.chain_reads.entry(owner).or_default().push((component_class, property.to_string()));
         Ok(())
     }
 
@@ -524,9 +524,10 @@ impl World {
             self.record(|| WorldEvent::InitStateChanged { actor, feature: feature_text, state: state_text });
         }
         // Class subscriptions are rare; only look up the actor's class chain when there are some.
-        let chain = match self.manager.init_states.has_class_subscriptions() {
-            true => self.actor(actor).ok().map(|a| self.classes.shared_chain(&a.class)),
-            false => None,
+        let chain = if self.manager.init_states.has_class_subscriptions() {
+            self.actor(actor).ok().map(|a| self.classes.shared_chain(&a.class))
+        } else {
+            None
         };
         let manager = &mut self.manager;
         for watcher in manager.init_states.subscribers(actor, chain.as_deref().unwrap_or_default(), feature, state) {

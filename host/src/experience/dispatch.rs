@@ -168,14 +168,14 @@ impl Instances {
             }
             // What a quarantined plugin was sent, and the events it sent, go with it (as the queue's own
             // `discard_owner` does for what was still queued).
-            let work: Vec<(Work, Charge)> = match quarantined.is_empty() {
-                true => work,
-                false => work
-                    .into_iter()
+            let work: Vec<(Work, Charge)> = if quarantined.is_empty() {
+                work
+            } else {
+                work.into_iter()
                     .filter(|(w, _)| {
                         !quarantined.contains(&w.owner()) && w.sender().is_none_or(|s| !quarantined.contains(&s))
                     })
-                    .collect(),
+                    .collect()
             };
             for (owner, runs) in by_owner(work) {
                 for run in runs {

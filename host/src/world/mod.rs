@@ -655,6 +655,15 @@ impl World {
         name
     }
 
+    /// Forgets an interned component class name nothing else holds (no component, request or chain read), so
+    /// that names plugins make up and drop do not pile up.
+    fn release_component_class(&mut self, name: ClassName) {
+        // Held by the set and by `name`: by nothing else.
+        if Arc::strong_count(&name) == 2 {
+            self.component_classes.remove(&*name);
+        }
+    }
+
     /// Reads a component property, the component named by its shared name (see
     /// [`component_class`](Self::component_class)); as [`property`](Self::property).
     pub(crate) fn property_of(
@@ -663,8 +672,8 @@ impl World {
         component: &ClassName,
         name: &str,
     ) -> Result<Option<&Value>, WorldError> {
-        let found =
-            self.actor(actor)?.components.iter().find(|c| Arc::ptr_eq(&c.class, component) || c.class == *component);
+        // `Arc`'s equality compares pointers first: the interned name matches without reading its text.
+        let found = self.actor(actor)?.components.iter().find(|c| c.class == *component);
         let found = found.ok_or_else(|| WorldError::NoSuchComponent { actor, component: component.to_string() })?;
         Ok(found.properties.get(name))
     }
@@ -780,9 +789,9 @@ impl World {
         if receiver_class == ROOT_ACTOR_CLASS {
             return Err(WorldError::RootClassRequest);
         }
-        if !self.classes.contains(receiver_class) {
+        let Some(receiver) = self.classes.name(receiver_class) else {
             return Err(WorldError::UnknownClass(receiver_class.to_string()));
-        }
+        };
         if !is_valid_class_name(component_class) {
             return Err(ClassError::InvalidName(component_class.to_string()).into());
         }
@@ -791,10 +800,7 @@ impl World {
                 "component class {component_class} has creation policy never: no actor gets one"
             )));
         }
-        let key = RequestKey {
-            receiver_class: receiver_class.into(),
-            component_class: self.component_class(component_class),
-        };
+        let key = RequestKey { receiver_class: receiver, component_class: self.component_class(component_class) };
         let (handle, first) = self.manager.requests.add(key.clone(), owner, flags);
         if first {
             for actor in self.actors_of_class(receiver_class)? {
@@ -818,6 +824,7 @@ impl World {
         for actor in owners {
             self.remove_requested_components(actor, |origin_key| *origin_key == key);
         }
+        self.release_component_class(key.component_class);
     }
 
     /// Removes an actor's components that requests matching `which` added.

@@ -31,7 +31,8 @@ use crate::world::World;
 
 /// What a host call is about to do, declared by the import and checked by [`InstanceState::guard`] before the
 /// call reaches the world. Imports reach the world only through `guard`, so every one passes the same checks,
-/// in the same order: names, text size, permission, the change budget, the handle budget.
+/// in the same order: names, text size, permission, the change budget, the handle budget. (The one batch
+/// import, `queue-chain-requests`, applies the checks of a change to each of its entries.)
 pub(crate) struct Call<'a> {
     kind: Kind,
     names: &'a [(&'a str, &'a str)],

@@ -7,7 +7,8 @@
 //! `drop-subscription N`, `spawn CLASS`, `timer N PERIOD_MS` (repeating; 0: every frame), `drop-timer N`,
 //! `handles` (logs every handle it holds, described by the handle's own methods), `feature CLASS FEATURE
 //! IMPLEMENTER` (registers the feature on every actor of the class), `defer-chains CLASS FEATURE...` (defers a
-//! walk of each feature's chain on every actor of the class). It logs `timer <n> x<times>
+//! walk of each feature's chain on every actor of the class), `defer-checks CLASS FEATURE...` (defers each
+//! feature's default-initialization check, the others' first, on every actor of the class). It logs `timer <n> x<times>
 //! frame <number>` for every timer firing.
 
 use std::collections::HashMap;
@@ -65,6 +66,11 @@ impl Probe {
             ["defer-chains", class, features @ ..] => world::actors_of_class(class).map(|actors| {
                 for actor in actors {
                     features.iter().for_each(|feature| init_state::defer_continue_chain(actor, feature));
+                }
+            }),
+            ["defer-checks", class, features @ ..] => world::actors_of_class(class).map(|actors| {
+                for actor in actors {
+                    features.iter().for_each(|feature| init_state::defer_check_default_initialization(actor, feature));
                 }
             }),
             ["timer", n, period_ms] => {
