@@ -113,6 +113,17 @@ impl Watchers {
     }
 }
 
+/// Changes the watcher list of `key`, if it has one, and drops the list once it is empty: an actor or class
+/// nobody watches any more holds nothing.
+fn update_list<K: std::hash::Hash + Eq>(lists: &mut HashMap<K, Watchers>, key: &K, change: impl FnOnce(&mut Watchers)) {
+    if let Some(watchers) = lists.get_mut(key) {
+        change(watchers);
+        if watchers.list.is_empty() {
+            lists.remove(key);
+        }
+    }
+}
+
 /// The init-state data of one world.
 #[derive(Debug, Default)]
 pub struct InitStates {
@@ -212,24 +223,12 @@ impl InitStates {
     pub fn unsubscribe(&mut self, id: SubscriptionId) -> Option<Subscription> {
         let subscription = self.subscriptions.remove(&id)?;
         let live = &self.subscriptions;
-        // An emptied list goes, so an actor or class nobody watches any more holds nothing.
+        let drop_watcher = |watchers: &mut Watchers| watchers.drop_watcher(id, live);
         match &subscription.watched {
-            Watched::Actor(actor) => {
-                if let Some(watchers) = self.actor_subscriptions.get_mut(actor) {
-                    watchers.drop_watcher(id, live);
-                    if watchers.list.is_empty() {
-                        self.actor_subscriptions.remove(actor);
-                    }
-                }
-            }
+            Watched::Actor(actor) => update_list(&mut self.actor_subscriptions, actor, drop_watcher),
             Watched::Class(class) => {
                 self.class_watchers -= 1;
-                if let Some(watchers) = self.class_subscriptions.get_mut(class) {
-                    watchers.drop_watcher(id, live);
-                    if watchers.list.is_empty() {
-                        self.class_subscriptions.remove(class);
-                    }
-                }
+                update_list(&mut self.class_subscriptions, class, drop_watcher);
             }
         }
         Some(subscription)
@@ -309,20 +308,10 @@ impl InitStates {
         });
         let live = &self.subscriptions;
         for actor in actors {
-            if let Some(watchers) = self.actor_subscriptions.get_mut(&actor) {
-                watchers.sweep(live);
-                if watchers.list.is_empty() {
-                    self.actor_subscriptions.remove(&actor);
-                }
-            }
+            update_list(&mut self.actor_subscriptions, &actor, |watchers| watchers.sweep(live));
         }
         for class in classes {
-            if let Some(watchers) = self.class_subscriptions.get_mut(&class) {
-                watchers.sweep(live);
-                if watchers.list.is_empty() {
-                    self.class_subscriptions.remove(&class);
-                }
-            }
+            update_list(&mut self.class_subscriptions, &class, |watchers| watchers.sweep(live));
         }
         (features, removed)
     }

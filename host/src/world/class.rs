@@ -38,10 +38,9 @@ pub enum ClassError {
 /// A class name shared by every actor of the class: cloning it is a reference count, not a copy.
 pub type ClassName = Arc<str>;
 
-/// One declared class: its parent, and its chain (itself, then its ancestors), fixed when it is declared.
+/// One declared class: its chain (itself, then its ancestors; its parent second), fixed when it is declared.
 #[derive(Debug, Clone)]
 struct ClassEntry {
-    parent: Option<ClassName>,
     chain: Arc<[ClassName]>,
 }
 
@@ -55,7 +54,7 @@ pub struct ClassRegistry {
 impl Default for ClassRegistry {
     fn default() -> Self {
         let root: ClassName = Arc::from(ROOT_ACTOR_CLASS);
-        let entry = ClassEntry { parent: None, chain: Arc::from([root.clone()]) };
+        let entry = ClassEntry { chain: Arc::from([root.clone()]) };
         let mut registry = ClassRegistry { classes: HashMap::from_iter([(root, entry)]) };
         for (class, parent) in BUILT_IN_CLASSES {
             registry.declare(class, parent).expect("built-in classes are well formed");
@@ -74,18 +73,19 @@ impl ClassRegistry {
         let Some(parent_chain) = self.classes.get(parent).map(|p| p.chain.clone()) else {
             return Err(ClassError::UnknownParent { class: class.to_string(), parent: parent.to_string() });
         };
-        match self.classes.get(class) {
-            Some(ClassEntry { parent: Some(existing), .. }) if &**existing == parent => Ok(()),
+        let existing = self.classes.get(class).map(|entry| entry.chain.get(1).map_or("", |p| &**p));
+        match existing {
+            Some(existing) if existing == parent => Ok(()),
             Some(existing) => Err(ClassError::Conflict {
                 class: class.to_string(),
-                existing: existing.parent.as_deref().unwrap_or_default().to_string(),
+                existing: existing.to_string(),
                 requested: parent.to_string(),
             }),
             None => {
                 let name: ClassName = Arc::from(class);
                 let chain: Arc<[ClassName]> =
                     std::iter::once(name.clone()).chain(parent_chain.iter().cloned()).collect();
-                self.classes.insert(name, ClassEntry { parent: Some(parent_chain[0].clone()), chain });
+                self.classes.insert(name, ClassEntry { chain });
                 Ok(())
             }
         }
