@@ -1,5 +1,7 @@
 //! Times each phase of 10,000 pawns going through Lyra's init chain, for finding where the time goes.
-//! `env -u RUST_BACKTRACE cargo run --release -p gamefeature-tests --example init_phases`
+//! `env -u RUST_BACKTRACE cargo run --release -p gamefeature-tests --example init_phases [pawns] [bare]`
+//!
+//! `bare` loads no feature: what the world's own spawning and possessing cost, without any plugin.
 
 use std::time::Instant;
 
@@ -11,9 +13,10 @@ use gamefeature_tests::*;
 fn main() {
     let pawns: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(10_000);
     let tokio = tokio::runtime::Runtime::new().unwrap();
+    let bare = std::env::args().skip(1).any(|a| a == "bare");
     let plugins = PluginDir::with(&[LYRA_CHARACTER]);
     let experiences = ExperienceDir::new();
-    let path = experiences.write("e.toml", &experience_with_features(&["lyra-character"]));
+    let path = experiences.write("e.toml", &experience_with_features(if bare { &[] } else { &["lyra-character"] }));
     let session = session_with(&plugins, None, trusted());
     let mut manager = session.create_world("bench", NetMode::Standalone);
     tokio.block_on(manager.load(&path)).unwrap();

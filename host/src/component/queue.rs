@@ -5,8 +5,6 @@
 //! while delivering is appended and delivered after everything queued before it — Unreal's init-state queue,
 //! applied to every callback.
 
-use std::collections::VecDeque;
-
 use super::names::Name;
 use super::{HandlerId, OwnerId, SubscriptionId, WatchId};
 use crate::world::{ActorId, Value};
@@ -103,7 +101,9 @@ pub struct Charge {
 /// Work waiting for delivery, each item with its [`Charge`].
 #[derive(Debug, Default)]
 pub struct WorkQueue {
-    items: VecDeque<(Work, Charge)>,
+    // A `Vec`, not a deque: items are only ever appended, and a round takes all of them at once, so taking is
+    // handing the buffer over rather than moving every item.
+    items: Vec<(Work, Charge)>,
     /// What new work is charged to: the plugin whose host call is running, if one is.
     acting: Charge,
     /// The plugin whose work is being delivered, if a plugin caused it: the root of the work its handlers make.
@@ -118,7 +118,7 @@ impl WorkQueue {
             Some(_) => self.acting,
             None => Charge { sender: None, root: self.delivering },
         };
-        self.items.push_back((work, charge));
+        self.items.push((work, charge));
     }
 
     /// Charges the work queued from now on to `owner`'s host call (`None`: to the host).
@@ -133,12 +133,12 @@ impl WorkQueue {
 
     /// Takes everything queued so far; work queued while it is delivered waits for the next take.
     pub fn take(&mut self) -> Vec<Work> {
-        self.items.drain(..).map(|(work, _)| work).collect()
+        std::mem::take(&mut self.items).into_iter().map(|(work, _)| work).collect()
     }
 
     /// As [`take`](Self::take), with what each item is charged to.
     pub fn take_charged(&mut self) -> Vec<(Work, Charge)> {
-        self.items.drain(..).collect()
+        std::mem::take(&mut self.items)
     }
 
     /// The charges of the work still queued.

@@ -16,8 +16,9 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use smallvec::SmallVec;
 
-use crate::component::{Charge, OwnerId, Work};
+use crate::component::{Charge, Name, OwnerId, Work};
 use crate::feature::{
     within_refusal_budget, BatchNames, CallError, ChainBatch, ExtensionBatch, FeatureBatch, PluginInstance,
     PropertyBatch, ReplicatedBatch, StateChangeBatch,
@@ -298,20 +299,15 @@ impl Instances {
                 })
             }
             Work::ContinueChain { .. } => {
-                let live_chains: Vec<(ActorId, crate::component::Name)> = {
+                let waves = {
                     let w = world::lock(world);
-                    let mut seen = HashSet::default();
-                    run.iter()
-                        .filter(|item| w.is_work_live(item))
-                        .filter_map(|item| match item {
-                            Work::ContinueChain { actor, feature, .. } => Some((*actor, *feature)),
-                            _ => None,
-                        })
-                        .filter(|chain| seen.insert(*chain))
-                        .collect()
+                    waves(run.iter().filter(|item| w.is_work_live(item)).filter_map(|item| match item {
+                        Work::ContinueChain { actor, feature, .. } => Some((*actor, *feature)),
+                        _ => None,
+                    }))
                 };
                 let calls = Calls { timeline, world_name: &world_name };
-                waves(live_chains).iter().try_for_each(|wave| walk_chains(world, owner, live, wave, &calls))
+                waves.iter().try_for_each(|wave| walk_chains(world, owner, live, wave, &calls))
             }
         };
         outcome.map_err(|(call, error)| DeliveryFailure { owner, plugin: live.plugin.clone(), call, error })
@@ -383,21 +379,39 @@ fn by_owner(work: Vec<(Work, Charge)>) -> Vec<(OwnerId, Vec<Run>)> {
     groups.into_iter().map(|(owner, kinds)| (owner, kinds.into_iter().flatten().collect())).collect()
 }
 
-/// Splits chains into waves in which each actor appears once, keeping their order, of at most [`MAX_BATCH`]
-/// chains each.
-fn waves(chains: Vec<(ActorId, crate::component::Name)>) -> Vec<Vec<(ActorId, crate::component::Name)>> {
-    let mut waves: Vec<(HashSet<ActorId>, Vec<_>)> = Vec::new();
-    for chain in chains {
-        match waves.iter_mut().find(|(actors, wave)| wave.len() < MAX_BATCH && !actors.contains(&chain.0)) {
-            Some((actors, wave)) => {
-                actors.insert(chain.0);
-                wave.push(chain);
-            }
-            None => waves.push((HashSet::from_iter([chain.0]), vec![chain])),
+/// Splits a run's chains into waves in which each actor appears once, keeping their order, of at most
+/// [`MAX_BATCH`] chains each. A chain asked for twice in the run is walked once: its walk comes after both
+/// requests, so it sees whatever either was made for.
+fn waves(chains: impl IntoIterator<Item = Chain>) -> Vec<Vec<Chain>> {
+    let mut waves: Vec<Vec<Chain>> = Vec::new();
+    // Per actor: the first wave its next chain may join (the one after its last), and the features placed.
+    let mut placed: HashMap<ActorId, (usize, SmallVec<[Name; 2]>)> = HashMap::default();
+    // Every wave before this one is full.
+    let mut first_open = 0;
+    for (actor, feature) in chains {
+        let (next, features) = placed.entry(actor).or_default();
+        if features.contains(&feature) {
+            continue;
+        }
+        features.push(feature);
+        let mut wave = (*next).max(first_open);
+        while waves.get(wave).is_some_and(|chains| chains.len() >= MAX_BATCH) {
+            wave += 1;
+        }
+        if wave == waves.len() {
+            waves.push(Vec::new());
+        }
+        waves[wave].push((actor, feature));
+        *next = wave + 1;
+        while waves.get(first_open).is_some_and(|chains| chains.len() >= MAX_BATCH) {
+            first_open += 1;
         }
     }
-    waves.into_iter().map(|(_, wave)| wave).collect()
+    waves
 }
+
+/// A feature's chain on one actor.
+type Chain = (ActorId, Name);
 
 /// Where batched calls are recorded: the timeline and the world's name.
 struct Calls<'a> {
@@ -429,17 +443,17 @@ fn walk_chains(
     world: &SharedWorld,
     owner: OwnerId,
     live: &mut LiveInstance,
-    wave: &[(ActorId, crate::component::Name)],
+    wave: &[Chain],
     calls: &Calls<'_>,
 ) -> Result<(), (&'static str, CallError)> {
-    let mut moving: Vec<(ActorId, crate::component::Name)> = wave.to_vec();
+    let mut moving: Vec<Chain> = wave.to_vec();
     while !moving.is_empty() {
         let (steps, batch) = {
             let w = world::lock(world);
-            let steps: Vec<_> = moving
-                .iter()
-                .filter_map(|(actor, feature)| w.next_chain_step(*actor, *feature).map(|step| (*actor, *feature, step)))
-                .collect();
+            let mut steps = Vec::with_capacity(moving.len());
+            steps.extend(moving.iter().filter_map(|(actor, feature)| {
+                w.next_chain_step(*actor, *feature).map(|step| (*actor, *feature, step))
+            }));
             let batch = chain_question(&w, owner, &steps);
             (steps, batch)
         };
@@ -468,12 +482,12 @@ fn walk_chains(
     Ok(())
 }
 
-fn text(w: &World, name: crate::component::Name) -> impl FnOnce() -> String + '_ {
+fn text(w: &World, name: Name) -> impl FnOnce() -> String + '_ {
     move || w.name_text(name).to_string()
 }
 
 /// The one live extension event of a run that has exactly one: delivered with scalars rather than as a batch.
-fn single_extension(w: &World, run: &[Work]) -> Option<(u32, u64, crate::component::Name, std::sync::Arc<str>)> {
+fn single_extension(w: &World, run: &[Work]) -> Option<(u32, u64, Name, std::sync::Arc<str>)> {
     let mut live = run.iter().filter(|item| w.is_work_live(item));
     match (live.next(), live.next()) {
         (Some(Work::Extension { number, actor, event, .. }), None) => {
@@ -485,7 +499,13 @@ fn single_extension(w: &World, run: &[Work]) -> Option<(u32, u64, crate::compone
 
 fn extension_batch(w: &World, run: &[Work]) -> ExtensionBatch {
     let mut names = BatchNames::default();
-    let mut batch = ExtensionBatch::default();
+    let n = run.len();
+    let mut batch = ExtensionBatch {
+        handlers: Vec::with_capacity(n),
+        actors: Vec::with_capacity(n),
+        events: Vec::with_capacity(n),
+        names: Vec::new(),
+    };
     for item in run.iter().filter(|item| w.is_work_live(item)) {
         if let Work::Extension { number, actor, event, .. } = item {
             batch.handlers.push(*number);
@@ -499,7 +519,14 @@ fn extension_batch(w: &World, run: &[Work]) -> ExtensionBatch {
 
 fn state_change_batch(w: &World, run: &[Work]) -> StateChangeBatch {
     let mut names = BatchNames::default();
-    let mut batch = StateChangeBatch::default();
+    let n = run.len();
+    let mut batch = StateChangeBatch {
+        ids: Vec::with_capacity(n),
+        actors: Vec::with_capacity(n),
+        features: Vec::with_capacity(n),
+        states: Vec::with_capacity(n),
+        names: Vec::new(),
+    };
     for item in run.iter().filter(|item| w.is_work_live(item)) {
         if let Work::InitStateChanged { number, actor, feature, state, .. } = item {
             batch.ids.push(*number);
@@ -527,7 +554,11 @@ fn property_batch(w: &World, run: &[Work]) -> PropertyBatch {
 
 fn feature_batch(w: &World, run: &[Work]) -> FeatureBatch {
     let mut names = BatchNames::default();
-    let mut batch = FeatureBatch::default();
+    let mut batch = FeatureBatch {
+        actors: Vec::with_capacity(run.len()),
+        features: Vec::with_capacity(run.len()),
+        names: Vec::new(),
+    };
     for item in run.iter().filter(|item| w.is_work_live(item)) {
         if let Work::CheckDefaultInitialization { actor, feature, .. } = item {
             batch.actors.push(actor.to_raw());
@@ -551,6 +582,11 @@ fn chain_question(w: &World, owner: OwnerId, steps: &[ChainStep]) -> ChainBatch 
     let mut batch = chain_batch_named(w, steps, &mut names);
     let reads = w.chain_reads(owner);
     let facts = &mut batch.facts;
+    facts.feature_starts.reserve_exact(steps.len());
+    // Two features an actor is the usual case (Lyra's pawns); more only grows the lists once or twice.
+    facts.feature_names.reserve(steps.len() * 2);
+    facts.feature_states.reserve(steps.len() * 2);
+    facts.reads.reserve_exact(steps.len() * reads.len());
     for (actor, _, _) in steps {
         facts.feature_starts.push(facts.feature_names.len() as u32);
         for (feature, state) in w.feature_states(*actor) {
@@ -566,7 +602,14 @@ fn chain_question(w: &World, owner: OwnerId, steps: &[ChainStep]) -> ChainBatch 
 }
 
 fn chain_batch_named(w: &World, steps: &[ChainStep], names: &mut BatchNames) -> ChainBatch {
-    let mut batch = ChainBatch::default();
+    let n = steps.len();
+    let mut batch = ChainBatch {
+        actors: Vec::with_capacity(n),
+        features: Vec::with_capacity(n),
+        currents: Vec::with_capacity(n),
+        desireds: Vec::with_capacity(n),
+        ..ChainBatch::default()
+    };
     for (actor, feature, (current, desired)) in steps {
         batch.actors.push(actor.to_raw());
         batch.features.push(names.index(*feature, text(w, *feature)));
@@ -577,7 +620,7 @@ fn chain_batch_named(w: &World, steps: &[ChainStep], names: &mut BatchNames) -> 
 }
 
 /// One step of a feature's chain: the actor, the feature, and its (current, next) state ordinals.
-type ChainStep = (ActorId, crate::component::Name, (u8, u8));
+type ChainStep = (ActorId, Name, (u8, u8));
 
 #[cfg(test)]
 mod tests {
@@ -889,5 +932,35 @@ mod tests {
         assert!(pawns
             .iter()
             .all(|p| w.feature_state(*p, "Hero").unwrap() == 4 && w.feature_state(*p, "Input").unwrap() == 4));
+    }
+
+    #[test]
+    fn chain_waves_keep_order_name_each_actor_once_walk_a_repeated_chain_once_and_stay_within_a_batch() {
+        let mut names = crate::component::Names::default();
+        let (hero, input) = (names.intern("Hero"), names.intern("Input"));
+        let actor = ActorId::from_raw;
+        // Two chains of actor 1, a repeat of its first, then enough other actors to fill more than one batch.
+        let mut chains = vec![(actor(1), hero), (actor(1), input), (actor(1), hero)];
+        chains.extend((2..=MAX_BATCH as u64 + 1).map(|n| (actor(n), hero)));
+        let waves = waves(chains.clone());
+        assert!(waves.iter().all(|wave| wave.len() <= MAX_BATCH));
+        for wave in &waves {
+            let actors: HashSet<ActorId> = wave.iter().map(|(a, _)| *a).collect();
+            assert_eq!(actors.len(), wave.len(), "an actor twice in one wave");
+        }
+        let walked: Vec<Chain> = waves.concat();
+        assert_eq!(walked.len(), chains.len() - 1, "the repeated chain is walked once");
+        assert_eq!(walked.iter().filter(|c| **c == (actor(1), hero)).count(), 1);
+        // Each wave keeps the order the chains were asked for in; actor 1's second chain waits a wave.
+        for wave in &waves {
+            let positions: Vec<usize> = wave.iter().map(|c| chains.iter().position(|x| x == c).unwrap()).collect();
+            assert!(positions.windows(2).all(|p| p[0] < p[1]), "{positions:?}");
+        }
+        let wave_of = |chain: Chain| waves.iter().position(|w| w.contains(&chain)).unwrap();
+        assert_eq!(wave_of((actor(1), hero)), 0);
+        assert_eq!(wave_of((actor(1), input)), 1);
+        // The first wave is full, so the last actor joins the second.
+        assert_eq!(waves[0].len(), MAX_BATCH);
+        assert_eq!(wave_of((actor(MAX_BATCH as u64 + 1), hero)), 1);
     }
 }
