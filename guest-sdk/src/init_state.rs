@@ -110,9 +110,30 @@ pub fn check_default_initialization(actor: ActorId, feature: &str) -> Result<(),
     continue_init_state_chain(actor, feature)
 }
 
+/// Chain walks deferred until the current callback returns, each feature's name kept once.
+#[derive(Default)]
+struct Deferred {
+    requests: Vec<host::ChainRequest>,
+    names: Vec<String>,
+}
+
+impl Deferred {
+    fn push(&mut self, actor: ActorId, feature: &str, work: host::ChainWork) {
+        // A plugin defers walks of a handful of features: a scan finds the name sooner than a hash would.
+        let index = match self.names.iter().position(|name| name == feature) {
+            Some(index) => index,
+            None => {
+                self.names.push(feature.to_string());
+                self.names.len() - 1
+            }
+        };
+        self.requests.push(host::ChainRequest { actor, feature: index as u32, work });
+    }
+}
+
 thread_local! {
-    /// Chain walks deferred until the current callback returns.
-    static DEFERRED: std::cell::RefCell<Vec<host::ChainRequest>> = const { std::cell::RefCell::new(Vec::new()) };
+    static DEFERRED: std::cell::RefCell<Deferred> =
+        const { std::cell::RefCell::new(Deferred { requests: Vec::new(), names: Vec::new() }) };
 }
 
 /// [`continue_chain`], sent with one host call for everything deferred when the current callback returns.
@@ -129,17 +150,16 @@ pub fn defer_check_default_initialization(actor: ActorId, feature: &str) {
 }
 
 fn defer(actor: ActorId, feature: &str, work: host::ChainWork) {
-    DEFERRED
-        .with_borrow_mut(|deferred| deferred.push(host::ChainRequest { actor, feature: feature.to_string(), work }));
+    DEFERRED.with_borrow_mut(|deferred| deferred.push(actor, feature, work));
 }
 
 /// Sends the deferred chain walks (the SDK calls it when a callback returns).
 pub(crate) fn send_deferred() {
-    let requests = DEFERRED.with_borrow_mut(std::mem::take);
+    let Deferred { requests, names } = DEFERRED.with_borrow_mut(std::mem::take);
     if requests.is_empty() {
         return;
     }
-    let refused = host::queue_chain_requests(&requests);
+    let refused = host::queue_chain_requests(&requests, &names);
     // One line however many were refused: each line is a host call.
     if let Some((index, error)) = refused.first() {
         if let Some(request) = requests.get(*index as usize) {
@@ -151,7 +171,7 @@ pub(crate) fn send_deferred() {
                 1 => String::new(),
                 n => format!(" (and {} more deferred walks refused)", n - 1),
             };
-            let (feature, actor) = (&request.feature, request.actor);
+            let (feature, actor) = (names.get(request.feature as usize).map_or("?", String::as_str), request.actor);
             crate::log::warn(&format!("could not {what} {feature} on actor {actor}: {error:?}{others}"));
         }
     }

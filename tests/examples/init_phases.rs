@@ -1,19 +1,24 @@
 //! Times each phase of 10,000 pawns going through Lyra's init chain, for finding where the time goes.
 //! `env -u RUST_BACKTRACE cargo run --release -p gamefeature-tests --example init_phases [pawns] [bare]`
 //!
-//! `bare` loads no feature: what the world's own spawning and possessing cost, without any plugin.
+//! Per phase it prints the batch entries per pawn by export and the time per entry inside those calls
+//! (lowering, the plugin's code and its host calls): the rest of a phase is the world's and the host's own
+//! bookkeeping. `bare` loads no feature: what the world's own spawning and possessing cost, without any plugin.
 
-use std::time::Instant;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use gamefeature_host::game;
-use gamefeature_host::timeline::EventKind;
-use gamefeature_host::world::NetMode;
+use gamefeature_host::timeline::{EventKind, TimelineEvent};
+use gamefeature_host::world::{NetMode, World};
 use gamefeature_tests::*;
+
+type Phase = fn(&mut World, &game::Player);
 
 fn main() {
     let pawns: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(10_000);
-    let tokio = tokio::runtime::Runtime::new().unwrap();
     let bare = std::env::args().skip(1).any(|a| a == "bare");
+    let tokio = tokio::runtime::Runtime::new().unwrap();
     let plugins = PluginDir::with(&[LYRA_CHARACTER]);
     let experiences = ExperienceDir::new();
     let path = experiences.write("e.toml", &experience_with_features(if bare { &[] } else { &["lyra-character"] }));
@@ -21,40 +26,67 @@ fn main() {
     let mut manager = session.create_world("bench", NetMode::Standalone);
     tokio.block_on(manager.load(&path)).unwrap();
     manager.with_world(|w| w.set_recording(false));
-    let calls_before = session.timeline().events().iter().filter(|e| e.kind == EventKind::Call).count();
     let host_calls_before = manager.with_world(|w| w.plugin_calls());
+
+    let mut recorded = session.timeline().events().len();
     let started = Instant::now();
     let players: Vec<game::Player> =
         manager.with_world(|w| (0..pawns).map(|_| game::spawn_player(w, "Character").unwrap()).collect());
-    let spawned = started.elapsed();
-    manager.with_world(|w| players.iter().for_each(|p| game::possess(w, p).unwrap()));
-    let possessed = started.elapsed();
-    manager.with_world(|w| players.iter().for_each(|p| game::replicate_player_state(w, p).unwrap()));
-    let ready = started.elapsed();
-    let events = session.timeline().events();
-    let calls = events.iter().filter(|e| e.kind == EventKind::Call).count() - calls_before;
-    let logs = events.iter().filter(|e| matches!(e.kind, EventKind::Log(_))).count();
-    println!(
-        "{pawns} pawns: spawn {spawned:?}, possess {:?}, player state {:?}; total {ready:?}",
-        possessed - spawned,
-        ready - possessed
-    );
+    let mut phases = vec![("spawn", started.elapsed(), calls_since(&session, &mut recorded))];
+    let rest: [(&str, Phase); 2] = [
+        ("possess", |w, p| game::possess(w, p).unwrap()),
+        ("player state", |w, p| game::replicate_player_state(w, p).unwrap()),
+    ];
+    for (name, phase) in rest {
+        let began = Instant::now();
+        manager.with_world(|w| players.iter().for_each(|p| phase(w, p)));
+        phases.push((name, began.elapsed(), calls_since(&session, &mut recorded)));
+    }
+    let total = started.elapsed();
+
+    let shown: Vec<String> = phases.iter().map(|(name, took, _)| format!("{name} {took:?}")).collect();
+    println!("{pawns} pawns: {}; total {total:?}", shown.join(", "));
     let host_calls = manager.with_world(|w| w.plugin_calls()) - host_calls_before;
-    println!(
-        "batched calls recorded: {calls}; host calls per pawn: {:.1}; plugin log lines: {logs}",
-        host_calls as f64 / pawns as f64
-    );
-    // Entries delivered per pawn, by export: what the host's bookkeeping and the plugin's work scale with.
-    let mut entries: std::collections::BTreeMap<String, usize> = Default::default();
-    for event in events.iter().filter(|e| e.kind == EventKind::Call).skip(calls_before) {
-        if let Some((call, count)) = event.text.rsplit_once(" (") {
-            *entries.entry(call.to_string()).or_default() += count.trim_end_matches(')').parse::<usize>().unwrap_or(0);
+    let calls: usize = phases.iter().map(|(_, _, calls)| calls.len()).sum();
+    println!("batched calls: {calls}; host calls per pawn: {:.1}", host_calls as f64 / pawns as f64);
+    let mut all = Vec::new();
+    for (name, took, calls) in &phases {
+        println!("{name}: {}", by_export(calls, *took, pawns));
+        all.extend(calls.iter().cloned());
+    }
+    println!("all: {}", by_export(&all, total, pawns));
+    let events = session.timeline().events();
+    let failures: Vec<&str> = events.iter().filter(|e| e.kind == EventKind::Failure).map(|e| e.text.as_str()).collect();
+    let logs = events.iter().filter(|e| matches!(e.kind, EventKind::Log(_))).count();
+    println!("live features: {:?}; failures: {failures:?}; plugin log lines: {logs}", manager.live_features());
+}
+
+/// The calls into plugins the timeline recorded since `recorded` events, which moves past them.
+fn calls_since(session: &gamefeature_host::Session, recorded: &mut usize) -> Vec<TimelineEvent> {
+    let events = session.timeline().events();
+    let calls = events[*recorded..].iter().filter(|e| e.kind == EventKind::Call).cloned().collect();
+    *recorded = events.len();
+    calls
+}
+
+/// Entries per pawn by export, each with its time per entry inside the calls, and the share of `took` spent
+/// in calls at all.
+fn by_export(calls: &[TimelineEvent], took: Duration, pawns: usize) -> String {
+    let mut exports: BTreeMap<&str, (usize, Duration)> = BTreeMap::new();
+    for call in calls {
+        if let Some((export, count)) = call.text.rsplit_once(" (") {
+            let entry = exports.entry(export).or_default();
+            entry.0 += count.trim_end_matches(')').parse::<usize>().unwrap_or(0);
+            entry.1 += call.took.unwrap_or_default();
         }
     }
-    let per_pawn: Vec<String> =
-        entries.iter().map(|(call, n)| format!("{call} {:.1}", *n as f64 / pawns as f64)).collect();
-    println!("entries per pawn: {}", per_pawn.join(", "));
-    let failures: Vec<String> =
-        events.iter().filter(|e| e.kind == EventKind::Failure).map(|e| e.text.clone()).collect();
-    println!("live features: {:?}; failures: {failures:?}", manager.live_features());
+    let in_calls: Duration = exports.values().map(|(_, took)| *took).sum();
+    let shown: Vec<String> = exports
+        .iter()
+        .map(|(export, (n, took))| {
+            let per_entry = took.as_nanos() as f64 / (*n).max(1) as f64;
+            format!("{export} {:.1} x {per_entry:.0} ns", *n as f64 / pawns as f64)
+        })
+        .collect();
+    format!("in calls {in_calls:?} of {took:?}; entries per pawn: {}", shown.join(", "))
 }

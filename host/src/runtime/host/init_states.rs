@@ -22,19 +22,18 @@ fn state_of(world: &World, state: &Option<String>) -> Result<Option<u8>, WorldEr
 }
 
 /// Queues what one `queue-chain-requests` entry stands for, or nothing when it is refused.
-fn queue_one_chain_request(w: &mut World, request: &ChainRequest) -> Result<(), WorldError> {
-    let actor = Actor::from_raw(request.actor);
-    if request.work == ChainWork::CheckOthersThenContinue {
+fn queue_one_chain_request(w: &mut World, actor: Actor, feature: &str, work: ChainWork) -> Result<(), WorldError> {
+    if work == ChainWork::CheckOthersThenContinue {
         // The feature must be there before the others are asked to move, so a refused entry queues nothing.
-        w.feature_state(actor, &request.feature)?;
-        w.check_default_initialization_for_implementers(actor, &request.feature)?;
+        w.feature_state(actor, feature)?;
+        w.check_default_initialization_for_implementers(actor, feature)?;
     }
-    w.continue_init_state_chain(actor, &request.feature)
+    w.continue_init_state_chain(actor, feature)
 }
 
 /// The changes an entry counts for: the calls it stands for.
-fn changes_of(request: &ChainRequest) -> u32 {
-    match request.work {
+fn changes_of(work: ChainWork) -> u32 {
+    match work {
         ChainWork::ContinueChain => 1,
         ChainWork::CheckOthersThenContinue => 2,
     }
@@ -140,25 +139,38 @@ impl Host for InstanceState {
         })
     }
 
-    fn queue_chain_requests(&mut self, requests: Vec<ChainRequest>) -> Vec<(u32, Error)> {
+    fn queue_chain_requests(&mut self, requests: Vec<ChainRequest>, names: Vec<String>) -> Vec<(u32, Error)> {
         // Each entry passes `guard`'s checks for a change (its name, the change budget, counted as the calls it
-        // stands for) and is refused as its own call would be; the world's lock is taken once for all of them.
-        // Past the change budget the rest are refused with the same error, without further work.
+        // stands for) and is refused as its own call would be; each name is checked once, and the world's lock
+        // is taken once for all of them. Past the change budget the rest are refused with the same error,
+        // without further work.
+        let name_problems: Vec<Option<Error>> =
+            names.iter().map(|name| super::name_problem("feature name", name)).collect();
         let world = self.env.world.clone();
         let owner = self.env.owner;
         let mut refused = Vec::new();
         crate::world::lock(&world).acting_as(owner, |w| {
             for (index, request) in requests.iter().enumerate() {
-                let counted = (0..changes_of(request)).try_for_each(|_| self.count_change());
+                let counted = (0..changes_of(request.work)).try_for_each(|_| self.count_change());
                 if let Err(flooded) = counted {
                     refused.extend((index..requests.len()).map(|i| (i as u32, flooded.clone())));
                     break;
                 }
-                let outcome = self
-                    .check_name("feature name", &request.feature)
-                    .and_then(|()| queue_one_chain_request(w, request).map_err(|e| self.refuse(e.into())));
-                if let Err(error) = outcome {
-                    refused.push((index as u32, error));
+                let named = request.feature as usize;
+                let problem = match (names.get(named), name_problems.get(named)) {
+                    (Some(_), Some(Some(problem))) => Some(problem.clone()),
+                    (Some(feature), _) => {
+                        queue_one_chain_request(w, Actor::from_raw(request.actor), feature, request.work)
+                            .err()
+                            .map(Error::from)
+                    }
+                    (None, _) => Some(Error::Invalid(format!(
+                        "chain request {index} names feature {named}, but only {} names were sent",
+                        names.len()
+                    ))),
+                };
+                if let Some(problem) = problem {
+                    refused.push((index as u32, self.refuse(problem)));
                 }
             }
         });

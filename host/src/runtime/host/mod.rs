@@ -168,20 +168,18 @@ impl InstanceState {
     /// Refuses a name longer than [`MAX_NAME_BYTES`] or holding control characters: names are shown in logs and
     /// timelines, where a `\n` or an escape sequence would forge lines or drive the terminal.
     fn check_name(&mut self, what: &str, name: &str) -> Result<(), Error> {
-        self.check_size(what, name.len(), MAX_NAME_BYTES)?;
-        if !crate::text::is_printable(name) {
-            let shown = crate::text::shown(name, MAX_NAME_BYTES);
-            return Err(self.refuse(Error::Invalid(format!("{what} {shown:?} holds control characters"))));
+        match name_problem(what, name) {
+            Some(problem) => Err(self.refuse(problem)),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Refuses a value of `len` bytes longer than `max`.
     fn check_size(&mut self, what: &str, len: usize, max: usize) -> Result<(), Error> {
-        if len > max {
-            return Err(self.refuse(Error::Invalid(format!("{what} is {len} bytes, longer than {max}"))));
+        match size_problem(what, len, max) {
+            Some(problem) => Err(self.refuse(problem)),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Refuses a new handle when the instance already holds as many as it may. Checked before the world
@@ -225,4 +223,21 @@ impl InstanceState {
         self.handles -= 1;
         Ok(value)
     }
+}
+
+/// Why `check_name` refuses a name, if it does (a call checking one name many times checks it once).
+pub(crate) fn name_problem(what: &str, name: &str) -> Option<Error> {
+    if let Some(problem) = size_problem(what, name.len(), MAX_NAME_BYTES) {
+        return Some(problem);
+    }
+    if !crate::text::is_printable(name) {
+        let shown = crate::text::shown(name, MAX_NAME_BYTES);
+        return Some(Error::Invalid(format!("{what} {shown:?} holds control characters")));
+    }
+    None
+}
+
+/// Why `check_size` refuses a value of `len` bytes, if it does.
+fn size_problem(what: &str, len: usize, max: usize) -> Option<Error> {
+    (len > max).then(|| Error::Invalid(format!("{what} is {len} bytes, longer than {max}")))
 }

@@ -186,12 +186,17 @@ impl Hostile {
                     "check-default-initialization-for-implementers",
                     init_state::check_default_initialization_for_implementers(pawn, name),
                 ),
+                ("queue-chain-requests", queue_chain_request(pawn, 0, &[name])),
             ];
             for (import, outcome) in outcomes {
                 let verdict = if matches!(outcome, Err(Error::Invalid(_))) { "refused" } else { "ACCEPTED" };
                 log::warn(&format!("{kind} name in {import}: {verdict}"));
             }
         }
+        // A request naming a feature by an index past the names sent.
+        let outcome = queue_chain_request(pawn, 1, &["Feature"]);
+        let verdict = if matches!(outcome, Err(Error::Invalid(_))) { "refused" } else { "ACCEPTED" };
+        log::warn(&format!("unsent name in queue-chain-requests: {verdict}"));
     }
 
     /// Tries to take over another plugin's feature, component and actor.
@@ -425,3 +430,15 @@ impl Plugin for Hostile {
 }
 
 export_plugin!(Hostile);
+
+/// One walk of feature `names[feature]` queued through the raw import (the SDK's deferral never sends a bad
+/// index); its refusal, if it is refused.
+fn queue_chain_request(actor: ActorId, feature: u32, names: &[&str]) -> Result<(), Error> {
+    use gamefeature_sdk::bindings::gamefeature::plugin::init_states::{queue_chain_requests, ChainRequest, ChainWork};
+    let names: Vec<String> = names.iter().map(|name| name.to_string()).collect();
+    let request = ChainRequest { actor, feature, work: ChainWork::ContinueChain };
+    match queue_chain_requests(&[request], &names).pop() {
+        Some((_, error)) => Err(error),
+        None => Ok(()),
+    }
+}
