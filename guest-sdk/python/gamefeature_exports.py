@@ -59,10 +59,31 @@ def _fallible(hook, *args):
         raise Err(f"{type(error).__name__}: {error}")
 
 
+def _sends_deferred(exports):
+    """Every callback of `exports` sends the chain walks its hooks deferred when it returns
+    (`init_states.defer_continue_chain`), in one host call."""
+
+    def wrapped(method):
+        def callback(self, *args):
+            try:
+                return method(self, *args)
+            finally:
+                init_states._send_deferred()
+
+        callback.__name__ = method.__name__
+        return callback
+
+    for name, method in list(vars(exports).items()):
+        if callable(method) and not name.startswith("_"):
+            setattr(exports, name, wrapped(method))
+    return exports
+
+
 def _deactivation(answer):
     return _lifecycle.Deactivation.DONE if answer is None else answer
 
 
+@_sends_deferred
 class Lifecycle(wit_world.exports.Lifecycle):
     def on_registering(self):
         _fallible(lambda: _get().on_registering())
@@ -100,6 +121,7 @@ class Lifecycle(wit_world.exports.Lifecycle):
         _fallible(lambda: _get().restore(bytes(state)))
 
 
+@_sends_deferred
 class Handlers(wit_world.exports.Handlers):
     def handle_extension_events(self, handlers, actors, events, names):
         plugin = _get()
@@ -121,6 +143,7 @@ _event_names = {}
 _MAX_EVENT_NAMES = 4096
 
 
+@_sends_deferred
 class InitStateCallbacks(wit_world.exports.InitStateCallbacks):
     def can_change_init_states(self, actors, features, currents, desireds, names, facts):
         # The facts serve the Rust SDK's answers without host calls; Python hooks ask the host.
@@ -148,6 +171,7 @@ class InitStateCallbacks(wit_world.exports.InitStateCallbacks):
             plugin.on_init_state_changed(subscription, actor, names[feature], init_states.state_name(state))
 
 
+@_sends_deferred
 class TimerCallbacks(wit_world.exports.TimerCallbacks):
     def on_timers(self, frame, ids, counts):
         plugin = _get()
@@ -155,6 +179,7 @@ class TimerCallbacks(wit_world.exports.TimerCallbacks):
             plugin.on_timer(timer, times, frame)
 
 
+@_sends_deferred
 class ReplicationCallbacks(wit_world.exports.ReplicationCallbacks):
     def on_replicated(self, actors, components, properties, olds, news, names):
         plugin = _get()
@@ -162,6 +187,7 @@ class ReplicationCallbacks(wit_world.exports.ReplicationCallbacks):
             plugin.on_replicated(actor, names[component], names[prop], from_wit(old), from_wit(new))
 
 
+@_sends_deferred
 class PropertyCallbacks(wit_world.exports.PropertyCallbacks):
     def on_properties_changed(self, ids, actors, olds, news):
         plugin = _get()

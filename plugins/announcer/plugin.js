@@ -2,7 +2,8 @@
 // feature's component does: it registers a feature of its own, "Announcer", beside lyra-character's
 // PawnExtension and Hero, so the pawn's DataInitialized waits for it too. Its chain: DataAvailable once the
 // hero has its player state (Hero at DataAvailable), DataInitialized once the pawn extension is initialised,
-// then GameplayReady — where the hero is announced. It tries again whenever another feature of the hero moves.
+// then GameplayReady — where the hero is announced. It tries again whenever another feature of the hero moves;
+// its walks are deferred (`deferContinueChain`), so a batch of heroes costs one host call for all of them.
 
 import { Plugin, components, initStates, log } from 'gamefeature';
 
@@ -40,7 +41,7 @@ export default class Announcer extends Plugin {
     initStates.registerFeature(hero, ANNOUNCER, 'AnnouncerComponent');
     const subscription = initStates.subscribeActor(hero, HERO_FEATURES, { callIfReached: false });
     this.heroes.set(hero, subscription);
-    initStates.continueChain(hero, ANNOUNCER);
+    initStates.deferContinueChain(hero, ANNOUNCER);
   }
 
   leave(hero) {
@@ -56,7 +57,7 @@ export default class Announcer extends Plugin {
   }
 
   onInitStateChanged(subscription, hero, feature, state) {
-    if (feature !== ANNOUNCER) initStates.continueChain(hero, ANNOUNCER);
+    if (feature !== ANNOUNCER) initStates.deferContinueChain(hero, ANNOUNCER);
   }
 
   canChangeInitState(hero, feature, current, desired) {

@@ -660,6 +660,15 @@ async fn shapes(plugin: TestPlugin, negative_integer: &str) {
     }
     manager.end_play().await.unwrap();
     assert_eq!(info_logs(&session, plugin.name, "w"), expected_shapes(negative_integer));
+    // The deferred walks of a feature the actor lacks: refused, both in one line (each line is a host call).
+    let warnings = session.timeline().texts(&track::instance(plugin.name, "w"), EventKind::Log(LogLevel::Warn));
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let refused = &warnings[0];
+    assert!(refused.starts_with("could not continue the chain of Missing on actor "), "{refused}");
+    assert!(
+        refused.contains("has no feature") && refused.ends_with("(and 1 more deferred walks refused)"),
+        "{refused}"
+    );
     let w = world::lock(manager.world());
     assert_eq!((w.live_features(), w.live_subscriptions(), w.live_handlers(), w.live_watches()), (0, 0, 0, 0));
 }

@@ -32,7 +32,12 @@ def call(function, *args):
     try:
         return function(*args)
     except Err as error:
-        raise HostError(_ERROR_CASES.get(type(error.value), "error"), getattr(error.value, "value", error.value))
+        raise host_error(error.value)
+
+
+def host_error(error) -> HostError:
+    """The `HostError` for a WIT error value."""
+    return HostError(_ERROR_CASES.get(type(error), "error"), getattr(error, "value", error))
 
 
 def to_wit(value: Value) -> types.Value:

@@ -5,7 +5,7 @@ from typing import Optional
 from wit_world.exports.lifecycle import Deactivation
 
 from . import init_states
-from ._host import HostError, Value
+from ._host import Value
 
 #: What `on_deactivating` and `poll_deactivation` return: deactivation finished, or still under way.
 DONE = Deactivation.DONE
@@ -64,11 +64,9 @@ class Plugin:
         """`feature` of `actor` is about to move from `current` to `desired`: do the transition's work."""
 
     def check_default_initialization(self, actor: int, feature: str) -> None:
-        """Try to move `feature` forward; by default, walk its chain."""
-        try:
-            init_states.continue_chain(actor, feature)
-        except HostError:
-            pass  # the actor or the feature went away meanwhile
+        """Try to move `feature` forward; by default, walk its chain (deferred: a batch of checks makes one host
+        call)."""
+        init_states.defer_continue_chain(actor, feature)
 
     def on_init_state_changed(self, subscription: int, actor: int, feature: str, state: str) -> None:
         """Subscription `subscription` saw `feature` of `actor` reach `state`."""

@@ -1,14 +1,17 @@
 """The init-state system: features of an actor moving through one ordered list of states.
 
 Implement `Plugin.can_change_init_state` and `Plugin.handle_change_init_state` for the features you register;
-the host walks their chains when you call `continue_chain`, after your current call returns.
+the host walks their chains when you call `continue_chain`, after your current call returns. A callback that
+continues many chains (one per pawn of a batch) can defer them instead (`defer_continue_chain`): they go in one
+host call when it returns.
 """
 
 from typing import List, Optional
 
 from wit_world.imports import init_states as _init_states
 
-from ._host import Handle, call
+from . import log
+from ._host import Handle, call, host_error
 
 #: Lyra's init states, the host's default order.
 SPAWNED = "InitState.Spawned"
@@ -74,6 +77,54 @@ def check_default_initialization(actor: int, feature: str) -> None:
     """Unreal's default for a coordinating feature: move every other feature forward, then this one."""
     call(_init_states.check_default_initialization_for_implementers, actor, feature)
     call(_init_states.continue_init_state_chain, actor, feature)
+
+
+# Chain walks deferred until the current callback returns, each feature's name kept once.
+_deferred_requests: List[_init_states.ChainRequest] = []
+_deferred_names: List[str] = []
+
+
+def defer_continue_chain(actor: int, feature: str) -> None:
+    """`continue_chain`, sent with one host call for everything deferred when the current callback returns.
+    The walk runs after the callback either way, so deferring changes only when it is queued (after what the
+    callback queued itself) and how a refusal is told: logged as a warning, not raised. Cheaper when a callback
+    handling a batch continues many chains."""
+    _defer(actor, feature, _init_states.ChainWork.CONTINUE_CHAIN)
+
+
+def defer_check_default_initialization(actor: int, feature: str) -> None:
+    """`check_default_initialization`, deferred as `defer_continue_chain` is."""
+    _defer(actor, feature, _init_states.ChainWork.CHECK_OTHERS_THEN_CONTINUE)
+
+
+def _defer(actor: int, feature: str, work) -> None:
+    try:
+        index = _deferred_names.index(feature)
+    except ValueError:
+        index = len(_deferred_names)
+        _deferred_names.append(feature)
+    _deferred_requests.append(_init_states.ChainRequest(actor, index, work))
+
+
+def _send_deferred() -> None:
+    """Sends the deferred chain walks (the SDK calls it when a callback returns)."""
+    global _deferred_requests, _deferred_names
+    if not _deferred_requests:
+        return
+    requests, names = _deferred_requests, _deferred_names
+    _deferred_requests, _deferred_names = [], []
+    refused = _init_states.queue_chain_requests(requests, names)
+    # One line however many were refused: each line is a host call.
+    if refused:
+        index, error = refused[0]
+        request = requests[index]
+        what = (
+            "continue the chain of"
+            if request.work == _init_states.ChainWork.CONTINUE_CHAIN
+            else "check the default initialization of"
+        )
+        others = "" if len(refused) == 1 else f" (and {len(refused) - 1} more deferred walks refused)"
+        log.warn(f"could not {what} {names[request.feature]} on actor {request.actor}: {host_error(error)}{others}")
 
 
 def subscribe_actor(

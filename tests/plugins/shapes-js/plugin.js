@@ -58,6 +58,11 @@ export default class Shapes extends Plugin {
     this.subscription = initStates.subscribeActor(actor, 6, { feature: 'Probe' });
     say(`subscription id: ${this.subscription.id}`);
     initStates.continueChain(actor, 'Probe');
+    // Deferred walks go in one call when this hook returns: Probe's is the walk already asked for (walked once);
+    // the two of a feature the actor lacks are refused, in one warning.
+    initStates.deferContinueChain(actor, 'Probe');
+    initStates.deferContinueChain(actor, 'Missing');
+    initStates.deferCheckDefaultInitialization(actor, 'Missing');
     say(errorOf(() => world.getProperty(999999n, 'ProbeComponent', 'i')));
     say(errorOf(() => assets.read('nope')));
     say(errorOf(() => world.spawnActor('NoSuchClass')));

@@ -63,6 +63,11 @@ class Shapes(gf.Plugin):
         self.subscription = init_states.subscribe_actor(actor, 6, feature="Probe")
         say(f"subscription id: {self.subscription.id}")
         init_states.continue_chain(actor, "Probe")
+        # Deferred walks go in one call when this hook returns: Probe's is the walk already asked for (walked once);
+        # the two of a feature the actor lacks are refused, in one warning.
+        init_states.defer_continue_chain(actor, "Probe")
+        init_states.defer_continue_chain(actor, "Missing")
+        init_states.defer_check_default_initialization(actor, "Missing")
         say(error_of(lambda: world.get_property(999999, "ProbeComponent", "i")))
         say(error_of(lambda: assets.read("nope")))
         say(error_of(lambda: world.spawn_actor("NoSuchClass")))
