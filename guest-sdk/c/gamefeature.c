@@ -8,6 +8,8 @@
 
 #define WEAK __attribute__((weak))
 
+static void defer(gf_actor actor, gf_str feature, gamefeature_plugin_init_states_chain_work_t work);
+
 static gf_str str_of(const game_feature_string_t *s) { return (gf_str){(const char *)s->ptr, s->len}; }
 static game_feature_string_t borrow(const char *c) { return (game_feature_string_t){(uint8_t *)c, strlen(c)}; }
 
@@ -19,7 +21,8 @@ static char last_error[256];
 
 const char *gf_last_error(void) { return last_error; }
 
-static bool failed(gamefeature_plugin_types_error_t *error) {
+/* Writes why a host call was refused into last_error. */
+static void describe(const gamefeature_plugin_types_error_t *error) {
     static const char *const cases[] = {"unknown-actor", "unknown-class", "unknown-asset",
                                         "unknown-state", "denied",        "invalid"};
     const char *kind = error->tag < 6 ? cases[error->tag] : "error";
@@ -27,9 +30,14 @@ static bool failed(gamefeature_plugin_types_error_t *error) {
         snprintf(last_error, sizeof last_error, "%s: %llu", kind, (unsigned long long)error->val.unknown_actor);
     } else {
         /* Every other case carries a string, at the same place in the union. */
-        game_feature_string_t *text = &error->val.unknown_class;
+        const game_feature_string_t *text = &error->val.unknown_class;
         snprintf(last_error, sizeof last_error, "%s: %.*s", kind, (int)text->len, (const char *)text->ptr);
     }
+}
+
+/* Takes a refusal: describes it (gf_last_error) and frees it. */
+static bool failed(gamefeature_plugin_types_error_t *error) {
+    describe(error);
     gamefeature_plugin_types_error_free(error);
     return false;
 }
@@ -202,9 +210,7 @@ WEAK void gf_handle_change_init_state(gf_actor actor, gf_str feature, gf_str cur
     (void)actor, (void)feature, (void)current, (void)desired;
 }
 WEAK void gf_check_default_initialization(gf_actor actor, gf_str feature) {
-    game_feature_string_t f = {(uint8_t *)feature.ptr, feature.len};
-    gamefeature_plugin_types_error_t error;
-    if (!gamefeature_plugin_init_states_continue_init_state_chain(actor, &f, &error)) failed(&error);
+    defer(actor, feature, GAMEFEATURE_PLUGIN_INIT_STATES_CHAIN_WORK_CONTINUE_CHAIN);
 }
 WEAK void gf_on_init_state_changed(uint32_t subscription, gf_actor actor, gf_str feature, gf_str state) {
     (void)subscription, (void)actor, (void)feature, (void)state;
@@ -218,9 +224,88 @@ WEAK void gf_on_replicated(gf_actor actor, gf_str component, gf_str property, co
     (void)actor, (void)component, (void)property, (void)old_value, (void)new_value;
 }
 
-/* ---- Exports: arguments belong to the callee, so each is freed after its fan-out ---- */
+/* ---- Deferred chain walks: sent in one host call when the current callback returns ---- */
+
+static gamefeature_plugin_init_states_chain_request_t *deferred;
+static size_t deferred_len, deferred_capacity;
+/* Each feature's name once; the requests name them by index. */
+static game_feature_string_t *deferred_names;
+static size_t deferred_names_len, deferred_names_capacity;
+
+/* Makes room for one more `size`-byte item in `*items`; false when memory runs out. */
+static bool room_for_one(void **items, size_t *capacity, size_t len, size_t size) {
+    if (len < *capacity) return true;
+    size_t grown = *capacity ? *capacity * 2 : 16;
+    void *moved = realloc(*items, grown * size);
+    if (moved == NULL) return false;
+    *items = moved;
+    *capacity = grown;
+    return true;
+}
+
+static void defer(gf_actor actor, gf_str feature, gamefeature_plugin_init_states_chain_work_t work) {
+    size_t index = 0;
+    /* A plugin defers walks of a handful of features: a scan finds the name. */
+    while (index < deferred_names_len && !(deferred_names[index].len == feature.len &&
+                                           memcmp(deferred_names[index].ptr, feature.ptr, feature.len) == 0)) {
+        index++;
+    }
+    bool named = index < deferred_names_len ||
+                 room_for_one((void **)&deferred_names, &deferred_names_capacity, deferred_names_len,
+                              sizeof *deferred_names);
+    uint8_t *copy = index < deferred_names_len ? NULL : malloc(feature.len ? feature.len : 1);
+    if (!named || (index == deferred_names_len && copy == NULL) ||
+        !room_for_one((void **)&deferred, &deferred_capacity, deferred_len, sizeof *deferred)) {
+        free(copy);
+        gf_warn("could not defer a walk of %.*s on actor %llu: out of memory", (int)feature.len, feature.ptr,
+                (unsigned long long)actor);
+        return;
+    }
+    if (copy != NULL) {
+        memcpy(copy, feature.ptr, feature.len);
+        deferred_names[deferred_names_len++] = (game_feature_string_t){copy, feature.len};
+    }
+    deferred[deferred_len++] = (gamefeature_plugin_init_states_chain_request_t){actor, (uint32_t)index, work};
+}
+
+void gf_defer_continue_chain(gf_actor actor, const char *feature) {
+    defer(actor, (gf_str){feature, strlen(feature)}, GAMEFEATURE_PLUGIN_INIT_STATES_CHAIN_WORK_CONTINUE_CHAIN);
+}
+
+void gf_defer_check_default_initialization(gf_actor actor, const char *feature) {
+    defer(actor, (gf_str){feature, strlen(feature)}, GAMEFEATURE_PLUGIN_INIT_STATES_CHAIN_WORK_CHECK_OTHERS_THEN_CONTINUE);
+}
+
+/* Sends the deferred walks; every export calls it before it returns. */
+static void send_deferred(void) {
+    if (deferred_len == 0) return;
+    gamefeature_plugin_init_states_list_chain_request_t requests = {deferred, deferred_len};
+    game_feature_list_string_t names = {deferred_names, deferred_names_len};
+    gamefeature_plugin_init_states_list_tuple2_u32_error_t refused = {0};
+    gamefeature_plugin_init_states_queue_chain_requests(&requests, &names, &refused);
+    /* One line however many were refused: each line is a host call. */
+    if (refused.len > 0 && refused.ptr[0].f0 < deferred_len) {
+        const gamefeature_plugin_init_states_chain_request_t *request = &deferred[refused.ptr[0].f0];
+        const char *what = request->work == GAMEFEATURE_PLUGIN_INIT_STATES_CHAIN_WORK_CONTINUE_CHAIN
+                               ? "continue the chain of"
+                               : "check the default initialization of";
+        const game_feature_string_t *feature = &deferred_names[request->feature];
+        describe(&refused.ptr[0].f1);
+        char others[64] = "";
+        if (refused.len > 1) snprintf(others, sizeof others, " (and %zu more deferred walks refused)", refused.len - 1);
+        gf_warn("could not %s %.*s on actor %llu: %s%s", what, (int)feature->len, (const char *)feature->ptr,
+                (unsigned long long)request->actor, last_error, others);
+    }
+    gamefeature_plugin_init_states_list_tuple2_u32_error_free(&refused);
+    for (size_t i = 0; i < deferred_names_len; i++) game_feature_string_free(&deferred_names[i]);
+    deferred_len = deferred_names_len = 0;
+}
+
+/* ---- Exports: arguments belong to the callee, so each is freed after its fan-out; what the hooks deferred is
+ * sent before each returns ---- */
 
 static bool fallible(const char *message, game_feature_string_t *err) {
+    send_deferred();
     if (message == NULL) return true;
     game_feature_string_dup(err, message);
     return false;
@@ -238,19 +323,32 @@ bool exports_gamefeature_plugin_lifecycle_on_activating(exports_gamefeature_plug
     exports_gamefeature_plugin_lifecycle_activation_context_free(context);
     return fallible(message, err);
 }
-void exports_gamefeature_plugin_lifecycle_on_activated(void) { gf_on_activated(); }
+void exports_gamefeature_plugin_lifecycle_on_activated(void) {
+    gf_on_activated();
+    send_deferred();
+}
 exports_gamefeature_plugin_lifecycle_deactivation_t
 exports_gamefeature_plugin_lifecycle_on_deactivating(exports_gamefeature_plugin_lifecycle_activation_context_t *context) {
     exports_gamefeature_plugin_lifecycle_activation_context_free(context);
-    return gf_on_deactivating() ? EXPORTS_GAMEFEATURE_PLUGIN_LIFECYCLE_DEACTIVATION_DONE
-                                : EXPORTS_GAMEFEATURE_PLUGIN_LIFECYCLE_DEACTIVATION_PENDING;
+    bool done = gf_on_deactivating();
+    send_deferred();
+    return done ? EXPORTS_GAMEFEATURE_PLUGIN_LIFECYCLE_DEACTIVATION_DONE
+                : EXPORTS_GAMEFEATURE_PLUGIN_LIFECYCLE_DEACTIVATION_PENDING;
 }
 exports_gamefeature_plugin_lifecycle_deactivation_t exports_gamefeature_plugin_lifecycle_poll_deactivation(void) {
-    return gf_poll_deactivation() ? EXPORTS_GAMEFEATURE_PLUGIN_LIFECYCLE_DEACTIVATION_DONE
-                                  : EXPORTS_GAMEFEATURE_PLUGIN_LIFECYCLE_DEACTIVATION_PENDING;
+    bool done = gf_poll_deactivation();
+    send_deferred();
+    return done ? EXPORTS_GAMEFEATURE_PLUGIN_LIFECYCLE_DEACTIVATION_DONE
+                : EXPORTS_GAMEFEATURE_PLUGIN_LIFECYCLE_DEACTIVATION_PENDING;
 }
-void exports_gamefeature_plugin_lifecycle_on_unloading(void) { gf_on_unloading(); }
-void exports_gamefeature_plugin_lifecycle_on_unregistering(void) { gf_on_unregistering(); }
+void exports_gamefeature_plugin_lifecycle_on_unloading(void) {
+    gf_on_unloading();
+    send_deferred();
+}
+void exports_gamefeature_plugin_lifecycle_on_unregistering(void) {
+    gf_on_unregistering();
+    send_deferred();
+}
 /* The most state a plugin may carry across a reload. */
 #define GF_SNAPSHOT_CAPACITY (64 * 1024)
 
@@ -278,6 +376,7 @@ void exports_gamefeature_plugin_handlers_handle_extension_events(game_feature_li
     for (size_t i = 0; i < handlers->len; i++) {
         gf_on_extension_event(handlers->ptr[i], actors->ptr[i], str_of(&names->ptr[events->ptr[i]]));
     }
+    send_deferred();
     game_feature_list_u32_free(handlers);
     game_feature_list_u64_free(actors);
     game_feature_list_u32_free(events);
@@ -306,11 +405,13 @@ static bool keep_event_name(uint32_t event, game_feature_string_t name) {
 void exports_gamefeature_plugin_handlers_handle_extension_event(uint32_t handler, uint64_t actor, uint32_t event) {
     if (event < event_names_len && event_names[event].ptr) {
         gf_on_extension_event(handler, actor, str_of(&event_names[event]));
+        send_deferred();
         return;
     }
     game_feature_string_t name = {0};
     gamefeature_plugin_components_event_name(event, &name);
     gf_on_extension_event(handler, actor, str_of(&name));
+    send_deferred();
     if (!name.ptr || !keep_event_name(event, name)) game_feature_string_free(&name);
 }
 
@@ -339,6 +440,7 @@ void exports_gamefeature_plugin_init_state_callbacks_can_change_init_states(
         ret->ptr[i] = gf_can_change_init_state(actors->ptr[i], str_of(&names->ptr[features->ptr[i]]),
                                                state_name(currents->ptr[i]), state_name(desireds->ptr[i]));
     }
+    send_deferred();
     free_chain_batch(actors, features, currents, desireds, names);
 }
 
@@ -349,6 +451,7 @@ void exports_gamefeature_plugin_init_state_callbacks_handle_change_init_states(
         gf_handle_change_init_state(actors->ptr[i], str_of(&names->ptr[features->ptr[i]]),
                                     state_name(currents->ptr[i]), state_name(desireds->ptr[i]));
     }
+    send_deferred();
     free_chain_batch(actors, features, currents, desireds, names);
 }
 
@@ -358,6 +461,7 @@ void exports_gamefeature_plugin_init_state_callbacks_check_default_initializatio
     for (size_t i = 0; i < actors->len; i++) {
         gf_check_default_initialization(actors->ptr[i], str_of(&names->ptr[features->ptr[i]]));
     }
+    send_deferred();
     game_feature_list_u64_free(actors);
     game_feature_list_u32_free(features);
     game_feature_list_string_free(names);
@@ -372,6 +476,7 @@ void exports_gamefeature_plugin_init_state_callbacks_on_init_states_changed(game
         gf_on_init_state_changed(ids->ptr[i], actors->ptr[i], str_of(&names->ptr[features->ptr[i]]),
                                  state_name(states_reached->ptr[i]));
     }
+    send_deferred();
     game_feature_list_u32_free(ids);
     game_feature_list_u64_free(actors);
     game_feature_list_u32_free(features);
@@ -382,6 +487,7 @@ void exports_gamefeature_plugin_init_state_callbacks_on_init_states_changed(game
 void exports_gamefeature_plugin_timer_callbacks_on_timers(exports_gamefeature_plugin_timer_callbacks_frame_t *frame,
                                                           game_feature_list_u32_t *ids, game_feature_list_u32_t *counts) {
     for (size_t i = 0; i < ids->len; i++) gf_on_timer(ids->ptr[i], counts->ptr[i], frame->number);
+    send_deferred();
     game_feature_list_u32_free(ids);
     game_feature_list_u32_free(counts);
 }
@@ -395,6 +501,7 @@ void exports_gamefeature_plugin_replication_callbacks_on_replicated(
         gf_on_replicated(actors->ptr[i], str_of(&names->ptr[components->ptr[i]]), str_of(&names->ptr[properties->ptr[i]]),
                          old_value, &news->ptr[i]);
     }
+    send_deferred();
     game_feature_list_u64_free(actors);
     game_feature_list_u32_free(components);
     game_feature_list_u32_free(properties);
@@ -412,6 +519,7 @@ void exports_gamefeature_plugin_property_callbacks_on_properties_changed(
         const gf_value *new_value = news->ptr[i].is_some ? &news->ptr[i].val : NULL;
         gf_on_property_changed(ids->ptr[i], actors->ptr[i], old_value, new_value);
     }
+    send_deferred();
     game_feature_list_u32_free(ids);
     game_feature_list_u64_free(actors);
     exports_gamefeature_plugin_property_callbacks_list_option_value_free(olds);

@@ -75,7 +75,7 @@ void gf_on_extension_event(uint32_t handler, gf_actor actor, gf_str event);
 /* May `feature` of `actor` move from `current` (len 0: none) to `desired`? Default: yes. */
 bool gf_can_change_init_state(gf_actor actor, gf_str feature, gf_str current, gf_str desired);
 void gf_handle_change_init_state(gf_actor actor, gf_str feature, gf_str current, gf_str desired);
-/* Try to move `feature` forward; by default, walk its chain. */
+/* Try to move `feature` forward; by default, walk its chain (deferred: a batch of checks makes one host call). */
 void gf_check_default_initialization(gf_actor actor, gf_str feature);
 void gf_on_init_state_changed(uint32_t subscription, gf_actor actor, gf_str feature, gf_str state);
 void gf_on_timer(uint32_t timer, uint32_t times, uint64_t frame);
@@ -101,6 +101,14 @@ void gf_release_handler(gf_handler handler);
 
 bool gf_register_feature(gf_actor actor, const char *feature, const char *implementer);
 bool gf_continue_chain(gf_actor actor, const char *feature);
+/* gf_continue_chain, sent with one host call for everything deferred when the current callback returns. The walk
+ * runs after the callback either way, so deferring changes only when it is queued (after what the callback queued
+ * itself) and how a refusal is told: logged as a warning, not returned. Cheaper when a callback handling a batch
+ * continues many chains. */
+void gf_defer_continue_chain(gf_actor actor, const char *feature);
+/* Unreal's CheckDefaultInitialization of a feature that coordinates the others (every other feature asked to
+ * move forward, then this one's chain walked), deferred as gf_defer_continue_chain is. */
+void gf_defer_check_default_initialization(gf_actor actor, const char *feature);
 /* Whether `feature` has reached `state` (false when unknown). */
 bool gf_reached(gf_actor actor, const char *feature, const char *state);
 /* `state` may be NULL (every state). */

@@ -685,6 +685,26 @@ async fn shapes_js() {
     shapes(SHAPES_JS, refused).await;
 }
 
+/// The C helper defers chain walks as the Rust SDK does: sent in one host call when the callback returns, a
+/// refusal logged once for the call.
+#[tokio::test]
+async fn c_plugins_defer_chain_walks_and_hear_of_refusals_once() {
+    let LoadedWorld { session, mut manager, report, .. } = load_world(&[EVENT_SINK_C]).await;
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    let pawn = manager.with_world(|w| w.spawn("Pawn")).unwrap();
+    let before = manager.with_world(|w| w.plugin_calls());
+    manager.with_world(|w| w.send_extension_event(pawn, "Defer:Missing")).unwrap();
+    // The two deferred walks go in one call into the world (the warning telling of their refusal is a log line).
+    assert_eq!(manager.with_world(|w| w.plugin_calls()) - before, 1);
+    manager.end_play().await.unwrap();
+    let warnings = session.timeline().texts(&track::instance("event-sink-c", "w"), EventKind::Log(LogLevel::Warn));
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let refused = format!("could not continue the chain of Missing on actor {}: ", pawn.to_raw());
+    assert!(warnings[0].starts_with(&refused), "{warnings:?}");
+    assert!(warnings[0].contains(r#"has no feature "Missing""#), "{warnings:?}");
+    assert!(warnings[0].ends_with("(and 1 more deferred walks refused)"), "{warnings:?}");
+}
+
 /// The event sink in another language receives the same events as the Rust one beside it, and carries its
 /// count across a hot reload (snapshot and restore, in the Rust sink's state format).
 async fn event_sink_in(plugin: TestPlugin) {

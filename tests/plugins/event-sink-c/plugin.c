@@ -1,5 +1,6 @@
 /* event-sink in C: counts extension events and sums their actor ids (the least work a handler can do, so
- * benchmarks measure delivery; an event named `Log:...` is logged by name), and carries both across a hot reload in event-sink's own state format. */
+ * benchmarks measure delivery; an event named `Log:...` is logged by name, and `Defer:FEATURE` defers two walks of
+ * the actor's FEATURE chain), and carries both across a hot reload in event-sink's own state format. */
 #include <gamefeature.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +19,12 @@ void gf_on_extension_event(uint32_t id, gf_actor actor, gf_str event) {
     events++;
     checksum += actor;
     if (event.len >= 4 && memcmp(event.ptr, "Log:", 4) == 0) gf_info("%.*s", (int)event.len, event.ptr);
+    if (event.len > 6 && event.len < 64 && memcmp(event.ptr, "Defer:", 6) == 0) {
+        char feature[64];
+        snprintf(feature, sizeof feature, "%.*s", (int)event.len - 6, event.ptr + 6);
+        gf_defer_continue_chain(actor, feature);
+        gf_defer_check_default_initialization(actor, feature);
+    }
 }
 
 /* WebAssembly is little-endian, like the state format. */
