@@ -21,23 +21,23 @@ static char last_error[256];
 
 const char *gf_last_error(void) { return last_error; }
 
-/* Writes why a host call was refused into last_error. */
-static void describe(const gamefeature_plugin_types_error_t *error) {
+/* Writes why a host call was refused into `text`. */
+static void describe(const gamefeature_plugin_types_error_t *error, char *text, size_t size) {
     static const char *const cases[] = {"unknown-actor", "unknown-class", "unknown-asset",
                                         "unknown-state", "denied",        "invalid"};
     const char *kind = error->tag < 6 ? cases[error->tag] : "error";
     if (error->tag == GAMEFEATURE_PLUGIN_TYPES_ERROR_UNKNOWN_ACTOR) {
-        snprintf(last_error, sizeof last_error, "%s: %llu", kind, (unsigned long long)error->val.unknown_actor);
+        snprintf(text, size, "%s: %llu", kind, (unsigned long long)error->val.unknown_actor);
     } else {
         /* Every other case carries a string, at the same place in the union. */
-        const game_feature_string_t *text = &error->val.unknown_class;
-        snprintf(last_error, sizeof last_error, "%s: %.*s", kind, (int)text->len, (const char *)text->ptr);
+        const game_feature_string_t *detail = &error->val.unknown_class;
+        snprintf(text, size, "%s: %.*s", kind, (int)detail->len, (const char *)detail->ptr);
     }
 }
 
 /* Takes a refusal: describes it (gf_last_error) and frees it. */
 static bool failed(gamefeature_plugin_types_error_t *error) {
-    describe(error);
+    describe(error, last_error, sizeof last_error);
     gamefeature_plugin_types_error_free(error);
     return false;
 }
@@ -268,12 +268,12 @@ static void defer(gf_actor actor, gf_str feature, gamefeature_plugin_init_states
     deferred[deferred_len++] = (gamefeature_plugin_init_states_chain_request_t){actor, (uint32_t)index, work};
 }
 
-void gf_defer_continue_chain(gf_actor actor, const char *feature) {
-    defer(actor, (gf_str){feature, strlen(feature)}, GAMEFEATURE_PLUGIN_INIT_STATES_CHAIN_WORK_CONTINUE_CHAIN);
+void gf_defer_continue_chain(gf_actor actor, gf_str feature) {
+    defer(actor, feature, GAMEFEATURE_PLUGIN_INIT_STATES_CHAIN_WORK_CONTINUE_CHAIN);
 }
 
-void gf_defer_check_default_initialization(gf_actor actor, const char *feature) {
-    defer(actor, (gf_str){feature, strlen(feature)}, GAMEFEATURE_PLUGIN_INIT_STATES_CHAIN_WORK_CHECK_OTHERS_THEN_CONTINUE);
+void gf_defer_check_default_initialization(gf_actor actor, gf_str feature) {
+    defer(actor, feature, GAMEFEATURE_PLUGIN_INIT_STATES_CHAIN_WORK_CHECK_OTHERS_THEN_CONTINUE);
 }
 
 /* Sends the deferred walks; every export calls it before it returns. */
@@ -290,14 +290,17 @@ static void send_deferred(void) {
                                ? "continue the chain of"
                                : "check the default initialization of";
         const game_feature_string_t *feature = &deferred_names[request->feature];
-        describe(&refused.ptr[0].f1);
+        /* Not into last_error: the plugin's own last refusal stays what gf_last_error() says. */
+        char why[256];
+        describe(&refused.ptr[0].f1, why, sizeof why);
         char others[64] = "";
         if (refused.len > 1) snprintf(others, sizeof others, " (and %zu more deferred walks refused)", refused.len - 1);
         gf_warn("could not %s %.*s on actor %llu: %s%s", what, (int)feature->len, (const char *)feature->ptr,
-                (unsigned long long)request->actor, last_error, others);
+                (unsigned long long)request->actor, why, others);
     }
     gamefeature_plugin_init_states_list_tuple2_u32_error_free(&refused);
-    for (size_t i = 0; i < deferred_names_len; i++) game_feature_string_free(&deferred_names[i]);
+    /* The SDK allocated the names (an empty one too, which game_feature_string_free would not free). */
+    for (size_t i = 0; i < deferred_names_len; i++) free(deferred_names[i].ptr);
     deferred_len = deferred_names_len = 0;
 }
 
@@ -305,10 +308,10 @@ static void send_deferred(void) {
  * sent before each returns ---- */
 
 static bool fallible(const char *message, game_feature_string_t *err) {
+    /* The message first: it may be gf_last_error(), which the hook's own refusals wrote. */
+    if (message != NULL) game_feature_string_dup(err, message);
     send_deferred();
-    if (message == NULL) return true;
-    game_feature_string_dup(err, message);
-    return false;
+    return message == NULL;
 }
 
 bool exports_gamefeature_plugin_lifecycle_on_registering(game_feature_string_t *err) {
@@ -355,6 +358,7 @@ void exports_gamefeature_plugin_lifecycle_on_unregistering(void) {
 bool exports_gamefeature_plugin_lifecycle_snapshot(game_feature_list_u8_t *ret) {
     uint8_t *state = malloc(GF_SNAPSHOT_CAPACITY);
     size_t len = state ? gf_snapshot(state, GF_SNAPSHOT_CAPACITY) : 0;
+    send_deferred();
     if (len == 0 || len > GF_SNAPSHOT_CAPACITY) {
         free(state);
         return false;

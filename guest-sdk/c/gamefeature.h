@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "game_feature.h"
 
@@ -37,6 +38,8 @@ typedef gamefeature_plugin_types_value_t gf_value;
 
 /* Whether a host string equals a C string. */
 bool gf_str_eq(gf_str s, const char *c);
+/* A gf_str of a NUL-terminated string (a literal, say). */
+static inline gf_str gf_str_of(const char *c) { return (gf_str){c, strlen(c)}; }
 
 /* The built-in extension events. */
 #define GF_RECEIVER_ADDED "ReceiverAdded"
@@ -105,10 +108,10 @@ bool gf_continue_chain(gf_actor actor, const char *feature);
  * runs after the callback either way, so deferring changes only when it is queued (after what the callback queued
  * itself) and how a refusal is told: logged as a warning, not returned. Cheaper when a callback handling a batch
  * continues many chains. */
-void gf_defer_continue_chain(gf_actor actor, const char *feature);
+void gf_defer_continue_chain(gf_actor actor, gf_str feature);
 /* Unreal's CheckDefaultInitialization of a feature that coordinates the others (every other feature asked to
  * move forward, then this one's chain walked), deferred as gf_defer_continue_chain is. */
-void gf_defer_check_default_initialization(gf_actor actor, const char *feature);
+void gf_defer_check_default_initialization(gf_actor actor, gf_str feature);
 /* Whether `feature` has reached `state` (false when unknown). */
 bool gf_reached(gf_actor actor, const char *feature, const char *state);
 /* `state` may be NULL (every state). */

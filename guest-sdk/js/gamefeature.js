@@ -247,9 +247,13 @@ export const initStates = {
 let deferred = { requests: [], names: [] };
 
 function defer(actor, feature, work) {
+  // Checked now, so a bad argument throws in the hook that passed it rather than when the walks are sent.
+  if (typeof feature !== 'string') throw new TypeError(`a feature name is a string, not ${typeof feature}`);
+  const id = BigInt(actor);
+  if (BigInt.asUintN(64, id) !== id) throw new RangeError(`${actor} is not an actor id (0 to 2^64-1)`);
   let index = deferred.names.indexOf(feature);
   if (index < 0) index = deferred.names.push(feature) - 1;
-  deferred.requests.push({ actor: BigInt(actor), feature: index, work });
+  deferred.requests.push({ actor: id, feature: index, work });
 }
 
 /** Sends the deferred chain walks (every callback does when it returns). */
@@ -328,7 +332,6 @@ export class Plugin {
     return true;
   }
   handleChangeInitState(actor, feature, current, desired) {}
-  /** Try to move `feature` forward; by default, walk its chain. */
   /** Try to move `feature` forward; by default, walk its chain (deferred: a batch of checks makes one call). */
   checkDefaultInitialization(actor, feature) {
     initStates.deferContinueChain(actor, feature);

@@ -172,8 +172,21 @@ pub(crate) fn send_deferred() {
                 n => format!(" (and {} more deferred walks refused)", n - 1),
             };
             let (feature, actor) = (names.get(request.feature as usize).map_or("?", String::as_str), request.actor);
-            crate::log::warn(&format!("could not {what} {feature} on actor {actor}: {error:?}{others}"));
+            let why = shown(error);
+            crate::log::warn(&format!("could not {what} {feature} on actor {actor}: {why}{others}"));
         }
+    }
+}
+
+/// A refusal as every SDK words it: the WIT case, then what it carries.
+fn shown(error: &Error) -> String {
+    match error {
+        Error::UnknownActor(actor) => format!("unknown-actor: {actor}"),
+        Error::UnknownClass(text) => format!("unknown-class: {text}"),
+        Error::UnknownAsset(text) => format!("unknown-asset: {text}"),
+        Error::UnknownState(text) => format!("unknown-state: {text}"),
+        Error::Denied(text) => format!("denied: {text}"),
+        Error::Invalid(text) => format!("invalid: {text}"),
     }
 }
 

@@ -98,6 +98,11 @@ def defer_check_default_initialization(actor: int, feature: str) -> None:
 
 
 def _defer(actor: int, feature: str, work) -> None:
+    # Checked now, so a bad argument raises in the hook that passed it rather than when the walks are sent.
+    if not isinstance(feature, str):
+        raise TypeError(f"a feature name is a str, not {type(feature).__name__}")
+    if not isinstance(actor, int) or not 0 <= actor < 1 << 64:
+        raise ValueError(f"{actor!r} is not an actor id (0 to 2**64 - 1)")
     try:
         index = _deferred_names.index(feature)
     except ValueError:

@@ -19,9 +19,8 @@ void gf_on_extension_event(uint32_t id, gf_actor actor, gf_str event) {
     events++;
     checksum += actor;
     if (event.len >= 4 && memcmp(event.ptr, "Log:", 4) == 0) gf_info("%.*s", (int)event.len, event.ptr);
-    if (event.len > 6 && event.len < 64 && memcmp(event.ptr, "Defer:", 6) == 0) {
-        char feature[64];
-        snprintf(feature, sizeof feature, "%.*s", (int)event.len - 6, event.ptr + 6);
+    if (event.len > 6 && memcmp(event.ptr, "Defer:", 6) == 0) {
+        gf_str feature = {event.ptr + 6, event.len - 6};
         gf_defer_continue_chain(actor, feature);
         gf_defer_check_default_initialization(actor, feature);
     }
