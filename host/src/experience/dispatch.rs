@@ -499,13 +499,7 @@ fn single_extension(w: &World, run: &[Work]) -> Option<(u32, u64, Name, std::syn
 
 fn extension_batch(w: &World, run: &[Work]) -> ExtensionBatch {
     let mut names = BatchNames::default();
-    let n = run.len();
-    let mut batch = ExtensionBatch {
-        handlers: Vec::with_capacity(n),
-        actors: Vec::with_capacity(n),
-        events: Vec::with_capacity(n),
-        names: Vec::new(),
-    };
+    let mut batch = ExtensionBatch::with_capacity(run.len());
     for item in run.iter().filter(|item| w.is_work_live(item)) {
         if let Work::Extension { number, actor, event, .. } = item {
             batch.handlers.push(*number);
@@ -519,14 +513,7 @@ fn extension_batch(w: &World, run: &[Work]) -> ExtensionBatch {
 
 fn state_change_batch(w: &World, run: &[Work]) -> StateChangeBatch {
     let mut names = BatchNames::default();
-    let n = run.len();
-    let mut batch = StateChangeBatch {
-        ids: Vec::with_capacity(n),
-        actors: Vec::with_capacity(n),
-        features: Vec::with_capacity(n),
-        states: Vec::with_capacity(n),
-        names: Vec::new(),
-    };
+    let mut batch = StateChangeBatch::with_capacity(run.len());
     for item in run.iter().filter(|item| w.is_work_live(item)) {
         if let Work::InitStateChanged { number, actor, feature, state, .. } = item {
             batch.ids.push(*number);
@@ -554,11 +541,7 @@ fn property_batch(w: &World, run: &[Work]) -> PropertyBatch {
 
 fn feature_batch(w: &World, run: &[Work]) -> FeatureBatch {
     let mut names = BatchNames::default();
-    let mut batch = FeatureBatch {
-        actors: Vec::with_capacity(run.len()),
-        features: Vec::with_capacity(run.len()),
-        names: Vec::new(),
-    };
+    let mut batch = FeatureBatch::with_capacity(run.len());
     for item in run.iter().filter(|item| w.is_work_live(item)) {
         if let Work::CheckDefaultInitialization { actor, feature, .. } = item {
             batch.actors.push(actor.to_raw());
@@ -602,14 +585,7 @@ fn chain_question(w: &World, owner: OwnerId, steps: &[ChainStep]) -> ChainBatch 
 }
 
 fn chain_batch_named(w: &World, steps: &[ChainStep], names: &mut BatchNames) -> ChainBatch {
-    let n = steps.len();
-    let mut batch = ChainBatch {
-        actors: Vec::with_capacity(n),
-        features: Vec::with_capacity(n),
-        currents: Vec::with_capacity(n),
-        desireds: Vec::with_capacity(n),
-        ..ChainBatch::default()
-    };
+    let mut batch = ChainBatch::with_capacity(steps.len());
     for (actor, feature, (current, desired)) in steps {
         batch.actors.push(actor.to_raw());
         batch.features.push(names.index(*feature, text(w, *feature)));

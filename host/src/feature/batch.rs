@@ -41,6 +41,19 @@ pub struct ExtensionBatch {
     pub names: Vec<String>,
 }
 
+// Batches are built from a run of known length: each list is sized once rather than grown entry by entry.
+
+impl ExtensionBatch {
+    pub fn with_capacity(entries: usize) -> Self {
+        ExtensionBatch {
+            handlers: Vec::with_capacity(entries),
+            actors: Vec::with_capacity(entries),
+            events: Vec::with_capacity(entries),
+            names: Vec::new(),
+        }
+    }
+}
+
 /// What the host knows about the actors of a chain step as it asks whether they may take it (WIT
 /// `chain-facts`): entry `i`'s actor's features are `feature_names[j]` (indices into the batch's names) at
 /// `feature_states[j]` for `j` in `feature_starts[i]..feature_starts[i + 1]`; read `k` of entry `i` is
@@ -65,12 +78,30 @@ pub struct ChainBatch {
     pub facts: ChainFacts,
 }
 
+impl ChainBatch {
+    pub fn with_capacity(entries: usize) -> Self {
+        ChainBatch {
+            actors: Vec::with_capacity(entries),
+            features: Vec::with_capacity(entries),
+            currents: Vec::with_capacity(entries),
+            desireds: Vec::with_capacity(entries),
+            ..ChainBatch::default()
+        }
+    }
+}
+
 /// Features to check: feature `names[features[i]]` of `actors[i]`.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct FeatureBatch {
     pub actors: Vec<u64>,
     pub features: Vec<u32>,
     pub names: Vec<String>,
+}
+
+impl FeatureBatch {
+    pub fn with_capacity(entries: usize) -> Self {
+        FeatureBatch { actors: Vec::with_capacity(entries), features: Vec::with_capacity(entries), names: Vec::new() }
+    }
 }
 
 /// Init-state notifications: subscription `ids[i]` saw feature `names[features[i]]` of `actors[i]` reach
@@ -82,6 +113,18 @@ pub struct StateChangeBatch {
     pub features: Vec<u32>,
     pub states: Vec<u8>,
     pub names: Vec<String>,
+}
+
+impl StateChangeBatch {
+    pub fn with_capacity(entries: usize) -> Self {
+        StateChangeBatch {
+            ids: Vec::with_capacity(entries),
+            actors: Vec::with_capacity(entries),
+            features: Vec::with_capacity(entries),
+            states: Vec::with_capacity(entries),
+            names: Vec::new(),
+        }
+    }
 }
 
 /// Replicated properties that changed on a client (rep-notify): property `names[properties[i]]` of the

@@ -157,14 +157,14 @@ impl Host for InstanceState {
                     break;
                 }
                 let named = request.feature as usize;
-                let problem = match (names.get(named), name_problems.get(named)) {
-                    (Some(_), Some(Some(problem))) => Some(problem.clone()),
-                    (Some(feature), _) => {
-                        queue_one_chain_request(w, Actor::from_raw(request.actor), feature, request.work)
+                let problem = match name_problems.get(named) {
+                    Some(Some(problem)) => Some(problem.clone()),
+                    Some(None) => {
+                        queue_one_chain_request(w, Actor::from_raw(request.actor), &names[named], request.work)
                             .err()
                             .map(Error::from)
                     }
-                    (None, _) => Some(Error::Invalid(format!(
+                    None => Some(Error::Invalid(format!(
                         "chain request {index} names feature {named}, but only {} names were sent",
                         names.len()
                     ))),
