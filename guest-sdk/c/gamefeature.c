@@ -84,10 +84,10 @@ bool gf_reached(gf_actor actor, const char *feature, const char *state) {
 
 bool gf_subscribe_class(const char *class_name, const char *feature, const char *state, bool call_if_reached,
                         uint32_t id, gf_subscription *out) {
-    game_feature_string_t c = borrow(class_name), f = borrow(feature), s = borrow(state ? state : "");
+    game_feature_string_t c = borrow(class_name), f = borrow(feature ? feature : ""), s = borrow(state ? state : "");
     gamefeature_plugin_types_error_t error;
-    return gamefeature_plugin_init_states_subscribe_class(&c, &f, state ? &s : NULL, call_if_reached, id, out,
-                                                          &error) ||
+    return gamefeature_plugin_init_states_subscribe_class(&c, feature ? &f : NULL, state ? &s : NULL, call_if_reached,
+                                                          id, out, &error) ||
            failed(&error);
 }
 

@@ -114,7 +114,7 @@ void gf_defer_continue_chain(gf_actor actor, gf_str feature);
 void gf_defer_check_default_initialization(gf_actor actor, gf_str feature);
 /* Whether `feature` has reached `state` (false when unknown). */
 bool gf_reached(gf_actor actor, const char *feature, const char *state);
-/* `state` may be NULL (every state). */
+/* `feature` may be NULL (every feature), `state` NULL (every state). */
 bool gf_subscribe_class(const char *class_name, const char *feature, const char *state, bool call_if_reached,
                         uint32_t id, gf_subscription *out);
 void gf_release_subscription(gf_subscription subscription);

@@ -238,7 +238,7 @@ export const initStates = {
     new Subscription(
       call(hostInitStates.subscribeActor, BigInt(actor), feature, state, callIfReached, subscription),
     ),
-  /** Like `subscribeActor`, for `feature` of every actor of a class. */
+  /** Like `subscribeActor`, for `feature` (every feature when `undefined`) of every actor of a class. */
   subscribeClass: (className, feature, subscription, { state, callIfReached = true } = {}) =>
     new Subscription(call(hostInitStates.subscribeClass, className, feature, state, callIfReached, subscription)),
 };

@@ -110,30 +110,51 @@ pub fn check_default_initialization(actor: ActorId, feature: &str) -> Result<(),
     continue_init_state_chain(actor, feature)
 }
 
-/// Chain walks deferred until the current callback returns, each feature's name kept once.
+/// Registrations and chain walks deferred until the current callback returns, each name kept once.
 #[derive(Default)]
 struct Deferred {
+    registrations: Vec<host::FeatureRegistration>,
     requests: Vec<host::ChainRequest>,
     names: Vec<String>,
 }
 
 impl Deferred {
-    fn push(&mut self, actor: ActorId, feature: &str, work: host::ChainWork) {
-        // A plugin defers walks of a handful of features: a scan finds the name sooner than a hash would.
-        let index = match self.names.iter().position(|name| name == feature) {
+    /// The index of `name` in `names`, added if new.
+    fn name(&mut self, name: &str) -> u32 {
+        // A plugin defers a handful of names: a scan finds one sooner than a hash would.
+        let index = match self.names.iter().position(|known| known == name) {
             Some(index) => index,
             None => {
-                self.names.push(feature.to_string());
+                self.names.push(name.to_string());
                 self.names.len() - 1
             }
         };
-        self.requests.push(host::ChainRequest { actor, feature: index as u32, work });
+        index as u32
+    }
+
+    fn walk(&mut self, actor: ActorId, feature: &str, work: host::ChainWork) {
+        let feature = self.name(feature);
+        self.requests.push(host::ChainRequest { actor, feature, work });
+    }
+
+    fn register(&mut self, actor: ActorId, feature: &str, implementer: &str) {
+        let (feature, implementer) = (self.name(feature), self.name(implementer));
+        self.registrations.push(host::FeatureRegistration { actor, feature, implementer });
     }
 }
 
 thread_local! {
-    static DEFERRED: std::cell::RefCell<Deferred> =
-        const { std::cell::RefCell::new(Deferred { requests: Vec::new(), names: Vec::new() }) };
+    static DEFERRED: std::cell::RefCell<Deferred> = const {
+        std::cell::RefCell::new(Deferred { registrations: Vec::new(), requests: Vec::new(), names: Vec::new() })
+    };
+}
+
+/// [`register_feature`], sent with one host call for every registration deferred when the current callback
+/// returns, before the deferred walks (which may then walk the features registered). A refusal is logged as a
+/// warning, not returned. For a callback setting up a batch of actors: each of their components registers its
+/// feature, as Unreal's components do in `OnRegister`, at the cost of one host call for all of them.
+pub fn defer_register_feature(actor: ActorId, feature: &str, implementer: &str) {
+    DEFERRED.with_borrow_mut(|deferred| deferred.register(actor, feature, implementer));
 }
 
 /// [`continue_chain`], sent with one host call for everything deferred when the current callback returns.
@@ -150,32 +171,43 @@ pub fn defer_check_default_initialization(actor: ActorId, feature: &str) {
 }
 
 fn defer(actor: ActorId, feature: &str, work: host::ChainWork) {
-    DEFERRED.with_borrow_mut(|deferred| deferred.push(actor, feature, work));
+    DEFERRED.with_borrow_mut(|deferred| deferred.walk(actor, feature, work));
 }
 
-/// Sends the deferred chain walks (the SDK calls it when a callback returns).
+/// Sends the deferred registrations, then the deferred chain walks (the SDK calls it when a callback returns).
 pub(crate) fn send_deferred() {
-    let Deferred { requests, names } = DEFERRED.with_borrow_mut(std::mem::take);
-    if requests.is_empty() {
-        return;
+    let Deferred { registrations, requests, names } = DEFERRED.with_borrow_mut(std::mem::take);
+    let name = |index: u32| names.get(index as usize).map_or("?", String::as_str);
+    if !registrations.is_empty() {
+        let refused = host::register_features(&registrations, &names);
+        if let Some((registration, error, others)) = first_refused(&refused, &registrations, "registrations") {
+            let (feature, actor) = (name(registration.feature), registration.actor);
+            crate::log::warn(&format!("could not register {feature} on actor {actor}: {error}{others}"));
+        }
     }
-    let refused = host::queue_chain_requests(&requests, &names);
-    // One line however many were refused: each line is a host call.
-    if let Some((index, error)) = refused.first() {
-        if let Some(request) = requests.get(*index as usize) {
+    if !requests.is_empty() {
+        let refused = host::queue_chain_requests(&requests, &names);
+        if let Some((request, error, others)) = first_refused(&refused, &requests, "walks") {
             let what = match request.work {
                 host::ChainWork::ContinueChain => "continue the chain of",
                 host::ChainWork::CheckOthersThenContinue => "check the default initialization of",
             };
-            let others = match refused.len() {
-                1 => String::new(),
-                n => format!(" (and {} more deferred walks refused)", n - 1),
-            };
-            let (feature, actor) = (names.get(request.feature as usize).map_or("?", String::as_str), request.actor);
-            let why = shown(error);
-            crate::log::warn(&format!("could not {what} {feature} on actor {actor}: {why}{others}"));
+            let (feature, actor) = (name(request.feature), request.actor);
+            crate::log::warn(&format!("could not {what} {feature} on actor {actor}: {error}{others}"));
         }
     }
+}
+
+/// The first refused entry of a deferred batch, why (worded), and how many more were refused: one line
+/// however many were, since each line is a host call.
+fn first_refused<'a, T>(refused: &[(u32, Error)], sent: &'a [T], what: &str) -> Option<(&'a T, String, String)> {
+    let (index, error) = refused.first()?;
+    let entry = sent.get(*index as usize)?;
+    let others = match refused.len() {
+        1 => String::new(),
+        n => format!(" (and {} more deferred {what} refused)", n - 1),
+    };
+    Some((entry, shown(error), others))
 }
 
 /// A refusal as every SDK words it: the WIT case, then what it carries.

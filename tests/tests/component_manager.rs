@@ -251,6 +251,52 @@ async fn deferred_chain_walks_go_in_one_call_and_a_refused_one_spares_the_others
     manager.end_play().await.unwrap();
 }
 
+/// Features a callback registers deferred go out in one host call, before its deferred walks (which then walk
+/// them); a refused registration is logged once and the others still register. A class subscription naming
+/// no feature hears of every feature of the class's actors.
+#[tokio::test]
+async fn deferred_registrations_go_in_one_call_before_the_walks() {
+    let plugins = PluginDir::with(&[]);
+    probe(&plugins, "probe", "handler 1 Pawn\nrequest Pawn Gear\n");
+    let mut pawns = Vec::new();
+    let (session, mut manager, _e) =
+        world_with(&plugins, &["probe"], |w| pawns = (0..3).map(|_| w.spawn("Pawn").unwrap()).collect()).await;
+    let mut host_calls = |event: &str| {
+        let before = manager.with_world(|w| w.plugin_calls());
+        manager.with_world(|w| w.send_extension_event(pawns[0], event).unwrap());
+        manager.with_world(|w| w.plugin_calls()) - before
+    };
+    // Registers Gear (and Trim) on each pawn, then walks the chains (the probe allows every step): one host call
+    // for the registrations, however many, besides the walks'.
+    let walks = host_calls("do:defer-chains Pawn");
+    host_calls("do:set-up Pawn Gear Gear"); // The first walk's questions also ask the host for the state names.
+    assert_eq!(host_calls("do:set-up Pawn Gear Gear Trim"), walks + 2);
+    let warnings =
+        |session: &Session| session.timeline().texts(&track::instance("probe", "w"), EventKind::Log(LogLevel::Warn));
+    assert!(warnings(&session).is_empty(), "{:?}", warnings(&session));
+    // Subscribed now, with call-if-reached: told at once of every feature already there.
+    manager.with_world(|w| w.send_extension_event(pawns[0], "do:subscribe-class 2 Pawn *").unwrap());
+    let notified = logs(&session, "probe");
+    for pawn in &pawns {
+        for feature in ["Gear", "Trim"] {
+            assert_eq!(manager.with_world(|w| w.feature_state(*pawn, feature)), Ok(4), "{feature}");
+            let ready = format!("init 2 {} {feature} InitState.GameplayReady", raw(*pawn));
+            assert!(notified.contains(&ready), "every feature is heard: {notified:?}");
+        }
+    }
+    // The pawns have no Nope component: each registration is refused, and so are the walks of what it did not
+    // register. One line for each call's refusals.
+    manager.with_world(|w| w.send_extension_event(pawns[0], "do:set-up Pawn Nope Ghost").unwrap());
+    let lines = warnings(&session);
+    let first = raw(pawns[0]);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines[0].starts_with(&format!("could not register Ghost on actor {first}: ")), "{lines:?}");
+    assert!(lines[0].ends_with("(and 2 more deferred registrations refused)"), "{lines:?}");
+    assert!(lines[1].starts_with(&format!("could not continue the chain of Ghost on actor {first}: ")), "{lines:?}");
+    assert!(pawns.iter().all(|p| manager.with_world(|w| w.feature_state(*p, "Ghost")).is_err()));
+    manager.end_play().await.unwrap();
+}
+
 #[tokio::test]
 async fn deactivating_mid_flow_leaves_nothing_and_reactivating_reapplies() {
     let plugins = PluginDir::with(&[LYRA_CHARACTER, INPUT_BINDING]);
@@ -323,7 +369,8 @@ async fn repeated_activation_leaves_nothing_behind() {
         manager.activate_feature("lyra-character").await.unwrap();
         {
             let w = world::lock(manager.world());
-            assert_eq!((w.requested_component_count(), w.live_features(), w.live_subscriptions()), (10, 10, 10));
+            // Two components and two features per character; two class subscriptions for all of them.
+            assert_eq!((w.requested_component_count(), w.live_features(), w.live_subscriptions()), (10, 10, 2));
         }
         assert!(manager.deactivate_feature("lyra-character").await);
         let w = world::lock(manager.world());

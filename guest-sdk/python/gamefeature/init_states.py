@@ -140,7 +140,11 @@ def subscribe_actor(
 
 
 def subscribe_class(
-    class_name: str, feature: str, subscription: int, state: Optional[str] = None, call_if_reached: bool = True
+    class_name: str,
+    feature: Optional[str],
+    subscription: int,
+    state: Optional[str] = None,
+    call_if_reached: bool = True,
 ) -> Subscription:
-    """Like `subscribe_actor`, for every actor of a class."""
+    """Like `subscribe_actor`, for every actor of a class (every feature when `feature` is None)."""
     return Subscription(call(_init_states.subscribe_class, class_name, feature, state, call_if_reached, subscription))

@@ -37,7 +37,7 @@ pub struct Subscription {
     pub owner: OwnerId,
     pub number: u32,
     pub watched: Watched,
-    /// `None`: every feature (actor subscriptions only).
+    /// `None`: every feature.
     pub feature: Option<Name>,
     /// `None`: any state; else states at or after this one.
     pub state: Option<u8>,
@@ -329,6 +329,40 @@ impl InitStates {
 mod tests {
     use super::*;
     use crate::component::names::Names;
+
+    /// A class subscription naming no feature hears every feature of every actor of the class (or a
+    /// subclass) that reaches its state, after the actor's own subscriptions.
+    #[test]
+    fn a_class_subscription_without_a_feature_hears_every_feature_after_the_actors_own() {
+        let mut names = Names::default();
+        let (hero, extension) = (names.intern("Hero"), names.intern("PawnExtension"));
+        let mut states = InitStates::default();
+        let pawn = ActorId::from_raw(1);
+        let class = Watched::Class("Pawn".into());
+        let every = states.subscribe(Subscription {
+            owner: OwnerId(1),
+            number: 1,
+            watched: class,
+            feature: None,
+            state: Some(2),
+        });
+        let own = Subscription {
+            owner: OwnerId(2),
+            number: 2,
+            watched: Watched::Actor(pawn),
+            feature: Some(hero),
+            state: None,
+        };
+        let own = states.subscribe(own);
+        let chain: [ClassName; 3] = ["Character".into(), "Pawn".into(), "Actor".into()];
+        let heard = |feature, state| states.subscribers(pawn, &chain, feature, state).map(|w| w.id).collect::<Vec<_>>();
+        assert_eq!(heard(hero, 2), [own, every]);
+        assert_eq!(heard(extension, 3), [every]);
+        assert_eq!(heard(extension, 1), [], "below the state it waits for");
+        assert_eq!(heard(hero, 1), [own]);
+        let elsewhere: [ClassName; 2] = ["PlayerState".into(), "Actor".into()];
+        assert_eq!(states.subscribers(pawn, &elsewhere, extension, 3).count(), 0, "an actor of another class");
+    }
 
     /// Removing a plugin's subscriptions — all at once, or one by one — takes time linear in their number: a
     /// hundred thousand of them on one actor or class used to take minutes.

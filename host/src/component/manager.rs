@@ -564,12 +564,13 @@ impl World {
         Ok(id)
     }
 
-    /// Subscribes `owner` to changes of `feature` on every actor of `class` (or a subclass), now and later.
+    /// Subscribes `owner` to changes of `feature` (every feature when `None`) on every actor of `class` (or a
+    /// subclass), now and later.
     pub fn subscribe_class(
         &mut self,
         owner: OwnerId,
         class: &str,
-        feature: &str,
+        feature: Option<&str>,
         state: Option<u8>,
         call_if_reached: bool,
         number: u32,
@@ -577,7 +578,7 @@ impl World {
         if !self.classes.contains(class) {
             return Err(WorldError::UnknownClass(class.to_string()));
         }
-        let feature = Some(self.manager.names.intern(feature));
+        let feature = feature.map(|f| self.manager.names.intern(f));
         let subscription = Subscription { owner, number, watched: Watched::Class(class.to_string()), feature, state };
         let id = self.manager.init_states.subscribe(subscription);
         if call_if_reached {

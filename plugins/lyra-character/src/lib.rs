@@ -11,10 +11,15 @@
 //! `PlayerStateReplicated`), as Lyra's character does from `PossessedBy` and `OnRep_PlayerState`. The
 //! controller and player state are read from the pawn's `Possession` component.
 //!
-//! Every chain walk it starts is deferred (`defer_continue_chain`): the walks run after the current callback
-//! either way, and a callback handling a batch of pawns then sends all of them in one host call.
+//! It watches its pawns with two class subscriptions, made once when it activates, rather than two per pawn:
+//! every feature of every character reaching `DataAvailable` (for the pawn extension), and the pawn extension
+//! of every character reaching `DataInitialized` (for the hero).
+//!
+//! Setting a pawn up registers its two features and starts their chains, all deferred
+//! (`defer_register_feature`, `defer_continue_chain`): they take effect after the current callback either
+//! way, and a callback handling a batch of pawns then sends all of them in two host calls.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 
 use gamefeature_sdk::components::{self, events, ExtensionHandler};
 use gamefeature_sdk::init_state::{self, Subscription, DATA_AVAILABLE, DATA_INITIALIZED, GAMEPLAY_READY, SPAWNED};
@@ -24,20 +29,17 @@ use gamefeature_sdk::{export_plugin, log, ActivationContext, Deactivation, Plugi
 
 const PAWN_EXTENSION: &str = "PawnExtension";
 const HERO: &str = "Hero";
+const CHARACTER: &str = "Character";
 const CHARACTERS: u32 = 1;
 const ALL_FEATURES: u32 = 1;
 const PAWN_EXTENSION_ONLY: u32 = 2;
 
-/// What the plugin holds for one pawn: its two subscriptions.
-struct Pawn {
-    _all_features: Subscription,
-    _pawn_extension: Subscription,
-}
-
 #[derive(Default)]
 struct LyraCharacter {
     handler: Option<ExtensionHandler>,
-    pawns: HashMap<ActorId, Pawn>,
+    subscriptions: Vec<Subscription>,
+    /// The pawns set up (a pawn hears both `ExtensionAdded` and `GameActorReady`).
+    pawns: HashSet<ActorId>,
 }
 
 /// Passes `ready` through, logging (at debug level) what the pawn still waits for when it is not.
@@ -53,42 +55,45 @@ fn possession(pawn: ActorId, what: &str) -> bool {
 }
 
 impl LyraCharacter {
-    /// Lyra's OnRegister and BeginPlay for both components: register the features, listen, try to start.
+    /// Lyra's OnRegister and BeginPlay for both components: register the features, try to start.
     fn set_up(&mut self, pawn: ActorId) {
-        if self.pawns.contains_key(&pawn) {
+        if !self.pawns.insert(pawn) {
             return;
         }
-        let registered = init_state::register_feature(pawn, PAWN_EXTENSION, "PawnExtensionComponent")
-            .and_then(|_| init_state::register_feature(pawn, HERO, "HeroComponent"))
-            .and_then(|_| {
-                let all = init_state::subscribe_actor(pawn, None, None, false, ALL_FEATURES)?;
-                let pawn_extension =
-                    init_state::subscribe_actor(pawn, Some(PAWN_EXTENSION), None, false, PAWN_EXTENSION_ONLY)?;
-                Ok(Pawn { _all_features: all, _pawn_extension: pawn_extension })
-            });
-        match registered {
-            Ok(subscriptions) => {
-                self.pawns.insert(pawn, subscriptions);
-                init_state::defer_check_default_initialization(pawn, PAWN_EXTENSION);
-                init_state::defer_continue_chain(pawn, HERO);
-            }
-            Err(e) => log::warn(&format!("cannot set up pawn {pawn}: {e:?}")),
-        }
+        init_state::defer_register_feature(pawn, PAWN_EXTENSION, "PawnExtensionComponent");
+        init_state::defer_register_feature(pawn, HERO, "HeroComponent");
+        init_state::defer_check_default_initialization(pawn, PAWN_EXTENSION);
+        init_state::defer_continue_chain(pawn, HERO);
     }
 }
 
 impl Plugin for LyraCharacter {
     fn on_activating(&mut self, _context: &ActivationContext) -> Result<(), String> {
-        self.handler = Some(components::add_extension_handler("Character", CHARACTERS).map_err(|e| format!("{e:?}"))?);
+        let fail = |e| format!("{e:?}");
+        // The pawn extension listens to every feature of its pawn and the hero only to the pawn extension, each
+        // from the state it waits for on.
+        self.subscriptions = vec![
+            init_state::subscribe_class(CHARACTER, None, Some(DATA_AVAILABLE), false, ALL_FEATURES).map_err(fail)?,
+            init_state::subscribe_class(
+                CHARACTER,
+                Some(PAWN_EXTENSION),
+                Some(DATA_INITIALIZED),
+                false,
+                PAWN_EXTENSION_ONLY,
+            )
+            .map_err(fail)?,
+        ];
+        self.handler = Some(components::add_extension_handler(CHARACTER, CHARACTERS).map_err(fail)?);
         // The decisions read these: they come with every chain-step question, so deciding makes no host call.
         for what in ["controller", "player-state"] {
-            init_state::add_chain_read("Possession", what).map_err(|e| format!("{e:?}"))?;
+            init_state::add_chain_read("Possession", what).map_err(fail)?;
         }
         Ok(())
     }
 
     fn on_deactivating(&mut self, _context: &ActivationContext) -> Deactivation {
         self.handler = None;
+        self.subscriptions.clear();
         self.pawns.clear();
         Deactivation::Done
     }

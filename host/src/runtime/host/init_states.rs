@@ -6,7 +6,9 @@ use wasmtime::component::Resource;
 
 use super::Call;
 use crate::component::SubscriptionId;
-use crate::runtime::bindings::gamefeature::plugin::init_states::{ChainRequest, ChainWork, Host, HostSubscription};
+use crate::runtime::bindings::gamefeature::plugin::init_states::{
+    ChainRequest, ChainWork, FeatureRegistration, Host, HostSubscription,
+};
 use crate::runtime::bindings::types::{ActorId, Error};
 use crate::runtime::state::InstanceState;
 use crate::world::{ActorId as Actor, World, WorldError};
@@ -119,16 +121,19 @@ impl Host for InstanceState {
     fn subscribe_class(
         &mut self,
         class: String,
-        feature: String,
+        feature: Option<String>,
         state: Option<String>,
         call_if_reached: bool,
         id: u32,
     ) -> Result<Resource<SubscriptionResource>, Error> {
-        let names =
-            [("class", class.as_str()), ("feature name", &feature), ("state", state.as_deref().unwrap_or_default())];
+        let names = [
+            ("class", class.as_str()),
+            ("feature name", feature.as_deref().unwrap_or_default()),
+            ("state", state.as_deref().unwrap_or_default()),
+        ];
         let subscription = self.guard(Call::new_handle().names(&names), |w, caller| {
             let state = state_of(w, &state)?;
-            Ok(w.subscribe_class(caller.owner, &class, &feature, state, call_if_reached, id)?)
+            Ok(w.subscribe_class(caller.owner, &class, feature.as_deref(), state, call_if_reached, id)?)
         })?;
         self.push_handle(SubscriptionResource { id: subscription, tag: id }, |w| w.unsubscribe(subscription))
     }
@@ -140,41 +145,29 @@ impl Host for InstanceState {
     }
 
     fn queue_chain_requests(&mut self, requests: Vec<ChainRequest>, names: Vec<String>) -> Vec<(u32, Error)> {
-        // Each entry passes `guard`'s checks for a change (its name, the change budget, counted as the calls it
-        // stands for) and is refused as its own call would be; each name is checked once, and the world's lock
-        // is taken once for all of them. Past the change budget the rest are refused with the same error,
-        // without further work.
-        let name_problems: Vec<Option<Error>> =
-            names.iter().map(|name| super::name_problem("feature name", name)).collect();
-        let world = self.env.world.clone();
-        let owner = self.env.owner;
-        let mut refused = Vec::new();
-        crate::world::lock(&world).acting_as(owner, |w| {
-            for (index, request) in requests.iter().enumerate() {
-                let counted = (0..changes_of(request.work)).try_for_each(|_| self.count_change());
-                if let Err(flooded) = counted {
-                    refused.extend((index..requests.len()).map(|i| (i as u32, flooded.clone())));
-                    break;
-                }
-                let named = request.feature as usize;
-                let problem = match name_problems.get(named) {
-                    Some(Some(problem)) => Some(problem.clone()),
-                    Some(None) => {
-                        queue_one_chain_request(w, Actor::from_raw(request.actor), &names[named], request.work)
-                            .err()
-                            .map(Error::from)
-                    }
-                    None => Some(Error::Invalid(format!(
-                        "chain request {index} names feature {named}, but only {} names were sent",
-                        names.len()
-                    ))),
-                };
-                if let Some(problem) = problem {
-                    refused.push((index as u32, self.refuse(problem)));
-                }
-            }
-        });
-        refused
+        self.run_batch(
+            &requests,
+            &names,
+            "feature name",
+            |request| changes_of(request.work),
+            |w, _, request, named| {
+                let feature = named.get(request.feature)?;
+                Ok(queue_one_chain_request(w, Actor::from_raw(request.actor), feature, request.work)?)
+            },
+        )
+    }
+
+    fn register_features(&mut self, registrations: Vec<FeatureRegistration>, names: Vec<String>) -> Vec<(u32, Error)> {
+        self.run_batch(
+            &registrations,
+            &names,
+            "name",
+            |_| 1,
+            |w, owner, registration, named| {
+                let (feature, implementer) = (named.get(registration.feature)?, named.get(registration.implementer)?);
+                Ok(w.register_feature(owner, Actor::from_raw(registration.actor), feature, implementer)?)
+            },
+        )
     }
 
     fn add_chain_read(&mut self, component: String, property: String) -> Result<(), Error> {

@@ -225,6 +225,59 @@ impl InstanceState {
     }
 }
 
+/// The names a batch import sends once for all its entries, each checked once; entries name them by index.
+pub(crate) struct BatchNames<'a> {
+    names: &'a [String],
+    problems: Vec<Option<Error>>,
+}
+
+impl BatchNames<'_> {
+    /// The name at `index`, or why an entry naming it is refused (a bad name, or no name at that index).
+    pub(crate) fn get(&self, index: u32) -> Result<&str, Error> {
+        match (self.names.get(index as usize), self.problems.get(index as usize)) {
+            (Some(_), Some(Some(problem))) => Err(problem.clone()),
+            (Some(name), _) => Ok(name),
+            (None, _) => {
+                Err(Error::Invalid(format!("name {index} was not sent: only {} names were", self.names.len())))
+            }
+        }
+    }
+}
+
+impl InstanceState {
+    /// Runs a batch import's entries as the calls they stand for, in order. Each passes `guard`'s checks for a
+    /// change (its names, each checked once per batch as `what`; the change budget, counted as the
+    /// `changes` calls it stands for) and is refused as its own call would be; the world's lock is taken once
+    /// for all of them. Past the change budget the rest are refused with the same error, without further work.
+    /// Returns the refused entries, by index, with why.
+    pub(crate) fn run_batch<E>(
+        &mut self,
+        entries: &[E],
+        names: &[String],
+        what: &str,
+        changes: impl Fn(&E) -> u32,
+        mut apply: impl FnMut(&mut World, OwnerId, &E, &BatchNames<'_>) -> Result<(), Error>,
+    ) -> Vec<(u32, Error)> {
+        let named = BatchNames { names, problems: names.iter().map(|name| name_problem(what, name)).collect() };
+        let world = self.env.world.clone();
+        let owner = self.env.owner;
+        let mut refused = Vec::new();
+        crate::world::lock(&world).acting_as(owner, |w| {
+            for (index, entry) in entries.iter().enumerate() {
+                let counted = (0..changes(entry)).try_for_each(|_| self.count_change());
+                if let Err(flooded) = counted {
+                    refused.extend((index..entries.len()).map(|i| (i as u32, flooded.clone())));
+                    break;
+                }
+                if let Err(problem) = apply(w, owner, entry, &named) {
+                    refused.push((index as u32, self.refuse(problem)));
+                }
+            }
+        });
+        refused
+    }
+}
+
 /// Why `check_name` refuses a name, if it does (a call checking one name many times checks it once).
 pub(crate) fn name_problem(what: &str, name: &str) -> Option<Error> {
     if let Some(problem) = size_problem(what, name.len(), MAX_NAME_BYTES) {

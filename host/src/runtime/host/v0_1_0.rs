@@ -243,7 +243,7 @@ impl init_states::Host for InstanceState {
         call_if_reached: bool,
         id: u32,
     ) -> Result<Resource<SubscriptionResource>, Error> {
-        older(latest::init_states::Host::subscribe_class(self, class, feature, state, call_if_reached, id))
+        older(latest::init_states::Host::subscribe_class(self, class, Some(feature), state, call_if_reached, id))
     }
 
     fn continue_init_state_chain(&mut self, actor: ActorId, feature: String) -> Result<(), Error> {

@@ -180,13 +180,15 @@ impl Hostile {
                 ("have-all-features-reached", init_state::have_all_features_reached(pawn, name, None).map(drop)),
                 ("change-feature-state", init_state::change_feature_state(pawn, name, "S")),
                 ("subscribe-actor", init_state::subscribe_actor(pawn, Some(name), None, false, 1).map(drop)),
-                ("subscribe-class", init_state::subscribe_class(name, "F", None, false, 1).map(drop)),
+                ("subscribe-class", init_state::subscribe_class(name, Some("F"), None, false, 1).map(drop)),
                 ("continue-init-state-chain", init_state::continue_init_state_chain(pawn, name)),
                 (
                     "check-default-initialization-for-implementers",
                     init_state::check_default_initialization_for_implementers(pawn, name),
                 ),
                 ("queue-chain-requests", queue_chain_request(pawn, 0, &[name])),
+                ("register-features (feature)", register_features(pawn, (0, 1), &[name, "HostileComponent"])),
+                ("register-features (implementer)", register_features(pawn, (0, 1), &["F", name])),
             ];
             for (import, outcome) in outcomes {
                 let verdict = if matches!(outcome, Err(Error::Invalid(_))) { "refused" } else { "ACCEPTED" };
@@ -197,6 +199,9 @@ impl Hostile {
         let outcome = queue_chain_request(pawn, 1, &["Feature"]);
         let verdict = if matches!(outcome, Err(Error::Invalid(_))) { "refused" } else { "ACCEPTED" };
         log::warn(&format!("unsent name in queue-chain-requests: {verdict}"));
+        let outcome = register_features(pawn, (0, 5), &["Feature", "HostileComponent"]);
+        let verdict = if matches!(outcome, Err(Error::Invalid(_))) { "refused" } else { "ACCEPTED" };
+        log::warn(&format!("unsent name in register-features: {verdict}"));
     }
 
     /// Tries to take over another plugin's feature, component and actor.
@@ -433,6 +438,16 @@ export_plugin!(Hostile);
 
 /// One walk of feature `names[feature]` queued through the raw import (the SDK's deferral never sends a bad
 /// index); its refusal, if it is refused.
+/// One `register-features` entry: the feature and implementer named by index into `names`.
+fn register_features(actor: ActorId, (feature, implementer): (u32, u32), names: &[&str]) -> Result<(), Error> {
+    use gamefeature_sdk::bindings::gamefeature::plugin::init_states::{register_features, FeatureRegistration};
+    let names: Vec<String> = names.iter().map(|name| name.to_string()).collect();
+    match register_features(&[FeatureRegistration { actor, feature, implementer }], &names).pop() {
+        Some((_, error)) => Err(error),
+        None => Ok(()),
+    }
+}
+
 fn queue_chain_request(actor: ActorId, feature: u32, names: &[&str]) -> Result<(), Error> {
     use gamefeature_sdk::bindings::gamefeature::plugin::init_states::{queue_chain_requests, ChainRequest, ChainWork};
     let names: Vec<String> = names.iter().map(|name| name.to_string()).collect();

@@ -8,7 +8,9 @@
 //! `handles` (logs every handle it holds, described by the handle's own methods), `feature CLASS FEATURE
 //! IMPLEMENTER` (registers the feature on every actor of the class), `defer-chains CLASS FEATURE...` (defers a
 //! walk of each feature's chain on every actor of the class), `defer-checks CLASS FEATURE...` (defers each
-//! feature's default-initialization check, the others' first, on every actor of the class). It logs `timer <n> x<times>
+//! feature's default-initialization check, the others' first, on every actor of the class), `set-up CLASS
+//! IMPLEMENTER FEATURE...` (defers registering each feature, then a walk of its chain, on every actor of the
+//! class). It logs `timer <n> x<times>
 //! frame <number>` for every timer firing.
 
 use std::collections::HashMap;
@@ -52,6 +54,7 @@ impl Probe {
             ["send", class, event] => world::actors_of_class(class)
                 .and_then(|actors| actors.into_iter().try_for_each(|actor| components::send_event(actor, event))),
             ["subscribe-class", n, class, feature] => {
+                let feature = Some(*feature).filter(|f| *f != "*");
                 init_state::subscribe_class(class, feature, None, true, number(n))
                     .map(|s| drop(self.subscriptions.insert(number(n), s)))
             }
@@ -65,6 +68,12 @@ impl Probe {
             }),
             ["defer-chains", class, features @ ..] => world::actors_of_class(class).map(|actors| {
                 for actor in actors {
+                    features.iter().for_each(|feature| init_state::defer_continue_chain(actor, feature));
+                }
+            }),
+            ["set-up", class, implementer, features @ ..] => world::actors_of_class(class).map(|actors| {
+                for actor in actors {
+                    features.iter().for_each(|feature| init_state::defer_register_feature(actor, feature, implementer));
                     features.iter().for_each(|feature| init_state::defer_continue_chain(actor, feature));
                 }
             }),
