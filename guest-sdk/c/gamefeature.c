@@ -430,7 +430,7 @@ static void free_chain_batch(game_feature_list_u64_t *actors, game_feature_list_
     game_feature_list_string_free(names);
 }
 
-void exports_gamefeature_plugin_init_state_callbacks_can_change_init_states(
+void exports_gamefeature_plugin_init_state_callbacks_try_change_init_states(
     game_feature_list_u64_t *actors, game_feature_list_u32_t *features, game_feature_list_u8_t *currents,
     game_feature_list_u8_t *desireds, game_feature_list_string_t *names,
     exports_gamefeature_plugin_init_state_callbacks_chain_facts_t *facts, game_feature_list_bool_t *ret) {
@@ -441,19 +441,12 @@ void exports_gamefeature_plugin_init_state_callbacks_can_change_init_states(
     ret->ptr = actors->len ? malloc(actors->len) : NULL;
     if (actors->len && !ret->ptr) abort();
     for (size_t i = 0; i < actors->len; i++) {
-        ret->ptr[i] = gf_can_change_init_state(actors->ptr[i], str_of(&names->ptr[features->ptr[i]]),
-                                               state_name(currents->ptr[i]), state_name(desireds->ptr[i]));
-    }
-    send_deferred();
-    free_chain_batch(actors, features, currents, desireds, names);
-}
-
-void exports_gamefeature_plugin_init_state_callbacks_handle_change_init_states(
-    game_feature_list_u64_t *actors, game_feature_list_u32_t *features, game_feature_list_u8_t *currents,
-    game_feature_list_u8_t *desireds, game_feature_list_string_t *names) {
-    for (size_t i = 0; i < actors->len; i++) {
-        gf_handle_change_init_state(actors->ptr[i], str_of(&names->ptr[features->ptr[i]]),
-                                    state_name(currents->ptr[i]), state_name(desireds->ptr[i]));
+        /* Unreal's TryToChangeInitState: the decision, then the work of an allowed step. */
+        gf_actor actor = actors->ptr[i];
+        gf_str feature = str_of(&names->ptr[features->ptr[i]]);
+        gf_str current = state_name(currents->ptr[i]), desired = state_name(desireds->ptr[i]);
+        ret->ptr[i] = gf_can_change_init_state(actor, feature, current, desired);
+        if (ret->ptr[i]) gf_handle_change_init_state(actor, feature, current, desired);
     }
     send_deferred();
     free_chain_batch(actors, features, currents, desireds, names);

@@ -77,6 +77,7 @@ const char *gf_restore(const uint8_t *state, size_t len);
 void gf_on_extension_event(uint32_t handler, gf_actor actor, gf_str event);
 /* May `feature` of `actor` move from `current` (len 0: none) to `desired`? Default: yes. */
 bool gf_can_change_init_state(gf_actor actor, gf_str feature, gf_str current, gf_str desired);
+/* The step gf_can_change_init_state just allowed is about to happen: do its work. Default: nothing. */
 void gf_handle_change_init_state(gf_actor actor, gf_str feature, gf_str current, gf_str desired);
 /* Try to move `feature` forward; by default, walk its chain (deferred: a batch of checks makes one host call). */
 void gf_check_default_initialization(gf_actor actor, gf_str feature);

@@ -395,17 +395,15 @@ export function exportPlugin(PluginClass) {
     },
     initStateCallbacks: {
       // The facts serve the Rust SDK's answers without host calls; JavaScript hooks ask the host.
-      canChangeInitStates(actors, features, currents, desireds, names, facts) {
+      tryChangeInitStates(actors, features, currents, desireds, names, facts) {
         const p = plugin();
-        return Array.from(actors, (actor, i) =>
-          Boolean(p.canChangeInitState(actor, names[features[i]], name(currents[i]), name(desireds[i]))),
-        );
-      },
-      handleChangeInitStates(actors, features, currents, desireds, names) {
-        const p = plugin();
-        for (let i = 0; i < actors.length; i++) {
-          p.handleChangeInitState(actors[i], names[features[i]], name(currents[i]), name(desireds[i]));
-        }
+        // Unreal's TryToChangeInitState: the decision, then the work of an allowed step.
+        return Array.from(actors, (actor, i) => {
+          const args = [actor, names[features[i]], name(currents[i]), name(desireds[i])];
+          const allowed = Boolean(p.canChangeInitState(...args));
+          if (allowed) p.handleChangeInitState(...args);
+          return allowed;
+        });
       },
       checkDefaultInitializations(actors, features, names) {
         const p = plugin();

@@ -145,20 +145,19 @@ _MAX_EVENT_NAMES = 4096
 
 @_sends_deferred
 class InitStateCallbacks(wit_world.exports.InitStateCallbacks):
-    def can_change_init_states(self, actors, features, currents, desireds, names, facts):
+    def try_change_init_states(self, actors, features, currents, desireds, names, facts):
         # The facts serve the Rust SDK's answers without host calls; Python hooks ask the host.
         plugin = _get()
         name = init_states.state_name
-        return [
-            bool(plugin.can_change_init_state(actor, names[feature], name(current), name(desired)))
-            for actor, feature, current, desired in zip(actors, features, currents, desireds)
-        ]
-
-    def handle_change_init_states(self, actors, features, currents, desireds, names):
-        plugin = _get()
-        name = init_states.state_name
+        answers = []
         for actor, feature, current, desired in zip(actors, features, currents, desireds):
-            plugin.handle_change_init_state(actor, names[feature], name(current), name(desired))
+            # Unreal's TryToChangeInitState: the decision, then the work of an allowed step.
+            args = (actor, names[feature], name(current), name(desired))
+            allowed = bool(plugin.can_change_init_state(*args))
+            if allowed:
+                plugin.handle_change_init_state(*args)
+            answers.append(allowed)
+        return answers
 
     def check_default_initializations(self, actors, features, names):
         plugin = _get()

@@ -133,7 +133,8 @@ pub trait Plugin: Default + 'static {
         true
     }
 
-    /// `feature` of `actor` is about to move from `current` to `desired`: do the transition's work.
+    /// `feature` of `actor` is about to move from `current` to `desired`: do the transition's work. Called right
+    /// after [`can_change_init_state`](Self::can_change_init_state) allowed the step, in the same host call.
     fn handle_change_init_state(
         &mut self,
         _actor: world::ActorId,
@@ -242,7 +243,7 @@ impl<P: Plugin> bindings::exports::gamefeature::plugin::handlers::Guest for Expo
 }
 
 impl<P: Plugin> bindings::exports::gamefeature::plugin::init_state_callbacks::Guest for Exports<P> {
-    fn can_change_init_states(
+    fn try_change_init_states(
         actors: Vec<u64>,
         features: Vec<u32>,
         currents: Vec<u8>,
@@ -256,28 +257,18 @@ impl<P: Plugin> bindings::exports::gamefeature::plugin::init_state_callbacks::Gu
                 (0..actors.len())
                     .map(|i| {
                         facts::deciding(i);
+                        let (actor, feature) = (actors[i], &names[features[i] as usize]);
                         let current = init_state::state_name(currents[i]);
                         let desired = init_state::state_name(desireds[i]).unwrap_or_default();
-                        p.can_change_init_state(actors[i], &names[features[i] as usize], current, desired)
+                        // Unreal's TryToChangeInitState: the decision, then the work of an allowed step.
+                        let allowed = p.can_change_init_state(actor, feature, current, desired);
+                        if allowed {
+                            p.handle_change_init_state(actor, feature, current, desired);
+                        }
+                        allowed
                     })
                     .collect()
             })
-        })
-    }
-
-    fn handle_change_init_states(
-        actors: Vec<u64>,
-        features: Vec<u32>,
-        currents: Vec<u8>,
-        desireds: Vec<u8>,
-        names: Vec<String>,
-    ) {
-        with_plugin(|p: &mut P| {
-            for i in 0..actors.len() {
-                let current = init_state::state_name(currents[i]);
-                let desired = init_state::state_name(desireds[i]).unwrap_or_default();
-                p.handle_change_init_state(actors[i], &names[features[i] as usize], current, desired);
-            }
         })
     }
 

@@ -38,10 +38,9 @@ export const handlers = {
 };
 
 export const initStateCallbacks = {
-  canChangeInitStates(actors) {
+  tryChangeInitStates(actors) {
     return Array.from(actors, () => true);
   },
-  handleChangeInitStates() {},
   checkDefaultInitializations() {},
   onInitStatesChanged() {},
 };

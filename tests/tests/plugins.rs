@@ -282,6 +282,13 @@ async fn legacy_pawn_counter() {
         w.property(player.pawn, "PawnTally", "pawns-seen").ok().flatten().cloned()
     };
     assert_eq!(tally(&manager), Some(world::Value::Integer(1)), "0.1.0 extended the pawn");
+    // Its chain was walked with 0.1.0's two calls a step: each step it allowed was prepared, the one it refused
+    // (to GameplayReady, the fourth state) was not.
+    let pawn = player.pawn.to_raw();
+    let steps = info_logs(&session, "legacy-pawn-counter", "w");
+    let steps: Vec<&String> = steps.iter().filter(|l| l.starts_with("Tally of")).collect();
+    assert_eq!(steps, [0, 1, 2].map(|s| format!("Tally of {pawn}: {s} to {}", s + 1)).iter().collect::<Vec<_>>());
+    assert_eq!(manager.with_world(|w| w.feature_state(player.pawn, "Tally")), Ok(3));
 
     manager.reload_feature("legacy-pawn-counter").await.unwrap();
     assert_eq!(manager.live_features(), ["lyra-character", "legacy-pawn-counter"]);

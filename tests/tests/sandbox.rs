@@ -172,8 +172,8 @@ loop_tests! {
     loop_in_unloading: "unloading" in "on-unloading", Stopped::AtEndOfPlay;
     loop_in_unregistering: "unregistering" in "on-unregistering", Stopped::AtEndOfPlay;
     loop_in_event_handler: "event" in "handle-extension-events", Stopped::DuringPlay;
-    loop_in_can_change: "can-change" in "can-change-init-states", Stopped::DuringPlay;
-    loop_in_handle_change: "handle-change" in "handle-change-init-states", Stopped::DuringPlay;
+    loop_in_can_change: "can-change" in "try-change-init-states", Stopped::DuringPlay;
+    loop_in_handle_change: "handle-change" in "try-change-init-states", Stopped::DuringPlay;
     loop_in_default_init: "default-init" in "check-default-initializations", Stopped::DuringPlay;
     loop_in_state_changed: "state-changed" in "on-init-states-changed", Stopped::DuringPlay;
 }

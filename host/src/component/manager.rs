@@ -29,7 +29,7 @@ pub struct ComponentManager {
     pub(crate) queue: WorkQueue,
     pub(crate) watches: super::PropertyWatches,
     owners: std::collections::HashMap<OwnerId, String>,
-    /// The properties each plugin instance asked to come with its `can-change-init-states` batches.
+    /// The properties each plugin instance asked to come with its `try-change-init-states` batches.
     chain_reads: std::collections::HashMap<OwnerId, Vec<(crate::world::ClassName, String)>>,
     /// Host calls plugins made into the world (see [`World::plugin_calls`]).
     plugin_calls: u64,

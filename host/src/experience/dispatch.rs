@@ -437,8 +437,8 @@ impl Calls<'_> {
     }
 }
 
-/// Walks chains in lockstep: ask every chain's next step, let those allowed prepare it, apply them, repeat
-/// with those that moved until none can.
+/// Walks chains in lockstep: try every chain's next step (the plugin decides and, where it allows the step,
+/// prepares it, in one call), apply those allowed, repeat with those that moved until none can.
 fn walk_chains(
     world: &SharedWorld,
     owner: OwnerId,
@@ -461,18 +461,13 @@ fn walk_chains(
             return Ok(());
         }
         let answers =
-            calls.timed(live, "can-change-init-states", batch.actors.len(), |i| i.can_change_init_states(&batch));
+            calls.timed(live, "try-change-init-states", batch.actors.len(), |i| i.try_change_init_states(&batch));
         let answers = within_refusal_budget(live.instance.as_mut(), batch.actors.len(), answers)
-            .map_err(|e| ("can-change-init-states", e))?;
+            .map_err(|e| ("try-change-init-states", e))?;
         let allowed: Vec<_> = steps.iter().zip(&answers).filter(|(_, yes)| **yes).map(|(step, _)| *step).collect();
         if allowed.is_empty() {
             return Ok(());
         }
-        let batch = chain_batch(&world::lock(world), &allowed);
-        let outcome =
-            calls.timed(live, "handle-change-init-states", batch.actors.len(), |i| i.handle_change_init_states(&batch));
-        within_refusal_budget(live.instance.as_mut(), batch.actors.len(), outcome)
-            .map_err(|e| ("handle-change-init-states", e))?;
         let mut w = world::lock(world);
         for (actor, feature, (_, desired)) in &allowed {
             w.advance_feature(*actor, *feature, *desired);
@@ -552,12 +547,6 @@ fn feature_batch(w: &World, run: &[Work]) -> FeatureBatch {
     batch
 }
 
-fn chain_batch(w: &World, steps: &[ChainStep]) -> ChainBatch {
-    let mut names = BatchNames::default();
-    let batch = chain_batch_named(w, steps, &mut names);
-    ChainBatch { names: names.names, ..batch }
-}
-
 /// The question of a chain step, with the facts its answers need: the states of each actor's features and the
 /// properties `owner` asked for, as the host knows them now.
 fn chain_question(w: &World, owner: OwnerId, steps: &[ChainStep]) -> ChainBatch {
@@ -614,8 +603,7 @@ mod tests {
         /// One event by the scalar path: actor, the name's number, and its name.
         Single(u64, u32, String),
         Notifications(Vec<(u64, String, u8)>),
-        CanChange(Vec<u64>),
-        HandleChange(Vec<u64>),
+        TryChange(Vec<u64>),
     }
 
     /// What a scripted instance does with the world on each extension event it hears.
@@ -670,13 +658,9 @@ mod tests {
             world::lock(&self.world).acting_as(self.owner, |w| (self.react)(w, ActorId::from_raw(actor), name));
             Ok(())
         }
-        fn can_change_init_states(&mut self, b: &ChainBatch) -> Result<Vec<bool>, CallError> {
-            self.seen.lock().unwrap().push(Seen::CanChange(b.actors.clone()));
+        fn try_change_init_states(&mut self, b: &ChainBatch) -> Result<Vec<bool>, CallError> {
+            self.seen.lock().unwrap().push(Seen::TryChange(b.actors.clone()));
             Ok(vec![true; b.actors.len()])
-        }
-        fn handle_change_init_states(&mut self, b: &ChainBatch) -> Result<(), CallError> {
-            self.seen.lock().unwrap().push(Seen::HandleChange(b.actors.clone()));
-            Ok(())
         }
         fn check_default_initializations(&mut self, _: &FeatureBatch) -> Result<(), CallError> {
             Ok(())
@@ -893,7 +877,7 @@ mod tests {
         };
         let seen = f.pump();
         for batch in &seen {
-            if let Seen::CanChange(actors) | Seen::HandleChange(actors) = batch {
+            if let Seen::TryChange(actors) = batch {
                 let unique: HashSet<_> = actors.iter().collect();
                 assert_eq!(unique.len(), actors.len(), "a chain batch named an actor twice: {actors:?}");
             }

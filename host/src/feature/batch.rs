@@ -88,6 +88,21 @@ impl ChainBatch {
             ..ChainBatch::default()
         }
     }
+
+    /// The entries whose `keep` is true, without the facts: for an API version that asks and prepares a step in
+    /// two calls, the second call's batch.
+    pub fn only(&self, keep: &[bool]) -> ChainBatch {
+        let kept = |i: &usize| keep.get(*i).copied().unwrap_or(false);
+        let entries = (0..self.actors.len()).filter(kept);
+        ChainBatch {
+            actors: entries.clone().map(|i| self.actors[i]).collect(),
+            features: entries.clone().map(|i| self.features[i]).collect(),
+            currents: entries.clone().map(|i| self.currents[i]).collect(),
+            desireds: entries.map(|i| self.desireds[i]).collect(),
+            names: self.names.clone(),
+            facts: ChainFacts::default(),
+        }
+    }
 }
 
 /// Features to check: feature `names[features[i]]` of `actors[i]`.

@@ -123,10 +123,9 @@ pub trait PluginInstance: Send {
             ExtensionBatch { handlers: vec![handler], actors: vec![actor], events: vec![0], names: vec![name.into()] };
         self.handle_extension_events(&batch)
     }
-    /// Asks whether each feature may take its next step; one answer per entry.
-    fn can_change_init_states(&mut self, batch: &ChainBatch) -> Result<Vec<bool>, CallError>;
-    /// Each feature is about to take its step.
-    fn handle_change_init_states(&mut self, batch: &ChainBatch) -> Result<(), CallError>;
+    /// Unreal's `TryToChangeInitState` for each entry: may the feature take its next step, and if it may, the
+    /// work of the transition, done before answering; one answer per entry. The host changes the states.
+    fn try_change_init_states(&mut self, batch: &ChainBatch) -> Result<Vec<bool>, CallError>;
     /// Asks each feature to try to move forward.
     fn check_default_initializations(&mut self, batch: &FeatureBatch) -> Result<(), CallError>;
     /// Delivers init-state notifications.

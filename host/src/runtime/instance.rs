@@ -615,11 +615,11 @@ impl PluginInstance for WasmInstance {
         )
     }
 
-    fn can_change_init_states(&mut self, b: &ChainBatch) -> Result<Vec<bool>, CallError> {
+    fn try_change_init_states(&mut self, b: &ChainBatch) -> Result<Vec<bool>, CallError> {
         // The facts are converted for the newest version only (into the record of the bindings called).
-        macro_rules! ask_with_facts {
+        macro_rules! try_with_facts {
             ($bindings:ident, $store:ident, $callbacks:path) => {
-                $bindings.gamefeature_plugin_init_state_callbacks().call_can_change_init_states(
+                $bindings.gamefeature_plugin_init_state_callbacks().call_try_change_init_states(
                     $store,
                     &b.actors,
                     &b.features,
@@ -633,9 +633,9 @@ impl PluginInstance for WasmInstance {
         let answers = call_export!(
             self,
             b.actors.len(),
-            direct: |b_, store| ask_with_facts!(b_, store, direct::exports::gamefeature::plugin::init_state_callbacks),
-            latest: |b_, store| ask_with_facts!(b_, store, init_state_callbacks),
-            // 0.1.0 asks without facts.
+            direct: |b_, store| try_with_facts!(b_, store, direct::exports::gamefeature::plugin::init_state_callbacks),
+            latest: |b_, store| try_with_facts!(b_, store, init_state_callbacks),
+            // 0.1.0 asks without facts, and prepares the steps it allowed in a second call (below).
             v0_1: |b_, store| b_.gamefeature_plugin_init_state_callbacks().call_can_change_init_states(
                 store,
                 &b.actors,
@@ -647,26 +647,29 @@ impl PluginInstance for WasmInstance {
         )?;
         if answers.len() != b.actors.len() {
             return Err(CallError::Trapped(format!(
-                "can-change-init-states answered {} times for {} entries",
+                "try-change-init-states answered {} times for {} entries",
                 answers.len(),
                 b.actors.len()
             )));
         }
+        if matches!(self.bindings, Some(Bindings::V0_1(_))) && answers.contains(&true) {
+            let allowed = b.only(&answers);
+            call_export!(
+                self,
+                allowed.actors.len(),
+                direct: |_b, _store| Ok(()),
+                latest: |_b, _store| async { Ok(()) },
+                v0_1: |b_, store| b_.gamefeature_plugin_init_state_callbacks().call_handle_change_init_states(
+                    store,
+                    &allowed.actors,
+                    &allowed.features,
+                    &allowed.currents,
+                    &allowed.desireds,
+                    &allowed.names
+                )
+            )?;
+        }
         Ok(answers)
-    }
-
-    fn handle_change_init_states(&mut self, b: &ChainBatch) -> Result<(), CallError> {
-        call_export!(
-            self,
-            b.actors.len(),
-            gamefeature_plugin_init_state_callbacks.call_handle_change_init_states(
-                &b.actors,
-                &b.features,
-                &b.currents,
-                &b.desireds,
-                &b.names
-            )
-        )
     }
 
     fn check_default_initializations(&mut self, b: &FeatureBatch) -> Result<(), CallError> {

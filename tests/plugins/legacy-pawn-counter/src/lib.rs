@@ -1,7 +1,8 @@
 //! A plugin of the first API release, `gamefeature:plugin@0.1.0`, written against its raw bindings (not the
 //! SDK, which follows the newest version): it asks for a `PawnTally` component on every pawn, counts the pawns
-//! its extension handler hears of, and writes the count into each tally. A host implementing later versions
-//! must load and run it unchanged, beside plugins of the newest version.
+//! its extension handler hears of, and writes the count into each tally. Each tally is an init-state feature,
+//! `Tally`, whose chain stops short of `GameplayReady`; each step it takes is logged. A host implementing later
+//! versions must load and run it unchanged, beside plugins of the newest version.
 
 use std::cell::RefCell;
 
@@ -15,6 +16,7 @@ use exports::gamefeature::plugin::init_state_callbacks;
 use exports::gamefeature::plugin::lifecycle::{self, Deactivation};
 use gamefeature::plugin::actors;
 use gamefeature::plugin::components::{self, AddFlags, ComponentRequest, ExtensionHandler};
+use gamefeature::plugin::init_states;
 use gamefeature::plugin::log::{log, Level};
 use gamefeature::plugin::types::{ActivationContext, Value};
 
@@ -86,28 +88,38 @@ impl handlers::Guest for Component {
             if let Err(e) = actors::set_property(*actor, "PawnTally", "pawns-seen", &Value::Integer(pawns)) {
                 log(Level::Warn, &format!("pawn {actor}: cannot write its tally: {e:?}"));
             }
+            let walked = init_states::register_feature(*actor, "Tally", "PawnTally")
+                .and_then(|_| init_states::continue_init_state_chain(*actor, "Tally"));
+            if let Err(e) = walked {
+                log(Level::Warn, &format!("pawn {actor}: cannot walk its tally: {e:?}"));
+            }
         }
     }
 }
 
 impl init_state_callbacks::Guest for Component {
+    /// Every step but the last (`GameplayReady`, the fourth state).
     fn can_change_init_states(
-        actors: Vec<u64>,
-        _features: Vec<u32>,
-        _currents: Vec<u8>,
-        _desireds: Vec<u8>,
-        _names: Vec<String>,
-    ) -> Vec<bool> {
-        vec![true; actors.len()]
-    }
-
-    fn handle_change_init_states(
         _actors: Vec<u64>,
         _features: Vec<u32>,
         _currents: Vec<u8>,
-        _desireds: Vec<u8>,
+        desireds: Vec<u8>,
         _names: Vec<String>,
+    ) -> Vec<bool> {
+        desireds.iter().map(|desired| *desired < 4).collect()
+    }
+
+    fn handle_change_init_states(
+        actors: Vec<u64>,
+        features: Vec<u32>,
+        currents: Vec<u8>,
+        desireds: Vec<u8>,
+        names: Vec<String>,
     ) {
+        for i in 0..actors.len() {
+            let (actor, feature) = (actors[i], &names[features[i] as usize]);
+            log(Level::Info, &format!("{feature} of {actor}: {} to {}", currents[i], desireds[i]));
+        }
     }
 
     fn check_default_initializations(_actors: Vec<u64>, _features: Vec<u32>, _names: Vec<String>) {}
