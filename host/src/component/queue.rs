@@ -111,6 +111,9 @@ pub struct WorkQueue {
 }
 
 impl WorkQueue {
+    /// The most items a take reserves room for (a few megabytes): past it, the queue grows as it fills.
+    const MOST_RESERVED: usize = 1 << 15;
+
     pub fn push(&mut self, work: Work) {
         // Work the host does itself while delivering a plugin's work (walking the chains it continued, say) is
         // that plugin's too: only work the game started is charged to nobody.
@@ -133,12 +136,16 @@ impl WorkQueue {
 
     /// Takes everything queued so far; work queued while it is delivered waits for the next take.
     pub fn take(&mut self) -> Vec<Work> {
-        std::mem::take(&mut self.items).into_iter().map(|(work, _)| work).collect()
+        self.take_charged().into_iter().map(|(work, _)| work).collect()
     }
 
-    /// As [`take`](Self::take), with what each item is charged to.
+    /// As [`take`](Self::take), with what each item is charged to. The work the taken items cause is usually
+    /// about as much (a batch of ten thousand spawns answered by ten thousand chain walks), so the queue starts
+    /// again at their number rather than doubling its way up from nothing, copying every item and touching
+    /// fresh memory at each step.
     pub fn take_charged(&mut self) -> Vec<(Work, Charge)> {
-        std::mem::take(&mut self.items)
+        let expected = self.items.len().min(Self::MOST_RESERVED);
+        std::mem::replace(&mut self.items, Vec::with_capacity(expected))
     }
 
     /// The charges of the work still queued.

@@ -282,7 +282,7 @@ impl ServerReplication {
         let incarnation = component.serial;
         for (property, value) in &component.properties {
             if world.replicated_classes().replicates(&component.class, property) {
-                let key = PropKey { incarnation, property: property.clone() };
+                let key = PropKey { incarnation, property: property.to_string() };
                 self.set_value(key, actor, &component.class, Some(value.clone()));
             }
         }

@@ -42,7 +42,7 @@ fn replicated_state(world: &World) -> Replicated {
                         .properties
                         .iter()
                         .filter(|(name, _)| world.replicated_classes().replicates(&c.class, name))
-                        .map(|(name, value)| (name.clone(), value.clone()))
+                        .map(|(name, value)| (name.to_string(), value.clone()))
                         .collect();
                     (c.class.to_string(), values)
                 })

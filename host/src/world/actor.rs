@@ -1,6 +1,5 @@
 //! Actors, their components, and the generational ids that name them.
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use super::net::{ClientId, NetRole};
@@ -72,9 +71,9 @@ pub struct Component {
     pub origin: ComponentOrigin,
     /// Replicated components are created only on the authority and reach clients through replication.
     pub replicated: bool,
-    pub properties: BTreeMap<String, Value>,
+    pub properties: super::PropertyMap<Value>,
     /// The plugin that wrote each property a plugin wrote (the host's own writes are not listed).
-    pub writers: BTreeMap<String, OwnerId>,
+    pub writers: super::PropertyMap<OwnerId>,
 }
 
 /// An actor in a world.

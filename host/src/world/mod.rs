@@ -10,11 +10,11 @@ mod class;
 mod clock;
 mod creation;
 mod net;
+mod properties;
 mod replication;
 mod slots;
 mod written;
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 pub use actor::{Actor, ActorId, Component, ComponentOrigin, PlayerOwner, Value};
@@ -22,6 +22,7 @@ pub use class::{is_valid_class_name, ClassError, ClassName, ClassRegistry, BUILT
 pub use clock::{Clock, Fired, Frame, TimerId};
 pub use creation::{CreationPolicies, CreationPolicy};
 pub use net::{ClientId, NetMode, NetRole, UnknownNetMode};
+pub use properties::PropertyMap;
 pub use replication::{ReplicatedClasses, Touched};
 
 use crate::component::{ComponentManager, OwnerId, RequestFlags, RequestHandle, RequestKey, ValueChange, Work};
@@ -426,8 +427,8 @@ impl World {
         }
         self.written.charge(owner, key, bytes);
         let found = self.actor_mut(actor)?.component_mut(component).ok_or_else(missing)?;
-        let old = found.properties.insert(name.to_string(), value.clone());
-        found.writers.insert(name.to_string(), owner);
+        let old = found.properties.insert(name, value.clone());
+        found.writers.insert(name, owner);
         self.property_changed(actor, component, name, old, Some(value));
         Ok(())
     }
@@ -457,7 +458,7 @@ impl World {
     fn forget_writes(&mut self, actor: ActorId, component: &Component) {
         for (name, writer) in &component.writers {
             if let Some(value) = component.properties.get(name) {
-                let key = (actor, component.class.to_string(), name.clone());
+                let key = (actor, component.class.to_string(), name.to_string());
                 self.written.credit(*writer, &key, written::charge_of(name, value));
             }
         }
@@ -476,7 +477,7 @@ impl World {
             .actor_mut(actor)?
             .component_mut(component)
             .ok_or_else(|| WorldError::NoSuchComponent { actor, component: component.to_string() })?;
-        let old = component_ref.properties.insert(name.to_string(), value.clone());
+        let old = component_ref.properties.insert(name, value.clone());
         self.property_changed(actor, component, name, old, Some(value));
         Ok(())
     }
@@ -686,8 +687,8 @@ impl World {
             serial: self.next_component,
             origin,
             replicated,
-            properties: BTreeMap::new(),
-            writers: BTreeMap::new(),
+            properties: PropertyMap::new(),
+            writers: PropertyMap::new(),
         }
     }
 
@@ -769,7 +770,7 @@ impl World {
             .find(|c| &*c.class == class && c.replicated)
             .ok_or_else(|| WorldError::NoSuchComponent { actor, component: class.to_string() })?;
         let old = match value.clone() {
-            Some(value) => component.properties.insert(name.to_string(), value),
+            Some(value) => component.properties.insert(name, value),
             None => component.properties.remove(name),
         };
         self.property_changed(actor, class, name, old.clone(), value);

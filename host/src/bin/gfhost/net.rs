@@ -282,7 +282,7 @@ fn compare_worlds(server: &GameServer, clients: &[GameClient]) -> Vec<String> {
             for component in actor.components.iter().filter(|c| c.replicated) {
                 for (name, value) in &component.properties {
                     if w.replicated_classes().replicates(&component.class, name) {
-                        values.push((actor.id, component.class.to_string(), name.clone(), value.clone()));
+                        values.push((actor.id, component.class.to_string(), name.to_string(), value.clone()));
                     }
                 }
             }
