@@ -11,30 +11,50 @@ use std::rc::Rc;
 use crate::bindings::exports::gamefeature::plugin::init_state_callbacks::ChainFacts;
 use crate::{Error, Value};
 
+/// A property read as `actors.get-property` answers it.
+type PropertyRead = Result<Option<Value>, Error>;
+
 /// One batch's facts, by actor.
 pub(crate) struct Facts {
     actors: Vec<u64>,
+    /// Each entry's feature, by its index in `names`.
+    features: Vec<u32>,
     /// The entry being decided: the plugin nearly always asks about its actor, found without a lookup.
     deciding: Cell<usize>,
     /// Every entry by actor, made the first time the plugin asks about another batch's actor.
     entries: OnceCell<HashMap<u64, usize>>,
-    /// Reads per entry, as the host sent them.
-    reads_per_entry: usize,
     names: Rc<Vec<String>>,
     facts: ChainFacts,
 }
 
 thread_local! {
     static CURRENT: RefCell<Option<Facts>> = const { RefCell::new(None) };
-    /// The (component, property) pairs asked for, in the order the host numbers them.
-    static READS: RefCell<Vec<(String, String)>> = const { RefCell::new(Vec::new()) };
+    /// The reads asked for, in the order asked (the order the host sends them in).
+    static READS: RefCell<Vec<Read>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A property asked for with the chain steps of one feature (`None`: of every feature).
+struct Read {
+    feature: Option<String>,
+    component: String,
+    property: String,
+}
+
+impl Read {
+    fn is(&self, feature: Option<&str>, component: &str, property: &str) -> bool {
+        self.feature.as_deref() == feature && self.component == component && self.property == property
+    }
+
+    /// Whether the questions about `feature` carry it.
+    fn concerns(&self, feature: &str) -> bool {
+        self.feature.as_deref().is_none_or(|wanted| wanted == feature)
+    }
 }
 
 impl Facts {
-    pub(crate) fn new(actors: &[u64], names: Rc<Vec<String>>, facts: ChainFacts) -> Self {
-        let reads_per_entry = facts.reads.len().checked_div(actors.len()).unwrap_or(0);
-        let actors = actors.to_vec();
-        Facts { actors, deciding: Cell::new(0), entries: OnceCell::new(), reads_per_entry, names, facts }
+    pub(crate) fn new(actors: &[u64], features: &[u32], names: Rc<Vec<String>>, facts: ChainFacts) -> Self {
+        let (actors, features) = (actors.to_vec(), features.to_vec());
+        Facts { actors, features, deciding: Cell::new(0), entries: OnceCell::new(), names, facts }
     }
 
     /// The entry about `actor`.
@@ -56,6 +76,15 @@ impl Facts {
         let states = facts.feature_states.get(start..end)?;
         let named = names.iter().map(|n| self.names.get(*n as usize).map_or("", String::as_str));
         Some(named.zip(states.iter().copied()))
+    }
+
+    /// Entry `i`'s reads, in the order asked, and the name of the feature they were chosen for.
+    fn reads(&self, i: usize) -> Option<(&[PropertyRead], &str)> {
+        let facts = &self.facts;
+        let start = *facts.read_starts.get(i)? as usize;
+        let end = facts.read_starts.get(i + 1).map_or(facts.reads.len(), |end| *end as usize);
+        let feature = self.names.get(*self.features.get(i)? as usize)?;
+        Some((facts.reads.get(start..end)?, feature))
     }
 }
 
@@ -101,52 +130,63 @@ pub(crate) fn all_reached(actor: u64, state: u8, excluding: Option<&str>) -> Opt
     })
 }
 
-/// Property `property` of `actor`'s `component`, when it was asked for.
-pub(crate) fn property(actor: u64, component: &str, property: &str) -> Option<Result<Option<Value>, Error>> {
-    let (k, asked) =
-        READS.with_borrow(|reads| (reads.iter().position(|(c, p)| c == component && p == property), reads.len()));
-    let k = k?;
-    // Reads asked for after the host built this batch are not in it: the host answers those.
+/// Property `property` of `actor`'s `component`, when it was asked for the feature being asked about.
+pub(crate) fn property(actor: u64, component: &str, property: &str) -> Option<PropertyRead> {
     about(actor, |facts, i| {
-        let n = facts.reads_per_entry;
-        (k < n && n <= asked).then(|| facts.facts.reads.get(i * n + k).cloned()).flatten()
+        let (reads, feature) = facts.reads(i)?;
+        // The entry's reads are those asked for its feature, in the order asked; reads asked for after the host
+        // built this batch come after them, and are not in it: the host answers those.
+        let k = READS.with_borrow(|asked| {
+            let mut concerning = asked.iter().filter(|read| read.concerns(feature));
+            concerning.position(|read| read.component == component && read.property == property)
+        })?;
+        reads.get(k).cloned()
     })
 }
 
-/// Records a (component, property) pair the host accepted to send with every batch; `false` if it was already.
-pub(crate) fn add_read(component: &str, property: &str) -> bool {
+/// Records a read the host accepted to send with the chain steps of `feature` (of every feature when `None`);
+/// `false` if it was already.
+pub(crate) fn add_read(feature: Option<&str>, component: &str, property: &str) -> bool {
     READS.with_borrow_mut(|reads| {
-        if reads.iter().any(|(c, p)| c == component && p == property) {
+        if reads.iter().any(|read| read.is(feature, component, property)) {
             return false;
         }
-        reads.push((component.to_string(), property.to_string()));
+        let (feature, component, property) = (feature.map(str::to_string), component.into(), property.into());
+        reads.push(Read { feature, component, property });
         true
     })
 }
 
-/// Whether the pair was already asked for.
-pub(crate) fn has_read(component: &str, property: &str) -> bool {
-    READS.with_borrow(|reads| reads.iter().any(|(c, p)| c == component && p == property))
+/// Whether the read was already asked for.
+pub(crate) fn has_read(feature: Option<&str>, component: &str, property: &str) -> bool {
+    READS.with_borrow(|reads| reads.iter().any(|read| read.is(feature, component, property)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Two entries: actor 7 with Hero at 2 and Input at 0, actor 9 with Hero at 4; one read per entry.
+    /// Two entries: actor 7 (asked about Hero) with Hero at 2 and Input at 0, and actor 9 (asked about Input)
+    /// with Hero at 4. The reads: the controller for every feature, the player state for Input only.
     fn facts() -> Facts {
         let chain = ChainFacts {
             feature_starts: vec![0, 2],
             feature_names: vec![0, 1, 0],
             feature_states: vec![2, 0, 4],
-            reads: vec![Ok(Some(Value::Integer(1))), Err(Error::UnknownClass("Possession".into()))],
+            read_starts: vec![0, 1],
+            reads: vec![
+                Ok(Some(Value::Integer(1))),
+                Err(Error::UnknownClass("Possession".into())),
+                Ok(Some(Value::Integer(5))),
+            ],
         };
-        Facts::new(&[7, 9], Rc::new(vec!["Hero".into(), "Input".into()]), chain)
+        Facts::new(&[7, 9], &[0, 1], Rc::new(vec!["Hero".into(), "Input".into()]), chain)
     }
 
     #[test]
     fn questions_about_the_batchs_actors_are_answered_from_the_facts() {
-        add_read("Possession", "controller");
+        add_read(None, "Possession", "controller");
+        add_read(Some("Input"), "Possession", "player-state");
         answering(facts(), || {
             assert_eq!(feature_state(7, "Input"), Some(0));
             assert_eq!(feature_state(9, "Hero"), Some(4));
@@ -161,9 +201,12 @@ mod tests {
             assert_eq!(feature_state(8, "Hero"), None);
             assert!(matches!(property(7, "Possession", "controller"), Some(Ok(Some(Value::Integer(1))))));
             assert!(matches!(property(9, "Possession", "controller"), Some(Err(Error::UnknownClass(_)))));
+            assert!(matches!(property(9, "Possession", "player-state"), Some(Ok(Some(Value::Integer(5))))));
+            assert!(property(7, "Possession", "player-state").is_none(), "asked for Input's steps only");
             // Asked for after the host built the batch: not in it, so the host answers.
-            add_read("Possession", "player-state");
-            assert!(property(7, "Possession", "player-state").is_none());
+            add_read(None, "Possession", "pawn-data");
+            assert!(property(7, "Possession", "pawn-data").is_none());
+            assert!(property(9, "Possession", "pawn-data").is_none());
             assert!(matches!(property(7, "Possession", "controller"), Some(Ok(Some(Value::Integer(1))))));
             // A change made while deciding drops the facts.
             forget();

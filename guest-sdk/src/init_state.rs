@@ -85,16 +85,18 @@ pub fn change_feature_state(actor: ActorId, feature: &str, state: &str) -> Resul
     host::change_feature_state(actor, feature, state)
 }
 
-/// Asks the host to send property `property` of `component` of each actor with every chain-step question, so
-/// that [`world::get_property`](crate::world::get_property) on an actor being asked about needs no host call
-/// while [`Plugin::can_change_init_state`](crate::Plugin::can_change_init_state) answers. Call it once, when
-/// activating, for each property the decisions read (at most 16).
-pub fn add_chain_read(component: &str, property: &str) -> Result<(), Error> {
-    if facts::has_read(component, property) {
+/// Asks the host to send property `property` of `component` of each actor with every chain-step question about
+/// `feature` (about every feature when `None`), so that [`world::get_property`](crate::world::get_property) on
+/// an actor being asked about needs no host call while
+/// [`Plugin::can_change_init_state`](crate::Plugin::can_change_init_state) answers. Call it once, when
+/// activating, for each property the decisions read (at most 16), naming the feature whose decisions read it:
+/// the host then reads and sends it only with that feature's steps.
+pub fn add_chain_read(feature: Option<&str>, component: &str, property: &str) -> Result<(), Error> {
+    if facts::has_read(feature, component, property) {
         return Ok(());
     }
-    host::add_chain_read(component, property)?;
-    facts::add_read(component, property);
+    host::add_chain_read(feature, component, property)?;
+    facts::add_read(feature, component, property);
     Ok(())
 }
 

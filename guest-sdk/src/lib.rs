@@ -252,7 +252,7 @@ impl<P: Plugin> bindings::exports::gamefeature::plugin::init_state_callbacks::Gu
         chain_facts: bindings::exports::gamefeature::plugin::init_state_callbacks::ChainFacts,
     ) -> Vec<bool> {
         let names = std::rc::Rc::new(names);
-        facts::answering(facts::Facts::new(&actors, names.clone(), chain_facts), || {
+        facts::answering(facts::Facts::new(&actors, &features, names.clone(), chain_facts), || {
             with_plugin(|p: &mut P| {
                 (0..actors.len())
                     .map(|i| {

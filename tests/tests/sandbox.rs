@@ -661,7 +661,7 @@ async fn every_import_refuses_bad_names() {
     hostile(&plugins, "bad-names");
     let (_, warnings) = tolerated(&session(&plugins), "bad-names").await;
     let verdicts: Vec<&String> = warnings.iter().filter(|l| l.contains(" name in ")).collect();
-    assert_eq!(verdicts.len(), 44, "{verdicts:#?}");
+    assert_eq!(verdicts.len(), 48, "{verdicts:#?}");
     let accepted: Vec<&&String> = verdicts.iter().filter(|l| !l.ends_with("refused")).collect();
     assert!(accepted.is_empty(), "{accepted:#?}");
 }

@@ -30,7 +30,7 @@ pub struct ComponentManager {
     pub(crate) watches: super::PropertyWatches,
     owners: std::collections::HashMap<OwnerId, String>,
     /// The properties each plugin instance asked to come with its `try-change-init-states` batches.
-    chain_reads: std::collections::HashMap<OwnerId, Vec<(crate::world::ClassName, String)>>,
+    chain_reads: std::collections::HashMap<OwnerId, Vec<ChainRead>>,
     /// Host calls plugins made into the world (see [`World::plugin_calls`]).
     plugin_calls: u64,
     next_owner: u32,
@@ -489,10 +489,18 @@ impl World {
     }
 
     /// Asks for property `property` of component `component` of each actor to come with `owner`'s chain-step
-    /// questions (see [`chain_reads`](Self::chain_reads)); a pair already asked for changes nothing.
-    pub fn add_chain_read(&mut self, owner: OwnerId, component: &str, property: &str) -> Result<(), WorldError> {
+    /// questions about `feature` (about every feature when `None`; see [`chain_reads`](Self::chain_reads)); a
+    /// read already asked for changes nothing.
+    pub fn add_chain_read(
+        &mut self,
+        owner: OwnerId,
+        feature: Option<&str>,
+        component: &str,
+        property: &str,
+    ) -> Result<(), WorldError> {
+        let feature = feature.map(|f| self.manager.names.intern(f));
         let reads = self.manager.chain_reads.get(&owner).map_or(&[][..], Vec::as_slice);
-        if reads.iter().any(|(c, p)| **c == *component && p == property) {
+        if reads.iter().any(|r| r.feature == feature && *r.component == *component && r.property == property) {
             return Ok(());
         }
         if reads.len() >= MAX_CHAIN_READS {
@@ -500,13 +508,14 @@ impl World {
                 "a plugin may ask for at most {MAX_CHAIN_READS} properties with its chain steps"
             )));
         }
-        let component_class = self.component_class(component);
-        self.manager.chain_reads.entry(owner).or_default().push((component_class, property.to_string()));
+        let component = self.component_class(component);
+        let read = ChainRead { feature, component, property: property.to_string() };
+        self.manager.chain_reads.entry(owner).or_default().push(read);
         Ok(())
     }
 
-    /// The (component, property) pairs `owner` asked to come with its chain-step questions, in the order asked.
-    pub fn chain_reads(&self, owner: OwnerId) -> &[(crate::world::ClassName, String)] {
+    /// The properties `owner` asked to come with its chain-step questions, in the order asked.
+    pub fn chain_reads(&self, owner: OwnerId) -> &[ChainRead] {
         self.manager.chain_reads.get(&owner).map_or(&[], Vec::as_slice)
     }
 
@@ -665,6 +674,22 @@ impl World {
 
     pub fn queued_work(&self) -> usize {
         self.manager.queue.len()
+    }
+}
+
+/// A property a plugin asked to come with its chain-step questions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainRead {
+    /// The feature whose questions carry it; `None`: every feature's.
+    pub feature: Option<Name>,
+    pub component: crate::world::ClassName,
+    pub property: String,
+}
+
+impl ChainRead {
+    /// Whether a question about `feature` carries this read.
+    pub fn concerns(&self, feature: Name) -> bool {
+        self.feature.is_none_or(|wanted| wanted == feature)
     }
 }
 

@@ -18,7 +18,7 @@ mod watches;
 
 pub use handlers::{ExtensionHandlers, Handler};
 pub use init_state::{FeatureEntry, InitStates, Subscription, Watched, LYRA_INIT_STATES};
-pub use manager::{events, ComponentManager, OwnerCleanup, MAX_CHAIN_READS};
+pub use manager::{events, ChainRead, ComponentManager, OwnerCleanup, MAX_CHAIN_READS};
 pub use names::{Name, Names};
 pub use queue::{Charge, ValueChange, Work, WorkQueue};
 pub use requests::{ComponentRequests, RequestFlags, RequestHandle, RequestKey};

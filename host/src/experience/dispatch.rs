@@ -548,7 +548,7 @@ fn feature_batch(w: &World, run: &[Work]) -> FeatureBatch {
 }
 
 /// The question of a chain step, with the facts its answers need: the states of each actor's features and the
-/// properties `owner` asked for, as the host knows them now.
+/// properties `owner` asked for about each entry's feature, as the host knows them now.
 fn chain_question(w: &World, owner: OwnerId, steps: &[ChainStep]) -> ChainBatch {
     let mut names = BatchNames::default();
     let mut batch = chain_batch_named(w, steps, &mut names);
@@ -558,15 +558,16 @@ fn chain_question(w: &World, owner: OwnerId, steps: &[ChainStep]) -> ChainBatch 
     // Two features an actor is the usual case (Lyra's pawns); more only grows the lists once or twice.
     facts.feature_names.reserve(steps.len() * 2);
     facts.feature_states.reserve(steps.len() * 2);
-    facts.reads.reserve_exact(steps.len() * reads.len());
-    for (actor, _, _) in steps {
+    facts.read_starts.reserve_exact(steps.len());
+    for (actor, asked, _) in steps {
         facts.feature_starts.push(facts.feature_names.len() as u32);
         for (feature, state) in w.feature_states(*actor) {
             facts.feature_names.push(names.index(feature, text(w, feature)));
             facts.feature_states.push(state);
         }
-        for (component, property) in reads {
-            facts.reads.push(w.property_of(*actor, component, property).map(Option::<&_>::cloned));
+        facts.read_starts.push(facts.reads.len() as u32);
+        for read in reads.iter().filter(|read| read.concerns(*asked)) {
+            facts.reads.push(w.property_of(*actor, &read.component, &read.property).map(Option::<&_>::cloned));
         }
     }
     batch.names = names.names;
@@ -721,10 +722,11 @@ mod tests {
         w.register_feature(f.owner, b, "Hero", "Hero").unwrap();
         w.change_feature_state(a, "Input", 2).unwrap();
         w.set_property(b, "Hero", "level", Value::Integer(3)).unwrap();
-        w.add_chain_read(f.owner, "Hero", "level").unwrap();
-        w.add_chain_read(f.owner, "Missing", "x").unwrap();
-        w.add_chain_read(f.owner, "Hero", "level").unwrap(); // asked again: nothing changes
-        let hero = w.intern("Hero");
+        w.add_chain_read(f.owner, None, "Hero", "level").unwrap();
+        w.add_chain_read(f.owner, Some("Input"), "Hero", "level").unwrap(); // for Input's questions only
+        w.add_chain_read(f.owner, None, "Missing", "x").unwrap();
+        w.add_chain_read(f.owner, None, "Hero", "level").unwrap(); // asked again: nothing changes
+        let (hero, input) = (w.intern("Hero"), w.intern("Input"));
         let question = chain_question(&w, f.owner, &[(a, hero, (0, 1)), (b, hero, (0, 1))]);
         let facts = &question.facts;
         let named = |i: usize| question.names[facts.feature_names[i] as usize].as_str();
@@ -734,11 +736,17 @@ mod tests {
             [("Hero", 0), ("Input", 2), ("Hero", 0)]
         );
         let no_component = |actor| Err(WorldError::NoSuchComponent { actor, component: "Missing".into() });
+        assert_eq!(facts.read_starts, [0, 2]);
         assert_eq!(facts.reads, [Ok(None), no_component(a), Ok(Some(Value::Integer(3))), no_component(b)]);
-        for i in 0..MAX_CHAIN_READS - 2 {
-            w.add_chain_read(f.owner, "Hero", &format!("p{i}")).unwrap();
+        // A question about Input carries the read asked for it too, in the order asked.
+        let question = chain_question(&w, f.owner, &[(b, input, (0, 1)), (a, input, (2, 3))]);
+        let level = Ok(Some(Value::Integer(3)));
+        assert_eq!(question.facts.read_starts, [0, 3]);
+        assert_eq!(question.facts.reads[..3], [level.clone(), level, no_component(b)]);
+        for i in 0..MAX_CHAIN_READS - 3 {
+            w.add_chain_read(f.owner, None, "Hero", &format!("p{i}")).unwrap();
         }
-        assert!(matches!(w.add_chain_read(f.owner, "Hero", "one-too-many"), Err(WorldError::Invalid(_))));
+        assert!(matches!(w.add_chain_read(f.owner, None, "Hero", "one-too-many"), Err(WorldError::Invalid(_))));
         w.remove_owner(f.owner);
         assert_eq!(w.chain_reads(f.owner), []);
     }

@@ -63,6 +63,7 @@ pub struct ChainFacts {
     pub feature_starts: Vec<u32>,
     pub feature_names: Vec<u32>,
     pub feature_states: Vec<u8>,
+    pub read_starts: Vec<u32>,
     pub reads: Vec<Result<Option<crate::world::Value>, crate::world::WorldError>>,
 }
 

@@ -353,6 +353,7 @@ macro_rules! chain_facts {
             feature_starts: facts.feature_starts.clone(),
             feature_names: facts.feature_names.clone(),
             feature_states: facts.feature_states.clone(),
+            read_starts: facts.read_starts.clone(),
             reads: facts.reads.iter().map(read).collect(),
         }
     }};

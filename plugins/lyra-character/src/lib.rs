@@ -84,9 +84,10 @@ impl Plugin for LyraCharacter {
             .map_err(fail)?,
         ];
         self.handler = Some(components::add_extension_handler(CHARACTER, CHARACTERS).map_err(fail)?);
-        // The decisions read these: they come with every chain-step question, so deciding makes no host call.
-        for what in ["controller", "player-state"] {
-            init_state::add_chain_read("Possession", what).map_err(fail)?;
+        // The decisions read these: they come with the chain-step questions of the feature that reads each, so
+        // deciding makes no host call.
+        for (feature, what) in [(PAWN_EXTENSION, "controller"), (HERO, "player-state")] {
+            init_state::add_chain_read(Some(feature), "Possession", what).map_err(fail)?;
         }
         Ok(())
     }

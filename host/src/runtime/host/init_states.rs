@@ -170,11 +170,15 @@ impl Host for InstanceState {
         )
     }
 
-    fn add_chain_read(&mut self, component: String, property: String) -> Result<(), Error> {
-        self.guard(
-            Call::change().names(&[("component class", &component), ("property name", &property)]),
-            |w, caller| Ok(w.add_chain_read(caller.owner, &component, &property)?),
-        )
+    fn add_chain_read(&mut self, feature: Option<String>, component: String, property: String) -> Result<(), Error> {
+        let names = [
+            ("feature name", feature.as_deref().unwrap_or_default()),
+            ("component class", &component),
+            ("property name", &property),
+        ];
+        self.guard(Call::change().names(&names), |w, caller| {
+            Ok(w.add_chain_read(caller.owner, feature.as_deref(), &component, &property)?)
+        })
     }
 
     fn check_default_initialization_for_implementers(&mut self, actor: ActorId, except: String) -> Result<(), Error> {

@@ -187,6 +187,8 @@ impl Hostile {
                     init_state::check_default_initialization_for_implementers(pawn, name),
                 ),
                 ("queue-chain-requests", queue_chain_request(pawn, 0, &[name])),
+                ("add-chain-read (feature)", init_state::add_chain_read(Some(name), "Possession", "controller")),
+                ("add-chain-read (property)", init_state::add_chain_read(None, "Possession", name)),
                 ("register-features (feature)", register_features(pawn, (0, 1), &[name, "HostileComponent"])),
                 ("register-features (implementer)", register_features(pawn, (0, 1), &["F", name])),
             ];
