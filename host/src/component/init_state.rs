@@ -7,7 +7,7 @@ use smallvec::SmallVec;
 
 use super::names::Name;
 use super::{OwnerId, SubscriptionId};
-use crate::world::{ActorId, ClassName};
+use crate::world::{ActorId, ActorMap, ClassName};
 
 /// Lyra's init states, registered in this order by its game instance.
 pub const LYRA_INIT_STATES: [&str; 4] =
@@ -128,8 +128,8 @@ fn update_list<K: std::hash::Hash + Eq>(lists: &mut HashMap<K, Watchers>, key: &
 #[derive(Debug, Default)]
 pub struct InitStates {
     order: Vec<Name>,
-    // Inline: an actor has a few features, and every chain step reads them.
-    features: HashMap<ActorId, SmallVec<[FeatureEntry; 2]>>,
+    // By slot, inline: an actor has a few features, and every chain step reads them.
+    features: ActorMap<SmallVec<[FeatureEntry; 2]>>,
     subscriptions: HashMap<SubscriptionId, Subscription>,
     actor_subscriptions: HashMap<ActorId, Watchers>,
     class_subscriptions: HashMap<String, Watchers>,
@@ -159,7 +159,7 @@ impl InitStates {
     }
 
     pub fn features(&self, actor: ActorId) -> &[FeatureEntry] {
-        self.features.get(&actor).map_or(&[], |entries| entries.as_slice())
+        self.features.get(actor).map_or(&[], |entries| entries.as_slice())
     }
 
     pub fn feature(&self, actor: ActorId, feature: Name) -> Option<&FeatureEntry> {
@@ -168,7 +168,7 @@ impl InitStates {
 
     /// Registers (or re-registers, keeping its state) a feature.
     pub fn register(&mut self, actor: ActorId, feature: Name, owner: OwnerId, implementer: Name) {
-        let entries = self.features.entry(actor).or_default();
+        let entries = self.features.get_or_default(actor);
         match entries.iter_mut().find(|f| f.feature == feature) {
             Some(entry) => {
                 entry.owner = owner;
@@ -179,7 +179,7 @@ impl InitStates {
     }
 
     pub fn unregister(&mut self, actor: ActorId, feature: Name) -> bool {
-        let Some(entries) = self.features.get_mut(&actor) else {
+        let Some(entries) = self.features.get_mut(actor) else {
             return false;
         };
         let before = entries.len();
@@ -189,7 +189,7 @@ impl InitStates {
 
     /// Sets a feature's state. Returns false when the feature is not registered.
     pub fn set_state(&mut self, actor: ActorId, feature: Name, state: u8) -> bool {
-        let entry = self.features.get_mut(&actor).and_then(|e| e.iter_mut().find(|f| f.feature == feature));
+        let entry = self.features.get_mut(actor).and_then(|e| e.iter_mut().find(|f| f.feature == feature));
         match entry {
             Some(entry) => {
                 entry.state = state;
@@ -266,7 +266,7 @@ impl InitStates {
 
     /// Forgets an actor: its features and the subscriptions watching it. Returns those subscriptions' ids.
     pub fn remove_actor(&mut self, actor: ActorId) -> Vec<SubscriptionId> {
-        self.features.remove(&actor);
+        self.features.remove(actor);
         let ids: Vec<SubscriptionId> = self
             .actor_subscriptions
             .remove(&actor)

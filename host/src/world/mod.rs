@@ -6,6 +6,7 @@
 //! starts.
 
 mod actor;
+mod actor_map;
 mod class;
 mod clock;
 mod creation;
@@ -18,6 +19,7 @@ mod written;
 use std::sync::{Arc, Mutex};
 
 pub use actor::{Actor, ActorId, Component, ComponentOrigin, PlayerOwner, Value};
+pub use actor_map::ActorMap;
 pub use class::{is_valid_class_name, ClassError, ClassName, ClassRegistry, BUILT_IN_CLASSES, ROOT_ACTOR_CLASS};
 pub use clock::{Clock, Fired, Frame, TimerId};
 pub use creation::{CreationPolicies, CreationPolicy};

@@ -71,7 +71,7 @@ impl Plugin for LyraCharacter {
     fn on_activating(&mut self, _context: &ActivationContext) -> Result<(), String> {
         let fail = |e| format!("{e:?}");
         // The pawn extension listens to every feature of its pawn and the hero only to the pawn extension, each
-        // from the state it waits for on.
+        // from the state it acts on.
         self.subscriptions = vec![
             init_state::subscribe_class(CHARACTER, None, Some(DATA_AVAILABLE), false, ALL_FEATURES).map_err(fail)?,
             init_state::subscribe_class(
