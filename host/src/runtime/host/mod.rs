@@ -225,13 +225,14 @@ impl InstanceState {
     }
 }
 
-/// The names a batch import sends once for all its entries, each checked once; entries name them by index.
-pub(crate) struct BatchNames<'a> {
+/// The names a plugin sends once with a batch import, for all its entries, each checked once; entries name them
+/// by index. (Not [`crate::feature::BatchNames`], which gathers the names of the batches the host sends.)
+pub(crate) struct SentNames<'a> {
     names: &'a [String],
     problems: Vec<Option<Error>>,
 }
 
-impl BatchNames<'_> {
+impl SentNames<'_> {
     /// The name at `index`, or why an entry naming it is refused (a bad name, or no name at that index).
     pub(crate) fn get(&self, index: u32) -> Result<&str, Error> {
         match (self.names.get(index as usize), self.problems.get(index as usize)) {
@@ -256,9 +257,9 @@ impl InstanceState {
         names: &[String],
         what: &str,
         changes: impl Fn(&E) -> u32,
-        mut apply: impl FnMut(&mut World, OwnerId, &E, &BatchNames<'_>) -> Result<(), Error>,
+        mut apply: impl FnMut(&mut World, OwnerId, &E, &SentNames<'_>) -> Result<(), Error>,
     ) -> Vec<(u32, Error)> {
-        let named = BatchNames { names, problems: names.iter().map(|name| name_problem(what, name)).collect() };
+        let named = SentNames { names, problems: names.iter().map(|name| name_problem(what, name)).collect() };
         let world = self.env.world.clone();
         let owner = self.env.owner;
         let mut refused = Vec::new();
