@@ -224,11 +224,13 @@ WEAK void gf_on_replicated(gf_actor actor, gf_str component, gf_str property, co
     (void)actor, (void)component, (void)property, (void)old_value, (void)new_value;
 }
 
-/* ---- Deferred chain walks: sent in one host call when the current callback returns ---- */
+/* ---- Deferred registrations and chain walks: sent in one host call each when the current callback returns ---- */
 
+static gamefeature_plugin_init_states_feature_registration_t *registrations;
+static size_t registrations_len, registrations_capacity;
 static gamefeature_plugin_init_states_chain_request_t *deferred;
 static size_t deferred_len, deferred_capacity;
-/* Each feature's name once; the requests name them by index. */
+/* Each name once; the registrations and requests name them by index. */
 static game_feature_string_t *deferred_names;
 static size_t deferred_names_len, deferred_names_capacity;
 
@@ -243,29 +245,49 @@ static bool room_for_one(void **items, size_t *capacity, size_t len, size_t size
     return true;
 }
 
-static void defer(gf_actor actor, gf_str feature, gamefeature_plugin_init_states_chain_work_t work) {
-    size_t index = 0;
-    /* A plugin defers walks of a handful of features: a scan finds the name. */
-    while (index < deferred_names_len && !(deferred_names[index].len == feature.len &&
-                                           memcmp(deferred_names[index].ptr, feature.ptr, feature.len) == 0)) {
-        index++;
+/* The index of `name` among the deferred names, added (copied) if new; false when memory runs out. */
+static bool deferred_name(gf_str name, uint32_t *index) {
+    size_t i = 0;
+    /* A plugin defers a handful of names: a scan finds one. */
+    while (i < deferred_names_len &&
+           !(deferred_names[i].len == name.len && memcmp(deferred_names[i].ptr, name.ptr, name.len) == 0)) {
+        i++;
     }
-    bool named = index < deferred_names_len ||
-                 room_for_one((void **)&deferred_names, &deferred_names_capacity, deferred_names_len,
-                              sizeof *deferred_names);
-    uint8_t *copy = index < deferred_names_len ? NULL : malloc(feature.len ? feature.len : 1);
-    if (!named || (index == deferred_names_len && copy == NULL) ||
+    if (i == deferred_names_len) {
+        if (!room_for_one((void **)&deferred_names, &deferred_names_capacity, deferred_names_len,
+                          sizeof *deferred_names)) {
+            return false;
+        }
+        uint8_t *copy = malloc(name.len ? name.len : 1);
+        if (copy == NULL) return false;
+        memcpy(copy, name.ptr, name.len);
+        deferred_names[deferred_names_len++] = (game_feature_string_t){copy, name.len};
+    }
+    *index = (uint32_t)i;
+    return true;
+}
+
+static void defer(gf_actor actor, gf_str feature, gamefeature_plugin_init_states_chain_work_t work) {
+    uint32_t index;
+    if (!deferred_name(feature, &index) ||
         !room_for_one((void **)&deferred, &deferred_capacity, deferred_len, sizeof *deferred)) {
-        free(copy);
         gf_warn("could not defer a walk of %.*s on actor %llu: out of memory", (int)feature.len, feature.ptr,
                 (unsigned long long)actor);
         return;
     }
-    if (copy != NULL) {
-        memcpy(copy, feature.ptr, feature.len);
-        deferred_names[deferred_names_len++] = (game_feature_string_t){copy, feature.len};
+    deferred[deferred_len++] = (gamefeature_plugin_init_states_chain_request_t){actor, index, work};
+}
+
+void gf_defer_register_feature(gf_actor actor, gf_str feature, gf_str implementer) {
+    uint32_t feature_index, implementer_index;
+    if (!deferred_name(feature, &feature_index) || !deferred_name(implementer, &implementer_index) ||
+        !room_for_one((void **)&registrations, &registrations_capacity, registrations_len, sizeof *registrations)) {
+        gf_warn("could not defer registering %.*s on actor %llu: out of memory", (int)feature.len, feature.ptr,
+                (unsigned long long)actor);
+        return;
     }
-    deferred[deferred_len++] = (gamefeature_plugin_init_states_chain_request_t){actor, (uint32_t)index, work};
+    registrations[registrations_len++] =
+        (gamefeature_plugin_init_states_feature_registration_t){actor, feature_index, implementer_index};
 }
 
 void gf_defer_continue_chain(gf_actor actor, gf_str feature) {
@@ -276,32 +298,53 @@ void gf_defer_check_default_initialization(gf_actor actor, gf_str feature) {
     defer(actor, feature, GAMEFEATURE_PLUGIN_INIT_STATES_CHAIN_WORK_CHECK_OTHERS_THEN_CONTINUE);
 }
 
-/* Sends the deferred walks; every export calls it before it returns. */
+/* Writes why the first refused entry of a deferred batch was refused, and how many more were, into `why` and
+ * `others`: one warning line however many were refused, since each line is a host call. Not into last_error: the
+ * plugin's own last refusal stays what gf_last_error() says. */
+static void first_refused(const gamefeature_plugin_init_states_list_tuple2_u32_error_t *refused, const char *what,
+                          char *why, size_t why_size, char *others, size_t others_size) {
+    describe(&refused->ptr[0].f1, why, why_size);
+    others[0] = '\0';
+    if (refused->len > 1) snprintf(others, others_size, " (and %zu more deferred %s refused)", refused->len - 1, what);
+}
+
+/* Sends the deferred registrations, then the deferred walks; every export calls it before it returns. */
 static void send_deferred(void) {
-    if (deferred_len == 0) return;
-    gamefeature_plugin_init_states_list_chain_request_t requests = {deferred, deferred_len};
+    if (registrations_len == 0 && deferred_len == 0) return;
     game_feature_list_string_t names = {deferred_names, deferred_names_len};
-    gamefeature_plugin_init_states_list_tuple2_u32_error_t refused = {0};
-    gamefeature_plugin_init_states_queue_chain_requests(&requests, &names, &refused);
-    /* One line however many were refused: each line is a host call. */
-    if (refused.len > 0 && refused.ptr[0].f0 < deferred_len) {
-        const gamefeature_plugin_init_states_chain_request_t *request = &deferred[refused.ptr[0].f0];
-        const char *what = request->work == GAMEFEATURE_PLUGIN_INIT_STATES_CHAIN_WORK_CONTINUE_CHAIN
-                               ? "continue the chain of"
-                               : "check the default initialization of";
-        const game_feature_string_t *feature = &deferred_names[request->feature];
-        /* Not into last_error: the plugin's own last refusal stays what gf_last_error() says. */
-        char why[256];
-        describe(&refused.ptr[0].f1, why, sizeof why);
-        char others[64] = "";
-        if (refused.len > 1) snprintf(others, sizeof others, " (and %zu more deferred walks refused)", refused.len - 1);
-        gf_warn("could not %s %.*s on actor %llu: %s%s", what, (int)feature->len, (const char *)feature->ptr,
-                (unsigned long long)request->actor, why, others);
+    char why[256], others[64];
+    if (registrations_len > 0) {
+        gamefeature_plugin_init_states_list_feature_registration_t sent = {registrations, registrations_len};
+        gamefeature_plugin_init_states_list_tuple2_u32_error_t refused = {0};
+        gamefeature_plugin_init_states_register_features(&sent, &names, &refused);
+        if (refused.len > 0 && refused.ptr[0].f0 < registrations_len) {
+            const gamefeature_plugin_init_states_feature_registration_t *registration = &registrations[refused.ptr[0].f0];
+            const game_feature_string_t *feature = &deferred_names[registration->feature];
+            first_refused(&refused, "registrations", why, sizeof why, others, sizeof others);
+            gf_warn("could not register %.*s on actor %llu: %s%s", (int)feature->len, (const char *)feature->ptr,
+                    (unsigned long long)registration->actor, why, others);
+        }
+        gamefeature_plugin_init_states_list_tuple2_u32_error_free(&refused);
     }
-    gamefeature_plugin_init_states_list_tuple2_u32_error_free(&refused);
+    if (deferred_len > 0) {
+        gamefeature_plugin_init_states_list_chain_request_t requests = {deferred, deferred_len};
+        gamefeature_plugin_init_states_list_tuple2_u32_error_t refused = {0};
+        gamefeature_plugin_init_states_queue_chain_requests(&requests, &names, &refused);
+        if (refused.len > 0 && refused.ptr[0].f0 < deferred_len) {
+            const gamefeature_plugin_init_states_chain_request_t *request = &deferred[refused.ptr[0].f0];
+            const char *what = request->work == GAMEFEATURE_PLUGIN_INIT_STATES_CHAIN_WORK_CONTINUE_CHAIN
+                                   ? "continue the chain of"
+                                   : "check the default initialization of";
+            const game_feature_string_t *feature = &deferred_names[request->feature];
+            first_refused(&refused, "walks", why, sizeof why, others, sizeof others);
+            gf_warn("could not %s %.*s on actor %llu: %s%s", what, (int)feature->len, (const char *)feature->ptr,
+                    (unsigned long long)request->actor, why, others);
+        }
+        gamefeature_plugin_init_states_list_tuple2_u32_error_free(&refused);
+    }
     /* The SDK allocated the names (an empty one too, which game_feature_string_free would not free). */
     for (size_t i = 0; i < deferred_names_len; i++) free(deferred_names[i].ptr);
-    deferred_len = deferred_names_len = 0;
+    registrations_len = deferred_len = deferred_names_len = 0;
 }
 
 /* ---- Exports: arguments belong to the callee, so each is freed after its fan-out; what the hooks deferred is

@@ -104,6 +104,11 @@ bool gf_add_extension_handler(const char *receiver, uint32_t id, gf_handler *out
 void gf_release_handler(gf_handler handler);
 
 bool gf_register_feature(gf_actor actor, const char *feature, const char *implementer);
+/* gf_register_feature, sent with one host call for every registration deferred when the current callback returns,
+ * before the deferred walks (which may then walk the features registered). A refusal is logged as a warning, not
+ * returned. For a callback setting up a batch of actors: each of their components registers its feature, as
+ * Unreal's components do in OnRegister, at the cost of one host call for all of them. */
+void gf_defer_register_feature(gf_actor actor, gf_str feature, gf_str implementer);
 bool gf_continue_chain(gf_actor actor, const char *feature);
 /* gf_continue_chain, sent with one host call for everything deferred when the current callback returns. The walk
  * runs after the callback either way, so deferring changes only when it is queued (after what the callback queued

@@ -225,6 +225,17 @@ export const initStates = {
     call(hostInitStates.continueInitStateChain, BigInt(actor), feature);
   },
   /**
+   * `registerFeature`, sent with one host call for every registration deferred when the current callback returns,
+   * before the deferred walks (which may then walk the features registered). A refusal is logged as a warning, not
+   * thrown. For a callback setting up a batch of actors: each of their components registers its feature, as
+   * Unreal's components do in `OnRegister`, at the cost of one host call for all of them.
+   */
+  deferRegisterFeature: (actor, feature, implementer) => {
+    const id = actorId(actor);
+    const [featureIndex, implementerIndex] = [deferredName(feature), deferredName(implementer, 'class name')];
+    deferred.registrations.push({ actor: id, feature: featureIndex, implementer: implementerIndex });
+  },
+  /**
    * `continueChain`, sent with one host call for everything deferred when the current callback returns. The walk
    * runs after the callback either way, so deferring changes only when it is queued (after what the callback
    * queued itself) and how a refusal is told: logged as a warning, not thrown. Cheaper when a callback handling
@@ -243,33 +254,61 @@ export const initStates = {
     new Subscription(call(hostInitStates.subscribeClass, className, feature, state, callIfReached, subscription)),
 };
 
-// Chain walks deferred until the current callback returns, each feature's name kept once.
-let deferred = { requests: [], names: [] };
+// Registrations and chain walks deferred until the current callback returns, each name kept once.
+const nothingDeferred = () => ({ registrations: [], requests: [], names: [] });
+let deferred = nothingDeferred();
 
-function defer(actor, feature, work) {
-  // Checked now, so a bad argument throws in the hook that passed it rather than when the walks are sent.
-  if (typeof feature !== 'string') throw new TypeError(`a feature name is a string, not ${typeof feature}`);
+// Arguments are checked when deferred, so a bad one throws in the hook that passed it rather than when the
+// deferred calls are sent.
+function actorId(actor) {
   const id = BigInt(actor);
   if (BigInt.asUintN(64, id) !== id) throw new RangeError(`${actor} is not an actor id (0 to 2^64-1)`);
-  let index = deferred.names.indexOf(feature);
-  if (index < 0) index = deferred.names.push(feature) - 1;
-  deferred.requests.push({ actor: id, feature: index, work });
+  return id;
 }
 
-/** Sends the deferred chain walks (every callback does when it returns). */
+/** The index of `name` among the deferred names, added if new. */
+function deferredName(name, what = 'feature name') {
+  if (typeof name !== 'string') throw new TypeError(`a ${what} is a string, not ${typeof name}`);
+  const index = deferred.names.indexOf(name);
+  return index < 0 ? deferred.names.push(name) - 1 : index;
+}
+
+function defer(actor, feature, work) {
+  const id = actorId(actor);
+  deferred.requests.push({ actor: id, feature: deferredName(feature), work });
+}
+
+/**
+ * The first refused entry's index, why, and how many more were refused: one warning line however many were,
+ * since each line is a host call.
+ */
+function firstRefused(refused, what) {
+  const [index, error] = refused[0];
+  const others = refused.length === 1 ? '' : ` (and ${refused.length - 1} more deferred ${what} refused)`;
+  return [index, new HostError(error.tag, error.val).message, others];
+}
+
+/** Sends the deferred registrations, then the deferred chain walks (every callback does when it returns). */
 function sendDeferred() {
-  if (deferred.requests.length === 0) return;
-  const { requests, names } = deferred;
-  deferred = { requests: [], names: [] };
-  const refused = hostInitStates.queueChainRequests(requests, names);
-  // One line however many were refused: each line is a host call.
-  if (refused.length > 0) {
-    const [index, error] = refused[0];
-    const request = requests[index];
-    const what = request.work === 'continue-chain' ? 'continue the chain of' : 'check the default initialization of';
-    const others = refused.length === 1 ? '' : ` (and ${refused.length - 1} more deferred walks refused)`;
-    const refusal = new HostError(error.tag, error.val);
-    log.warn(`could not ${what} ${names[request.feature]} on actor ${request.actor}: ${refusal.message}${others}`);
+  if (deferred.registrations.length === 0 && deferred.requests.length === 0) return;
+  const { registrations, requests, names } = deferred;
+  deferred = nothingDeferred();
+  if (registrations.length > 0) {
+    const refused = hostInitStates.registerFeatures(registrations, names);
+    if (refused.length > 0) {
+      const [index, why, others] = firstRefused(refused, 'registrations');
+      const registration = registrations[index];
+      log.warn(`could not register ${names[registration.feature]} on actor ${registration.actor}: ${why}${others}`);
+    }
+  }
+  if (requests.length > 0) {
+    const refused = hostInitStates.queueChainRequests(requests, names);
+    if (refused.length > 0) {
+      const [index, why, others] = firstRefused(refused, 'walks');
+      const request = requests[index];
+      const what = request.work === 'continue-chain' ? 'continue the chain of' : 'check the default initialization of';
+      log.warn(`could not ${what} ${names[request.feature]} on actor ${request.actor}: ${why}${others}`);
+    }
   }
 }
 

@@ -667,10 +667,17 @@ async fn shapes(plugin: TestPlugin, negative_integer: &str) {
     }
     manager.end_play().await.unwrap();
     assert_eq!(info_logs(&session, plugin.name, "w"), expected_shapes(negative_integer));
-    // The deferred walks of a feature the actor lacks: refused, both in one line (each line is a host call).
+    // The deferred registrations of a component the actor lacks, then the deferred walks of a feature it lacks:
+    // refused, each pair in one line (each line is a host call), the registrations first.
     let warnings = session.timeline().texts(&track::instance(plugin.name, "w"), EventKind::Log(LogLevel::Warn));
-    assert_eq!(warnings.len(), 1, "{warnings:?}");
-    let refused = &warnings[0];
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    let (unregistered, refused) = (&warnings[0], &warnings[1]);
+    assert!(unregistered.starts_with("could not register Extra on actor "), "{unregistered}");
+    assert!(
+        unregistered.contains(r#"has no "NoSuchComponent" component"#)
+            && unregistered.ends_with("(and 1 more deferred registrations refused)"),
+        "{unregistered}"
+    );
     assert!(refused.starts_with("could not continue the chain of Missing on actor "), "{refused}");
     assert!(
         refused.contains("has no feature") && refused.ends_with("(and 1 more deferred walks refused)"),
@@ -690,6 +697,35 @@ async fn shapes_js() {
     let refused = "negative integer refused: integer -5 cannot be sent: componentize-js sends integers from 0 to \
                    2^63-1 only";
     shapes(SHAPES_JS, refused).await;
+}
+
+/// The C helper defers registrations as the Rust SDK does: sent in one host call when the callback returns, before
+/// the deferred walks (which then walk the feature registered); a refusal is logged.
+#[tokio::test]
+async fn c_plugins_defer_registrations_before_their_walks() {
+    let LoadedWorld { session, mut manager, report, .. } = load_world(&[EVENT_SINK_C]).await;
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    let spawn = |w: &mut world::World| w.spawn("Pawn").unwrap();
+    let (first, pawn, bare) = manager.with_world(|w| (spawn(w), spawn(w), spawn(w)));
+    for meshed in [first, pawn] {
+        manager.with_world(|w| w.attach_native_component(meshed, "Mesh")).unwrap();
+    }
+    // The first walk also asks for the state names, once.
+    manager.with_world(|w| w.send_extension_event(first, "Register:Late")).unwrap();
+    let before = manager.with_world(|w| w.plugin_calls());
+    manager.with_world(|w| w.send_extension_event(pawn, "Register:Late")).unwrap();
+    // The registration and the walk: one call into the world each.
+    assert_eq!(manager.with_world(|w| w.plugin_calls()) - before, 2);
+    let ready = manager.with_world(|w| w.state_ordinal("InitState.GameplayReady")).unwrap();
+    assert_eq!(manager.with_world(|w| w.feature_state(pawn, "Late")), Ok(ready), "registered, then walked");
+    manager.with_world(|w| w.send_extension_event(bare, "Register:Other")).unwrap();
+    manager.end_play().await.unwrap();
+    let warnings = session.timeline().texts(&track::instance("event-sink-c", "w"), EventKind::Log(LogLevel::Warn));
+    let unregistered = format!("could not register Other on actor {}: ", bare.to_raw());
+    assert_eq!(warnings.len(), 2, "the registration and the walk of the bare pawn: {warnings:?}");
+    assert!(warnings[0].starts_with(&unregistered), "{warnings:?}");
+    assert!(warnings[0].contains(r#"has no "Mesh" component"#), "{warnings:?}");
+    assert!(warnings[1].starts_with("could not continue the chain of Other on actor "), "{warnings:?}");
 }
 
 /// The C helper defers chain walks as the Rust SDK does: sent in one host call when the callback returns, a

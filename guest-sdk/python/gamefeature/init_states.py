@@ -2,8 +2,8 @@
 
 Implement `Plugin.can_change_init_state` and `Plugin.handle_change_init_state` for the features you register;
 the host walks their chains when you call `continue_chain`, after your current call returns. A callback that
-continues many chains (one per pawn of a batch) can defer them instead (`defer_continue_chain`): they go in one
-host call when it returns.
+sets up or continues many features (one per pawn of a batch) can defer them instead (`defer_register_feature`,
+`defer_continue_chain`): the registrations go in one host call when it returns, then the walks in another.
 """
 
 from typing import List, Optional
@@ -79,9 +79,20 @@ def check_default_initialization(actor: int, feature: str) -> None:
     call(_init_states.continue_init_state_chain, actor, feature)
 
 
-# Chain walks deferred until the current callback returns, each feature's name kept once.
+# Registrations and chain walks deferred until the current callback returns, each name kept once.
+_deferred_registrations: List[_init_states.FeatureRegistration] = []
 _deferred_requests: List[_init_states.ChainRequest] = []
 _deferred_names: List[str] = []
+
+
+def defer_register_feature(actor: int, feature: str, implementer: str) -> None:
+    """`register_feature`, sent with one host call for every registration deferred when the current callback
+    returns, before the deferred walks (which may then walk the features registered). A refusal is logged as a
+    warning, not raised. For a callback setting up a batch of actors: each of their components registers its
+    feature, as Unreal's components do in `OnRegister`, at the cost of one host call for all of them."""
+    _check_actor(actor)
+    feature_index, implementer_index = _deferred_name(feature), _deferred_name(implementer, "class name")
+    _deferred_registrations.append(_init_states.FeatureRegistration(actor, feature_index, implementer_index))
 
 
 def defer_continue_chain(actor: int, feature: str) -> None:
@@ -98,38 +109,61 @@ def defer_check_default_initialization(actor: int, feature: str) -> None:
 
 
 def _defer(actor: int, feature: str, work) -> None:
-    # Checked now, so a bad argument raises in the hook that passed it rather than when the walks are sent.
-    if not isinstance(feature, str):
-        raise TypeError(f"a feature name is a str, not {type(feature).__name__}")
+    _check_actor(actor)
+    _deferred_requests.append(_init_states.ChainRequest(actor, _deferred_name(feature), work))
+
+
+# Arguments are checked when deferred, so a bad one raises in the hook that passed it rather than when the
+# deferred calls are sent.
+def _check_actor(actor: int) -> None:
     if not isinstance(actor, int) or not 0 <= actor < 1 << 64:
         raise ValueError(f"{actor!r} is not an actor id (0 to 2**64 - 1)")
+
+
+def _deferred_name(name: str, what: str = "feature name") -> int:
+    """The index of `name` among the deferred names, added if new."""
+    if not isinstance(name, str):
+        raise TypeError(f"a {what} is a str, not {type(name).__name__}")
     try:
-        index = _deferred_names.index(feature)
+        return _deferred_names.index(name)
     except ValueError:
-        index = len(_deferred_names)
-        _deferred_names.append(feature)
-    _deferred_requests.append(_init_states.ChainRequest(actor, index, work))
+        _deferred_names.append(name)
+        return len(_deferred_names) - 1
+
+
+def _first_refused(refused, what: str):
+    """The first refused entry's index, why, and how many more were refused: one warning line however many
+    were, since each line is a host call."""
+    index, error = refused[0]
+    others = "" if len(refused) == 1 else f" (and {len(refused) - 1} more deferred {what} refused)"
+    return index, host_error(error), others
 
 
 def _send_deferred() -> None:
-    """Sends the deferred chain walks (the SDK calls it when a callback returns)."""
-    global _deferred_requests, _deferred_names
-    if not _deferred_requests:
+    """Sends the deferred registrations, then the deferred chain walks (the SDK calls it when a callback
+    returns)."""
+    global _deferred_registrations, _deferred_requests, _deferred_names
+    if not _deferred_registrations and not _deferred_requests:
         return
-    requests, names = _deferred_requests, _deferred_names
-    _deferred_requests, _deferred_names = [], []
-    refused = _init_states.queue_chain_requests(requests, names)
-    # One line however many were refused: each line is a host call.
-    if refused:
-        index, error = refused[0]
-        request = requests[index]
-        what = (
-            "continue the chain of"
-            if request.work == _init_states.ChainWork.CONTINUE_CHAIN
-            else "check the default initialization of"
-        )
-        others = "" if len(refused) == 1 else f" (and {len(refused) - 1} more deferred walks refused)"
-        log.warn(f"could not {what} {names[request.feature]} on actor {request.actor}: {host_error(error)}{others}")
+    registrations, requests, names = _deferred_registrations, _deferred_requests, _deferred_names
+    _deferred_registrations, _deferred_requests, _deferred_names = [], [], []
+    if registrations:
+        refused = _init_states.register_features(registrations, names)
+        if refused:
+            index, error, others = _first_refused(refused, "registrations")
+            registration = registrations[index]
+            log.warn(f"could not register {names[registration.feature]} on actor {registration.actor}: {error}{others}")
+    if requests:
+        refused = _init_states.queue_chain_requests(requests, names)
+        if refused:
+            index, error, others = _first_refused(refused, "walks")
+            request = requests[index]
+            what = (
+                "continue the chain of"
+                if request.work == _init_states.ChainWork.CONTINUE_CHAIN
+                else "check the default initialization of"
+            )
+            log.warn(f"could not {what} {names[request.feature]} on actor {request.actor}: {error}{others}")
 
 
 def subscribe_actor(

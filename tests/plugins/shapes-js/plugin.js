@@ -58,8 +58,13 @@ export default class Shapes extends Plugin {
     this.subscription = initStates.subscribeActor(actor, 6, { feature: 'Probe' });
     say(`subscription id: ${this.subscription.id}`);
     initStates.continueChain(actor, 'Probe');
-    // Deferred walks go in one call when this hook returns: Probe's is the walk already asked for (walked once);
-    // the two of a feature the actor lacks are refused, in one warning.
+    // Deferred registrations go in one call when this hook returns, before the deferred walks: Probe's again (it
+    // keeps its state), and two of a component the actor lacks, refused in one warning.
+    initStates.deferRegisterFeature(actor, 'Probe', 'ProbeComponent');
+    initStates.deferRegisterFeature(actor, 'Extra', 'NoSuchComponent');
+    initStates.deferRegisterFeature(actor, 'Extra2', 'NoSuchComponent');
+    // The deferred walks go in one call: Probe's is the walk already asked for (walked once); the two of a feature
+    // the actor lacks are refused, in one warning.
     initStates.deferContinueChain(actor, 'Probe');
     initStates.deferContinueChain(actor, 'Missing');
     initStates.deferCheckDefaultInitialization(actor, 'Missing');

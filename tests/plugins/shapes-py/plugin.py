@@ -63,8 +63,13 @@ class Shapes(gf.Plugin):
         self.subscription = init_states.subscribe_actor(actor, 6, feature="Probe")
         say(f"subscription id: {self.subscription.id}")
         init_states.continue_chain(actor, "Probe")
-        # Deferred walks go in one call when this hook returns: Probe's is the walk already asked for (walked once);
-        # the two of a feature the actor lacks are refused, in one warning.
+        # Deferred registrations go in one call when this hook returns, before the deferred walks: Probe's again
+        # (it keeps its state), and two of a component the actor lacks, refused in one warning.
+        init_states.defer_register_feature(actor, "Probe", "ProbeComponent")
+        init_states.defer_register_feature(actor, "Extra", "NoSuchComponent")
+        init_states.defer_register_feature(actor, "Extra2", "NoSuchComponent")
+        # The deferred walks go in one call: Probe's is the walk already asked for (walked once); the two of a
+        # feature the actor lacks are refused, in one warning.
         init_states.defer_continue_chain(actor, "Probe")
         init_states.defer_continue_chain(actor, "Missing")
         init_states.defer_check_default_initialization(actor, "Missing")
