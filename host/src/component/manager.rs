@@ -524,9 +524,12 @@ impl World {
         self.manager.init_states.features(actor).iter().map(|f| (f.feature, f.state))
     }
 
-    /// Moves a live actor's registered feature to `state` and queues its subscribers' notifications.
+    /// Moves a live actor's registered feature to `state` and queues its subscribers' notifications; a feature
+    /// no longer registered (or an actor gone, whose features went with it) changes nothing.
     pub(crate) fn change_state_by_name(&mut self, actor: ActorId, feature: Name, state: u8) {
-        self.manager.init_states.set_state(actor, feature, state);
+        if !self.manager.init_states.set_state(actor, feature, state) {
+            return;
+        }
         if self.recording {
             let feature_text = self.manager.names.text(feature).to_string();
             let state_text = self.state_text(state).unwrap_or("?").to_string();
@@ -651,11 +654,10 @@ impl World {
         self.manager.init_states.state_name(next).map(|_| (current, next))
     }
 
-    /// Applies one step of a chain walk: the feature moves to `state` (notifications queued).
+    /// Applies one step of a chain walk: the feature moves to `state` (notifications queued), unless it went
+    /// away meanwhile.
     pub fn advance_feature(&mut self, actor: ActorId, feature: Name, state: u8) {
-        if self.actor(actor).is_ok() && self.manager.init_states.feature(actor, feature).is_some() {
-            self.change_state_by_name(actor, feature, state);
-        }
+        self.change_state_by_name(actor, feature, state);
     }
 
     // ----- leak counters -----

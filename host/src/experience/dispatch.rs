@@ -134,17 +134,14 @@ impl Instances {
                 world::lock(world).delivering_work_of(None);
                 return Ok(failures);
             }
+            // One pass over the round's items, which may be many: who sent them, and what each plugin is charged.
             let mut senders: Vec<OwnerId> = Vec::new();
-            for sender in work.iter().filter_map(|(_, charge)| charge.sender) {
-                if !senders.contains(&sender) {
-                    senders.push(sender);
-                }
-            }
-            recent_senders.push_back(senders);
-            if recent_senders.len() > LOOP_WINDOW {
-                recent_senders.pop_front();
-            }
             for (item, charge) in &work {
+                if let Some(sender) = charge.sender {
+                    if !senders.contains(&sender) {
+                        senders.push(sender);
+                    }
+                }
                 match charge.root {
                     Some(root) if !quarantined.contains(&root) => *charged.entry(root).or_default() += 1,
                     Some(_) => {}
@@ -154,6 +151,10 @@ impl Instances {
                         }
                     }
                 }
+            }
+            recent_senders.push_back(senders);
+            if recent_senders.len() > LOOP_WINDOW {
+                recent_senders.pop_front();
             }
             let budget = |owner: &OwnerId| self.limits.work.saturating_add(allowance.get(owner).copied().unwrap_or(0));
             let flooders: Vec<(OwnerId, usize, usize)> =
@@ -383,9 +384,13 @@ fn by_owner(work: Vec<(Work, Charge)>) -> Vec<(OwnerId, Vec<Run>)> {
 /// [`MAX_BATCH`] chains each. A chain asked for twice in the run is walked once: its walk comes after both
 /// requests, so it sees whatever either was made for.
 fn waves(chains: impl IntoIterator<Item = Chain>) -> Vec<Vec<Chain>> {
+    let chains = chains.into_iter();
     let mut waves: Vec<Vec<Chain>> = Vec::new();
-    // Per actor: the first wave its next chain may join (the one after its last), and the features placed.
-    let mut placed: HashMap<ActorId, (usize, SmallVec<[Name; 2]>)> = HashMap::default();
+    // Per actor: the first wave its next chain may join (the one after its last), and the features placed. Sized
+    // for a run naming every actor once (the usual case), so that it never grows by rehashing.
+    let expected = chains.size_hint().1.unwrap_or(0);
+    let mut placed: HashMap<ActorId, (usize, SmallVec<[Name; 2]>)> =
+        HashMap::with_capacity_and_hasher(expected, Default::default());
     // Every wave before this one is full.
     let mut first_open = 0;
     for (actor, feature) in chains {
