@@ -476,20 +476,23 @@ static void free_chain_batch(game_feature_list_u64_t *actors, game_feature_list_
 void exports_gamefeature_plugin_init_state_callbacks_try_change_init_states(
     game_feature_list_u64_t *actors, game_feature_list_u32_t *features, game_feature_list_u8_t *currents,
     game_feature_list_u8_t *desireds, game_feature_list_string_t *names,
-    exports_gamefeature_plugin_init_state_callbacks_chain_facts_t *facts, game_feature_list_bool_t *ret) {
-    /* The facts serve the Rust SDK's answers without host calls; the C hooks ask the host. */
+    exports_gamefeature_plugin_init_state_callbacks_chain_facts_t *facts,
+    exports_gamefeature_plugin_init_state_callbacks_list_chain_walk_t *ret) {
+    /* The facts serve the Rust SDK's answers without host calls; the C hooks ask the host, which knows a step only
+     * once it has applied it: each entry takes one step, and the host asks again about those that moved. */
     exports_gamefeature_plugin_init_state_callbacks_chain_facts_free(facts);
     /* The answers are freed by the post-return function, which frees nothing for an empty list. */
     ret->len = actors->len;
-    ret->ptr = actors->len ? malloc(actors->len) : NULL;
+    ret->ptr = actors->len ? malloc(actors->len * sizeof *ret->ptr) : NULL;
     if (actors->len && !ret->ptr) abort();
     for (size_t i = 0; i < actors->len; i++) {
         /* Unreal's TryToChangeInitState: the decision, then the work of an allowed step. */
         gf_actor actor = actors->ptr[i];
         gf_str feature = str_of(&names->ptr[features->ptr[i]]);
         gf_str current = state_name(currents->ptr[i]), desired = state_name(desireds->ptr[i]);
-        ret->ptr[i] = gf_can_change_init_state(actor, feature, current, desired);
-        if (ret->ptr[i]) gf_handle_change_init_state(actor, feature, current, desired);
+        bool allowed = gf_can_change_init_state(actor, feature, current, desired);
+        if (allowed) gf_handle_change_init_state(actor, feature, current, desired);
+        ret->ptr[i] = (exports_gamefeature_plugin_init_state_callbacks_chain_walk_t){allowed ? 1 : 0, !allowed};
     }
     send_deferred();
     free_chain_batch(actors, features, currents, desireds, names);

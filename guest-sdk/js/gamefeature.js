@@ -433,7 +433,8 @@ export function exportPlugin(PluginClass) {
       },
     },
     initStateCallbacks: {
-      // The facts serve the Rust SDK's answers without host calls; JavaScript hooks ask the host.
+      // The facts serve the Rust SDK's answers without host calls; JavaScript hooks ask the host, which knows a
+      // step only once it has applied it: each entry takes one step, and the host asks again about those that moved.
       tryChangeInitStates(actors, features, currents, desireds, names, facts) {
         const p = plugin();
         // Unreal's TryToChangeInitState: the decision, then the work of an allowed step.
@@ -441,7 +442,7 @@ export function exportPlugin(PluginClass) {
           const args = [actor, names[features[i]], name(currents[i]), name(desireds[i])];
           const allowed = Boolean(p.canChangeInitState(...args));
           if (allowed) p.handleChangeInitState(...args);
-          return allowed;
+          return { steps: allowed ? 1 : 0, refused: !allowed };
         });
       },
       checkDefaultInitializations(actors, features, names) {

@@ -11,6 +11,7 @@ from componentize_py_types import Err
 import wit_world.exports
 from wit_world.imports import components as _host_components
 from wit_world.exports import lifecycle as _lifecycle
+from wit_world.exports.init_state_callbacks import ChainWalk as _ChainWalk
 
 import gamefeature
 from gamefeature import init_states, log
@@ -146,7 +147,8 @@ _MAX_EVENT_NAMES = 4096
 @_sends_deferred
 class InitStateCallbacks(wit_world.exports.InitStateCallbacks):
     def try_change_init_states(self, actors, features, currents, desireds, names, facts):
-        # The facts serve the Rust SDK's answers without host calls; Python hooks ask the host.
+        # The facts serve the Rust SDK's answers without host calls; Python hooks ask the host, which knows a step
+        # only once it has applied it: each entry takes one step, and the host asks again about those that moved.
         plugin = _get()
         name = init_states.state_name
         answers = []
@@ -156,7 +158,7 @@ class InitStateCallbacks(wit_world.exports.InitStateCallbacks):
             allowed = bool(plugin.can_change_init_state(*args))
             if allowed:
                 plugin.handle_change_init_state(*args)
-            answers.append(allowed)
+            answers.append(_ChainWalk(1 if allowed else 0, not allowed))
         return answers
 
     def check_default_initializations(self, actors, features, names):

@@ -1,4 +1,4 @@
-//! The facts a `can-change-init-states` batch brings (WIT `chain-facts`): while the plugin answers it, questions
+//! The facts a `try-change-init-states` batch brings (WIT `chain-facts`): while the plugin answers it, questions
 //! about the batch's actors that the facts cover — a feature's state, whether features reached a state, a
 //! property asked for with [`add_chain_read`](crate::init_state::add_chain_read) — are answered from them,
 //! without a host call. The facts are what the host knew when it asked; a plugin that changes the world while
@@ -110,6 +110,29 @@ pub(crate) fn forget() {
     CURRENT.set(None);
 }
 
+/// Records that entry `entry`'s feature took a step to `state` (the host applies it after the batch), so that
+/// deciding its next step sees it; `false` when the facts are gone (the plugin changed the world while
+/// deciding): the host knows the world again only once it has applied the steps taken, so the walk stops here.
+pub(crate) fn advance(entry: usize, state: u8) -> bool {
+    CURRENT.with_borrow_mut(|current| {
+        let Some(facts) = current else { return false };
+        let Some(feature) = facts.features.get(entry).and_then(|f| facts.names.get(*f as usize)) else {
+            return false;
+        };
+        let chain = &mut facts.facts;
+        let Some(start) = chain.feature_starts.get(entry).map(|s| *s as usize) else { return false };
+        let end = chain.feature_starts.get(entry + 1).map_or(chain.feature_names.len(), |end| *end as usize);
+        let named = |j: &usize| chain.feature_names.get(*j).and_then(|n| facts.names.get(*n as usize));
+        match (start..end).find(|j| named(j) == Some(feature)) {
+            Some(j) if j < chain.feature_states.len() => {
+                chain.feature_states[j] = state;
+                true
+            }
+            _ => false,
+        }
+    })
+}
+
 /// What the current batch's facts say about `actor`, when they cover it.
 fn about<R>(actor: u64, read: impl FnOnce(&Facts, usize) -> Option<R>) -> Option<R> {
     CURRENT.with_borrow(|current| {
@@ -208,9 +231,16 @@ mod tests {
             assert!(property(7, "Possession", "pawn-data").is_none());
             assert!(property(9, "Possession", "pawn-data").is_none());
             assert!(matches!(property(7, "Possession", "controller"), Some(Ok(Some(Value::Integer(1))))));
-            // A change made while deciding drops the facts.
+            // A step taken is seen by the next decision about the entry's feature.
+            assert!(advance(0, 3));
+            assert_eq!(feature_state(7, "Hero"), Some(3));
+            assert_eq!(feature_state(7, "Input"), Some(0), "the actor's other features stay");
+            assert!(!advance(1, 1), "a feature the facts do not know: the host is asked again");
+            assert_eq!(feature_state(9, "Input"), None);
+            // A change made while deciding drops the facts, and ends the walk.
             forget();
             assert_eq!(feature_state(7, "Input"), None);
+            assert!(!advance(0, 4));
         });
         assert_eq!(feature_state(7, "Input"), None, "no facts outside a batch");
     }

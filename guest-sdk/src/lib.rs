@@ -122,7 +122,8 @@ pub trait Plugin: Default + 'static {
     /// [`components::add_extension_handler`]); `event` is one of [`components::events`] or a custom name.
     fn on_extension_event(&mut self, _handler: u32, _actor: world::ActorId, _event: &str) {}
 
-    /// May `feature` of `actor` move from `current` to `desired`? Asked by the host while walking the chain.
+    /// May `feature` of `actor` move from `current` to `desired`? Asked for each next state in turn while the
+    /// chain is walked, until it answers no (Unreal's `CanChangeInitState`).
     fn can_change_init_state(
         &mut self,
         _actor: world::ActorId,
@@ -134,7 +135,9 @@ pub trait Plugin: Default + 'static {
     }
 
     /// `feature` of `actor` is about to move from `current` to `desired`: do the transition's work. Called right
-    /// after [`can_change_init_state`](Self::can_change_init_state) allowed the step, in the same host call.
+    /// after [`can_change_init_state`](Self::can_change_init_state) allowed the step, in the same host call, before
+    /// the next step is asked. The host applies the steps when the walk ends; work that changes the world (through
+    /// the SDK) ends the walk there, and the host asks again once it has applied the steps.
     fn handle_change_init_state(
         &mut self,
         _actor: world::ActorId,
@@ -242,15 +245,40 @@ impl<P: Plugin> bindings::exports::gamefeature::plugin::handlers::Guest for Expo
     }
 }
 
+use bindings::exports::gamefeature::plugin::init_state_callbacks::ChainWalk;
+
+/// Unreal's `ContinueInitStateChain` for entry `entry` of a batch: from `current`, its `TryToChangeInitState` for
+/// each next state — the decision, then the work of an allowed step — until a step is refused or the chain ends.
+/// The walk stops early, to be asked again, once the plugin's work changed the world: the host must apply the
+/// steps taken before the next decision can ask it.
+fn walk_chain<P: Plugin>(p: &mut P, entry: usize, actor: u64, feature: &str, current: u8) -> ChainWalk {
+    let mut walk = ChainWalk { steps: 0, refused: false };
+    let mut at = current;
+    while let Some(desired) = at.checked_add(1).and_then(init_state::state_name) {
+        let from = init_state::state_name(at);
+        if !p.can_change_init_state(actor, feature, from, desired) {
+            walk.refused = true;
+            break;
+        }
+        p.handle_change_init_state(actor, feature, from, desired);
+        (at, walk.steps) = (at + 1, walk.steps + 1);
+        if !facts::advance(entry, at) {
+            break;
+        }
+    }
+    walk
+}
+
 impl<P: Plugin> bindings::exports::gamefeature::plugin::init_state_callbacks::Guest for Exports<P> {
     fn try_change_init_states(
         actors: Vec<u64>,
         features: Vec<u32>,
         currents: Vec<u8>,
-        desireds: Vec<u8>,
+        // Each walk's first step: the state after its current one.
+        _desireds: Vec<u8>,
         names: Vec<String>,
         chain_facts: bindings::exports::gamefeature::plugin::init_state_callbacks::ChainFacts,
-    ) -> Vec<bool> {
+    ) -> Vec<ChainWalk> {
         let names = std::rc::Rc::new(names);
         facts::answering(facts::Facts::new(&actors, &features, names.clone(), chain_facts), || {
             with_plugin(|p: &mut P| {
@@ -258,14 +286,7 @@ impl<P: Plugin> bindings::exports::gamefeature::plugin::init_state_callbacks::Gu
                     .map(|i| {
                         facts::deciding(i);
                         let (actor, feature) = (actors[i], &names[features[i] as usize]);
-                        let current = init_state::state_name(currents[i]);
-                        let desired = init_state::state_name(desireds[i]).unwrap_or_default();
-                        // Unreal's TryToChangeInitState: the decision, then the work of an allowed step.
-                        let allowed = p.can_change_init_state(actor, feature, current, desired);
-                        if allowed {
-                            p.handle_change_init_state(actor, feature, current, desired);
-                        }
-                        allowed
+                        walk_chain(p, i, actor, feature, currents[i])
                     })
                     .collect()
             })

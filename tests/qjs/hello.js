@@ -39,7 +39,7 @@ export const handlers = {
 
 export const initStateCallbacks = {
   tryChangeInitStates(actors) {
-    return Array.from(actors, () => true);
+    return Array.from(actors, () => ({ steps: 1, refused: false }));
   },
   checkDefaultInitializations() {},
   onInitStatesChanged() {},

@@ -251,6 +251,32 @@ async fn deferred_chain_walks_go_in_one_call_and_a_refused_one_spares_the_others
     manager.end_play().await.unwrap();
 }
 
+/// A Rust plugin walks a chain as far as it goes in one call, as Unreal's `ContinueInitStateChain` does: the host
+/// applies each step in order, notifying each.
+#[tokio::test]
+async fn a_chain_walk_takes_every_step_it_can_in_one_call() {
+    let plugins = PluginDir::with(&[]);
+    probe(&plugins, "probe", "handler 1 Pawn\nrequest Pawn Gear\nsubscribe-class 2 Pawn Gear\n");
+    let mut pawn = None;
+    let (session, mut manager, _e) = world_with(&plugins, &["probe"], |w| pawn = Some(w.spawn("Pawn").unwrap())).await;
+    let pawn = pawn.unwrap();
+    manager.with_world(|w| w.send_extension_event(pawn, "do:feature Pawn Gear Gear").unwrap());
+    let questions = |session: &Session| {
+        let calls = session.timeline().texts(&track::instance("probe", "w"), EventKind::Call);
+        calls.iter().filter(|c| c.starts_with("try-change-init-states")).cloned().collect::<Vec<_>>()
+    };
+    let before = questions(&session).len();
+    // The probe allows every step: the walk goes from no state to the last in one question of one entry.
+    manager.with_world(|w| w.send_extension_event(pawn, "do:defer-chains Pawn Gear").unwrap());
+    assert_eq!(questions(&session)[before..], ["try-change-init-states (1)"]);
+    assert_eq!(manager.with_world(|w| w.feature_state(pawn, "Gear")), Ok(4));
+    let states = ["Spawned", "DataAvailable", "DataInitialized", "GameplayReady"];
+    let heard: Vec<String> = states.iter().map(|s| format!("init 2 {} Gear InitState.{s}", raw(pawn))).collect();
+    let notified: Vec<String> = logs(&session, "probe").into_iter().filter(|l| l.starts_with("init 2 ")).collect();
+    assert_eq!(notified, heard, "each step notified, in order");
+    manager.end_play().await.unwrap();
+}
+
 /// Features a callback registers deferred go out in one host call, before its deferred walks (which then walk
 /// them); a refused registration is logged once and the others still register. A class subscription naming
 /// no feature hears of every feature of the class's actors.

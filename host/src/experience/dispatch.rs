@@ -442,8 +442,9 @@ impl Calls<'_> {
     }
 }
 
-/// Walks chains in lockstep: try every chain's next step (the plugin decides and, where it allows the step,
-/// prepares it, in one call), apply those allowed, repeat with those that moved until none can.
+/// Walks chains in lockstep: ask the plugin to walk every chain from its current state (it decides each step
+/// and prepares each it allows, as far as it can, in one call), apply the steps taken, in order, and ask again
+/// about the chains that went forward without being refused, until none can.
 fn walk_chains(
     world: &SharedWorld,
     owner: OwnerId,
@@ -469,15 +470,22 @@ fn walk_chains(
             calls.timed(live, "try-change-init-states", batch.actors.len(), |i| i.try_change_init_states(&batch));
         let answers = within_refusal_budget(live.instance.as_mut(), batch.actors.len(), answers)
             .map_err(|e| ("try-change-init-states", e))?;
-        let allowed: Vec<_> = steps.iter().zip(&answers).filter(|(_, yes)| **yes).map(|(step, _)| *step).collect();
-        if allowed.is_empty() {
-            return Ok(());
-        }
         let mut w = world::lock(world);
-        for (actor, feature, (_, desired)) in &allowed {
-            w.advance_feature(*actor, *feature, *desired);
+        moving.clear();
+        for ((actor, feature, (current, _)), walk) in steps.iter().zip(&answers) {
+            let reached = current.checked_add(walk.steps).filter(|r| walk.steps == 0 || w.state_text(*r).is_some());
+            let Some(reached) = reached else {
+                let (feature, steps) = (w.name_text(*feature).to_string(), walk.steps);
+                let error = format!("walked {feature} of actor {actor} {steps} steps on, past the last init state");
+                return Err(("try-change-init-states", CallError::Trapped(error)));
+            };
+            for state in current + 1..=reached {
+                w.advance_feature(*actor, *feature, state);
+            }
+            if walk.goes_on() {
+                moving.push((*actor, *feature));
+            }
         }
-        moving = allowed.iter().map(|(actor, feature, _)| (*actor, *feature)).collect();
     }
     Ok(())
 }
@@ -599,7 +607,7 @@ mod tests {
 
     use super::*;
     use crate::component::{RequestFlags, MAX_CHAIN_READS};
-    use crate::feature::{ActivationContext, Deactivation};
+    use crate::feature::{ActivationContext, ChainWalk, Deactivation};
     use crate::world::{NetMode, Value, WorldError};
 
     /// What a scripted instance was called with, in order.
@@ -622,6 +630,8 @@ mod tests {
         world: SharedWorld,
         owner: OwnerId,
         react: Reaction,
+        /// How far each chain entry asked about goes, in order; one step each once these run out.
+        walks: Arc<Mutex<std::collections::VecDeque<ChainWalk>>>,
     }
 
     impl PluginInstance for Scripted {
@@ -664,9 +674,10 @@ mod tests {
             world::lock(&self.world).acting_as(self.owner, |w| (self.react)(w, ActorId::from_raw(actor), name));
             Ok(())
         }
-        fn try_change_init_states(&mut self, b: &ChainBatch) -> Result<Vec<bool>, CallError> {
+        fn try_change_init_states(&mut self, b: &ChainBatch) -> Result<Vec<ChainWalk>, CallError> {
             self.seen.lock().unwrap().push(Seen::TryChange(b.actors.clone()));
-            Ok(vec![true; b.actors.len()])
+            let mut walks = self.walks.lock().unwrap();
+            Ok(b.actors.iter().map(|_| walks.pop_front().unwrap_or(ChainWalk::one_step(true))).collect())
         }
         fn check_default_initializations(&mut self, _: &FeatureBatch) -> Result<(), CallError> {
             Ok(())
@@ -683,6 +694,7 @@ mod tests {
         instances: Instances,
         owner: OwnerId,
         seen: Arc<Mutex<Vec<Seen>>>,
+        walks: Arc<Mutex<std::collections::VecDeque<ChainWalk>>>,
     }
 
     fn fixture(react: impl FnMut(&mut World, ActorId, &str) + Send + 'static) -> Fixture {
@@ -693,10 +705,12 @@ mod tests {
         let world: SharedWorld = Arc::new(Mutex::new(World::new("w", NetMode::Standalone)));
         let owner = world::lock(&world).register_owner("scripted");
         let seen = Arc::new(Mutex::new(Vec::new()));
-        let instance = Scripted { seen: seen.clone(), world: world.clone(), owner, react: Box::new(react) };
+        let walks = Arc::new(Mutex::new(Default::default()));
+        let react = Box::new(react);
+        let instance = Scripted { seen: seen.clone(), world: world.clone(), owner, react, walks: walks.clone() };
         let mut instances = Instances::with_limits(limits);
         instances.insert(owner, LiveInstance { plugin: "scripted".into(), instance: Box::new(instance) });
-        Fixture { world, instances, owner, seen }
+        Fixture { world, instances, owner, seen, walks }
     }
 
     impl Fixture {
@@ -754,6 +768,41 @@ mod tests {
         assert!(matches!(w.add_chain_read(f.owner, None, "Hero", "one-too-many"), Err(WorldError::Invalid(_))));
         w.remove_owner(f.owner);
         assert_eq!(w.chain_reads(f.owner), []);
+    }
+
+    /// A walk the plugin takes several steps in is applied step by step, each notified in order; the host asks
+    /// again about a walk that went on unrefused, and stops one refused; a walk past the last state is a trap.
+    #[test]
+    fn the_steps_of_a_walk_are_applied_in_order_and_none_past_the_last_state() {
+        let mut f = fixture(|_, _, _| {});
+        let pawn = {
+            let mut w = world::lock(&f.world);
+            let _hero = w.add_component_request(f.owner, "Pawn", "Hero", RequestFlags::default()).unwrap();
+            let pawn = w.spawn("Pawn").unwrap();
+            w.register_feature(f.owner, pawn, "Hero", "Hero").unwrap();
+            w.subscribe_actor(f.owner, pawn, None, None, false, 1).unwrap();
+            pawn
+        };
+        f.pump();
+        // Two steps, then asked again: one more, then refused.
+        let two_then_refused = [ChainWalk { steps: 2, refused: false }, ChainWalk { steps: 1, refused: true }];
+        f.walks.lock().unwrap().extend(two_then_refused);
+        world::lock(&f.world).continue_init_state_chain(pawn, "Hero").unwrap();
+        let seen = f.pump();
+        let asked = seen.iter().filter(|s| matches!(s, Seen::TryChange(_))).count();
+        assert_eq!(asked, 2, "{seen:?}");
+        let hero = |state| (pawn.to_raw(), "Hero".to_string(), state);
+        let notified = seen.iter().filter_map(|s| if let Seen::Notifications(n) = s { Some(n) } else { None });
+        assert_eq!(notified.flatten().cloned().collect::<Vec<_>>(), [hero(1), hero(2), hero(3)]);
+        assert_eq!(world::lock(&f.world).feature_state(pawn, "Hero"), Ok(3));
+        // From state 3 of 4, two steps would pass the last state.
+        f.walks.lock().unwrap().push_back(ChainWalk { steps: 2, refused: false });
+        world::lock(&f.world).continue_init_state_chain(pawn, "Hero").unwrap();
+        let failures = f.instances.pump(&f.world, &Timeline::new()).unwrap();
+        assert_eq!(failures.len(), 1, "{failures:?}");
+        assert_eq!(failures[0].call, "try-change-init-states");
+        assert!(matches!(&failures[0].error, CallError::Trapped(c) if c.contains("past the last init state")));
+        assert_eq!(world::lock(&f.world).live_features(), 0, "the trapped plugin's features went with it");
     }
 
     /// A plugin answering each of the game's own events with a few of its own is not a flooder however many

@@ -106,6 +106,26 @@ impl ChainBatch {
     }
 }
 
+/// How far one entry of a [`ChainBatch`] went: `steps` states forward from its current one, and whether its walk
+/// ended at a refused step. An entry that went forward and was not refused is asked about again.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ChainWalk {
+    pub steps: u8,
+    pub refused: bool,
+}
+
+impl ChainWalk {
+    /// The answer of an API version that decides one step at a time: the step taken, or refused.
+    pub fn one_step(allowed: bool) -> Self {
+        ChainWalk { steps: u8::from(allowed), refused: !allowed }
+    }
+
+    /// Whether the host asks about the entry again: it went forward, and nothing refused it.
+    pub fn goes_on(self) -> bool {
+        self.steps > 0 && !self.refused
+    }
+}
+
 /// Features to check: feature `names[features[i]]` of `actors[i]`.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct FeatureBatch {

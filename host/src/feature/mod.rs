@@ -15,7 +15,8 @@ mod subsystem_tests;
 
 pub use action::{ActionDef, ActiveAction, AddComponents};
 pub use batch::{
-    BatchNames, ChainBatch, ChainFacts, ExtensionBatch, FeatureBatch, PropertyBatch, ReplicatedBatch, StateChangeBatch,
+    BatchNames, ChainBatch, ChainFacts, ChainWalk, ExtensionBatch, FeatureBatch, PropertyBatch, ReplicatedBatch,
+    StateChangeBatch,
 };
 pub use discovery::{discover, DiscoveryReport};
 pub use interface::{host_interfaces, plugin_exports, ComponentInterface, Fit, FitLine};

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::batch::{ChainBatch, ExtensionBatch, FeatureBatch, StateChangeBatch};
+use super::batch::{ChainBatch, ChainWalk, ExtensionBatch, FeatureBatch, StateChangeBatch};
 use super::interface::ComponentInterface;
 use super::manifest::PluginManifest;
 use super::permissions::Permissions;
@@ -123,9 +123,10 @@ pub trait PluginInstance: Send {
             ExtensionBatch { handlers: vec![handler], actors: vec![actor], events: vec![0], names: vec![name.into()] };
         self.handle_extension_events(&batch)
     }
-    /// Unreal's `TryToChangeInitState` for each entry: may the feature take its next step, and if it may, the
-    /// work of the transition, done before answering; one answer per entry. The host changes the states.
-    fn try_change_init_states(&mut self, batch: &ChainBatch) -> Result<Vec<bool>, CallError>;
+    /// Unreal's `ContinueInitStateChain` for each entry: its feature's steps from its current state, each
+    /// decided and, if allowed, its work done before the next, until one is refused or the chain ends; one
+    /// answer per entry, how far it went. The host changes the states.
+    fn try_change_init_states(&mut self, batch: &ChainBatch) -> Result<Vec<ChainWalk>, CallError>;
     /// Asks each feature to try to move forward.
     fn check_default_initializations(&mut self, batch: &FeatureBatch) -> Result<(), CallError>;
     /// Delivers init-state notifications.

@@ -16,7 +16,7 @@ use super::limits::Limits;
 use super::state::InstanceState;
 use super::{epoch, sandbox, CallPath};
 use crate::feature::{
-    ActivationContext, CallError, ChainBatch, ChainFacts, ComponentInterface, Deactivation, ExtensionBatch,
+    ActivationContext, CallError, ChainBatch, ChainFacts, ChainWalk, ComponentInterface, Deactivation, ExtensionBatch,
     FeatureBatch, InstanceEnv, LoadedPlugin, PluginInstance, PropertyBatch, Provenance, Refusals, ReplicatedBatch,
     StateChangeBatch, WORLD_CHANGES_PER_ENTRY,
 };
@@ -616,7 +616,7 @@ impl PluginInstance for WasmInstance {
         )
     }
 
-    fn try_change_init_states(&mut self, b: &ChainBatch) -> Result<Vec<bool>, CallError> {
+    fn try_change_init_states(&mut self, b: &ChainBatch) -> Result<Vec<ChainWalk>, CallError> {
         // The facts are converted for the newest version only (into the record of the bindings called).
         macro_rules! try_with_facts {
             ($bindings:ident, $store:ident, $callbacks:path) => {
@@ -631,20 +631,35 @@ impl PluginInstance for WasmInstance {
                 )
             };
         }
+        // Each bindings' `chain-walk` records, as the host's.
+        macro_rules! walks {
+            ($answers:expr) => {
+                $answers.iter().map(|w| ChainWalk { steps: w.steps, refused: w.refused }).collect::<Vec<_>>()
+            };
+        }
         let answers = call_export!(
             self,
             b.actors.len(),
-            direct: |b_, store| try_with_facts!(b_, store, direct::exports::gamefeature::plugin::init_state_callbacks),
-            latest: |b_, store| try_with_facts!(b_, store, init_state_callbacks),
-            // 0.1.0 asks without facts, and prepares the steps it allowed in a second call (below).
-            v0_1: |b_, store| b_.gamefeature_plugin_init_state_callbacks().call_can_change_init_states(
-                store,
-                &b.actors,
-                &b.features,
-                &b.currents,
-                &b.desireds,
-                &b.names
-            )
+            direct: |b_, store| {
+                try_with_facts!(b_, store, direct::exports::gamefeature::plugin::init_state_callbacks)
+                    .map(|answers| walks!(answers))
+            },
+            latest: |b_, store| async move {
+                try_with_facts!(b_, store, init_state_callbacks).await.map(|answers| walks!(answers))
+            },
+            // 0.1.0 decides one step at a time, without facts, and prepares the steps it allowed in a second call
+            // (below).
+            v0_1: |b_, store| {
+                let asked = b_.gamefeature_plugin_init_state_callbacks().call_can_change_init_states(
+                    store,
+                    &b.actors,
+                    &b.features,
+                    &b.currents,
+                    &b.desireds,
+                    &b.names,
+                );
+                async move { asked.await.map(|answers| answers.into_iter().map(ChainWalk::one_step).collect()) }
+            }
         )?;
         if answers.len() != b.actors.len() {
             return Err(CallError::Trapped(format!(
@@ -653,8 +668,9 @@ impl PluginInstance for WasmInstance {
                 b.actors.len()
             )));
         }
-        if matches!(self.bindings, Some(Bindings::V0_1(_))) && answers.contains(&true) {
-            let allowed = b.only(&answers);
+        let allowed: Vec<bool> = answers.iter().map(|walk| walk.steps > 0).collect();
+        if matches!(self.bindings, Some(Bindings::V0_1(_))) && allowed.contains(&true) {
+            let allowed = b.only(&allowed);
             call_export!(
                 self,
                 allowed.actors.len(),
