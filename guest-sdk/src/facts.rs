@@ -116,14 +116,12 @@ pub(crate) fn forget() {
 pub(crate) fn advance(entry: usize, state: u8) -> bool {
     CURRENT.with_borrow_mut(|current| {
         let Some(facts) = current else { return false };
-        let Some(feature) = facts.features.get(entry).and_then(|f| facts.names.get(*f as usize)) else {
-            return false;
-        };
+        // The entry's feature and the facts' feature names are indices into the same names: compared as numbers.
+        let Some(feature) = facts.features.get(entry).copied() else { return false };
         let chain = &mut facts.facts;
         let Some(start) = chain.feature_starts.get(entry).map(|s| *s as usize) else { return false };
         let end = chain.feature_starts.get(entry + 1).map_or(chain.feature_names.len(), |end| *end as usize);
-        let named = |j: &usize| chain.feature_names.get(*j).and_then(|n| facts.names.get(*n as usize));
-        match (start..end).find(|j| named(j) == Some(feature)) {
+        match (start..end).find(|j| chain.feature_names.get(*j) == Some(&feature)) {
             Some(j) if j < chain.feature_states.len() => {
                 chain.feature_states[j] = state;
                 true
