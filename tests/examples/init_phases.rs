@@ -48,7 +48,7 @@ fn main() {
     println!("{pawns} pawns: {}; total {total:?}", shown.join(", "));
     let host_calls = manager.with_world(|w| w.plugin_calls()) - host_calls_before;
     let calls: usize = phases.iter().map(|(_, _, calls)| calls.len()).sum();
-    println!("batched calls: {calls}; host calls per pawn: {:.1}", host_calls as f64 / pawns as f64);
+    println!("batched calls: {calls}; host calls per pawn: {:.2}", host_calls as f64 / pawns as f64);
     let mut all = Vec::new();
     for (name, took, calls) in &phases {
         println!("{name}: {}", by_export(calls, *took, pawns));
