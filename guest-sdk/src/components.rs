@@ -5,9 +5,9 @@
 //! handler delivers `ExtensionRemoved` for each receiver. The host drops whatever a plugin still holds when it
 //! is deactivated.
 
+use crate::bindings::gamefeature::plugin::components as host;
 pub use crate::bindings::gamefeature::plugin::components::{
-    add_component_request, add_receiver, ensure_component, remove_receiver, send_extension_event, watch_property,
-    AddFlags, ComponentRequest, ExtensionHandler, PropertyWatch,
+    send_extension_event, watch_property, AddFlags, ComponentRequest, ExtensionHandler, PropertyWatch,
 };
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -29,7 +29,7 @@ pub(crate) fn event_name(event: u32) -> Rc<str> {
     if let Some(name) = cached {
         return name;
     }
-    let name: Rc<str> = crate::bindings::gamefeature::plugin::components::event_name(event).unwrap_or_default().into();
+    let name: Rc<str> = host::event_name(event).unwrap_or_default().into();
     if event < CACHED_EVENT_NUMBERS {
         EVENT_NAMES.with_borrow_mut(|names| {
             if names.len() <= event as usize {
@@ -55,6 +55,34 @@ pub mod events {
     pub const GAME_ACTOR_READY: &str = "GameActorReady";
 }
 
+// The calls below add or remove components: a chain walk's facts (the property reads it brought) no longer hold
+// once they run, so they drop them, and a walk under way stops for the host to ask again.
+
+/// Asks for a `component` on every actor of class `receiver` (or a subclass) while the handle lives, with
+/// `flags`.
+pub fn add_component_request(receiver: &str, component: &str, flags: AddFlags) -> Result<ComponentRequest, Error> {
+    crate::facts::forget();
+    host::add_component_request(receiver, component, flags)
+}
+
+/// Makes `actor` a receiver: the components requested for its class are added, and handlers hear of it.
+pub fn add_receiver(actor: ActorId) -> Result<(), Error> {
+    crate::facts::forget();
+    host::add_receiver(actor)
+}
+
+/// Stops `actor` being a receiver: the components requests added to it go.
+pub fn remove_receiver(actor: ActorId) -> Result<(), Error> {
+    crate::facts::forget();
+    host::remove_receiver(actor)
+}
+
+/// First use of a lazily created component: true when it was created now.
+pub fn ensure_component(actor: ActorId, component: &str) -> Result<bool, Error> {
+    crate::facts::forget();
+    host::ensure_component(actor, component)
+}
+
 /// Asks for a `component` on every actor of class `receiver` (or a subclass) while the handle lives.
 pub fn request_component(receiver: &str, component: &str) -> Result<ComponentRequest, Error> {
     add_component_request(receiver, component, AddFlags::empty())
@@ -63,7 +91,7 @@ pub fn request_component(receiver: &str, component: &str) -> Result<ComponentReq
 /// Starts delivering events about receivers of class `receiver` to
 /// [`Plugin::on_extension_event`](crate::Plugin::on_extension_event), tagged with `handler`.
 pub fn add_extension_handler(receiver: &str, handler: u32) -> Result<ExtensionHandler, Error> {
-    crate::bindings::gamefeature::plugin::components::add_extension_handler(receiver, handler)
+    host::add_extension_handler(receiver, handler)
 }
 
 /// Sends a custom event to the handlers of an actor's class chain.

@@ -136,8 +136,10 @@ pub trait Plugin: Default + 'static {
 
     /// `feature` of `actor` is about to move from `current` to `desired`: do the transition's work. Called right
     /// after [`can_change_init_state`](Self::can_change_init_state) allowed the step, in the same host call, before
-    /// the next step is asked. The host applies the steps when the walk ends; work that changes the world (through
-    /// the SDK) ends the walk there, and the host asks again once it has applied the steps.
+    /// the next step is asked. The host applies the steps when the walk ends; work that changes the world through
+    /// the SDK (a property written, a component added or removed, a feature registered or changed, an actor
+    /// spawned or destroyed) ends the walk there, and the host asks again once it has applied the steps. Dropping
+    /// a [`ComponentRequest`](components::ComponentRequest) while walking is not seen: drop it after.
     fn handle_change_init_state(
         &mut self,
         _actor: world::ActorId,

@@ -5,8 +5,9 @@
 //! FIFO: the queue is taken whole, each run of consecutive items of one kind for one instance becomes one
 //! batched call (at most [`MAX_BATCH`] entries, so a call's deadline covers a bounded amount of work), and
 //! whatever those calls queue is delivered in the next round, after everything before it. Init-state chains
-//! are walked in lockstep: every chain of a run takes one step per round, so a thousand pawns cost a handful of
-//! calls, and one batch never holds two chains of the same actor.
+//! are walked in lockstep: every chain of a run is asked about in one call per round, and goes as many steps as
+//! its plugin takes, so a thousand pawns cost a handful of calls, and one batch never holds two chains of the
+//! same actor.
 //!
 //! Work a plugin causes is charged to it (see [`Charge`]): a plugin whose work in one dispatch passes
 //! [`DispatchLimits::work`] — however it spreads it over calls and other plugins' handlers — is quarantined
@@ -20,7 +21,7 @@ use smallvec::SmallVec;
 
 use crate::component::{Charge, Name, OwnerId, Work};
 use crate::feature::{
-    within_refusal_budget, BatchNames, CallError, ChainBatch, ExtensionBatch, FeatureBatch, PluginInstance,
+    within_refusal_budget, BatchNames, CallError, ChainBatch, ChainWalk, ExtensionBatch, FeatureBatch, PluginInstance,
     PropertyBatch, ReplicatedBatch, StateChangeBatch,
 };
 use crate::timeline::{track, EventKind, Timeline};
@@ -471,19 +472,25 @@ fn walk_chains(
         let answers = within_refusal_budget(live.instance.as_mut(), batch.actors.len(), answers)
             .map_err(|e| ("try-change-init-states", e))?;
         let mut w = world::lock(world);
+        // Every answer is checked before any is applied: a plugin answering past the end of a chain is stopped
+        // with none of its batch's steps taken, so nobody hears of states about to go with it.
+        let reached = |(_, _, (current, _)): &ChainStep, walk: &ChainWalk| {
+            current.checked_add(walk.steps).filter(|r| walk.steps == 0 || w.state_text(*r).is_some())
+        };
+        if let Some(((actor, feature, _), walk)) = steps.iter().zip(&answers).find(|(s, a)| reached(s, a).is_none()) {
+            let (feature, steps) = (w.name_text(*feature), walk.steps);
+            let error = format!("walked {feature} of actor {actor} {steps} steps on, past the last init state");
+            return Err(("try-change-init-states", CallError::Trapped(error)));
+        }
         moving.clear();
-        for ((actor, feature, (current, _)), walk) in steps.iter().zip(&answers) {
-            let reached = current.checked_add(walk.steps).filter(|r| walk.steps == 0 || w.state_text(*r).is_some());
-            let Some(reached) = reached else {
-                let (feature, steps) = (w.name_text(*feature).to_string(), walk.steps);
-                let error = format!("walked {feature} of actor {actor} {steps} steps on, past the last init state");
-                return Err(("try-change-init-states", CallError::Trapped(error)));
-            };
-            for state in current + 1..=reached {
-                w.advance_feature(*actor, *feature, state);
+        for (step, walk) in steps.iter().zip(&answers) {
+            let (actor, feature, (current, _)) = *step;
+            // Checked above: the steps stay within the chain.
+            for state in current + 1..=current + walk.steps {
+                w.advance_feature(actor, feature, state);
             }
             if walk.goes_on() {
-                moving.push((*actor, *feature));
+                moving.push((actor, feature));
             }
         }
     }
@@ -607,7 +614,7 @@ mod tests {
 
     use super::*;
     use crate::component::{RequestFlags, MAX_CHAIN_READS};
-    use crate::feature::{ActivationContext, ChainWalk, Deactivation};
+    use crate::feature::{ActivationContext, Deactivation};
     use crate::world::{NetMode, Value, WorldError};
 
     /// What a scripted instance was called with, in order.
@@ -795,7 +802,7 @@ mod tests {
         let notified = seen.iter().filter_map(|s| if let Seen::Notifications(n) = s { Some(n) } else { None });
         assert_eq!(notified.flatten().cloned().collect::<Vec<_>>(), [hero(1), hero(2), hero(3)]);
         assert_eq!(world::lock(&f.world).feature_state(pawn, "Hero"), Ok(3));
-        // From state 3 of 4, two steps would pass the last state.
+        // From state 3 of 4, two steps would pass the last state: nothing of the batch is applied or notified.
         f.walks.lock().unwrap().push_back(ChainWalk { steps: 2, refused: false });
         world::lock(&f.world).continue_init_state_chain(pawn, "Hero").unwrap();
         let failures = f.instances.pump(&f.world, &Timeline::new()).unwrap();

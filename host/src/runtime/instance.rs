@@ -668,8 +668,8 @@ impl PluginInstance for WasmInstance {
                 b.actors.len()
             )));
         }
-        let allowed: Vec<bool> = answers.iter().map(|walk| walk.steps > 0).collect();
-        if matches!(self.bindings, Some(Bindings::V0_1(_))) && allowed.contains(&true) {
+        if matches!(self.bindings, Some(Bindings::V0_1(_))) && answers.iter().any(|walk| walk.steps > 0) {
+            let allowed: Vec<bool> = answers.iter().map(|walk| walk.steps > 0).collect();
             let allowed = b.only(&allowed);
             call_export!(
                 self,
