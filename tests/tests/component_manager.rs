@@ -277,6 +277,29 @@ async fn a_chain_walk_takes_every_step_it_can_in_one_call() {
     manager.end_play().await.unwrap();
 }
 
+/// A transition whose work adds a component ends the walk there: the next step is decided on the world as it is
+/// then (the component there), not on the facts the question brought (no component).
+#[tokio::test]
+async fn a_walk_decides_after_a_transition_that_adds_a_component_on_the_world_as_it_is() {
+    let plugins = PluginDir::with(&[]);
+    probe(&plugins, "probe", "handler 1 Pawn\nrequest Pawn Gear\nneeds Gear Late x\n");
+    let mut pawn = None;
+    let (session, mut manager, _e) = world_with(&plugins, &["probe"], |w| pawn = Some(w.spawn("Pawn").unwrap())).await;
+    let pawn = pawn.unwrap();
+    manager.with_world(|w| w.send_extension_event(pawn, "do:feature Pawn Gear Gear").unwrap());
+    let questions = |session: &Session| {
+        let calls = session.timeline().texts(&track::instance("probe", "w"), EventKind::Call);
+        calls.into_iter().filter(|c| c.starts_with("try-change-init-states")).count()
+    };
+    let before = questions(&session);
+    manager.with_world(|w| w.send_extension_event(pawn, "do:defer-chains Pawn Gear").unwrap());
+    assert_eq!(manager.with_world(|w| w.feature_state(pawn, "Gear")), Ok(4), "the walk reached the end");
+    assert!(manager.with_world(|w| w.actor(pawn).map(|a| a.component("Late").is_some())).unwrap());
+    // Asked twice: up to DataAvailable, whose work requested the component, then on from there.
+    assert_eq!(questions(&session) - before, 2);
+    manager.end_play().await.unwrap();
+}
+
 /// Features a callback registers deferred go out in one host call, before its deferred walks (which then walk
 /// them); a refused registration is logged once and the others still register. A class subscription naming
 /// no feature hears of every feature of the class's actors.

@@ -10,8 +10,9 @@
 //! walk of each feature's chain on every actor of the class), `defer-checks CLASS FEATURE...` (defers each
 //! feature's default-initialization check, the others' first, on every actor of the class), `set-up CLASS
 //! IMPLEMENTER FEATURE...` (defers registering each feature, then a walk of its chain, on every actor of the
-//! class). It logs `timer <n> x<times>
-//! frame <number>` for every timer firing.
+//! class), `needs FEATURE COMPONENT PROPERTY` (FEATURE's `DataAvailable` step requests COMPONENT on every pawn,
+//! and its `DataInitialized` step waits for the component, read through a chain read of PROPERTY). It logs
+//! `timer <n> x<times> frame <number>` for every timer firing. Every other step is allowed.
 
 use std::collections::HashMap;
 
@@ -27,6 +28,8 @@ struct Probe {
     requests: HashMap<String, ComponentRequest>,
     subscriptions: HashMap<u32, Subscription>,
     timers: HashMap<u32, Timer>,
+    /// By feature: the component and property its later steps need (`needs`).
+    needs: HashMap<String, (String, String)>,
 }
 
 impl Probe {
@@ -40,6 +43,11 @@ impl Probe {
             ["drop-handler", n] => {
                 self.handlers.remove(&number(n));
                 Ok(())
+            }
+            ["needs", feature, component, property] => {
+                init_state::add_chain_read(Some(feature), component, property).map(|()| {
+                    self.needs.insert(feature.to_string(), (component.to_string(), property.to_string()));
+                })
             }
             ["request", receiver, component] => components::request_component(receiver, component)
                 .map(|r| drop(self.requests.insert(format!("{receiver}/{component}"), r))),
@@ -141,6 +149,26 @@ impl Plugin for Probe {
 
     fn on_timer(&mut self, timer: u32, times: u32, frame: &Frame) {
         log::info(&format!("timer {timer} x{times} frame {}", frame.number));
+    }
+
+    fn can_change_init_state(&mut self, actor: ActorId, feature: &str, _: Option<&str>, desired: &str) -> bool {
+        match self.needs.get(feature) {
+            // The component is there once reading its property finds it.
+            Some((component, property)) if desired == init_state::DATA_INITIALIZED => {
+                world::get_property(actor, component, property).is_ok()
+            }
+            _ => true,
+        }
+    }
+
+    fn handle_change_init_state(&mut self, _: ActorId, feature: &str, _: Option<&str>, desired: &str) {
+        if let Some((component, _)) = self.needs.get(feature).filter(|_| desired == init_state::DATA_AVAILABLE) {
+            let key = format!("Pawn/{component}");
+            match components::request_component("Pawn", component) {
+                Ok(request) => drop(self.requests.insert(key, request)),
+                Err(e) => log::warn(&format!("requesting {component}: {e:?}")),
+            }
+        }
     }
 
     fn on_init_state_changed(&mut self, subscription: u32, actor: ActorId, feature: &str, state: &str) {
