@@ -251,24 +251,33 @@ async fn deferred_chain_walks_go_in_one_call_and_a_refused_one_spares_the_others
     manager.end_play().await.unwrap();
 }
 
+/// The probe of `script` in a world of one pawn, its Gear feature registered (on its Gear component).
+async fn one_pawn_with_gear(script: &str) -> (Session, ExperienceManager, ActorId, PluginDir, ExperienceDir) {
+    let plugins = PluginDir::with(&[]);
+    probe(&plugins, "probe", &format!("handler 1 Pawn\nrequest Pawn Gear\n{script}"));
+    let mut pawn = None;
+    let (session, mut manager, experiences) =
+        world_with(&plugins, &["probe"], |w| pawn = Some(w.spawn("Pawn").unwrap())).await;
+    let pawn = pawn.unwrap();
+    manager.with_world(|w| w.send_extension_event(pawn, "do:feature Pawn Gear Gear").unwrap());
+    (session, manager, pawn, plugins, experiences)
+}
+
+/// The chain-walk questions the probe was asked so far, as the timeline names the calls.
+fn walk_questions(session: &Session) -> Vec<String> {
+    let calls = session.timeline().texts(&track::instance("probe", "w"), EventKind::Call);
+    calls.into_iter().filter(|c| c.starts_with("try-change-init-states")).collect()
+}
+
 /// A Rust plugin walks a chain as far as it goes in one call, as Unreal's `ContinueInitStateChain` does: the host
 /// applies each step in order, notifying each.
 #[tokio::test]
 async fn a_chain_walk_takes_every_step_it_can_in_one_call() {
-    let plugins = PluginDir::with(&[]);
-    probe(&plugins, "probe", "handler 1 Pawn\nrequest Pawn Gear\nsubscribe-class 2 Pawn Gear\n");
-    let mut pawn = None;
-    let (session, mut manager, _e) = world_with(&plugins, &["probe"], |w| pawn = Some(w.spawn("Pawn").unwrap())).await;
-    let pawn = pawn.unwrap();
-    manager.with_world(|w| w.send_extension_event(pawn, "do:feature Pawn Gear Gear").unwrap());
-    let questions = |session: &Session| {
-        let calls = session.timeline().texts(&track::instance("probe", "w"), EventKind::Call);
-        calls.iter().filter(|c| c.starts_with("try-change-init-states")).cloned().collect::<Vec<_>>()
-    };
-    let before = questions(&session).len();
+    let (session, mut manager, pawn, _p, _e) = one_pawn_with_gear("subscribe-class 2 Pawn Gear\n").await;
+    let before = walk_questions(&session).len();
     // The probe allows every step: the walk goes from no state to the last in one question of one entry.
     manager.with_world(|w| w.send_extension_event(pawn, "do:defer-chains Pawn Gear").unwrap());
-    assert_eq!(questions(&session)[before..], ["try-change-init-states (1)"]);
+    assert_eq!(walk_questions(&session)[before..], ["try-change-init-states (1)"]);
     assert_eq!(manager.with_world(|w| w.feature_state(pawn, "Gear")), Ok(4));
     let states = ["Spawned", "DataAvailable", "DataInitialized", "GameplayReady"];
     let heard: Vec<String> = states.iter().map(|s| format!("init 2 {} Gear InitState.{s}", raw(pawn))).collect();
@@ -281,22 +290,13 @@ async fn a_chain_walk_takes_every_step_it_can_in_one_call() {
 /// then (the component there), not on the facts the question brought (no component).
 #[tokio::test]
 async fn a_walk_decides_after_a_transition_that_adds_a_component_on_the_world_as_it_is() {
-    let plugins = PluginDir::with(&[]);
-    probe(&plugins, "probe", "handler 1 Pawn\nrequest Pawn Gear\nneeds Gear Late x\n");
-    let mut pawn = None;
-    let (session, mut manager, _e) = world_with(&plugins, &["probe"], |w| pawn = Some(w.spawn("Pawn").unwrap())).await;
-    let pawn = pawn.unwrap();
-    manager.with_world(|w| w.send_extension_event(pawn, "do:feature Pawn Gear Gear").unwrap());
-    let questions = |session: &Session| {
-        let calls = session.timeline().texts(&track::instance("probe", "w"), EventKind::Call);
-        calls.into_iter().filter(|c| c.starts_with("try-change-init-states")).count()
-    };
-    let before = questions(&session);
+    let (session, mut manager, pawn, _p, _e) = one_pawn_with_gear("needs Gear Late x\n").await;
+    let before = walk_questions(&session).len();
     manager.with_world(|w| w.send_extension_event(pawn, "do:defer-chains Pawn Gear").unwrap());
     assert_eq!(manager.with_world(|w| w.feature_state(pawn, "Gear")), Ok(4), "the walk reached the end");
     assert!(manager.with_world(|w| w.actor(pawn).map(|a| a.component("Late").is_some())).unwrap());
     // Asked twice: up to DataAvailable, whose work requested the component, then on from there.
-    assert_eq!(questions(&session) - before, 2);
+    assert_eq!(walk_questions(&session).len() - before, 2);
     manager.end_play().await.unwrap();
 }
 
