@@ -484,7 +484,7 @@ impl World {
         if state == 0 || self.manager.init_states.state_name(state).is_none() {
             return Err(WorldError::UnknownState(format!("#{state}")));
         }
-        self.change_state_by_name(actor, name, state);
+        self.advance_feature(actor, name, state);
         Ok(())
     }
 
@@ -524,9 +524,10 @@ impl World {
         self.manager.init_states.features(actor).iter().map(|f| (f.feature, f.state))
     }
 
-    /// Moves a live actor's registered feature to `state` and queues its subscribers' notifications; a feature
-    /// no longer registered (or an actor gone, whose features went with it) changes nothing.
-    pub(crate) fn change_state_by_name(&mut self, actor: ActorId, feature: Name, state: u8) {
+    /// Moves a live actor's registered feature to `state` and queues its subscribers' notifications (a chain
+    /// walk's step, or a plugin's change); a feature no longer registered (or an actor gone, whose features went
+    /// with it) changes nothing.
+    pub fn advance_feature(&mut self, actor: ActorId, feature: Name, state: u8) {
         if !self.manager.init_states.set_state(actor, feature, state) {
             return;
         }
@@ -652,12 +653,6 @@ impl World {
         let current = self.manager.init_states.feature(actor, feature)?.state;
         let next = current.checked_add(1)?;
         self.manager.init_states.state_name(next).map(|_| (current, next))
-    }
-
-    /// Applies one step of a chain walk: the feature moves to `state` (notifications queued), unless it went
-    /// away meanwhile.
-    pub fn advance_feature(&mut self, actor: ActorId, feature: Name, state: u8) {
-        self.change_state_by_name(actor, feature, state);
     }
 
     // ----- leak counters -----
