@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::bindings::exports::gamefeature::plugin::init_state_callbacks::ChainFacts;
+use crate::names::{same, same_or_none};
 use crate::{Error, Value};
 
 /// A property read as `actors.get-property` answers it.
@@ -42,12 +43,14 @@ struct Read {
 
 impl Read {
     fn is(&self, feature: Option<&str>, component: &str, property: &str) -> bool {
-        self.feature.as_deref() == feature && self.component == component && self.property == property
+        same_or_none(self.feature.as_deref(), feature)
+            && same(&self.component, component)
+            && same(&self.property, property)
     }
 
     /// Whether the questions about `feature` carry it.
     fn concerns(&self, feature: &str) -> bool {
-        self.feature.as_deref().is_none_or(|wanted| wanted == feature)
+        self.feature.as_deref().is_none_or(|wanted| same(wanted, feature))
     }
 }
 
@@ -141,13 +144,13 @@ fn about<R>(actor: u64, read: impl FnOnce(&Facts, usize) -> Option<R>) -> Option
 
 /// The state ordinal (0: none yet) of `feature` of `actor`, when the facts know the feature.
 pub(crate) fn feature_state(actor: u64, feature: &str) -> Option<u8> {
-    about(actor, |facts, i| facts.features(i)?.find(|(name, _)| *name == feature).map(|(_, state)| state))
+    about(actor, |facts, i| facts.features(i)?.find(|(name, _)| same(name, feature)).map(|(_, state)| state))
 }
 
 /// Whether every feature of `actor` but `excluding` is at state ordinal `state` or later.
 pub(crate) fn all_reached(actor: u64, state: u8, excluding: Option<&str>) -> Option<bool> {
     about(actor, |facts, i| {
-        Some(facts.features(i)?.filter(|(name, _)| Some(*name) != excluding).all(|(_, s)| s >= state))
+        Some(facts.features(i)?.filter(|(name, _)| !same_or_none(Some(name), excluding)).all(|(_, s)| s >= state))
     })
 }
 
@@ -159,7 +162,7 @@ pub(crate) fn property(actor: u64, component: &str, property: &str) -> Option<Pr
         // built this batch come after them, and are not in it: the host answers those.
         let k = READS.with_borrow(|asked| {
             let mut concerning = asked.iter().filter(|read| read.concerns(feature));
-            concerning.position(|read| read.component == component && read.property == property)
+            concerning.position(|read| same(&read.component, component) && same(&read.property, property))
         })?;
         reads.get(k).cloned()
     })

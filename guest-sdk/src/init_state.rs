@@ -12,6 +12,7 @@ pub use crate::bindings::gamefeature::plugin::init_states::{
     Subscription,
 };
 use crate::facts;
+use crate::names::same;
 use crate::world::ActorId;
 use crate::Error;
 
@@ -26,19 +27,25 @@ thread_local! {
     static STATES: OnceCell<&'static [String]> = const { OnceCell::new() };
 }
 
-fn known_states() -> &'static [String] {
+pub(crate) fn known_states() -> &'static [String] {
     STATES.with(|cell| *cell.get_or_init(|| Box::leak(states().into_boxed_slice())))
 }
 
 /// The name of a state ordinal as the host sends it (0: none).
 pub(crate) fn state_name(ordinal: u8) -> Option<&'static str> {
+    name_among(known_states(), ordinal)
+}
+
+/// [`state_name`] among `states` (the [`known_states`]), for callers naming many ordinals: the states are
+/// looked up once.
+pub(crate) fn name_among(states: &'static [String], ordinal: u8) -> Option<&'static str> {
     let index = (ordinal as usize).checked_sub(1)?;
-    known_states().get(index).map(String::as_str)
+    states.get(index).map(String::as_str)
 }
 
 /// The ordinal of a state name (`None` for a name that is not a state).
 fn state_ordinal(name: &str) -> Option<u8> {
-    known_states().iter().position(|s| s == name).map(|i| i as u8 + 1)
+    known_states().iter().position(|s| same(s, name)).map(|i| i as u8 + 1)
 }
 
 /// The feature's current state; `None` before its first change. Answered from the current batch's facts when
@@ -124,7 +131,7 @@ impl Deferred {
     /// The index of `name` in `names`, added if new.
     fn name(&mut self, name: &str) -> u32 {
         // A plugin defers a handful of names: a scan finds one sooner than a hash would.
-        let index = match self.names.iter().position(|known| known == name) {
+        let index = match self.names.iter().position(|known| same(known, name)) {
             Some(index) => index,
             None => {
                 self.names.push(name.to_string());

@@ -52,6 +52,7 @@ pub mod components;
 mod facts;
 pub mod init_state;
 pub mod log;
+mod names;
 pub mod timers;
 pub mod world;
 
@@ -254,10 +255,12 @@ use bindings::exports::gamefeature::plugin::init_state_callbacks::ChainWalk;
 /// The walk stops early, to be asked again, once the plugin's work changed the world: the host must apply the
 /// steps taken before the next decision can ask it.
 fn walk_chain<P: Plugin>(p: &mut P, entry: usize, actor: u64, feature: &str, current: u8) -> ChainWalk {
+    let states = init_state::known_states();
+    let name = |ordinal: u8| init_state::name_among(states, ordinal);
     let mut walk = ChainWalk { steps: 0, refused: false };
     let mut at = current;
-    while let Some(desired) = at.checked_add(1).and_then(init_state::state_name) {
-        let from = init_state::state_name(at);
+    while let Some(desired) = at.checked_add(1).and_then(name) {
+        let from = name(at);
         if !p.can_change_init_state(actor, feature, from, desired) {
             walk.refused = true;
             break;
@@ -310,9 +313,10 @@ impl<P: Plugin> bindings::exports::gamefeature::plugin::init_state_callbacks::Gu
         states: Vec<u8>,
         names: Vec<String>,
     ) {
+        let known = init_state::known_states();
         with_plugin(|p: &mut P| {
             for i in 0..ids.len() {
-                let state = init_state::state_name(states[i]).unwrap_or_default();
+                let state = init_state::name_among(known, states[i]).unwrap_or_default();
                 p.on_init_state_changed(ids[i], actors[i], &names[features[i] as usize], state);
             }
         })

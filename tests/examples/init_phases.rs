@@ -4,6 +4,8 @@
 //! Per phase it prints the batch entries per pawn by export and the time per entry inside those calls
 //! (lowering, the plugin's code and its host calls): the rest of a phase is the world's and the host's own
 //! bookkeeping. `bare` loads no feature: what the world's own spawning and possessing cost, without any plugin.
+//! With `GFHOST_CACHE_DIR` set, compiled plugins are cached there, as `gfhost` does: a profiler then sees no
+//! compiling from the second run on.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -22,7 +24,8 @@ fn main() {
     let plugins = PluginDir::with(&[LYRA_CHARACTER]);
     let experiences = ExperienceDir::new();
     let path = experiences.write("e.toml", &experience_with_features(if bare { &[] } else { &["lyra-character"] }));
-    let session = session_with(&plugins, None, trusted());
+    let cache = std::env::var_os("GFHOST_CACHE_DIR").map(std::path::PathBuf::from);
+    let session = session_with(&plugins, cache.as_deref(), trusted());
     let mut manager = session.create_world("bench", NetMode::Standalone);
     tokio.block_on(manager.load(&path)).unwrap();
     manager.with_world(|w| w.set_recording(false));

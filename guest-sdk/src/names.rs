@@ -1,0 +1,60 @@
+//! Comparing names in the SDK's own lookups.
+//!
+//! Rust's `==` on strings calls `memcmp`, and wasi-libc's `memcmp` compares a byte at a time. The SDK compares
+//! names on every decision of a batch — a state name (the four of Lyra share their `InitState.` prefix), a
+//! deferred call's feature, a property asked for — so it compares them eight bytes at a time.
+
+/// Whether `a` and `b` are the same text.
+#[inline]
+pub(crate) fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len() && same_bytes(a.as_bytes(), b.as_bytes())
+}
+
+/// Whether two byte strings of the same length are equal: a word at a time, then the last bytes.
+fn same_bytes(mut a: &[u8], mut b: &[u8]) -> bool {
+    while let (Some((x, rest_of_a)), Some((y, rest_of_b))) = (a.split_first_chunk::<8>(), b.split_first_chunk::<8>()) {
+        if u64::from_ne_bytes(*x) != u64::from_ne_bytes(*y) {
+            return false;
+        }
+        (a, b) = (rest_of_a, rest_of_b);
+    }
+    a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+/// Whether `a` and `b` are both absent or the same text.
+pub(crate) fn same_or_none(a: Option<&str>, b: Option<&str>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => same(a, b),
+        (a, b) => a.is_none() && b.is_none(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_the_same_only_when_every_byte_is() {
+        let states =
+            ["InitState.Spawned", "InitState.DataAvailable", "InitState.DataInitialized", "InitState.GameplayReady"];
+        for a in states {
+            for b in states {
+                assert_eq!(same(a, b), a == b, "{a} and {b}");
+            }
+        }
+        // Differences in the words, in the tail, and in the length, on either side of a word's end.
+        for text in ["", "a", "Hero", "Possession", "12345678", "123456789", "PawnExtensionComponent"] {
+            assert!(same(text, &text.to_string()));
+            for i in 0..text.len() {
+                let mut other = text.as_bytes().to_vec();
+                other[i] ^= 1;
+                assert!(!same(text, std::str::from_utf8(&other).unwrap()), "{text} changed at {i}");
+            }
+            assert!(!same(text, &format!("{text}x")));
+        }
+        assert!(same_or_none(None, None));
+        assert!(same_or_none(Some("Hero"), Some("Hero")));
+        assert!(!same_or_none(Some("Hero"), None));
+        assert!(!same_or_none(None, Some("Hero")));
+    }
+}
