@@ -44,7 +44,8 @@ mod tests {
         }
         // Differences in the words, in the tail, and in the length, on either side of a word's end.
         for text in ["", "a", "Hero", "Possession", "12345678", "123456789", "PawnExtensionComponent"] {
-            assert!(same(text, &text.to_string()));
+            let copy: String = text.chars().collect();
+            assert!(same(text, &copy), "{text} and a copy of it elsewhere");
             for i in 0..text.len() {
                 let mut other = text.as_bytes().to_vec();
                 other[i] ^= 1;
