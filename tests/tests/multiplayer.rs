@@ -91,7 +91,7 @@ fn raw_hello(protocol: u32, token: &str) -> Vec<u8> {
 fn pawn_of(world: &world::World, owner: Option<world::ClientId>) -> Option<ActorId> {
     world
         .actors()
-        .find(|a| &*a.class == "HeroCharacter" && a.player == owner.map(world::PlayerOwner::Remote))
+        .find(|a| a.class() == "HeroCharacter" && a.player == owner.map(world::PlayerOwner::Remote))
         .map(|a| a.id)
 }
 
@@ -213,11 +213,11 @@ async fn a_late_joiner_gets_the_whole_world_and_a_leaver_takes_exactly_its_actor
     game.until(100, |g| g.server.is_settled()).await;
     let server_actors = |g: &Game| -> Vec<(ActorId, String)> {
         let w = world::lock(g.server.manager().world());
-        w.actors().map(|a| (a.id, a.class.to_string())).collect()
+        w.actors().map(|a| (a.id, a.class().to_string())).collect()
     };
     let client_actors = |g: &Game, index: usize| -> Vec<(ActorId, String)> {
         let w = world::lock(g.clients[index].manager().world());
-        w.actors().filter(|a| a.role != NetRole::Authority).map(|a| (a.id, a.class.to_string())).collect()
+        w.actors().filter(|a| a.role != NetRole::Authority).map(|a| (a.id, a.class().to_string())).collect()
     };
     assert_eq!(client_actors(&game, 1), server_actors(&game), "the late joiner has every actor");
     let first = game.server.players().values().next().copied().unwrap();
@@ -354,7 +354,7 @@ async fn lazy_prop_health_exists_only_where_props_were_hit_on_every_side() {
     game.until(300, |g| g.server.is_settled()).await;
     let with_health = |w: &world::World| -> Vec<(ActorId, Option<Value>)> {
         w.actors()
-            .filter(|a| &*a.class == "DamageableProp" && a.component("PropHealth").is_some())
+            .filter(|a| a.class() == "DamageableProp" && a.component("PropHealth").is_some())
             .map(|a| (a.id, a.component("PropHealth").unwrap().properties.get("health").cloned()))
             .collect()
     };

@@ -348,7 +348,7 @@ async fn props_world(
 fn props_with_health(manager: &gamefeature_host::ExperienceManager) -> Vec<(u64, Option<Value>)> {
     let w = world::lock(manager.world());
     w.actors()
-        .filter(|a| &*a.class == "DamageableProp" && a.component("PropHealth").is_some())
+        .filter(|a| a.class() == "DamageableProp" && a.component("PropHealth").is_some())
         .map(|a| (a.id.to_raw(), a.component("PropHealth").unwrap().properties.get("health").cloned()))
         .collect()
 }

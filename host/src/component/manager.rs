@@ -155,8 +155,7 @@ impl World {
             return Ok(());
         }
         found.receiver = true;
-        let class = found.class.clone();
-        let chain = self.classes.shared_chain(&class);
+        let chain = found.classes.clone();
         let event = self.manager.event(0);
         for level in chain.iter() {
             let keys: Vec<_> = self.manager.requests.components_for(&[level]).cloned().collect();
@@ -269,16 +268,16 @@ impl World {
         final_event: bool,
         sender: Option<OwnerId>,
     ) -> Result<(), WorldError> {
-        let chain = self.classes.shared_chain(&self.actor(actor)?.class);
-        for level in chain.iter() {
-            queue_for_class(&mut self.manager, level, actor, event, final_event, sender);
+        let (manager, classes) = self.manager_and_classes_of(actor);
+        for level in classes.ok_or(WorldError::UnknownActor(actor))? {
+            queue_for_class(manager, level, actor, event, final_event, sender);
         }
         Ok(())
     }
 
     /// Live receivers whose class is `class` or a subclass, in spawn order.
     pub fn receivers_of(&self, class: &str) -> Vec<ActorId> {
-        self.actors().filter(|a| a.receiver && self.classes.is_a(&a.class, class)).map(|a| a.id).collect()
+        self.actors().filter(|a| a.receiver && a.is_a(class)).map(|a| a.id).collect()
     }
 
     // ----- the work queue -----
@@ -536,14 +535,10 @@ impl World {
             let state_text = self.state_text(state).unwrap_or("?").to_string();
             self.record(|| WorldEvent::InitStateChanged { actor, feature: feature_text, state: state_text });
         }
-        // Class subscriptions are rare; only look up the actor's class chain when there are some.
-        let chain = if self.manager.init_states.has_class_subscriptions() {
-            self.actor(actor).ok().map(|a| self.classes.shared_chain(&a.class))
-        } else {
-            None
-        };
-        let manager = &mut self.manager;
-        for watcher in manager.init_states.subscribers(actor, chain.as_deref().unwrap_or_default(), feature, state) {
+        let (manager, classes) = self.manager_and_classes_of(actor);
+        // Class subscriptions are rare; only walk the actor's class chain when there are some.
+        let chain = classes.filter(|_| manager.init_states.has_class_subscriptions()).unwrap_or_default();
+        for watcher in manager.init_states.subscribers(actor, chain, feature, state) {
             let (owner, subscription, number) = (watcher.owner, watcher.id, watcher.number);
             manager.queue.push(Work::InitStateChanged { owner, subscription, number, actor, feature, state });
         }

@@ -210,7 +210,7 @@ impl ServerReplication {
                     _ => None,
                 };
                 let known = KnownActor {
-                    class: found.class.to_string(),
+                    class: found.class().to_string(),
                     receiver: found.receiver,
                     player,
                     components: components.clone(),
@@ -219,7 +219,7 @@ impl ServerReplication {
                 self.order.push(actor);
                 updates.push(Update::Spawn {
                     actor,
-                    class: found.class.to_string(),
+                    class: found.class().to_string(),
                     receiver: found.receiver,
                     player,
                     components,

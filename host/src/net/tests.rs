@@ -47,7 +47,7 @@ fn replicated_state(world: &World) -> Replicated {
                     (c.class.to_string(), values)
                 })
                 .collect();
-            (actor.id, (actor.class.to_string(), components))
+            (actor.id, (actor.class().to_string(), components))
         })
         .collect()
 }

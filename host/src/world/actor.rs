@@ -80,7 +80,9 @@ pub struct Component {
 #[derive(Debug, Clone)]
 pub struct Actor {
     pub id: ActorId,
-    pub class: super::ClassName,
+    /// Its class, then the class's ancestors: fixed when it spawns (a class's parent never changes), so events
+    /// and notifications about it walk the chain without looking the class up.
+    pub classes: std::sync::Arc<[super::ClassName]>,
     pub role: NetRole,
     pub components: Vec<Component>,
     /// Whether the component manager extends it (Unreal's AddReceiver): modular actors are receivers.
@@ -104,9 +106,19 @@ pub enum PlayerOwner {
 }
 
 impl Actor {
+    /// The actor's class.
+    pub fn class(&self) -> &str {
+        &self.classes[0]
+    }
+
+    /// Whether the actor is of `class` or a subclass of it.
+    pub fn is_a(&self, class: &str) -> bool {
+        self.classes.iter().any(|c| &**c == class)
+    }
+
     /// The actor's name, as Unreal names spawned actors: its class and a number.
     pub fn name(&self) -> String {
-        format!("{}_{}", self.class, self.id.slot())
+        format!("{}_{}", self.class(), self.id.slot())
     }
 
     /// The first component of the given class, if the actor has one.

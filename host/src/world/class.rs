@@ -45,7 +45,8 @@ struct ClassEntry {
 }
 
 /// The class hierarchy of one world. A class's parent never changes once declared, so each class keeps its
-/// chain, and walking it (every spawn, event and notification does) allocates and hashes nothing.
+/// chain, and every actor of the class holds it from its spawn: walking it (every event and notification about
+/// the actor does) looks nothing up.
 #[derive(Debug, Clone)]
 pub struct ClassRegistry {
     classes: HashMap<ClassName, ClassEntry>,
@@ -111,9 +112,9 @@ impl ClassRegistry {
         self.classes.get(class).into_iter().flat_map(|entry| entry.chain.iter().map(|c| &**c))
     }
 
-    /// [`chain`](Self::chain), shared: held while the world changes (empty for an unknown class).
-    pub fn shared_chain(&self, class: &str) -> Arc<[ClassName]> {
-        self.classes.get(class).map_or_else(|| Arc::from([]), |entry| entry.chain.clone())
+    /// [`chain`](Self::chain), shared (`None` for an unknown class): what an actor of the class keeps.
+    pub fn shared_chain(&self, class: &str) -> Option<Arc<[ClassName]>> {
+        self.classes.get(class).map(|entry| entry.chain.clone())
     }
 }
 

@@ -197,7 +197,7 @@ impl World {
     /// Spawns an actor, owned by `owner` when a plugin spawns it; a `receiver` is a modular actor (see
     /// [`spawn`](Self::spawn)).
     pub fn spawn_actor(&mut self, class: &str, owner: Option<OwnerId>, receiver: bool) -> Result<ActorId, WorldError> {
-        let Some(class_name) = self.classes.name(class) else {
+        let Some(classes) = self.classes.shared_chain(class) else {
             return Err(WorldError::UnknownClass(class.to_string()));
         };
         // A client's own actors keep out of the slots its server's replicas take.
@@ -205,7 +205,7 @@ impl World {
         let entry = self.slots.slot_mut(id).expect("just allocated");
         entry.actor = Some(Actor {
             id,
-            class: class_name,
+            classes,
             // Locally spawned actors are owned by this world; replicas arrive with other roles.
             role: NetRole::Authority,
             components: Vec::new(),
@@ -308,6 +308,14 @@ impl World {
             .ok_or(WorldError::UnknownActor(actor))
     }
 
+    /// The component manager, and `actor`'s class chain beside it (`None` for an actor not alive): what queuing
+    /// work about an actor for every level of its class needs, without holding the chain by a reference count.
+    pub(crate) fn manager_and_classes_of(&mut self, actor: ActorId) -> (&mut ComponentManager, Option<&[ClassName]>) {
+        let found =
+            self.slots.slot(actor).filter(|s| s.generation == actor.generation()).and_then(|s| s.actor.as_ref());
+        (&mut self.manager, found.map(|a| &*a.classes))
+    }
+
     pub(crate) fn actor_mut(&mut self, actor: ActorId) -> Result<&mut Actor, WorldError> {
         self.slots
             .slot_mut(actor)
@@ -326,7 +334,7 @@ impl World {
         if !self.classes.contains(class) {
             return Err(WorldError::UnknownClass(class.to_string()));
         }
-        Ok(self.actors().filter(|a| self.classes.is_a(&a.class, class)).map(|a| a.id).collect())
+        Ok(self.actors().filter(|a| a.is_a(class)).map(|a| a.id).collect())
     }
 
     /// Whether `actor`'s class is `class` or derives from it.
@@ -334,7 +342,7 @@ impl World {
         if !self.classes.contains(class) {
             return Err(WorldError::UnknownClass(class.to_string()));
         }
-        Ok(self.classes.is_a(&self.actor(actor)?.class, class))
+        Ok(self.actor(actor)?.is_a(class))
     }
 
     /// Whether this world is authoritative for the actor.
@@ -564,8 +572,7 @@ impl World {
         if found.role != NetRole::Authority || !found.receiver || found.ending {
             return Err(missing());
         }
-        let chain = self.classes.shared_chain(&found.class);
-        let levels: Vec<&str> = chain.iter().map(|c| &**c).collect();
+        let levels: Vec<&str> = found.classes.iter().map(|c| &**c).collect();
         let key = self.manager.requests.components_for(&levels).find(|k| &*k.component_class == class).cloned();
         let key = key.ok_or_else(missing)?;
         self.create_requested_component(actor, &key);
@@ -594,7 +601,7 @@ impl World {
         }
         let (mut existing, mut avoided) = (0, 0);
         for actor in self.actors().filter(|a| a.receiver) {
-            let chain: Vec<&str> = self.classes.chain(&actor.class).collect();
+            let chain: Vec<&str> = actor.classes.iter().map(|c| &**c).collect();
             let mut seen = std::collections::HashSet::new();
             for key in self.manager.requests.components_for(&chain) {
                 if self.creation.of(&key.component_class) != CreationPolicy::Lazy || !seen.insert(&key.component_class)
@@ -716,13 +723,13 @@ impl World {
         role: NetRole,
         player: Option<PlayerOwner>,
     ) -> Result<(), WorldError> {
-        let Some(class_name) = self.classes.name(class) else {
+        let Some(classes) = self.classes.shared_chain(class) else {
             return Err(WorldError::UnknownClass(class.to_string()));
         };
         let entry = self.slots.place(id).ok_or_else(|| WorldError::Invalid(format!("actor {id} already exists")))?;
         entry.actor = Some(Actor {
             id,
-            class: class_name,
+            classes,
             role,
             components: Vec::new(),
             receiver: false,
@@ -822,8 +829,7 @@ impl World {
         let Some(key) = self.manager.requests.release(handle) else {
             return;
         };
-        let owners: Vec<ActorId> =
-            self.actors().filter(|a| self.classes.is_a(&a.class, &key.receiver_class)).map(|a| a.id).collect();
+        let owners: Vec<ActorId> = self.actors().filter(|a| a.is_a(&key.receiver_class)).map(|a| a.id).collect();
         for actor in owners {
             self.remove_requested_components(actor, |origin_key| *origin_key == key);
         }

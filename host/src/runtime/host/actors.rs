@@ -30,7 +30,7 @@ impl Host for InstanceState {
     }
 
     fn actor_class(&mut self, id: ActorId) -> Result<String, Error> {
-        self.guard(Call::query(), |w, _| Ok(w.actor(actor(id))?.class.to_string()))
+        self.guard(Call::query(), |w, _| Ok(w.actor(actor(id))?.class().to_string()))
     }
 
     fn is_a(&mut self, id: ActorId, class: String) -> Result<bool, Error> {
