@@ -1,10 +1,12 @@
 //! Times each phase of 10,000 pawns going through Lyra's init chain, for finding where the time goes.
-//! `env -u RUST_BACKTRACE cargo run --release -p gamefeature-tests --example init_phases [pawns] [bare]`
+//! `env -u RUST_BACKTRACE cargo run --release -p gamefeature-tests --example init_phases [pawns] [bare] [unpooled]`
 //!
 //! Per phase it prints the batch entries per pawn by export and the time per entry inside those calls
 //! (lowering, the plugin's code and its host calls): the rest of a phase is the world's and the host's own
 //! bookkeeping. `bare` loads no feature: what the world's own spawning and possessing cost, without any plugin.
-//! With `GFHOST_CACHE_DIR` set, compiled plugins are cached there, as `gfhost` does: a profiler then sees no
+//! `unpooled` runs without the pooling allocator, for tools that cannot reserve its address space (valgrind's
+//! callgrind counts the instructions of each change exactly, where times on this machine vary). With
+//! `GFHOST_CACHE_DIR` set, compiled plugins are cached there, as `gfhost` does: a profiler then sees no
 //! compiling from the second run on.
 
 use std::collections::BTreeMap;
@@ -20,12 +22,19 @@ type Phase = fn(&mut World, &game::Player);
 fn main() {
     let pawns: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(10_000);
     let bare = std::env::args().skip(1).any(|a| a == "bare");
+    let pooling = !std::env::args().skip(1).any(|a| a == "unpooled");
     let tokio = tokio::runtime::Runtime::new().unwrap();
     let plugins = PluginDir::with(&[LYRA_CHARACTER]);
     let experiences = ExperienceDir::new();
     let path = experiences.write("e.toml", &experience_with_features(if bare { &[] } else { &["lyra-character"] }));
     let cache = std::env::var_os("GFHOST_CACHE_DIR").map(std::path::PathBuf::from);
-    let session = session_with(&plugins, cache.as_deref(), trusted());
+    let runtime = gamefeature_host::runtime::RuntimeConfig { pooling, ..runtime_config(cache.as_deref()) };
+    let options = gamefeature_host::SessionOptions {
+        plugin_dirs: vec![plugins.path().to_path_buf()],
+        runtime,
+        manager: trusted(),
+    };
+    let session = gamefeature_host::Session::new(options).expect("the runtime starts");
     let mut manager = session.create_world("bench", NetMode::Standalone);
     tokio.block_on(manager.load(&path)).unwrap();
     manager.with_world(|w| w.set_recording(false));
