@@ -405,11 +405,17 @@ impl World {
     }
 
     fn feature_name(&self, actor: ActorId, feature: &str) -> Result<Name, WorldError> {
-        self.manager
-            .names
-            .get(feature)
-            .filter(|n| self.manager.init_states.feature(actor, *n).is_some())
-            .ok_or_else(|| WorldError::UnknownFeature { actor, feature: feature.to_string() })
+        self.registered_feature(actor, feature).map(|(name, _)| name)
+    }
+
+    /// A feature registered on `actor`: its name, and the plugin implementing it.
+    fn registered_feature(&self, actor: ActorId, feature: &str) -> Result<(Name, OwnerId), WorldError> {
+        let name = self.manager.names.get(feature);
+        let found = name.and_then(|n| self.manager.init_states.feature(actor, n));
+        match (name, found) {
+            (Some(name), Some(found)) => Ok((name, found.owner)),
+            _ => Err(WorldError::UnknownFeature { actor, feature: feature.to_string() }),
+        }
     }
 
     /// Registers `feature` on `actor`, implemented by `owner`'s `implementer` component on it.
@@ -620,9 +626,18 @@ impl World {
 
     /// Queues a walk of the feature's chain, driven through its implementer's callbacks.
     pub fn continue_init_state_chain(&mut self, actor: ActorId, feature: &str) -> Result<(), WorldError> {
+        self.queue_chain_request(actor, feature, false)
+    }
+
+    /// [`continue_init_state_chain`](Self::continue_init_state_chain), after asking every other feature of the
+    /// actor to move forward when `others_first` (Unreal's `CheckDefaultInitialization` of a coordinating
+    /// feature): the feature is looked up once for both, and a feature not registered queues nothing.
+    pub fn queue_chain_request(&mut self, actor: ActorId, feature: &str, others_first: bool) -> Result<(), WorldError> {
         self.actor(actor)?;
-        let name = self.feature_name(actor, feature)?;
-        let owner = self.manager.init_states.feature(actor, name).expect("checked above").owner;
+        let (name, owner) = self.registered_feature(actor, feature)?;
+        if others_first {
+            self.queue_implementer_checks(actor, Some(name));
+        }
         self.manager.queue.push(Work::ContinueChain { owner, actor, feature: name });
         Ok(())
     }
@@ -634,12 +649,17 @@ impl World {
         except: &str,
     ) -> Result<(), WorldError> {
         self.actor(actor)?;
+        let except = self.manager.names.get(except);
+        self.queue_implementer_checks(actor, except);
+        Ok(())
+    }
+
+    /// Queues `check-default-initializations` for every feature of the actor but `except`.
+    fn queue_implementer_checks(&mut self, actor: ActorId, except: Option<Name>) {
         let manager = &mut self.manager;
-        let except = manager.names.get(except);
         for f in manager.init_states.features(actor).iter().filter(|f| Some(f.feature) != except) {
             manager.queue.push(Work::CheckDefaultInitialization { owner: f.owner, actor, feature: f.feature });
         }
-        Ok(())
     }
 
     /// The next state of a feature's chain and its current one, or `None` at the end of the chain or when the

@@ -25,12 +25,7 @@ fn state_of(world: &World, state: &Option<String>) -> Result<Option<u8>, WorldEr
 
 /// Queues what one `queue-chain-requests` entry stands for, or nothing when it is refused.
 fn queue_one_chain_request(w: &mut World, actor: Actor, feature: &str, work: ChainWork) -> Result<(), WorldError> {
-    if work == ChainWork::CheckOthersThenContinue {
-        // The feature must be there before the others are asked to move, so a refused entry queues nothing.
-        w.feature_state(actor, feature)?;
-        w.check_default_initialization_for_implementers(actor, feature)?;
-    }
-    w.continue_init_state_chain(actor, feature)
+    w.queue_chain_request(actor, feature, work == ChainWork::CheckOthersThenContinue)
 }
 
 /// The changes an entry counts for: the calls it stands for.
