@@ -10,15 +10,20 @@ pub(crate) fn same(a: &str, b: &str) -> bool {
     a.len() == b.len() && same_bytes(a.as_bytes(), b.as_bytes())
 }
 
-/// Whether two byte strings of the same length are equal: a word at a time, then the last bytes.
-fn same_bytes(mut a: &[u8], mut b: &[u8]) -> bool {
+/// Whether two byte strings of the same length are equal: eight bytes at a time, then the bytes left over as
+/// the last eight bytes (overlapping the word before them) when there are eight (names rarely are shorter).
+fn same_bytes(whole_a: &[u8], whole_b: &[u8]) -> bool {
+    let (mut a, mut b) = (whole_a, whole_b);
     while let (Some((x, rest_of_a)), Some((y, rest_of_b))) = (a.split_first_chunk::<8>(), b.split_first_chunk::<8>()) {
         if u64::from_ne_bytes(*x) != u64::from_ne_bytes(*y) {
             return false;
         }
         (a, b) = (rest_of_a, rest_of_b);
     }
-    a.iter().zip(b).all(|(x, y)| x == y)
+    match (whole_a.last_chunk::<8>(), whole_b.last_chunk::<8>()) {
+        (Some(x), Some(y)) => u64::from_ne_bytes(*x) == u64::from_ne_bytes(*y),
+        _ => a.iter().zip(b).all(|(x, y)| x == y),
+    }
 }
 
 /// Whether `a` and `b` are both absent or the same text.
