@@ -356,27 +356,47 @@ struct Run {
 fn by_owner(work: Vec<(Work, Charge)>) -> Vec<(OwnerId, Vec<Run>)> {
     /// One instance's runs of a round, by kind.
     type ByKind = [Vec<Run>; 5];
+    let kind_of = |item: &Work| match item {
+        Work::Extension { .. } => 0,
+        Work::InitStateChanged { .. } => 1,
+        Work::PropertyChanged { .. } => 2,
+        Work::CheckDefaultInitialization { .. } => 3,
+        Work::ContinueChain { .. } => 4,
+    };
     let mut groups: Vec<(OwnerId, ByKind)> = Vec::new();
     // Where each owner's group is: a round can hold a hundred thousand items for a hundred instances.
     let mut group_of: HashMap<OwnerId, usize> = HashMap::default();
-    for (item, charge) in work {
-        let owner = item.owner();
-        let kind = match item {
-            Work::Extension { .. } => 0,
-            Work::InitStateChanged { .. } => 1,
-            Work::PropertyChanged { .. } => 2,
-            Work::CheckDefaultInitialization { .. } => 3,
-            Work::ContinueChain { .. } => 4,
-        };
-        let index = *group_of.entry(owner).or_insert_with(|| {
-            groups.push((owner, Default::default()));
-            groups.len() - 1
-        });
-        let runs = &mut groups[index].1[kind];
+    // First each item's place, counting what each group has of each kind still to come, so that a run is
+    // allocated once, at its size, rather than doubling its way up.
+    let mut still_to_come: Vec<[usize; 5]> = Vec::new();
+    let places: Vec<(usize, usize)> = work
+        .iter()
+        .map(|(item, _)| {
+            let owner = item.owner();
+            let group = *group_of.entry(owner).or_insert_with(|| {
+                groups.push((owner, Default::default()));
+                still_to_come.push([0; 5]);
+                groups.len() - 1
+            });
+            let kind = kind_of(item);
+            still_to_come[group][kind] += 1;
+            (group, kind)
+        })
+        .collect();
+    for ((item, charge), (group, kind)) in work.into_iter().zip(places) {
+        let runs = &mut groups[group].1[kind];
+        let fits = |run: &Run| run.root == charge.root && (kind == 4 || run.items.len() < MAX_BATCH);
         match runs.last_mut() {
-            Some(run) if run.root == charge.root && (kind == 4 || run.items.len() < MAX_BATCH) => run.items.push(item),
-            _ => runs.push(Run { root: charge.root, items: vec![item] }),
+            Some(run) if fits(run) => run.items.push(item),
+            _ => {
+                let size =
+                    if kind == 4 { still_to_come[group][kind] } else { still_to_come[group][kind].min(MAX_BATCH) };
+                let mut items = Vec::with_capacity(size);
+                items.push(item);
+                runs.push(Run { root: charge.root, items });
+            }
         }
+        still_to_come[group][kind] -= 1;
     }
     groups.into_iter().map(|(owner, kinds)| (owner, kinds.into_iter().flatten().collect())).collect()
 }
