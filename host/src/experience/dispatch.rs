@@ -355,7 +355,7 @@ struct Run {
 /// handful of batched calls however many actors it concerns.
 fn by_owner(work: Vec<(Work, Charge)>) -> Vec<(OwnerId, Vec<Run>)> {
     /// One instance's runs of a round, by kind.
-    type ByKind = [Vec<Run>; 5];
+    type ByKind<T> = [Vec<T>; 5];
     let kind_of = |item: &Work| match item {
         Work::Extension { .. } => 0,
         Work::InitStateChanged { .. } => 1,
@@ -363,40 +363,48 @@ fn by_owner(work: Vec<(Work, Charge)>) -> Vec<(OwnerId, Vec<Run>)> {
         Work::CheckDefaultInitialization { .. } => 3,
         Work::ContinueChain { .. } => 4,
     };
-    let mut groups: Vec<(OwnerId, ByKind)> = Vec::new();
+    let mut groups: Vec<(OwnerId, ByKind<Run>)> = Vec::new();
     // Where each owner's group is: a round can hold a hundred thousand items for a hundred instances.
     let mut group_of: HashMap<OwnerId, usize> = HashMap::default();
-    // First each item's place, counting what each group has of each kind still to come, so that a run is
-    // allocated once, at its size, rather than doubling its way up.
-    let mut still_to_come: Vec<[usize; 5]> = Vec::new();
+    // First the runs, cut as they are delivered, with their lengths, so that each is allocated once at its
+    // length rather than doubling its way up; then the items, moved into their runs in order.
+    let mut lengths: Vec<ByKind<usize>> = Vec::new();
     let places: Vec<(usize, usize)> = work
         .iter()
-        .map(|(item, _)| {
+        .map(|(item, charge)| {
             let owner = item.owner();
             let group = *group_of.entry(owner).or_insert_with(|| {
                 groups.push((owner, Default::default()));
-                still_to_come.push([0; 5]);
+                lengths.push(Default::default());
                 groups.len() - 1
             });
             let kind = kind_of(item);
-            still_to_come[group][kind] += 1;
+            let (runs, run_lengths) = (&mut groups[group].1[kind], &mut lengths[group][kind]);
+            match (runs.last(), run_lengths.last_mut()) {
+                (Some(run), Some(length)) if run.root == charge.root && (kind == 4 || *length < MAX_BATCH) => {
+                    *length += 1
+                }
+                _ => {
+                    runs.push(Run { root: charge.root, items: Vec::new() });
+                    run_lengths.push(1);
+                }
+            }
             (group, kind)
         })
         .collect();
-    for ((item, charge), (group, kind)) in work.into_iter().zip(places) {
-        let runs = &mut groups[group].1[kind];
-        let fits = |run: &Run| run.root == charge.root && (kind == 4 || run.items.len() < MAX_BATCH);
-        match runs.last_mut() {
-            Some(run) if fits(run) => run.items.push(item),
-            _ => {
-                let size =
-                    if kind == 4 { still_to_come[group][kind] } else { still_to_come[group][kind].min(MAX_BATCH) };
-                let mut items = Vec::with_capacity(size);
-                items.push(item);
-                runs.push(Run { root: charge.root, items });
-            }
+    for ((_, runs), run_lengths) in groups.iter_mut().zip(&lengths) {
+        for (run, length) in runs.iter_mut().flatten().zip(run_lengths.iter().flatten()) {
+            run.items.reserve_exact(*length);
         }
-        still_to_come[group][kind] -= 1;
+    }
+    // Each (instance, kind)'s run being filled.
+    let mut filling: Vec<[usize; 5]> = vec![[0; 5]; groups.len()];
+    for ((item, _), (group, kind)) in work.into_iter().zip(places) {
+        let (runs, at) = (&mut groups[group].1[kind], &mut filling[group][kind]);
+        if runs[*at].items.len() == lengths[group][kind][*at] {
+            *at += 1;
+        }
+        runs[*at].items.push(item);
     }
     groups.into_iter().map(|(owner, kinds)| (owner, kinds.into_iter().flatten().collect())).collect()
 }
@@ -981,6 +989,68 @@ mod tests {
         assert!(pawns
             .iter()
             .all(|p| w.feature_state(*p, "Hero").unwrap() == 4 && w.feature_state(*p, "Input").unwrap() == 4));
+    }
+
+    /// A round's work is grouped as it is delivered — by instance (in the order of its first item), then by
+    /// kind, each in queue order, cut where the plugin charged changes and every `MAX_BATCH` entries (chain
+    /// walks only where the charge changes) — and each run is allocated once, at its length.
+    #[test]
+    fn a_rounds_work_goes_into_runs_each_allocated_at_its_length() {
+        let mut names = crate::component::Names::default();
+        let (event, feature) = (names.intern("Tick"), names.intern("Hero"));
+        let (a, b) = (OwnerId(1), OwnerId(2));
+        let actor = |n: u64| ActorId::from_raw(n);
+        let tick = |owner, n| Work::Extension {
+            owner,
+            handler: crate::component::HandlerId(1),
+            number: 1,
+            actor: actor(n),
+            event,
+            final_event: false,
+            sender: None,
+        };
+        let walk = |owner, n| Work::ContinueChain { owner, actor: actor(n), feature };
+        let charged = |root: Option<OwnerId>| Charge { sender: root, root };
+        let mut work = Vec::new();
+        // Instance a: MAX_BATCH + 3 events charged to nobody, then 2 charged to b, then 1 to nobody again; walks
+        // interleaved, charged to a then b.
+        for n in 0..MAX_BATCH as u64 + 3 {
+            work.push((tick(a, n), charged(None)));
+            work.push((walk(a, n), charged(Some(a))));
+        }
+        work.push((tick(b, 1), charged(None)));
+        work.extend([(tick(a, 900), charged(Some(b))), (tick(a, 901), charged(Some(b)))]);
+        work.push((walk(a, 902), charged(Some(b))));
+        work.push((tick(a, 903), charged(None)));
+        let grouped = by_owner(work);
+
+        let owners: Vec<OwnerId> = grouped.iter().map(|(owner, _)| *owner).collect();
+        assert_eq!(owners, [a, b], "instances in the order of their first item");
+        let runs: Vec<(Option<OwnerId>, usize, u64, &'static str)> = grouped[0]
+            .1
+            .iter()
+            .map(|run| {
+                assert_eq!(run.items.capacity(), run.items.len(), "allocated at its length");
+                let kind = if matches!(run.items[0], Work::Extension { .. }) { "events" } else { "walks" };
+                (run.root, run.items.len(), run.items[0].actor().to_raw(), kind)
+            })
+            .collect();
+        let batch = MAX_BATCH;
+        assert_eq!(
+            runs,
+            [
+                (None, batch, 0, "events"),
+                (None, 3, batch as u64, "events"),
+                (Some(b), 2, 900, "events"),
+                (None, 1, 903, "events"),
+                (Some(a), batch + 3, 0, "walks"),
+                (Some(b), 1, 902, "walks"),
+            ]
+        );
+        let in_order: Vec<u64> =
+            grouped[0].1[..2].iter().flat_map(|run| &run.items).map(|w| w.actor().to_raw()).collect();
+        assert_eq!(in_order, (0..batch as u64 + 3).collect::<Vec<_>>(), "queue order within a kind");
+        assert_eq!(grouped[1].1.len(), 1);
     }
 
     #[test]
