@@ -29,12 +29,7 @@ fn main() {
     let path = experiences.write("e.toml", &experience_with_features(if bare { &[] } else { &["lyra-character"] }));
     let cache = std::env::var_os("GFHOST_CACHE_DIR").map(std::path::PathBuf::from);
     let runtime = gamefeature_host::runtime::RuntimeConfig { pooling, ..runtime_config(cache.as_deref()) };
-    let options = gamefeature_host::SessionOptions {
-        plugin_dirs: vec![plugins.path().to_path_buf()],
-        runtime,
-        manager: trusted(),
-    };
-    let session = gamefeature_host::Session::new(options).expect("the runtime starts");
+    let session = session_with_runtime(&plugins, runtime, trusted());
     let mut manager = session.create_world("bench", NetMode::Standalone);
     tokio.block_on(manager.load(&path)).unwrap();
     manager.with_world(|w| w.set_recording(false));

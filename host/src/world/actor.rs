@@ -80,8 +80,9 @@ pub struct Component {
 #[derive(Debug, Clone)]
 pub struct Actor {
     pub id: ActorId,
-    /// Its class, then the class's ancestors: fixed when it spawns (a class's parent never changes), so events
-    /// and notifications about it walk the chain without looking the class up.
+    /// Its class, then the class's ancestors (never empty for an actor the world spawned): fixed when it spawns
+    /// (a class's parent never changes), so events and notifications about it walk the chain without looking the
+    /// class up.
     pub classes: std::sync::Arc<[super::ClassName]>,
     pub role: NetRole,
     pub components: Vec<Component>,
@@ -108,7 +109,7 @@ pub enum PlayerOwner {
 impl Actor {
     /// The actor's class.
     pub fn class(&self) -> &str {
-        &self.classes[0]
+        self.classes.first().map_or("", |class| class)
     }
 
     /// Whether the actor is of `class` or a subclass of it.

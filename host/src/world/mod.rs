@@ -301,19 +301,13 @@ impl World {
 
     /// The actor with this id, if it is alive.
     pub fn actor(&self, actor: ActorId) -> Result<&Actor, WorldError> {
-        self.slots
-            .slot(actor)
-            .filter(|s| s.generation == actor.generation())
-            .and_then(|s| s.actor.as_ref())
-            .ok_or(WorldError::UnknownActor(actor))
+        self.slots.live_actor(actor).ok_or(WorldError::UnknownActor(actor))
     }
 
     /// The component manager, and `actor`'s class chain beside it (`None` for an actor not alive): what queuing
     /// work about an actor for every level of its class needs, without holding the chain by a reference count.
     pub(crate) fn manager_and_classes_of(&mut self, actor: ActorId) -> (&mut ComponentManager, Option<&[ClassName]>) {
-        let found =
-            self.slots.slot(actor).filter(|s| s.generation == actor.generation()).and_then(|s| s.actor.as_ref());
-        (&mut self.manager, found.map(|a| &*a.classes))
+        (&mut self.manager, self.slots.live_actor(actor).map(|a| &*a.classes))
     }
 
     pub(crate) fn actor_mut(&mut self, actor: ActorId) -> Result<&mut Actor, WorldError> {

@@ -59,6 +59,11 @@ impl Slots {
         range.slots.get_mut(index)
     }
 
+    /// The actor an id names, if it is the one now in its slot.
+    pub(super) fn live_actor(&self, id: ActorId) -> Option<&super::Actor> {
+        self.slot(id).filter(|s| s.generation == id.generation()).and_then(|s| s.actor.as_ref())
+    }
+
     /// Whether an id names the actor now in its slot.
     pub(super) fn is_live(&self, id: ActorId) -> bool {
         self.slot(id).is_some_and(|s| s.generation == id.generation() && s.actor.is_some())
