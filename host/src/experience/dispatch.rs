@@ -355,56 +355,28 @@ struct Run {
 /// handful of batched calls however many actors it concerns.
 fn by_owner(work: Vec<(Work, Charge)>) -> Vec<(OwnerId, Vec<Run>)> {
     /// One instance's runs of a round, by kind.
-    type ByKind<T> = [Vec<T>; 5];
-    let kind_of = |item: &Work| match item {
-        Work::Extension { .. } => 0,
-        Work::InitStateChanged { .. } => 1,
-        Work::PropertyChanged { .. } => 2,
-        Work::CheckDefaultInitialization { .. } => 3,
-        Work::ContinueChain { .. } => 4,
-    };
-    let mut groups: Vec<(OwnerId, ByKind<Run>)> = Vec::new();
+    type ByKind = [Vec<Run>; 5];
+    let mut groups: Vec<(OwnerId, ByKind)> = Vec::new();
     // Where each owner's group is: a round can hold a hundred thousand items for a hundred instances.
     let mut group_of: HashMap<OwnerId, usize> = HashMap::default();
-    // First the runs, cut as they are delivered, with their lengths, so that each is allocated once at its
-    // length rather than doubling its way up; then the items, moved into their runs in order.
-    let mut lengths: Vec<ByKind<usize>> = Vec::new();
-    let places: Vec<(usize, usize)> = work
-        .iter()
-        .map(|(item, charge)| {
-            let owner = item.owner();
-            let group = *group_of.entry(owner).or_insert_with(|| {
-                groups.push((owner, Default::default()));
-                lengths.push(Default::default());
-                groups.len() - 1
-            });
-            let kind = kind_of(item);
-            let (runs, run_lengths) = (&mut groups[group].1[kind], &mut lengths[group][kind]);
-            match (runs.last(), run_lengths.last_mut()) {
-                (Some(run), Some(length)) if run.root == charge.root && (kind == 4 || *length < MAX_BATCH) => {
-                    *length += 1
-                }
-                _ => {
-                    runs.push(Run { root: charge.root, items: Vec::new() });
-                    run_lengths.push(1);
-                }
-            }
-            (group, kind)
-        })
-        .collect();
-    for ((_, runs), run_lengths) in groups.iter_mut().zip(&lengths) {
-        for (run, length) in runs.iter_mut().flatten().zip(run_lengths.iter().flatten()) {
-            run.items.reserve_exact(*length);
+    for (item, charge) in work {
+        let owner = item.owner();
+        let kind = match item {
+            Work::Extension { .. } => 0,
+            Work::InitStateChanged { .. } => 1,
+            Work::PropertyChanged { .. } => 2,
+            Work::CheckDefaultInitialization { .. } => 3,
+            Work::ContinueChain { .. } => 4,
+        };
+        let index = *group_of.entry(owner).or_insert_with(|| {
+            groups.push((owner, Default::default()));
+            groups.len() - 1
+        });
+        let runs = &mut groups[index].1[kind];
+        match runs.last_mut() {
+            Some(run) if run.root == charge.root && (kind == 4 || run.items.len() < MAX_BATCH) => run.items.push(item),
+            _ => runs.push(Run { root: charge.root, items: vec![item] }),
         }
-    }
-    // Each (instance, kind)'s run being filled.
-    let mut filling: Vec<[usize; 5]> = vec![[0; 5]; groups.len()];
-    for ((item, _), (group, kind)) in work.into_iter().zip(places) {
-        let (runs, at) = (&mut groups[group].1[kind], &mut filling[group][kind]);
-        if runs[*at].items.len() == lengths[group][kind][*at] {
-            *at += 1;
-        }
-        runs[*at].items.push(item);
     }
     groups.into_iter().map(|(owner, kinds)| (owner, kinds.into_iter().flatten().collect())).collect()
 }
@@ -991,11 +963,11 @@ mod tests {
             .all(|p| w.feature_state(*p, "Hero").unwrap() == 4 && w.feature_state(*p, "Input").unwrap() == 4));
     }
 
-    /// A round's work is grouped as it is delivered — by instance (in the order of its first item), then by
+    /// A round's work is grouped as it is delivered: by instance (in the order of its first item), then by
     /// kind, each in queue order, cut where the plugin charged changes and every `MAX_BATCH` entries (chain
-    /// walks only where the charge changes) — and each run is allocated once, at its length.
+    /// walks only where the charge changes).
     #[test]
-    fn a_rounds_work_goes_into_runs_each_allocated_at_its_length() {
+    fn a_rounds_work_goes_into_runs_by_instance_kind_and_charge() {
         let mut names = crate::component::Names::default();
         let (event, feature) = (names.intern("Tick"), names.intern("Hero"));
         let (a, b) = (OwnerId(1), OwnerId(2));
@@ -1030,7 +1002,6 @@ mod tests {
             .1
             .iter()
             .map(|run| {
-                assert_eq!(run.items.capacity(), run.items.len(), "allocated at its length");
                 let kind = if matches!(run.items[0], Work::Extension { .. }) { "events" } else { "walks" };
                 (run.root, run.items.len(), run.items[0].actor().to_raw(), kind)
             })
