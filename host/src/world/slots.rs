@@ -66,7 +66,7 @@ impl Slots {
 
     /// Whether an id names the actor now in its slot.
     pub(super) fn is_live(&self, id: ActorId) -> bool {
-        self.slot(id).is_some_and(|s| s.generation == id.generation() && s.actor.is_some())
+        self.live_actor(id).is_some()
     }
 
     /// An empty slot for a new actor, from the client-only range when `local`; the id the actor gets.
