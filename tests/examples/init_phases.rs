@@ -1,5 +1,6 @@
 //! Times each phase of 10,000 pawns going through Lyra's init chain, for finding where the time goes.
-//! `env -u RUST_BACKTRACE cargo run --release -p gamefeature-tests --example init_phases [pawns] [bare] [unpooled]`
+//! `env -u RUST_BACKTRACE cargo run --release -p gamefeature-tests --example init_phases [pawns] [bare] [unpooled]
+//! [rounds=N]`
 //!
 //! Per phase it prints the batch entries per pawn by export and the time per entry inside those calls
 //! (lowering, the plugin's code and its host calls): the rest of a phase is the world's and the host's own
@@ -7,7 +8,8 @@
 //! `unpooled` runs without the pooling allocator, for tools that cannot reserve its address space (valgrind's
 //! callgrind counts the instructions of each change exactly, where times on this machine vary). With
 //! `GFHOST_CACHE_DIR` set, compiled plugins are cached there, as `gfhost` does: a profiler then sees no
-//! compiling from the second run on.
+//! compiling from the second run on. `rounds=N` plays it N times, each in a new world of the same session, as
+//! the criterion bench does: from the second round on, the process reuses the memory the last round freed.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -30,8 +32,20 @@ fn main() {
     let cache = std::env::var_os("GFHOST_CACHE_DIR").map(std::path::PathBuf::from);
     let runtime = gamefeature_host::runtime::RuntimeConfig { pooling, ..runtime_config(cache.as_deref()) };
     let session = session_with_runtime(&plugins, runtime, trusted());
+    let rounds: usize =
+        std::env::args().skip(1).find_map(|a| a.strip_prefix("rounds=").and_then(|n| n.parse().ok())).unwrap_or(1);
+    for round in 1..=rounds {
+        if rounds > 1 {
+            println!("round {round}:");
+        }
+        play(&tokio, &session, &path, pawns);
+    }
+}
+
+/// Spawns, possesses and replicates `pawns` players in a new world, printing each phase's time and calls.
+fn play(tokio: &tokio::runtime::Runtime, session: &gamefeature_host::Session, path: &std::path::Path, pawns: usize) {
     let mut manager = session.create_world("bench", NetMode::Standalone);
-    tokio.block_on(manager.load(&path)).unwrap();
+    tokio.block_on(manager.load(path)).unwrap();
     manager.with_world(|w| w.set_recording(false));
     let host_calls_before = manager.with_world(|w| w.plugin_calls());
 
@@ -39,7 +53,7 @@ fn main() {
     let started = Instant::now();
     let players: Vec<game::Player> =
         manager.with_world(|w| (0..pawns).map(|_| game::spawn_player(w, "Character").unwrap()).collect());
-    let mut phases = vec![("spawn", started.elapsed(), calls_since(&session, &mut recorded))];
+    let mut phases = vec![("spawn", started.elapsed(), calls_since(session, &mut recorded))];
     let rest: [(&str, Phase); 2] = [
         ("possess", |w, p| game::possess(w, p).unwrap()),
         ("player state", |w, p| game::replicate_player_state(w, p).unwrap()),
@@ -47,7 +61,7 @@ fn main() {
     for (name, phase) in rest {
         let began = Instant::now();
         manager.with_world(|w| players.iter().for_each(|p| phase(w, p)));
-        phases.push((name, began.elapsed(), calls_since(&session, &mut recorded)));
+        phases.push((name, began.elapsed(), calls_since(session, &mut recorded)));
     }
     let total = started.elapsed();
 
@@ -66,6 +80,7 @@ fn main() {
     let failures: Vec<&str> = events.iter().filter(|e| e.kind == EventKind::Failure).map(|e| e.text.as_str()).collect();
     let logs = events.iter().filter(|e| matches!(e.kind, EventKind::Log(_))).count();
     println!("live features: {:?}; failures: {failures:?}; plugin log lines: {logs}", manager.live_features());
+    tokio.block_on(manager.end_play()).unwrap();
 }
 
 /// The calls into plugins the timeline recorded since `recorded` events, which moves past them. Counting by

@@ -17,9 +17,9 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
-use smallvec::SmallVec;
 
-use crate::component::{Charge, Name, OwnerId, Work};
+use super::rounds::{waves, Chain, Round};
+use crate::component::{Name, OwnerId, Work};
 use crate::feature::{
     within_refusal_budget, BatchNames, CallError, ChainBatch, ChainWalk, ExtensionBatch, FeatureBatch, PluginInstance,
     PropertyBatch, ReplicatedBatch, StateChangeBatch,
@@ -135,25 +135,23 @@ impl Instances {
                 world::lock(world).delivering_work_of(None);
                 return Ok(failures);
             }
-            // One pass over the round's items, which may be many: who sent them, and what each plugin is charged.
-            let mut senders: Vec<OwnerId> = Vec::new();
-            for (item, charge) in &work {
-                if let Some(sender) = charge.sender {
-                    if !senders.contains(&sender) {
-                        senders.push(sender);
-                    }
-                }
-                match charge.root {
-                    Some(root) if !quarantined.contains(&root) => *charged.entry(root).or_default() += 1,
+            let mut round = Round::gather(work);
+            // What each plugin is charged, by run; the game's own work raises the allowance of each plugin for
+            // each actor of the game's it hears about.
+            for (owner, run) in round.runs() {
+                match run.root {
+                    Some(root) if !quarantined.contains(&root) => *charged.entry(root).or_default() += run.items.len(),
                     Some(_) => {}
                     None => {
-                        if heard_of.insert((item.owner(), item.actor())) {
-                            *allowance.entry(item.owner()).or_default() += self.limits.per_game_actor;
+                        for item in &run.items {
+                            if heard_of.insert((owner, item.actor())) {
+                                *allowance.entry(owner).or_default() += self.limits.per_game_actor;
+                            }
                         }
                     }
                 }
             }
-            recent_senders.push_back(senders);
+            recent_senders.push_back(std::mem::take(&mut round.senders));
             if recent_senders.len() > LOOP_WINDOW {
                 recent_senders.pop_front();
             }
@@ -169,18 +167,10 @@ impl Instances {
                 failures.extend(self.quarantine(world, flooder, "dispatch", cause));
                 quarantined.insert(flooder);
             }
-            // What a quarantined plugin was sent, and the events it sent, go with it (as the queue's own
-            // `discard_owner` does for what was still queued).
-            let work: Vec<(Work, Charge)> = if quarantined.is_empty() {
-                work
-            } else {
-                work.into_iter()
-                    .filter(|(w, _)| {
-                        !quarantined.contains(&w.owner()) && w.sender().is_none_or(|s| !quarantined.contains(&s))
-                    })
-                    .collect()
-            };
-            for (owner, runs) in by_owner(work) {
+            if !quarantined.is_empty() {
+                round.discard(|owner| quarantined.contains(&owner));
+            }
+            for (owner, runs) in round.groups {
                 for run in runs {
                     world::lock(world).delivering_work_of(run.root);
                     if let Err(failure) = self.deliver(world, timeline, owner, &run.items) {
@@ -340,84 +330,6 @@ pub struct PumpOverflow {
     pub rounds: usize,
     pub failures: Vec<DeliveryFailure>,
 }
-
-/// Consecutive items of one kind for one instance, charged to one plugin (or the host): one batched call.
-struct Run {
-    root: Option<OwnerId>,
-    items: Vec<Work>,
-}
-
-/// Groups a round's work by instance (instances in the order of their first item) and, per instance, by kind
-/// in delivery order — extension events, init-state notifications, property changes, default-initialization
-/// checks, chain walks
-/// — each kind keeping the order its items were queued in, cut where the plugin charged changes and every
-/// [`MAX_BATCH`] entries (chain walks are cut into waves later). One instance's work of a round is then a
-/// handful of batched calls however many actors it concerns.
-fn by_owner(work: Vec<(Work, Charge)>) -> Vec<(OwnerId, Vec<Run>)> {
-    /// One instance's runs of a round, by kind.
-    type ByKind = [Vec<Run>; 5];
-    let mut groups: Vec<(OwnerId, ByKind)> = Vec::new();
-    // Where each owner's group is: a round can hold a hundred thousand items for a hundred instances.
-    let mut group_of: HashMap<OwnerId, usize> = HashMap::default();
-    for (item, charge) in work {
-        let owner = item.owner();
-        let kind = match item {
-            Work::Extension { .. } => 0,
-            Work::InitStateChanged { .. } => 1,
-            Work::PropertyChanged { .. } => 2,
-            Work::CheckDefaultInitialization { .. } => 3,
-            Work::ContinueChain { .. } => 4,
-        };
-        let index = *group_of.entry(owner).or_insert_with(|| {
-            groups.push((owner, Default::default()));
-            groups.len() - 1
-        });
-        let runs = &mut groups[index].1[kind];
-        match runs.last_mut() {
-            Some(run) if run.root == charge.root && (kind == 4 || run.items.len() < MAX_BATCH) => run.items.push(item),
-            _ => runs.push(Run { root: charge.root, items: vec![item] }),
-        }
-    }
-    groups.into_iter().map(|(owner, kinds)| (owner, kinds.into_iter().flatten().collect())).collect()
-}
-
-/// Splits a run's chains into waves in which each actor appears once, keeping their order, of at most
-/// [`MAX_BATCH`] chains each. A chain asked for twice in the run is walked once: its walk comes after both
-/// requests, so it sees whatever either was made for.
-fn waves(chains: impl IntoIterator<Item = Chain>) -> Vec<Vec<Chain>> {
-    let chains = chains.into_iter();
-    let mut waves: Vec<Vec<Chain>> = Vec::new();
-    // Per actor: the first wave its next chain may join (the one after its last), and the features placed. Sized
-    // for a run naming every actor once (the usual case), so that it never grows by rehashing.
-    let expected = chains.size_hint().1.unwrap_or(0);
-    let mut placed: HashMap<ActorId, (usize, SmallVec<[Name; 2]>)> =
-        HashMap::with_capacity_and_hasher(expected, Default::default());
-    // Every wave before this one is full.
-    let mut first_open = 0;
-    for (actor, feature) in chains {
-        let (next, features) = placed.entry(actor).or_default();
-        if features.contains(&feature) {
-            continue;
-        }
-        features.push(feature);
-        let mut wave = (*next).max(first_open);
-        while waves.get(wave).is_some_and(|chains| chains.len() >= MAX_BATCH) {
-            wave += 1;
-        }
-        if wave == waves.len() {
-            waves.push(Vec::new());
-        }
-        waves[wave].push((actor, feature));
-        *next = wave + 1;
-        while waves.get(first_open).is_some_and(|chains| chains.len() >= MAX_BATCH) {
-            first_open += 1;
-        }
-    }
-    waves
-}
-
-/// A feature's chain on one actor.
-type Chain = (ActorId, Name);
 
 /// Where batched calls are recorded: the timeline and the world's name.
 struct Calls<'a> {
@@ -961,96 +873,5 @@ mod tests {
         assert!(pawns
             .iter()
             .all(|p| w.feature_state(*p, "Hero").unwrap() == 4 && w.feature_state(*p, "Input").unwrap() == 4));
-    }
-
-    /// A round's work is grouped as it is delivered: by instance (in the order of its first item), then by
-    /// kind, each in queue order, cut where the plugin charged changes and every `MAX_BATCH` entries (chain
-    /// walks only where the charge changes).
-    #[test]
-    fn a_rounds_work_goes_into_runs_by_instance_kind_and_charge() {
-        let mut names = crate::component::Names::default();
-        let (event, feature) = (names.intern("Tick"), names.intern("Hero"));
-        let (a, b) = (OwnerId(1), OwnerId(2));
-        let actor = |n: u64| ActorId::from_raw(n);
-        let tick = |owner, n| Work::Extension {
-            owner,
-            handler: crate::component::HandlerId(1),
-            number: 1,
-            actor: actor(n),
-            event,
-            final_event: false,
-            sender: None,
-        };
-        let walk = |owner, n| Work::ContinueChain { owner, actor: actor(n), feature };
-        let charged = |root: Option<OwnerId>| Charge { sender: root, root };
-        let mut work = Vec::new();
-        // Instance a: MAX_BATCH + 3 events charged to nobody, then 2 charged to b, then 1 to nobody again; walks
-        // interleaved, charged to a then b.
-        for n in 0..MAX_BATCH as u64 + 3 {
-            work.push((tick(a, n), charged(None)));
-            work.push((walk(a, n), charged(Some(a))));
-        }
-        work.push((tick(b, 1), charged(None)));
-        work.extend([(tick(a, 900), charged(Some(b))), (tick(a, 901), charged(Some(b)))]);
-        work.push((walk(a, 902), charged(Some(b))));
-        work.push((tick(a, 903), charged(None)));
-        let grouped = by_owner(work);
-
-        let owners: Vec<OwnerId> = grouped.iter().map(|(owner, _)| *owner).collect();
-        assert_eq!(owners, [a, b], "instances in the order of their first item");
-        let runs: Vec<(Option<OwnerId>, usize, u64, &'static str)> = grouped[0]
-            .1
-            .iter()
-            .map(|run| {
-                let kind = if matches!(run.items[0], Work::Extension { .. }) { "events" } else { "walks" };
-                (run.root, run.items.len(), run.items[0].actor().to_raw(), kind)
-            })
-            .collect();
-        let batch = MAX_BATCH;
-        assert_eq!(
-            runs,
-            [
-                (None, batch, 0, "events"),
-                (None, 3, batch as u64, "events"),
-                (Some(b), 2, 900, "events"),
-                (None, 1, 903, "events"),
-                (Some(a), batch + 3, 0, "walks"),
-                (Some(b), 1, 902, "walks"),
-            ]
-        );
-        let in_order: Vec<u64> =
-            grouped[0].1[..2].iter().flat_map(|run| &run.items).map(|w| w.actor().to_raw()).collect();
-        assert_eq!(in_order, (0..batch as u64 + 3).collect::<Vec<_>>(), "queue order within a kind");
-        assert_eq!(grouped[1].1.len(), 1);
-    }
-
-    #[test]
-    fn chain_waves_keep_order_name_each_actor_once_walk_a_repeated_chain_once_and_stay_within_a_batch() {
-        let mut names = crate::component::Names::default();
-        let (hero, input) = (names.intern("Hero"), names.intern("Input"));
-        let actor = ActorId::from_raw;
-        // Two chains of actor 1, a repeat of its first, then enough other actors to fill more than one batch.
-        let mut chains = vec![(actor(1), hero), (actor(1), input), (actor(1), hero)];
-        chains.extend((2..=MAX_BATCH as u64 + 1).map(|n| (actor(n), hero)));
-        let waves = waves(chains.clone());
-        assert!(waves.iter().all(|wave| wave.len() <= MAX_BATCH));
-        for wave in &waves {
-            let actors: HashSet<ActorId> = wave.iter().map(|(a, _)| *a).collect();
-            assert_eq!(actors.len(), wave.len(), "an actor twice in one wave");
-        }
-        let walked: Vec<Chain> = waves.concat();
-        assert_eq!(walked.len(), chains.len() - 1, "the repeated chain is walked once");
-        assert_eq!(walked.iter().filter(|c| **c == (actor(1), hero)).count(), 1);
-        // Each wave keeps the order the chains were asked for in; actor 1's second chain waits a wave.
-        for wave in &waves {
-            let positions: Vec<usize> = wave.iter().map(|c| chains.iter().position(|x| x == c).unwrap()).collect();
-            assert!(positions.windows(2).all(|p| p[0] < p[1]), "{positions:?}");
-        }
-        let wave_of = |chain: Chain| waves.iter().position(|w| w.contains(&chain)).unwrap();
-        assert_eq!(wave_of((actor(1), hero)), 0);
-        assert_eq!(wave_of((actor(1), input)), 1);
-        // The first wave is full, so the last actor joins the second.
-        assert_eq!(waves[0].len(), MAX_BATCH);
-        assert_eq!(wave_of((actor(MAX_BATCH as u64 + 1), hero)), 1);
     }
 }

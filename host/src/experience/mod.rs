@@ -6,6 +6,7 @@ mod definition;
 mod dispatch;
 mod load_state;
 mod manager;
+mod rounds;
 
 pub use callbacks::{LoadedCallback, LoadedExperience, Priority};
 pub use chaos::ChaosDelay;

@@ -8,6 +8,9 @@ use crate::component::Name;
 /// Builds the `names` list of a batch: each interned name gets an index the first time it is used.
 #[derive(Debug, Default)]
 pub struct BatchNames {
+    /// The interned name of each of `names`, in the same order.
+    interned: Vec<Name>,
+    /// Each name's index, once a batch has more than [`BatchNames::SCANNED`] of them.
     indices: HashMap<Name, u32>,
     /// The name looked up last: a batch's items mostly share their name (one event sent to many actors).
     last: Option<(Name, u32)>,
@@ -15,6 +18,10 @@ pub struct BatchNames {
 }
 
 impl BatchNames {
+    /// How many names are found by a scan: a batch usually names a handful (an event, a feature or two), which
+    /// a scan finds sooner than a hash would.
+    const SCANNED: usize = 16;
+
     /// The batch index of a name, adding its text (from `text`) on first use.
     pub fn index(&mut self, name: Name, text: impl FnOnce() -> String) -> u32 {
         if let Some((last, index)) = self.last {
@@ -22,11 +29,27 @@ impl BatchNames {
                 return index;
             }
         }
-        let names = &mut self.names;
-        let index = *self.indices.entry(name).or_insert_with(|| {
-            names.push(text());
-            names.len() as u32 - 1
-        });
+        let found = if self.interned.len() <= Self::SCANNED {
+            self.interned.iter().position(|known| *known == name).map(|i| i as u32)
+        } else {
+            self.indices.get(&name).copied()
+        };
+        let index = match found {
+            Some(index) => index,
+            None => {
+                let index = self.names.len() as u32;
+                self.names.push(text());
+                self.interned.push(name);
+                if self.interned.len() > Self::SCANNED {
+                    if self.indices.is_empty() {
+                        self.indices.extend(self.interned.iter().enumerate().map(|(i, name)| (*name, i as u32)));
+                    } else {
+                        self.indices.insert(name, index);
+                    }
+                }
+                index
+            }
+        };
         self.last = Some((name, index));
         index
     }
@@ -183,4 +206,31 @@ pub struct PropertyBatch {
     pub actors: Vec<u64>,
     pub olds: Vec<Option<crate::world::Value>>,
     pub news: Vec<Option<crate::world::Value>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::component::Names;
+
+    /// However many names a batch holds (past the few found by a scan), each is listed once and keeps its index.
+    #[test]
+    fn each_name_is_listed_once_at_the_index_of_its_first_use() {
+        let mut interner = Names::default();
+        let interned: Vec<Name> = (0..40).map(|i| interner.intern(&format!("Name{i}"))).collect();
+        let mut names = BatchNames::default();
+        for round in 0..3 {
+            for (i, name) in interned.iter().enumerate().rev().step_by(round + 1) {
+                let text = || format!("Name{i}");
+                let index = names.index(*name, text) as usize;
+                assert_eq!(names.names[index], format!("Name{i}"), "round {round}");
+                assert_eq!(names.index(*name, text) as usize, index, "the same name again");
+            }
+        }
+        assert_eq!(names.names.len(), interned.len());
+        let mut sorted = names.names.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), interned.len(), "no name twice");
+    }
 }

@@ -1,0 +1,274 @@
+//! How one round of a dispatch's work is laid out for delivery: grouped into runs, one batched call each, and
+//! chain walks split into waves.
+//!
+//! A round can hold a hundred thousand items, and each pass over them reads them from memory again, so the
+//! round is gathered in one pass: grouping, and noting who sent the work. What each plugin is charged is then
+//! counted by run, not by item.
+
+use rustc_hash::FxHashMap as HashMap;
+use smallvec::SmallVec;
+
+use super::dispatch::MAX_BATCH;
+use crate::component::{Charge, Name, OwnerId, Work};
+use crate::world::ActorId;
+
+/// Consecutive items of one kind for one instance, charged to one plugin (or the host): one batched call.
+pub(super) struct Run {
+    pub root: Option<OwnerId>,
+    pub items: Vec<Work>,
+}
+
+/// One round's work, grouped.
+pub(super) struct Round {
+    /// Each instance's runs: instances in the order of their first item, then by kind in delivery order —
+    /// extension events, init-state notifications, property changes, default-initialization checks, chain walks
+    /// — each kind keeping the order its items were queued in, cut where the plugin charged changes and every
+    /// [`MAX_BATCH`] entries (chain walks are cut into waves later). One instance's work of a round is then a
+    /// handful of batched calls however many actors it concerns.
+    pub groups: Vec<(OwnerId, Vec<Run>)>,
+    /// The plugins whose host calls queued the round's work, in the order first seen.
+    pub senders: Vec<OwnerId>,
+}
+
+/// The kinds of work, in the order an instance's runs of a round are delivered.
+const KINDS: usize = 5;
+
+fn kind(item: &Work) -> usize {
+    match item {
+        Work::Extension { .. } => 0,
+        Work::InitStateChanged { .. } => 1,
+        Work::PropertyChanged { .. } => 2,
+        Work::CheckDefaultInitialization { .. } => 3,
+        Work::ContinueChain { .. } => 4,
+    }
+}
+
+impl Round {
+    /// Groups a round's work (see [`Round::groups`]) in one pass over it.
+    pub fn gather(work: Vec<(Work, Charge)>) -> Round {
+        let mut groups: Vec<(OwnerId, [Vec<Run>; KINDS])> = Vec::new();
+        // Where each owner's group is: a round can hold work for a hundred instances. Consecutive items are
+        // usually for the same one, found without a lookup.
+        let mut group_of: HashMap<OwnerId, usize> = HashMap::default();
+        let mut last_group: Option<(OwnerId, usize)> = None;
+        let mut senders: Vec<OwnerId> = Vec::new();
+        for (item, charge) in work {
+            if let Some(sender) = charge.sender {
+                if senders.last() != Some(&sender) && !senders.contains(&sender) {
+                    senders.push(sender);
+                }
+            }
+            let owner = item.owner();
+            let index = match last_group {
+                Some((last, index)) if last == owner => index,
+                _ => {
+                    let index = *group_of.entry(owner).or_insert_with(|| {
+                        groups.push((owner, Default::default()));
+                        groups.len() - 1
+                    });
+                    last_group = Some((owner, index));
+                    index
+                }
+            };
+            let kind = kind(&item);
+            let runs = &mut groups[index].1[kind];
+            match runs.last_mut() {
+                Some(run) if run.root == charge.root && (kind == 4 || run.items.len() < MAX_BATCH) => {
+                    run.items.push(item)
+                }
+                _ => runs.push(Run { root: charge.root, items: vec![item] }),
+            }
+        }
+        let groups = groups.into_iter().map(|(owner, kinds)| (owner, kinds.into_iter().flatten().collect())).collect();
+        Round { groups, senders }
+    }
+
+    /// Every run, with its instance.
+    pub fn runs(&self) -> impl Iterator<Item = (OwnerId, &Run)> + '_ {
+        self.groups.iter().flat_map(|(owner, runs)| runs.iter().map(move |run| (*owner, run)))
+    }
+
+    /// Drops the work of quarantined plugins: what they were sent, and the events they sent others (as the
+    /// queue's own `discard_owner` does for what is still queued).
+    pub fn discard(&mut self, quarantined: impl Fn(OwnerId) -> bool) {
+        self.groups.retain(|(owner, _)| !quarantined(*owner));
+        for (_, runs) in &mut self.groups {
+            for run in runs.iter_mut() {
+                run.items.retain(|item| item.sender().is_none_or(|sender| !quarantined(sender)));
+            }
+            runs.retain(|run| !run.items.is_empty());
+        }
+    }
+}
+
+/// A feature's chain on one actor.
+pub(super) type Chain = (ActorId, Name);
+
+/// Splits a run's chains into waves in which each actor appears once, keeping their order, of at most
+/// [`MAX_BATCH`] chains each. A chain asked for twice in the run is walked once: its walk comes after both
+/// requests, so it sees whatever either was made for.
+pub(super) fn waves(chains: impl IntoIterator<Item = Chain>) -> Vec<Vec<Chain>> {
+    let chains = chains.into_iter();
+    let mut waves: Vec<Vec<Chain>> = Vec::new();
+    // Per actor: the first wave its next chain may join (the one after its last), and the features placed. Sized
+    // for a run naming every actor once (the usual case), so that it never grows by rehashing.
+    let expected = chains.size_hint().1.unwrap_or(0);
+    let mut placed: HashMap<ActorId, (usize, SmallVec<[Name; 2]>)> =
+        HashMap::with_capacity_and_hasher(expected, Default::default());
+    // Every wave before this one is full.
+    let mut first_open = 0;
+    for (actor, feature) in chains {
+        let (next, features) = placed.entry(actor).or_default();
+        if features.contains(&feature) {
+            continue;
+        }
+        features.push(feature);
+        let mut wave = (*next).max(first_open);
+        while waves.get(wave).is_some_and(|chains| chains.len() >= MAX_BATCH) {
+            wave += 1;
+        }
+        if wave == waves.len() {
+            waves.push(Vec::new());
+        }
+        waves[wave].push((actor, feature));
+        *next = wave + 1;
+        while waves.get(first_open).is_some_and(|chains| chains.len() >= MAX_BATCH) {
+            first_open += 1;
+        }
+    }
+    waves
+}
+
+#[cfg(test)]
+mod tests {
+    use rustc_hash::FxHashSet as HashSet;
+
+    use super::*;
+
+    /// A round's work is grouped as it is delivered: by instance (in the order of its first item), then by
+    /// kind, each in queue order, cut where the plugin charged changes and every `MAX_BATCH` entries (chain
+    /// walks only where the charge changes).
+    #[test]
+    fn a_rounds_work_goes_into_runs_by_instance_kind_and_charge() {
+        let mut names = crate::component::Names::default();
+        let (event, feature) = (names.intern("Tick"), names.intern("Hero"));
+        let (a, b) = (OwnerId(1), OwnerId(2));
+        let actor = |n: u64| ActorId::from_raw(n);
+        let tick = |owner, n| Work::Extension {
+            owner,
+            handler: crate::component::HandlerId(1),
+            number: 1,
+            actor: actor(n),
+            event,
+            final_event: false,
+            sender: None,
+        };
+        let walk = |owner, n| Work::ContinueChain { owner, actor: actor(n), feature };
+        let charged = |root: Option<OwnerId>| Charge { sender: root, root };
+        let mut work = Vec::new();
+        // Instance a: MAX_BATCH + 3 events charged to nobody, then 2 charged to b, then 1 to nobody again; walks
+        // interleaved, charged to a then b.
+        for n in 0..MAX_BATCH as u64 + 3 {
+            work.push((tick(a, n), charged(None)));
+            work.push((walk(a, n), charged(Some(a))));
+        }
+        work.push((tick(b, 1), charged(None)));
+        work.extend([(tick(a, 900), charged(Some(b))), (tick(a, 901), charged(Some(b)))]);
+        work.push((walk(a, 902), charged(Some(b))));
+        work.push((tick(a, 903), charged(None)));
+        let grouped = Round::gather(work).groups;
+
+        let owners: Vec<OwnerId> = grouped.iter().map(|(owner, _)| *owner).collect();
+        assert_eq!(owners, [a, b], "instances in the order of their first item");
+        let runs: Vec<(Option<OwnerId>, usize, u64, &'static str)> = grouped[0]
+            .1
+            .iter()
+            .map(|run| {
+                let kind = if matches!(run.items[0], Work::Extension { .. }) { "events" } else { "walks" };
+                (run.root, run.items.len(), run.items[0].actor().to_raw(), kind)
+            })
+            .collect();
+        let batch = MAX_BATCH;
+        assert_eq!(
+            runs,
+            [
+                (None, batch, 0, "events"),
+                (None, 3, batch as u64, "events"),
+                (Some(b), 2, 900, "events"),
+                (None, 1, 903, "events"),
+                (Some(a), batch + 3, 0, "walks"),
+                (Some(b), 1, 902, "walks"),
+            ]
+        );
+        let in_order: Vec<u64> =
+            grouped[0].1[..2].iter().flat_map(|run| &run.items).map(|w| w.actor().to_raw()).collect();
+        assert_eq!(in_order, (0..batch as u64 + 3).collect::<Vec<_>>(), "queue order within a kind");
+        assert_eq!(grouped[1].1.len(), 1);
+    }
+
+    #[test]
+    fn chain_waves_keep_order_name_each_actor_once_walk_a_repeated_chain_once_and_stay_within_a_batch() {
+        let mut names = crate::component::Names::default();
+        let (hero, input) = (names.intern("Hero"), names.intern("Input"));
+        let actor = ActorId::from_raw;
+        // Two chains of actor 1, a repeat of its first, then enough other actors to fill more than one batch.
+        let mut chains = vec![(actor(1), hero), (actor(1), input), (actor(1), hero)];
+        chains.extend((2..=MAX_BATCH as u64 + 1).map(|n| (actor(n), hero)));
+        let waves = waves(chains.clone());
+        assert!(waves.iter().all(|wave| wave.len() <= MAX_BATCH));
+        for wave in &waves {
+            let actors: HashSet<ActorId> = wave.iter().map(|(a, _)| *a).collect();
+            assert_eq!(actors.len(), wave.len(), "an actor twice in one wave");
+        }
+        let walked: Vec<Chain> = waves.concat();
+        assert_eq!(walked.len(), chains.len() - 1, "the repeated chain is walked once");
+        assert_eq!(walked.iter().filter(|c| **c == (actor(1), hero)).count(), 1);
+        // Each wave keeps the order the chains were asked for in; actor 1's second chain waits a wave.
+        for wave in &waves {
+            let positions: Vec<usize> = wave.iter().map(|c| chains.iter().position(|x| x == c).unwrap()).collect();
+            assert!(positions.windows(2).all(|p| p[0] < p[1]), "{positions:?}");
+        }
+        let wave_of = |chain: Chain| waves.iter().position(|w| w.contains(&chain)).unwrap();
+        assert_eq!(wave_of((actor(1), hero)), 0);
+        assert_eq!(wave_of((actor(1), input)), 1);
+        // The first wave is full, so the last actor joins the second.
+        assert_eq!(waves[0].len(), MAX_BATCH);
+        assert_eq!(wave_of((actor(MAX_BATCH as u64 + 1), hero)), 1);
+    }
+
+    /// The senders of a round are listed once each, in the order first seen; a quarantined plugin's work goes,
+    /// and so do the events it sent to others, while the rest stays in its runs.
+    #[test]
+    fn a_quarantined_plugins_work_and_the_events_it_sent_go_with_it() {
+        let mut names = crate::component::Names::default();
+        let (event, feature) = (names.intern("Ping"), names.intern("Hero"));
+        let (a, b, q) = (OwnerId(1), OwnerId(2), OwnerId(3));
+        let event_for = |owner, sender: Option<OwnerId>, n: u64| Work::Extension {
+            owner,
+            handler: crate::component::HandlerId(1),
+            number: 1,
+            actor: ActorId::from_raw(n),
+            event,
+            final_event: false,
+            sender,
+        };
+        let sent_by = |sender: Option<OwnerId>| Charge { sender, root: sender };
+        let work = vec![
+            (event_for(a, Some(q), 1), sent_by(Some(q))),
+            (event_for(a, None, 2), sent_by(None)),
+            (Work::ContinueChain { owner: q, actor: ActorId::from_raw(3), feature }, sent_by(Some(q))),
+            (event_for(b, Some(a), 4), sent_by(Some(a))),
+            (event_for(b, Some(q), 5), sent_by(Some(q))),
+        ];
+        let mut round = Round::gather(work);
+        assert_eq!(round.senders, [q, a]);
+        round.discard(|owner| owner == q);
+        let left: Vec<(OwnerId, Vec<u64>)> = round
+            .groups
+            .iter()
+            .map(|(owner, runs)| (*owner, runs.iter().flat_map(|r| &r.items).map(|w| w.actor().to_raw()).collect()))
+            .collect();
+        assert_eq!(left, [(a, vec![2]), (b, vec![4])]);
+        assert!(round.runs().all(|(_, run)| !run.items.is_empty()), "no run is left empty");
+    }
+}
