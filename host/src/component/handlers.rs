@@ -3,6 +3,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::{HandlerId, OwnerId};
+use crate::world::ClassKey;
 
 /// A registered handler.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,18 +22,18 @@ pub struct Handler {
 pub struct ExtensionHandlers {
     live: HashMap<HandlerId, Handler>,
     order: Vec<HandlerId>,
-    by_class: HashMap<String, Vec<HandlerId>>,
+    by_class: HashMap<ClassKey, Vec<HandlerId>>,
     stale: usize,
     next_id: u64,
 }
 
 impl ExtensionHandlers {
-    pub fn add(&mut self, owner: OwnerId, receiver_class: &str, number: u32) -> HandlerId {
+    pub fn add(&mut self, owner: OwnerId, receiver_class: &ClassKey, number: u32) -> HandlerId {
         self.next_id += 1;
         let id = HandlerId(self.next_id);
         self.live.insert(id, Handler { id, owner, receiver_class: receiver_class.to_string(), number });
         self.order.push(id);
-        self.by_class.entry(receiver_class.to_string()).or_default().push(id);
+        self.by_class.entry(receiver_class.clone()).or_default().push(id);
         id
     }
 
@@ -60,7 +61,7 @@ impl ExtensionHandlers {
     }
 
     /// Handlers registered on exactly `class`, in registration order.
-    pub fn on_class<'a>(&'a self, class: &str) -> impl Iterator<Item = &'a Handler> + 'a {
+    pub fn on_class<'a>(&'a self, class: &ClassKey) -> impl Iterator<Item = &'a Handler> + 'a {
         self.by_class.get(class).into_iter().flatten().filter_map(|id| self.live.get(id))
     }
 
@@ -85,13 +86,14 @@ mod tests {
     /// Removing a hundred thousand handlers takes time linear in their number, and the index stays exact.
     #[test]
     fn many_handlers_are_removed_in_linear_time() {
+        let pawn = crate::world::ClassRegistry::default().key("Pawn").unwrap();
         let mut handlers = ExtensionHandlers::default();
-        let ids: Vec<HandlerId> = (0..100_000).map(|i| handlers.add(OwnerId(1), "Pawn", i)).collect();
-        let kept = handlers.add(OwnerId(2), "Pawn", 7);
+        let ids: Vec<HandlerId> = (0..100_000).map(|i| handlers.add(OwnerId(1), &pawn, i)).collect();
+        let kept = handlers.add(OwnerId(2), &pawn, 7);
         for id in handlers.of_owner(OwnerId(1)) {
             handlers.remove(id);
         }
-        assert_eq!(handlers.on_class("Pawn").map(|h| h.id).collect::<Vec<_>>(), [kept]);
+        assert_eq!(handlers.on_class(&pawn).map(|h| h.id).collect::<Vec<_>>(), [kept]);
         assert!(ids.iter().all(|id| !handlers.is_live(*id)));
         assert_eq!(handlers.len(), 1);
     }

@@ -7,7 +7,7 @@ use smallvec::SmallVec;
 
 use super::names::Name;
 use super::{OwnerId, SubscriptionId};
-use crate::world::{ActorId, ActorMap, ClassName};
+use crate::world::{ActorId, ActorMap, ClassKey};
 
 /// Lyra's init states, registered in this order by its game instance.
 pub const LYRA_INIT_STATES: [&str; 4] =
@@ -28,7 +28,7 @@ pub struct FeatureEntry {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Watched {
     Actor(ActorId),
-    Class(String),
+    Class(ClassKey),
 }
 
 /// A subscription to init-state changes.
@@ -132,7 +132,7 @@ pub struct InitStates {
     features: ActorMap<SmallVec<[FeatureEntry; 2]>>,
     subscriptions: HashMap<SubscriptionId, Subscription>,
     actor_subscriptions: HashMap<ActorId, Watchers>,
-    class_subscriptions: HashMap<String, Watchers>,
+    class_subscriptions: HashMap<ClassKey, Watchers>,
     /// Live subscriptions watching a class.
     class_watchers: usize,
     next_id: u64,
@@ -248,12 +248,12 @@ impl InitStates {
     pub fn subscribers<'a>(
         &'a self,
         actor: ActorId,
-        class_chain: &'a [ClassName],
+        class_chain: &'a [ClassKey],
         feature: Name,
         state: u8,
     ) -> impl Iterator<Item = Watcher> + 'a {
         let lists = self.actor_subscriptions.get(&actor).into_iter();
-        let lists = lists.chain(class_chain.iter().filter_map(|class| self.class_subscriptions.get(&**class)));
+        let lists = lists.chain(class_chain.iter().filter_map(|class| self.class_subscriptions.get(class)));
         lists
             .flat_map(move |watchers| {
                 let check_live = watchers.stale > 0;
@@ -338,7 +338,8 @@ mod tests {
         let (hero, extension) = (names.intern("Hero"), names.intern("PawnExtension"));
         let mut states = InitStates::default();
         let pawn = ActorId::from_raw(1);
-        let class = Watched::Class("Pawn".into());
+        let classes = crate::world::ClassRegistry::default();
+        let class = Watched::Class(classes.key("Pawn").unwrap());
         let every = states.subscribe(Subscription {
             owner: OwnerId(1),
             number: 1,
@@ -354,13 +355,13 @@ mod tests {
             state: None,
         };
         let own = states.subscribe(own);
-        let chain: [ClassName; 3] = ["Character".into(), "Pawn".into(), "Actor".into()];
+        let chain = classes.shared_chain("Character").unwrap();
         let heard = |feature, state| states.subscribers(pawn, &chain, feature, state).map(|w| w.id).collect::<Vec<_>>();
         assert_eq!(heard(hero, 2), [own, every]);
         assert_eq!(heard(extension, 3), [every]);
         assert_eq!(heard(extension, 1), [], "below the state it waits for");
         assert_eq!(heard(hero, 1), [own]);
-        let elsewhere: [ClassName; 2] = ["PlayerState".into(), "Actor".into()];
+        let elsewhere = classes.shared_chain("PlayerState").unwrap();
         assert_eq!(states.subscribers(pawn, &elsewhere, extension, 3).count(), 0, "an actor of another class");
     }
 
@@ -373,18 +374,19 @@ mod tests {
         let mut states = InitStates::default();
         let actor = ActorId::from_raw(1);
         let (owner, other) = (OwnerId(1), OwnerId(2));
+        let pawn_class = crate::world::ClassRegistry::default().key("Pawn").unwrap();
         let subscribe = |states: &mut InitStates, owner, watched: Watched| {
             states.subscribe(Subscription { owner, number: 0, watched, feature: Some(feature), state: None })
         };
         let mut mine = Vec::new();
         for i in 0..100_000 {
-            let watched = if i % 2 == 0 { Watched::Actor(actor) } else { Watched::Class("Pawn".into()) };
+            let watched = if i % 2 == 0 { Watched::Actor(actor) } else { Watched::Class(pawn_class.clone()) };
             mine.push(subscribe(&mut states, owner, watched));
         }
         let kept = subscribe(&mut states, other, Watched::Actor(actor));
         assert_eq!(states.remove_owner(owner), (0, 100_000));
         assert!(!states.has_class_subscriptions());
-        let pawn: [ClassName; 1] = [ClassName::from("Pawn")];
+        let pawn = [pawn_class];
         assert_eq!(states.subscribers(actor, &pawn, feature, 1).map(|w| w.id).collect::<Vec<_>>(), [kept]);
 
         let many: Vec<_> = (0..100_000).map(|_| subscribe(&mut states, owner, Watched::Actor(actor))).collect();

@@ -7,7 +7,7 @@ use super::names::{Name, Names};
 use super::queue::{Charge, Work, WorkQueue};
 use super::requests::ComponentRequests;
 use super::{HandlerId, OwnerId, SubscriptionId};
-use crate::world::{ActorId, World, WorldError, WorldEvent};
+use crate::world::{ActorId, ClassKey, World, WorldError, WorldEvent};
 
 /// The built-in extension event names.
 pub mod events {
@@ -158,7 +158,7 @@ impl World {
         let chain = found.classes.clone();
         let event = self.manager.event(0);
         for level in chain.iter() {
-            let keys: Vec<_> = self.manager.requests.components_for(&[level]).cloned().collect();
+            let keys: Vec<_> = self.manager.requests.components_for(&[&**level]).cloned().collect();
             for key in keys {
                 self.add_requested_component(actor, &key);
             }
@@ -197,10 +197,10 @@ impl World {
         if receiver_class == crate::world::ROOT_ACTOR_CLASS {
             return Err(WorldError::RootClassRequest);
         }
-        if !self.classes.contains(receiver_class) {
+        let Some(class) = self.classes.key(receiver_class) else {
             return Err(WorldError::UnknownClass(receiver_class.to_string()));
-        }
-        let id = self.manager.handlers.add(owner, receiver_class, number);
+        };
+        let id = self.manager.handlers.add(owner, &class, number);
         let event = self.manager.event(2);
         for actor in self.receivers_of(receiver_class) {
             self.manager.queue.push(Work::Extension {
@@ -589,11 +589,11 @@ impl World {
         call_if_reached: bool,
         number: u32,
     ) -> Result<SubscriptionId, WorldError> {
-        if !self.classes.contains(class) {
+        let Some(key) = self.classes.key(class) else {
             return Err(WorldError::UnknownClass(class.to_string()));
-        }
+        };
         let feature = feature.map(|f| self.manager.names.intern(f));
-        let subscription = Subscription { owner, number, watched: Watched::Class(class.to_string()), feature, state };
+        let subscription = Subscription { owner, number, watched: Watched::Class(key), feature, state };
         let id = self.manager.init_states.subscribe(subscription);
         if call_if_reached {
             for actor in self.actors_of_class(class)? {
@@ -708,7 +708,7 @@ impl ChainRead {
 /// Queues `event` about `actor` for every handler registered on `class`, in registration order.
 fn queue_for_class(
     manager: &mut ComponentManager,
-    class: &str,
+    class: &ClassKey,
     actor: ActorId,
     event: Name,
     final_event: bool,

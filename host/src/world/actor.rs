@@ -83,7 +83,7 @@ pub struct Actor {
     /// Its class, then the class's ancestors (never empty for an actor the world spawned): fixed when it spawns
     /// (a class's parent never changes), so events and notifications about it walk the chain without looking the
     /// class up.
-    pub classes: std::sync::Arc<[super::ClassName]>,
+    pub classes: std::sync::Arc<[super::ClassKey]>,
     pub role: NetRole,
     pub components: Vec<Component>,
     /// Whether the component manager extends it (Unreal's AddReceiver): modular actors are receivers.

@@ -38,10 +38,52 @@ pub enum ClassError {
 /// A class name shared by every actor of the class: cloning it is a reference count, not a copy.
 pub type ClassName = Arc<str>;
 
+/// A declared class, as its registry shares it: its name, compared and hashed by identity. The registry makes
+/// one for each class and builds every chain from it, so the handlers and subscriptions of a class are found by
+/// a pointer rather than by hashing and comparing the class's text on every event and notification about an
+/// actor. Only a [`ClassRegistry`] makes one; keys of different worlds' registries never match.
+#[derive(Debug, Clone)]
+pub struct ClassKey(ClassName);
+
+impl ClassKey {
+    /// The class's shared name.
+    pub fn name(&self) -> &ClassName {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for ClassKey {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq for ClassKey {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for ClassKey {}
+
+impl std::hash::Hash for ClassKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        Arc::as_ptr(&self.0).cast::<u8>().hash(state)
+    }
+}
+
+impl std::fmt::Display for ClassKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// One declared class: its chain (itself, then its ancestors; its parent second), fixed when it is declared.
 #[derive(Debug, Clone)]
 struct ClassEntry {
-    chain: Arc<[ClassName]>,
+    chain: Arc<[ClassKey]>,
 }
 
 /// The class hierarchy of one world. A class's parent never changes once declared, so each class keeps its
@@ -55,7 +97,7 @@ pub struct ClassRegistry {
 impl Default for ClassRegistry {
     fn default() -> Self {
         let root: ClassName = Arc::from(ROOT_ACTOR_CLASS);
-        let entry = ClassEntry { chain: Arc::from([root.clone()]) };
+        let entry = ClassEntry { chain: Arc::from([ClassKey(root.clone())]) };
         let mut registry = ClassRegistry { classes: HashMap::from_iter([(root, entry)]) };
         for (class, parent) in BUILT_IN_CLASSES {
             registry.declare(class, parent).expect("built-in classes are well formed");
@@ -84,8 +126,8 @@ impl ClassRegistry {
             }),
             None => {
                 let name: ClassName = Arc::from(class);
-                let chain: Arc<[ClassName]> =
-                    std::iter::once(name.clone()).chain(parent_chain.iter().cloned()).collect();
+                let chain: Arc<[ClassKey]> =
+                    std::iter::once(ClassKey(name.clone())).chain(parent_chain.iter().cloned()).collect();
                 self.classes.insert(name, ClassEntry { chain });
                 Ok(())
             }
@@ -102,6 +144,11 @@ impl ClassRegistry {
         self.classes.get_key_value(class).map(|(name, _)| name.clone())
     }
 
+    /// The key of a declared class.
+    pub fn key(&self, class: &str) -> Option<ClassKey> {
+        self.classes.get(class).map(|entry| entry.chain[0].clone())
+    }
+
     /// Whether `class` is `ancestor` or derives from it. Unknown classes are not anything.
     pub fn is_a(&self, class: &str, ancestor: &str) -> bool {
         self.chain(class).any(|c| c == ancestor)
@@ -113,7 +160,7 @@ impl ClassRegistry {
     }
 
     /// [`chain`](Self::chain), shared (`None` for an unknown class): what an actor of the class keeps.
-    pub fn shared_chain(&self, class: &str) -> Option<Arc<[ClassName]>> {
+    pub fn shared_chain(&self, class: &str) -> Option<Arc<[ClassKey]>> {
         self.classes.get(class).map(|entry| entry.chain.clone())
     }
 }
@@ -147,5 +194,21 @@ mod tests {
         assert!(matches!(classes.declare("Ghost", "Spirit"), Err(ClassError::UnknownParent { .. })));
         assert!(matches!(classes.declare("bad name", "Actor"), Err(ClassError::InvalidName(_))));
         assert!(classes.is_a("Hero", "Pawn"));
+    }
+
+    /// A class's key is the same in every chain it is part of, and another class's (or another registry's)
+    /// never matches it, whatever its name.
+    #[test]
+    fn a_class_key_matches_only_its_own_class_of_its_own_registry() {
+        let mut classes = ClassRegistry::default();
+        classes.declare("Hero", "Character").unwrap();
+        let pawn = classes.key("Pawn").unwrap();
+        assert_eq!(&*pawn, "Pawn");
+        let hero = classes.shared_chain("Hero").unwrap();
+        assert_eq!(hero[2], pawn, "the same key in a subclass's chain");
+        assert_ne!(hero[1], pawn);
+        let other = ClassRegistry::default();
+        assert_ne!(other.key("Pawn").unwrap(), pawn, "another world's Pawn");
+        assert!(classes.key("Nope").is_none());
     }
 }

@@ -20,7 +20,9 @@ use std::sync::{Arc, Mutex};
 
 pub use actor::{Actor, ActorId, Component, ComponentOrigin, PlayerOwner, Value};
 pub use actor_map::ActorMap;
-pub use class::{is_valid_class_name, ClassError, ClassName, ClassRegistry, BUILT_IN_CLASSES, ROOT_ACTOR_CLASS};
+pub use class::{
+    is_valid_class_name, ClassError, ClassKey, ClassName, ClassRegistry, BUILT_IN_CLASSES, ROOT_ACTOR_CLASS,
+};
 pub use clock::{Clock, Fired, Frame, TimerId};
 pub use creation::{CreationPolicies, CreationPolicy};
 pub use net::{ClientId, NetMode, NetRole, UnknownNetMode};
@@ -306,7 +308,7 @@ impl World {
 
     /// The component manager, and `actor`'s class chain beside it (`None` for an actor not alive): what queuing
     /// work about an actor for every level of its class needs, without holding the chain by a reference count.
-    pub(crate) fn manager_and_classes_of(&mut self, actor: ActorId) -> (&mut ComponentManager, Option<&[ClassName]>) {
+    pub(crate) fn manager_and_classes_of(&mut self, actor: ActorId) -> (&mut ComponentManager, Option<&[ClassKey]>) {
         (&mut self.manager, self.slots.live_actor(actor).map(|a| &*a.classes))
     }
 
