@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::rounds::{waves, Chain, Round};
+use super::rounds::{Chain, Round, WavePlanner};
 use crate::component::{Name, OwnerId, Work};
 use crate::feature::{
     within_refusal_budget, BatchNames, CallError, ChainBatch, ChainWalk, ExtensionBatch, FeatureBatch, PluginInstance,
@@ -80,11 +80,12 @@ pub struct DeliveryFailure {
 pub struct Instances {
     live: BTreeMap<OwnerId, LiveInstance>,
     limits: DispatchLimits,
+    planner: WavePlanner,
 }
 
 impl Instances {
     pub fn with_limits(limits: DispatchLimits) -> Self {
-        Instances { live: BTreeMap::new(), limits }
+        Instances { live: BTreeMap::new(), limits, planner: WavePlanner::default() }
     }
 
     pub fn insert(&mut self, owner: OwnerId, instance: LiveInstance) {
@@ -293,7 +294,7 @@ impl Instances {
             Work::ContinueChain { .. } => {
                 let waves = {
                     let w = world::lock(world);
-                    waves(run.iter().filter(|item| w.is_work_live(item)).filter_map(|item| match item {
+                    self.planner.waves(run.iter().filter(|item| w.is_work_live(item)).filter_map(|item| match item {
                         Work::ContinueChain { actor, feature, .. } => Some((*actor, *feature)),
                         _ => None,
                     }))

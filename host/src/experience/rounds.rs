@@ -104,39 +104,98 @@ impl Round {
 /// A feature's chain on one actor.
 pub(super) type Chain = (ActorId, Name);
 
-/// Splits a run's chains into waves in which each actor appears once, keeping their order, of at most
-/// [`MAX_BATCH`] chains each. A chain asked for twice in the run is walked once: its walk comes after both
+/// Splits runs of chains into waves in which each actor appears once, keeping their order, of at most
+/// [`MAX_BATCH`] chains each. A chain asked for twice in a run is walked once: its walk comes after both
 /// requests, so it sees whatever either was made for.
-pub(super) fn waves(chains: impl IntoIterator<Item = Chain>) -> Vec<Vec<Chain>> {
-    let chains = chains.into_iter();
-    let mut waves: Vec<Vec<Chain>> = Vec::new();
-    // Per actor: the first wave its next chain may join (the one after its last), and the features placed. Sized
-    // for a run naming every actor once (the usual case), so that it never grows by rehashing.
-    let expected = chains.size_hint().1.unwrap_or(0);
-    let mut placed: HashMap<ActorId, (usize, SmallVec<[Name; 2]>)> =
-        HashMap::with_capacity_and_hasher(expected, Default::default());
-    // Every wave before this one is full.
-    let mut first_open = 0;
-    for (actor, feature) in chains {
-        let (next, features) = placed.entry(actor).or_default();
+///
+/// Where each actor's chains went is kept by actor slot, and the table is kept from run to run: a run of ten
+/// thousand chains then hashes and allocates nothing, and as its actors are mostly in slot order, the table is
+/// read in order too. An actor with more chains in a run than a slot's entry holds, or sharing its slot with
+/// another actor of the run, is placed through a map instead.
+#[derive(Debug, Default)]
+pub(super) struct WavePlanner {
+    by_slot: Vec<Placed>,
+    /// Numbers the runs planned: an entry of another run is empty.
+    run: u32,
+    /// The actors the slot table cannot hold: the first wave their next chain may join, and their features placed.
+    overflow: HashMap<ActorId, (u32, SmallVec<[Name; 2]>)>,
+}
+
+/// Where one actor's chains of a run went.
+#[derive(Debug, Clone, Copy, Default)]
+struct Placed {
+    run: u32,
+    /// The first wave the actor's next chain may join (the one after its last).
+    next: u32,
+    actor: u64,
+    features: [Option<Name>; 2],
+    /// The actor had more chains than `features` holds: it is placed through the overflow map.
+    moved: bool,
+}
+
+impl WavePlanner {
+    /// The waves of one run's chains.
+    pub fn waves(&mut self, chains: impl IntoIterator<Item = Chain>) -> Vec<Vec<Chain>> {
+        self.run = self.run.wrapping_add(1);
+        if self.run == 0 {
+            self.by_slot.iter_mut().for_each(|placed| placed.run = 0);
+            self.run = 1;
+        }
+        self.overflow.clear();
+        let mut waves: Vec<Vec<Chain>> = Vec::new();
+        // Every wave before this one is full.
+        let mut first_open = 0;
+        for (actor, feature) in chains {
+            let Some(next) = self.place(actor, feature) else {
+                continue;
+            };
+            let mut wave = (*next as usize).max(first_open);
+            while waves.get(wave).is_some_and(|chains| chains.len() >= MAX_BATCH) {
+                wave += 1;
+            }
+            if wave == waves.len() {
+                waves.push(Vec::new());
+            }
+            waves[wave].push((actor, feature));
+            *next = wave as u32 + 1;
+            while waves.get(first_open).is_some_and(|chains| chains.len() >= MAX_BATCH) {
+                first_open += 1;
+            }
+        }
+        waves
+    }
+
+    /// Notes `feature` of `actor` placed in this run: where the actor's next wave is kept, or `None` when the
+    /// chain was placed already.
+    fn place(&mut self, actor: ActorId, feature: Name) -> Option<&mut u32> {
+        let slot = actor.slot();
+        if slot >= self.by_slot.len() {
+            self.by_slot.resize(slot + 1, Placed::default());
+        }
+        let (run, placed) = (self.run, &mut self.by_slot[slot]);
+        if placed.run != run {
+            *placed = Placed { run, next: 0, actor: actor.to_raw(), features: [Some(feature), None], moved: false };
+            return Some(&mut placed.next);
+        }
+        if placed.actor == actor.to_raw() && !placed.moved {
+            if placed.features.contains(&Some(feature)) {
+                return None;
+            }
+            if let Some(free) = placed.features.iter_mut().find(|f| f.is_none()) {
+                *free = Some(feature);
+                return Some(&mut placed.next);
+            }
+            placed.moved = true;
+            let features = placed.features.iter().flatten().copied().collect();
+            self.overflow.insert(actor, (placed.next, features));
+        }
+        let (next, features) = self.overflow.entry(actor).or_default();
         if features.contains(&feature) {
-            continue;
+            return None;
         }
         features.push(feature);
-        let mut wave = (*next).max(first_open);
-        while waves.get(wave).is_some_and(|chains| chains.len() >= MAX_BATCH) {
-            wave += 1;
-        }
-        if wave == waves.len() {
-            waves.push(Vec::new());
-        }
-        waves[wave].push((actor, feature));
-        *next = wave + 1;
-        while waves.get(first_open).is_some_and(|chains| chains.len() >= MAX_BATCH) {
-            first_open += 1;
-        }
+        Some(next)
     }
-    waves
 }
 
 #[cfg(test)]
@@ -214,7 +273,7 @@ mod tests {
         // Two chains of actor 1, a repeat of its first, then enough other actors to fill more than one batch.
         let mut chains = vec![(actor(1), hero), (actor(1), input), (actor(1), hero)];
         chains.extend((2..=MAX_BATCH as u64 + 1).map(|n| (actor(n), hero)));
-        let waves = waves(chains.clone());
+        let waves = WavePlanner::default().waves(chains.clone());
         assert!(waves.iter().all(|wave| wave.len() <= MAX_BATCH));
         for wave in &waves {
             let actors: HashSet<ActorId> = wave.iter().map(|(a, _)| *a).collect();
@@ -270,5 +329,29 @@ mod tests {
             .collect();
         assert_eq!(left, [(a, vec![2]), (b, vec![4])]);
         assert!(round.runs().all(|(_, run)| !run.items.is_empty()), "no run is left empty");
+    }
+
+    /// Past what a slot's entry holds — a third chain of one actor, another actor in the same slot — chains are
+    /// placed as before; and a planner used again forgets the runs before.
+    #[test]
+    fn chain_waves_hold_for_many_features_of_an_actor_and_actors_sharing_a_slot_run_after_run() {
+        let mut names = crate::component::Names::default();
+        let features: Vec<Name> = ["A", "B", "C", "D"].iter().map(|f| names.intern(f)).collect();
+        let (first, reused) = (ActorId::new(5, 0), ActorId::new(5, 1));
+        let mut planner = WavePlanner::default();
+        for _ in 0..3 {
+            let mut chains: Vec<Chain> = features.iter().map(|f| (first, *f)).collect();
+            chains.push((first, features[2]));
+            chains.extend(features[..3].iter().map(|f| (reused, *f)));
+            chains.push((reused, features[0]));
+            let waves = planner.waves(chains);
+            let expected: Vec<Vec<Chain>> = vec![
+                vec![(first, features[0]), (reused, features[0])],
+                vec![(first, features[1]), (reused, features[1])],
+                vec![(first, features[2]), (reused, features[2])],
+                vec![(first, features[3])],
+            ];
+            assert_eq!(waves, expected, "one chain of each actor per wave, each chain once, in order");
+        }
     }
 }
