@@ -1,11 +1,13 @@
 //! The component manager's operations on a world: owners, receivers, extension handlers and events, and the
 //! init-state system. See the [module docs](super) for why these are `World` methods.
 
+use smallvec::SmallVec;
+
 use super::handlers::ExtensionHandlers;
 use super::init_state::{InitStates, Subscription, Watched, LYRA_INIT_STATES};
 use super::names::{Name, Names};
 use super::queue::{Charge, Work, WorkQueue};
-use super::requests::ComponentRequests;
+use super::requests::{ComponentRequests, RequestKey};
 use super::{HandlerId, OwnerId, SubscriptionId};
 use crate::world::{ActorId, ClassKey, World, WorldError, WorldEvent};
 
@@ -155,14 +157,21 @@ impl World {
             return Ok(());
         }
         found.receiver = true;
-        let chain = found.classes.clone();
+        let levels = found.classes.len();
         let event = self.manager.event(0);
-        for level in chain.iter() {
-            let keys: Vec<_> = self.manager.requests.components_for(&[&**level]).cloned().collect();
+        // The chain is borrowed anew at each level rather than held: cloning it would cost an atomic count.
+        for level in 0..levels {
+            let keys: SmallVec<[RequestKey; 4]> = {
+                let class = &self.actor(actor)?.classes[level];
+                self.manager.requests.components_for(&[&**class]).cloned().collect()
+            };
             for key in keys {
-                self.add_requested_component(actor, &key);
+                self.add_requested_component(actor, key);
             }
-            queue_for_class(&mut self.manager, level, actor, event, false, None);
+            let (manager, classes) = self.manager_and_classes_of(actor);
+            if let Some(class) = classes.and_then(|chain| chain.get(level)) {
+                queue_for_class(manager, class, actor, event, false, None);
+            }
         }
         Ok(())
     }

@@ -571,7 +571,7 @@ impl World {
         let levels: Vec<&str> = found.classes.iter().map(|c| &**c).collect();
         let key = self.manager.requests.components_for(&levels).find(|k| &*k.component_class == class).cloned();
         let key = key.ok_or_else(missing)?;
-        self.create_requested_component(actor, &key);
+        self.create_requested_component(actor, key);
         // A replicated class is the server's to create: on a client nothing was.
         match self.actor(actor)?.component(class) {
             Some(_) => Ok(true),
@@ -811,7 +811,7 @@ impl World {
         if first {
             for actor in self.actors_of_class(receiver_class)? {
                 if self.actor(actor)?.receiver {
-                    self.add_requested_component(actor, &key);
+                    self.add_requested_component(actor, key.clone());
                 }
             }
         }
@@ -848,7 +848,7 @@ impl World {
         }
     }
 
-    pub(crate) fn add_requested_component(&mut self, actor: ActorId, key: &RequestKey) {
+    pub(crate) fn add_requested_component(&mut self, actor: ActorId, key: RequestKey) {
         // A lazy component waits for its first use (see `ensure_component`).
         if self.creation.of(&key.component_class) != CreationPolicy::Always {
             return;
@@ -856,27 +856,29 @@ impl World {
         self.create_requested_component(actor, key);
     }
 
-    /// Creates the component a request gives an actor, whatever its policy.
-    fn create_requested_component(&mut self, actor: ActorId, key: &RequestKey) {
+    /// Creates the component a request gives an actor, whatever its policy. The key is taken, not borrowed: the
+    /// component keeps it as its origin, and cloning its shared names costs an atomic count each.
+    fn create_requested_component(&mut self, actor: ActorId, key: RequestKey) {
         let replicated = self.replicated.is_replicated(&key.component_class);
         // A replicated component is the server's to create; a client receives it.
         if replicated && self.net_mode == NetMode::Client {
             return;
         }
         // A replicated component is one per actor (clients tell components apart by class), as if added unique.
-        let unique = self.manager.requests.flags(key).add_unique || replicated;
-        let origin = ComponentOrigin::Request(key.clone());
+        let unique = self.manager.requests.flags(&key).add_unique || replicated;
         let actor_ref = self.actor(actor).expect("requested actors are alive");
-        let present =
-            actor_ref.components.iter().any(|c| c.class == key.component_class && (unique || c.origin == origin));
+        let present = actor_ref.components.iter().any(|c| {
+            c.class == key.component_class && (unique || matches!(&c.origin, ComponentOrigin::Request(k) if *k == key))
+        });
         if present {
             return;
         }
-        let component = self.new_component(key.component_class.clone(), origin, replicated);
+        let class = key.component_class.clone();
+        let component = self.new_component(class.clone(), ComponentOrigin::Request(key), replicated);
         self.actor_mut(actor).expect("requested actors are alive").components.push(component);
-        self.record(|| WorldEvent::ComponentAdded { actor, component: key.component_class.to_string() });
+        self.record(|| WorldEvent::ComponentAdded { actor, component: class.to_string() });
         if replicated {
-            self.touch(|| Touched::Component(actor, key.component_class.to_string()));
+            self.touch(|| Touched::Component(actor, class.to_string()));
         }
     }
 
