@@ -163,7 +163,7 @@ impl World {
         for level in 0..levels {
             let keys: SmallVec<[RequestKey; 4]> = {
                 let class = &self.actor(actor)?.classes[level];
-                self.manager.requests.components_for(&[&**class]).cloned().collect()
+                self.manager.requests.components_on(class).cloned().collect()
             };
             for key in keys {
                 self.add_requested_component(actor, key);

@@ -6,14 +6,23 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::OwnerId;
-use crate::world::ClassName;
+use crate::world::{same_name, ClassKey, ClassName};
 
 /// The (receiver class, component class) pair a request is about. Components created for a request remember
 /// their key, so releasing the last handle removes exactly those.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Eq, Hash, PartialOrd, Ord)]
 pub struct RequestKey {
     pub receiver_class: ClassName,
     pub component_class: ClassName,
+}
+
+impl PartialEq for RequestKey {
+    /// The same pair, found by pointer when both keys hold the world's shared names (as every key the world
+    /// makes does), else by text: the equality the derived `Hash` goes with.
+    fn eq(&self, other: &Self) -> bool {
+        same_name(&self.receiver_class, &other.receiver_class)
+            && same_name(&self.component_class, &other.component_class)
+    }
 }
 
 /// How a request adds components.
@@ -90,6 +99,12 @@ impl ComponentRequests {
         class_chain.iter().flat_map(move |class| self.order.iter().filter(move |key| &*key.receiver_class == *class))
     }
 
+    /// The live requests on exactly `class`, in the order they were made: one level of
+    /// [`components_for`](Self::components_for), the class matched by pointer.
+    pub fn components_on<'a>(&'a self, class: &'a ClassKey) -> impl Iterator<Item = &'a RequestKey> + 'a {
+        self.order.iter().filter(move |key| same_name(&key.receiver_class, class.name()))
+    }
+
     /// How many handles are live for a pair.
     pub fn count(&self, key: &RequestKey) -> u32 {
         self.counts.get(key).map_or(0, |(count, _)| *count)
@@ -150,5 +165,21 @@ mod tests {
         let chain = ["Character", "Pawn", "Actor"];
         let classes: Vec<_> = requests.components_for(&chain).map(|k| &*k.component_class).collect();
         assert_eq!(classes, ["Health", "Movement"]);
+    }
+
+    /// One level of the chain finds the requests on that class, whether the key holds the registry's shared
+    /// name (matched by pointer) or a copy of its text.
+    #[test]
+    fn a_chain_level_finds_the_requests_on_its_class_by_its_key() {
+        let classes = crate::world::ClassRegistry::default();
+        let pawn = classes.key("Pawn").unwrap();
+        let mut requests = ComponentRequests::default();
+        let shared = RequestKey { receiver_class: pawn.name().clone(), component_class: "Movement".into() };
+        let _shared = requests.add(shared, OwnerId::HOST, RequestFlags::default());
+        let _copied = requests.add(key("Pawn", "Health"), OwnerId::HOST, RequestFlags::default());
+        let _other = requests.add(key("Character", "Input"), OwnerId::HOST, RequestFlags::default());
+        let on_pawn: Vec<_> = requests.components_on(&pawn).map(|k| &*k.component_class).collect();
+        assert_eq!(on_pawn, ["Movement", "Health"]);
+        assert_eq!(key("Pawn", "Health"), key("Pawn", "Health"), "keys of copied names are equal by text");
     }
 }

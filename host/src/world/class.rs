@@ -38,6 +38,14 @@ pub enum ClassError {
 /// A class name shared by every actor of the class: cloning it is a reference count, not a copy.
 pub type ClassName = Arc<str>;
 
+/// Whether two shared names are the same: by pointer first, as the world shares one name per class, then by
+/// text. (`==` on an `Arc<str>` always compares the text: the standard library's pointer shortcut is only for
+/// sized values.)
+#[inline]
+pub fn same_name(a: &ClassName, b: &ClassName) -> bool {
+    Arc::ptr_eq(a, b) || **a == **b
+}
+
 /// A declared class, as its registry shares it: its name, compared and hashed by identity. The registry makes
 /// one for each class and builds every chain from it, so the handlers and subscriptions of a class are found by
 /// a pointer rather than by hashing and comparing the class's text on every event and notification about an

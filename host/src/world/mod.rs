@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 pub use actor::{Actor, ActorId, Component, ComponentOrigin, PlayerOwner, Value};
 pub use actor_map::ActorMap;
 pub use class::{
-    is_valid_class_name, ClassError, ClassKey, ClassName, ClassRegistry, BUILT_IN_CLASSES, ROOT_ACTOR_CLASS,
+    is_valid_class_name, same_name, ClassError, ClassKey, ClassName, ClassRegistry, BUILT_IN_CLASSES, ROOT_ACTOR_CLASS,
 };
 pub use clock::{Clock, Fired, Frame, TimerId};
 pub use creation::{CreationPolicies, CreationPolicy};
@@ -678,8 +678,8 @@ impl World {
         component: &ClassName,
         name: &str,
     ) -> Result<Option<&Value>, WorldError> {
-        // `Arc`'s equality compares pointers first: the interned name matches without reading its text.
-        let found = self.actor(actor)?.components.iter().find(|c| c.class == *component);
+        // The interned name matches by pointer, without reading its text.
+        let found = self.actor(actor)?.components.iter().find(|c| same_name(&c.class, component));
         let found = found.ok_or_else(|| WorldError::NoSuchComponent { actor, component: component.to_string() })?;
         Ok(found.properties.get(name))
     }
@@ -868,7 +868,8 @@ impl World {
         let unique = self.manager.requests.flags(&key).add_unique || replicated;
         let actor_ref = self.actor(actor).expect("requested actors are alive");
         let present = actor_ref.components.iter().any(|c| {
-            c.class == key.component_class && (unique || matches!(&c.origin, ComponentOrigin::Request(k) if *k == key))
+            same_name(&c.class, &key.component_class)
+                && (unique || matches!(&c.origin, ComponentOrigin::Request(k) if *k == key))
         });
         if present {
             return;
