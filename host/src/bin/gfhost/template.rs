@@ -154,7 +154,9 @@ fn cargo_toml(name: &str, folder: &Path) -> Result<String> {
          [dependencies]\ngamefeature-sdk = {{ path = {:?} }}\n\n\
          # A workspace of its own: it builds wherever it is.\n[workspace]\n\n\
          # Plugins are small and do not unwind.\n\
-         [profile.release]\nopt-level = \"s\"\nlto = true\nstrip = true\ncodegen-units = 1\npanic = \"abort\"\n",
+         [profile.release]\nopt-level = \"s\"\nlto = true\nstrip = true\ncodegen-units = 1\npanic = \"abort\"\n\n\
+         # The SDK's own code runs for every entry of every batch: built for speed.\n\
+         [profile.release.package.gamefeature-sdk]\nopt-level = 3\n",
         sdk.display().to_string()
     ))
 }
