@@ -10,7 +10,7 @@ use crate::world::{same_name, ClassKey, ClassName};
 
 /// The (receiver class, component class) pair a request is about. Components created for a request remember
 /// their key, so releasing the last handle removes exactly those.
-#[derive(Debug, Clone, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Eq, PartialOrd, Ord)]
 pub struct RequestKey {
     pub receiver_class: ClassName,
     pub component_class: ClassName,
@@ -18,10 +18,18 @@ pub struct RequestKey {
 
 impl PartialEq for RequestKey {
     /// The same pair, found by pointer when both keys hold the world's shared names (as every key the world
-    /// makes does), else by text: the equality the derived `Hash` goes with.
+    /// makes does), else by text.
     fn eq(&self, other: &Self) -> bool {
         same_name(&self.receiver_class, &other.receiver_class)
             && same_name(&self.component_class, &other.component_class)
+    }
+}
+
+impl std::hash::Hash for RequestKey {
+    /// By text, as equality ends.
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.receiver_class.hash(state);
+        self.component_class.hash(state);
     }
 }
 
