@@ -226,10 +226,16 @@ WEAK void gf_on_replicated(gf_actor actor, gf_str component, gf_str property, co
 
 /* ---- Deferred registrations and chain walks: sent in one host call each when the current callback returns ---- */
 
-static gamefeature_plugin_init_states_feature_registration_t *registrations;
+/* As the parallel lists the batch imports take. Registration i: feature deferred_names[registration_features[i]] of
+ * registration_actors[i], implemented by deferred_names[registration_implementers[i]]. Request i: request_works[i]
+ * for feature deferred_names[request_features[i]] of request_actors[i]. */
+static uint64_t *registration_actors;
+static uint32_t *registration_features, *registration_implementers;
 static size_t registrations_len, registrations_capacity;
-static gamefeature_plugin_init_states_chain_request_t *deferred;
-static size_t deferred_len, deferred_capacity;
+static uint64_t *request_actors;
+static uint32_t *request_features;
+static gamefeature_plugin_init_states_chain_work_t *request_works;
+static size_t requests_len, requests_capacity;
 /* Each name once; the registrations and requests name them by index. */
 static game_feature_string_t *deferred_names;
 static size_t deferred_names_len, deferred_names_capacity;
@@ -241,6 +247,21 @@ static bool room_for_one(void **items, size_t *capacity, size_t len, size_t size
     void *moved = realloc(*items, grown * size);
     if (moved == NULL) return false;
     *items = moved;
+    *capacity = grown;
+    return true;
+}
+
+/* Makes room for one more entry in three parallel lists sharing `*capacity`; false when memory runs out. */
+static bool room_for_one_entry(void **first, size_t first_size, void **second, size_t second_size, void **third,
+                               size_t third_size, size_t *capacity, size_t len) {
+    if (len < *capacity) return true;
+    size_t grown = *capacity;
+    /* Each list grows to the same capacity; the shared one is raised once all three have grown. */
+    if (!room_for_one(first, &grown, len, first_size)) return false;
+    grown = *capacity;
+    if (!room_for_one(second, &grown, len, second_size)) return false;
+    grown = *capacity;
+    if (!room_for_one(third, &grown, len, third_size)) return false;
     *capacity = grown;
     return true;
 }
@@ -270,24 +291,32 @@ static bool deferred_name(gf_str name, uint32_t *index) {
 static void defer(gf_actor actor, gf_str feature, gamefeature_plugin_init_states_chain_work_t work) {
     uint32_t index;
     if (!deferred_name(feature, &index) ||
-        !room_for_one((void **)&deferred, &deferred_capacity, deferred_len, sizeof *deferred)) {
+        !room_for_one_entry((void **)&request_actors, sizeof *request_actors, (void **)&request_features,
+                            sizeof *request_features, (void **)&request_works, sizeof *request_works,
+                            &requests_capacity, requests_len)) {
         gf_warn("could not defer a walk of %.*s on actor %llu: out of memory", (int)feature.len, feature.ptr,
                 (unsigned long long)actor);
         return;
     }
-    deferred[deferred_len++] = (gamefeature_plugin_init_states_chain_request_t){actor, index, work};
+    request_actors[requests_len] = actor;
+    request_features[requests_len] = index;
+    request_works[requests_len++] = work;
 }
 
 void gf_defer_register_feature(gf_actor actor, gf_str feature, gf_str implementer) {
     uint32_t feature_index, implementer_index;
     if (!deferred_name(feature, &feature_index) || !deferred_name(implementer, &implementer_index) ||
-        !room_for_one((void **)&registrations, &registrations_capacity, registrations_len, sizeof *registrations)) {
+        !room_for_one_entry((void **)&registration_actors, sizeof *registration_actors,
+                            (void **)&registration_features, sizeof *registration_features,
+                            (void **)&registration_implementers, sizeof *registration_implementers,
+                            &registrations_capacity, registrations_len)) {
         gf_warn("could not defer registering %.*s on actor %llu: out of memory", (int)feature.len, feature.ptr,
                 (unsigned long long)actor);
         return;
     }
-    registrations[registrations_len++] =
-        (gamefeature_plugin_init_states_feature_registration_t){actor, feature_index, implementer_index};
+    registration_actors[registrations_len] = actor;
+    registration_features[registrations_len] = feature_index;
+    registration_implementers[registrations_len++] = implementer_index;
 }
 
 void gf_defer_continue_chain(gf_actor actor, gf_str feature) {
@@ -310,41 +339,45 @@ static void first_refused(const gamefeature_plugin_init_states_list_tuple2_u32_e
 
 /* Sends the deferred registrations, then the deferred walks; every export calls it before it returns. */
 static void send_deferred(void) {
-    if (registrations_len == 0 && deferred_len == 0) return;
+    if (registrations_len == 0 && requests_len == 0) return;
     game_feature_list_string_t names = {deferred_names, deferred_names_len};
     char why[256], others[64];
     if (registrations_len > 0) {
-        gamefeature_plugin_init_states_list_feature_registration_t sent = {registrations, registrations_len};
+        game_feature_list_u64_t actors = {registration_actors, registrations_len};
+        game_feature_list_u32_t features = {registration_features, registrations_len};
+        game_feature_list_u32_t implementers = {registration_implementers, registrations_len};
         gamefeature_plugin_init_states_list_tuple2_u32_error_t refused = {0};
-        gamefeature_plugin_init_states_register_features(&sent, &names, &refused);
+        gamefeature_plugin_init_states_register_features(&actors, &features, &implementers, &names, &refused);
         if (refused.len > 0 && refused.ptr[0].f0 < registrations_len) {
-            const gamefeature_plugin_init_states_feature_registration_t *registration = &registrations[refused.ptr[0].f0];
-            const game_feature_string_t *feature = &deferred_names[registration->feature];
+            size_t i = refused.ptr[0].f0;
+            const game_feature_string_t *feature = &deferred_names[registration_features[i]];
             first_refused(&refused, "registrations", why, sizeof why, others, sizeof others);
             gf_warn("could not register %.*s on actor %llu: %s%s", (int)feature->len, (const char *)feature->ptr,
-                    (unsigned long long)registration->actor, why, others);
+                    (unsigned long long)registration_actors[i], why, others);
         }
         gamefeature_plugin_init_states_list_tuple2_u32_error_free(&refused);
     }
-    if (deferred_len > 0) {
-        gamefeature_plugin_init_states_list_chain_request_t requests = {deferred, deferred_len};
+    if (requests_len > 0) {
+        game_feature_list_u64_t actors = {request_actors, requests_len};
+        game_feature_list_u32_t features = {request_features, requests_len};
+        gamefeature_plugin_init_states_list_chain_work_t works = {request_works, requests_len};
         gamefeature_plugin_init_states_list_tuple2_u32_error_t refused = {0};
-        gamefeature_plugin_init_states_queue_chain_requests(&requests, &names, &refused);
-        if (refused.len > 0 && refused.ptr[0].f0 < deferred_len) {
-            const gamefeature_plugin_init_states_chain_request_t *request = &deferred[refused.ptr[0].f0];
-            const char *what = request->work == GAMEFEATURE_PLUGIN_INIT_STATES_CHAIN_WORK_CONTINUE_CHAIN
+        gamefeature_plugin_init_states_queue_chain_requests(&actors, &features, &works, &names, &refused);
+        if (refused.len > 0 && refused.ptr[0].f0 < requests_len) {
+            size_t i = refused.ptr[0].f0;
+            const char *what = request_works[i] == GAMEFEATURE_PLUGIN_INIT_STATES_CHAIN_WORK_CONTINUE_CHAIN
                                    ? "continue the chain of"
                                    : "check the default initialization of";
-            const game_feature_string_t *feature = &deferred_names[request->feature];
+            const game_feature_string_t *feature = &deferred_names[request_features[i]];
             first_refused(&refused, "walks", why, sizeof why, others, sizeof others);
             gf_warn("could not %s %.*s on actor %llu: %s%s", what, (int)feature->len, (const char *)feature->ptr,
-                    (unsigned long long)request->actor, why, others);
+                    (unsigned long long)request_actors[i], why, others);
         }
         gamefeature_plugin_init_states_list_tuple2_u32_error_free(&refused);
     }
     /* The SDK allocated the names (an empty one too, which game_feature_string_free would not free). */
     for (size_t i = 0; i < deferred_names_len; i++) free(deferred_names[i].ptr);
-    registrations_len = deferred_len = deferred_names_len = 0;
+    registrations_len = requests_len = deferred_names_len = 0;
 }
 
 /* ---- Exports: arguments belong to the callee, so each is freed after its fan-out; what the hooks deferred is
@@ -477,22 +510,30 @@ void exports_gamefeature_plugin_init_state_callbacks_try_change_init_states(
     game_feature_list_u64_t *actors, game_feature_list_u32_t *features, game_feature_list_u8_t *currents,
     game_feature_list_u8_t *desireds, game_feature_list_string_t *names,
     exports_gamefeature_plugin_init_state_callbacks_chain_facts_t *facts,
-    exports_gamefeature_plugin_init_state_callbacks_list_chain_walk_t *ret) {
+    exports_gamefeature_plugin_init_state_callbacks_chain_walks_t *ret) {
     /* The facts serve the Rust SDK's answers without host calls; the C hooks ask the host, which knows a step only
      * once it has applied it: each entry takes one step, and the host asks again about those that moved. */
     exports_gamefeature_plugin_init_state_callbacks_chain_facts_free(facts);
-    /* The answers are freed by the post-return function, which frees nothing for an empty list. */
-    ret->len = actors->len;
-    ret->ptr = actors->len ? malloc(actors->len * sizeof *ret->ptr) : NULL;
-    if (actors->len && !ret->ptr) abort();
-    for (size_t i = 0; i < actors->len; i++) {
+    /* The walks are freed by the post-return function, which frees nothing for an empty list. */
+    size_t n = actors->len;
+    ret->steps.len = n;
+    ret->steps.ptr = n ? malloc(n) : NULL;
+    ret->refused.len = 0;
+    ret->refused.ptr = n ? malloc(n * sizeof *ret->refused.ptr) : NULL;
+    if (n && (!ret->steps.ptr || !ret->refused.ptr)) abort();
+    for (size_t i = 0; i < n; i++) {
         /* Unreal's TryToChangeInitState: the decision, then the work of an allowed step. */
         gf_actor actor = actors->ptr[i];
         gf_str feature = str_of(&names->ptr[features->ptr[i]]);
         gf_str current = state_name(currents->ptr[i]), desired = state_name(desireds->ptr[i]);
         bool allowed = gf_can_change_init_state(actor, feature, current, desired);
         if (allowed) gf_handle_change_init_state(actor, feature, current, desired);
-        ret->ptr[i] = (exports_gamefeature_plugin_init_state_callbacks_chain_walk_t){allowed ? 1 : 0, !allowed};
+        ret->steps.ptr[i] = allowed ? 1 : 0;
+        if (!allowed) ret->refused.ptr[ret->refused.len++] = (uint32_t)i;
+    }
+    if (ret->refused.len == 0) {
+        free(ret->refused.ptr);
+        ret->refused.ptr = NULL;
     }
     send_deferred();
     free_chain_batch(actors, features, currents, desireds, names);

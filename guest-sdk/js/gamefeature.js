@@ -233,7 +233,10 @@ export const initStates = {
   deferRegisterFeature: (actor, feature, implementer) => {
     const id = actorId(actor);
     const [featureIndex, implementerIndex] = [deferredName(feature), deferredName(implementer, 'class name')];
-    deferred.registrations.push({ actor: id, feature: featureIndex, implementer: implementerIndex });
+    const { registrations } = deferred;
+    registrations.actors.push(id);
+    registrations.features.push(featureIndex);
+    registrations.implementers.push(implementerIndex);
   },
   /**
    * `continueChain`, sent with one host call for everything deferred when the current callback returns. The walk
@@ -254,8 +257,14 @@ export const initStates = {
     new Subscription(call(hostInitStates.subscribeClass, className, feature, state, callIfReached, subscription)),
 };
 
-// Registrations and chain walks deferred until the current callback returns, each name kept once.
-const nothingDeferred = () => ({ registrations: [], requests: [], names: [] });
+// Registrations and chain walks deferred until the current callback returns, each name kept once; as the parallel
+// lists the batch imports take (registration i: feature names[features[i]] of actors[i], implemented by
+// names[implementers[i]]; request i: works[i] for feature names[features[i]] of actors[i]).
+const nothingDeferred = () => ({
+  registrations: { actors: [], features: [], implementers: [] },
+  requests: { actors: [], features: [], works: [] },
+  names: [],
+});
 let deferred = nothingDeferred();
 
 // Arguments are checked when deferred, so a bad one throws in the hook that passed it rather than when the
@@ -275,7 +284,11 @@ function deferredName(name, what = 'feature name') {
 
 function defer(actor, feature, work) {
   const id = actorId(actor);
-  deferred.requests.push({ actor: id, feature: deferredName(feature), work });
+  const index = deferredName(feature);
+  const { requests } = deferred;
+  requests.actors.push(id);
+  requests.features.push(index);
+  requests.works.push(work);
 }
 
 /**
@@ -290,24 +303,29 @@ function firstRefused(refused, what) {
 
 /** Sends the deferred registrations, then the deferred chain walks (every callback does when it returns). */
 function sendDeferred() {
-  if (deferred.registrations.length === 0 && deferred.requests.length === 0) return;
   const { registrations, requests, names } = deferred;
+  if (registrations.actors.length === 0 && requests.actors.length === 0) return;
   deferred = nothingDeferred();
-  if (registrations.length > 0) {
-    const refused = hostInitStates.registerFeatures(registrations, names);
+  if (registrations.actors.length > 0) {
+    const { actors, features, implementers } = registrations;
+    const refused = hostInitStates.registerFeatures(
+      BigUint64Array.from(actors),
+      Uint32Array.from(features),
+      Uint32Array.from(implementers),
+      names,
+    );
     if (refused.length > 0) {
       const [index, why, others] = firstRefused(refused, 'registrations');
-      const registration = registrations[index];
-      log.warn(`could not register ${names[registration.feature]} on actor ${registration.actor}: ${why}${others}`);
+      log.warn(`could not register ${names[features[index]]} on actor ${actors[index]}: ${why}${others}`);
     }
   }
-  if (requests.length > 0) {
-    const refused = hostInitStates.queueChainRequests(requests, names);
+  if (requests.actors.length > 0) {
+    const { actors, features, works } = requests;
+    const refused = hostInitStates.queueChainRequests(BigUint64Array.from(actors), Uint32Array.from(features), works, names);
     if (refused.length > 0) {
       const [index, why, others] = firstRefused(refused, 'walks');
-      const request = requests[index];
-      const what = request.work === 'continue-chain' ? 'continue the chain of' : 'check the default initialization of';
-      log.warn(`could not ${what} ${names[request.feature]} on actor ${request.actor}: ${why}${others}`);
+      const what = works[index] === 'continue-chain' ? 'continue the chain of' : 'check the default initialization of';
+      log.warn(`could not ${what} ${names[features[index]]} on actor ${actors[index]}: ${why}${others}`);
     }
   }
 }
@@ -438,12 +456,19 @@ export function exportPlugin(PluginClass) {
       tryChangeInitStates(actors, features, currents, desireds, names, facts) {
         const p = plugin();
         // Unreal's TryToChangeInitState: the decision, then the work of an allowed step.
-        return Array.from(actors, (actor, i) => {
-          const args = [actor, names[features[i]], name(currents[i]), name(desireds[i])];
+        const steps = new Uint8Array(actors.length);
+        const refused = [];
+        for (let i = 0; i < actors.length; i++) {
+          const args = [actors[i], names[features[i]], name(currents[i]), name(desireds[i])];
           const allowed = Boolean(p.canChangeInitState(...args));
-          if (allowed) p.handleChangeInitState(...args);
-          return { steps: allowed ? 1 : 0, refused: !allowed };
-        });
+          if (allowed) {
+            p.handleChangeInitState(...args);
+            steps[i] = 1;
+          } else {
+            refused.push(i);
+          }
+        }
+        return { steps, refused: Uint32Array.from(refused) };
       },
       checkDefaultInitializations(actors, features, names) {
         const p = plugin();

@@ -11,7 +11,7 @@ from componentize_py_types import Err
 import wit_world.exports
 from wit_world.imports import components as _host_components
 from wit_world.exports import lifecycle as _lifecycle
-from wit_world.exports.init_state_callbacks import ChainWalk as _ChainWalk
+from wit_world.exports.init_state_callbacks import ChainWalks as _ChainWalks
 
 import gamefeature
 from gamefeature import init_states, log
@@ -151,15 +151,17 @@ class InitStateCallbacks(wit_world.exports.InitStateCallbacks):
         # only once it has applied it: each entry takes one step, and the host asks again about those that moved.
         plugin = _get()
         name = init_states.state_name
-        answers = []
-        for actor, feature, current, desired in zip(actors, features, currents, desireds):
+        steps, refused = [], []
+        for i, (actor, feature, current, desired) in enumerate(zip(actors, features, currents, desireds)):
             # Unreal's TryToChangeInitState: the decision, then the work of an allowed step.
             args = (actor, names[feature], name(current), name(desired))
             allowed = bool(plugin.can_change_init_state(*args))
             if allowed:
                 plugin.handle_change_init_state(*args)
-            answers.append(_ChainWalk(1 if allowed else 0, not allowed))
-        return answers
+            else:
+                refused.append(i)
+            steps.append(1 if allowed else 0)
+        return _ChainWalks(bytes(steps), refused)
 
     def check_default_initializations(self, actors, features, names):
         plugin = _get()

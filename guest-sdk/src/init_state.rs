@@ -119,12 +119,29 @@ pub fn check_default_initialization(actor: ActorId, feature: &str) -> Result<(),
     continue_init_state_chain(actor, feature)
 }
 
-/// Registrations and chain walks deferred until the current callback returns, each name kept once.
+/// Registrations and chain walks deferred until the current callback returns, each name kept once; as the
+/// parallel lists the batch imports take.
 #[derive(Default)]
 struct Deferred {
-    registrations: Vec<host::FeatureRegistration>,
-    requests: Vec<host::ChainRequest>,
+    registrations: Registrations,
+    requests: Requests,
     names: Vec<String>,
+}
+
+/// Registration `i`: feature `names[features[i]]` of `actors[i]`, implemented by `names[implementers[i]]`.
+#[derive(Default)]
+struct Registrations {
+    actors: Vec<ActorId>,
+    features: Vec<u32>,
+    implementers: Vec<u32>,
+}
+
+/// Request `i`: `works[i]` for feature `names[features[i]]` of `actors[i]`.
+#[derive(Default)]
+struct Requests {
+    actors: Vec<ActorId>,
+    features: Vec<u32>,
+    works: Vec<host::ChainWork>,
 }
 
 impl Deferred {
@@ -143,18 +160,28 @@ impl Deferred {
 
     fn walk(&mut self, actor: ActorId, feature: &str, work: host::ChainWork) {
         let feature = self.name(feature);
-        self.requests.push(host::ChainRequest { actor, feature, work });
+        let requests = &mut self.requests;
+        requests.actors.push(actor);
+        requests.features.push(feature);
+        requests.works.push(work);
     }
 
     fn register(&mut self, actor: ActorId, feature: &str, implementer: &str) {
         let (feature, implementer) = (self.name(feature), self.name(implementer));
-        self.registrations.push(host::FeatureRegistration { actor, feature, implementer });
+        let registrations = &mut self.registrations;
+        registrations.actors.push(actor);
+        registrations.features.push(feature);
+        registrations.implementers.push(implementer);
     }
 }
 
 thread_local! {
     static DEFERRED: std::cell::RefCell<Deferred> = const {
-        std::cell::RefCell::new(Deferred { registrations: Vec::new(), requests: Vec::new(), names: Vec::new() })
+        std::cell::RefCell::new(Deferred {
+            registrations: Registrations { actors: Vec::new(), features: Vec::new(), implementers: Vec::new() },
+            requests: Requests { actors: Vec::new(), features: Vec::new(), works: Vec::new() },
+            names: Vec::new(),
+        })
     };
 }
 
@@ -187,36 +214,38 @@ fn defer(actor: ActorId, feature: &str, work: host::ChainWork) {
 pub(crate) fn send_deferred() {
     let Deferred { registrations, requests, names } = DEFERRED.with_borrow_mut(std::mem::take);
     let name = |index: u32| names.get(index as usize).map_or("?", String::as_str);
-    if !registrations.is_empty() {
-        let refused = host::register_features(&registrations, &names);
-        if let Some((registration, error, others)) = first_refused(&refused, &registrations, "registrations") {
-            let (feature, actor) = (name(registration.feature), registration.actor);
+    if !registrations.actors.is_empty() {
+        let Registrations { actors, features, implementers } = &registrations;
+        let refused = host::register_features(actors, features, implementers, &names);
+        if let Some((i, error, others)) = first_refused(&refused, actors.len(), "registrations") {
+            let (feature, actor) = (name(features[i]), actors[i]);
             crate::log::warn(&format!("could not register {feature} on actor {actor}: {error}{others}"));
         }
     }
-    if !requests.is_empty() {
-        let refused = host::queue_chain_requests(&requests, &names);
-        if let Some((request, error, others)) = first_refused(&refused, &requests, "walks") {
-            let what = match request.work {
+    if !requests.actors.is_empty() {
+        let Requests { actors, features, works } = &requests;
+        let refused = host::queue_chain_requests(actors, features, works, &names);
+        if let Some((i, error, others)) = first_refused(&refused, actors.len(), "walks") {
+            let what = match works[i] {
                 host::ChainWork::ContinueChain => "continue the chain of",
                 host::ChainWork::CheckOthersThenContinue => "check the default initialization of",
             };
-            let (feature, actor) = (name(request.feature), request.actor);
+            let (feature, actor) = (name(features[i]), actors[i]);
             crate::log::warn(&format!("could not {what} {feature} on actor {actor}: {error}{others}"));
         }
     }
 }
 
-/// The first refused entry of a deferred batch, why (worded), and how many more were refused: one line
-/// however many were, since each line is a host call.
-fn first_refused<'a, T>(refused: &[(u32, Error)], sent: &'a [T], what: &str) -> Option<(&'a T, String, String)> {
+/// The first refused entry of a deferred batch of `sent` entries (its index), why (worded), and how many more
+/// were refused: one line however many were, since each line is a host call.
+fn first_refused(refused: &[(u32, Error)], sent: usize, what: &str) -> Option<(usize, String, String)> {
     let (index, error) = refused.first()?;
-    let entry = sent.get(*index as usize)?;
+    let index = Some(*index as usize).filter(|index| *index < sent)?;
     let others = match refused.len() {
         1 => String::new(),
         n => format!(" (and {} more deferred {what} refused)", n - 1),
     };
-    Some((entry, shown(error), others))
+    Some((index, shown(error), others))
 }
 
 /// A refusal as every SDK words it: the WIT case, then what it carries.

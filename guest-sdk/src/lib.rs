@@ -251,30 +251,29 @@ impl<P: Plugin> bindings::exports::gamefeature::plugin::handlers::Guest for Expo
     }
 }
 
-use bindings::exports::gamefeature::plugin::init_state_callbacks::ChainWalk;
+use bindings::exports::gamefeature::plugin::init_state_callbacks::ChainWalks;
 
-/// Unreal's `ContinueInitStateChain` for entry `entry` of a batch: from `current`, its `TryToChangeInitState` for
+/// Unreal's `ContinueInitStateChain` for one entry of a batch, from its `current` state: `TryToChangeInitState` for
 /// each next state — the decision, then the work of an allowed step — until a step is refused or the chain ends.
 /// The walk stops early, to be asked again, once the plugin's work changed the world: the host must apply the
-/// steps taken before the next decision can ask it.
-fn walk_chain<P: Plugin>(p: &mut P, entry: usize, actor: u64, feature: &str, current: u8) -> ChainWalk {
+/// steps taken before the next decision can ask it. Returns the steps taken, and whether a step was refused.
+fn walk_chain<P: Plugin>(p: &mut P, entry: usize, actor: u64, feature: &str, current: u8) -> (u8, bool) {
     let states = init_state::known_states();
     let name = |ordinal: u8| init_state::name_among(states, ordinal);
-    let mut walk = ChainWalk { steps: 0, refused: false };
+    let mut steps = 0;
     let mut at = current;
     while let Some(desired) = at.checked_add(1).and_then(name) {
         let from = name(at);
         if !p.can_change_init_state(actor, feature, from, desired) {
-            walk.refused = true;
-            break;
+            return (steps, true);
         }
         p.handle_change_init_state(actor, feature, from, desired);
-        (at, walk.steps) = (at + 1, walk.steps + 1);
+        (at, steps) = (at + 1, steps + 1);
         if !facts::advance(entry, at) {
             break;
         }
     }
-    walk
+    (steps, false)
 }
 
 impl<P: Plugin> bindings::exports::gamefeature::plugin::init_state_callbacks::Guest for Exports<P> {
@@ -286,17 +285,21 @@ impl<P: Plugin> bindings::exports::gamefeature::plugin::init_state_callbacks::Gu
         _desireds: Vec<u8>,
         names: Vec<String>,
         chain_facts: bindings::exports::gamefeature::plugin::init_state_callbacks::ChainFacts,
-    ) -> Vec<ChainWalk> {
+    ) -> ChainWalks {
         let names = std::rc::Rc::new(names);
         facts::answering(facts::Facts::new(&actors, &features, names.clone(), chain_facts), || {
             with_plugin(|p: &mut P| {
-                (0..actors.len())
-                    .map(|i| {
-                        facts::deciding(i);
-                        let (actor, feature) = (actors[i], &names[features[i] as usize]);
-                        walk_chain(p, i, actor, feature, currents[i])
-                    })
-                    .collect()
+                let mut walks = ChainWalks { steps: Vec::with_capacity(actors.len()), refused: Vec::new() };
+                for i in 0..actors.len() {
+                    facts::deciding(i);
+                    let (actor, feature) = (actors[i], &names[features[i] as usize]);
+                    let (steps, refused) = walk_chain(p, i, actor, feature, currents[i]);
+                    walks.steps.push(steps);
+                    if refused {
+                        walks.refused.push(i as u32);
+                    }
+                }
+                walks
             })
         })
     }

@@ -664,6 +664,10 @@ async fn every_import_refuses_bad_names() {
     assert_eq!(verdicts.len(), 48, "{verdicts:#?}");
     let accepted: Vec<&&String> = verdicts.iter().filter(|l| !l.ends_with("refused")).collect();
     assert!(accepted.is_empty(), "{accepted:#?}");
+    // A batch import's parallel lists of different lengths are refused whole.
+    let uneven: Vec<&String> = warnings.iter().filter(|l| l.contains("uneven lists in ")).collect();
+    assert_eq!(uneven.len(), 2, "{warnings:#?}");
+    assert!(uneven.iter().all(|l| l.ends_with("refused")), "{uneven:#?}");
 }
 
 /// What a plugin writes cannot forge host lines or drive a terminal, and its error texts are cut.

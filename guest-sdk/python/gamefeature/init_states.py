@@ -79,10 +79,18 @@ def check_default_initialization(actor: int, feature: str) -> None:
     call(_init_states.continue_init_state_chain, actor, feature)
 
 
-# Registrations and chain walks deferred until the current callback returns, each name kept once.
-_deferred_registrations: List[_init_states.FeatureRegistration] = []
-_deferred_requests: List[_init_states.ChainRequest] = []
-_deferred_names: List[str] = []
+# Registrations and chain walks deferred until the current callback returns, each name kept once; as the parallel
+# lists the batch imports take (registration i: feature names[features[i]] of actors[i], implemented by
+# names[implementers[i]]; request i: works[i] for feature names[features[i]] of actors[i]).
+def _nothing_deferred():
+    return {
+        "registrations": {"actors": [], "features": [], "implementers": []},
+        "requests": {"actors": [], "features": [], "works": []},
+        "names": [],
+    }
+
+
+_deferred = _nothing_deferred()
 
 
 def defer_register_feature(actor: int, feature: str, implementer: str) -> None:
@@ -92,7 +100,10 @@ def defer_register_feature(actor: int, feature: str, implementer: str) -> None:
     feature, as Unreal's components do in `OnRegister`, at the cost of one host call for all of them."""
     _check_actor(actor)
     feature_index, implementer_index = _deferred_name(feature), _deferred_name(implementer, "class name")
-    _deferred_registrations.append(_init_states.FeatureRegistration(actor, feature_index, implementer_index))
+    registrations = _deferred["registrations"]
+    registrations["actors"].append(actor)
+    registrations["features"].append(feature_index)
+    registrations["implementers"].append(implementer_index)
 
 
 def defer_continue_chain(actor: int, feature: str) -> None:
@@ -110,7 +121,11 @@ def defer_check_default_initialization(actor: int, feature: str) -> None:
 
 def _defer(actor: int, feature: str, work) -> None:
     _check_actor(actor)
-    _deferred_requests.append(_init_states.ChainRequest(actor, _deferred_name(feature), work))
+    feature_index = _deferred_name(feature)
+    requests = _deferred["requests"]
+    requests["actors"].append(actor)
+    requests["features"].append(feature_index)
+    requests["works"].append(work)
 
 
 # Arguments are checked when deferred, so a bad one raises in the hook that passed it rather than when the
@@ -124,11 +139,12 @@ def _deferred_name(name: str, what: str = "feature name") -> int:
     """The index of `name` among the deferred names, added if new."""
     if not isinstance(name, str):
         raise TypeError(f"a {what} is a str, not {type(name).__name__}")
+    names = _deferred["names"]
     try:
-        return _deferred_names.index(name)
+        return names.index(name)
     except ValueError:
-        _deferred_names.append(name)
-        return len(_deferred_names) - 1
+        names.append(name)
+        return len(names) - 1
 
 
 def _first_refused(refused, what: str):
@@ -142,28 +158,28 @@ def _first_refused(refused, what: str):
 def _send_deferred() -> None:
     """Sends the deferred registrations, then the deferred chain walks (the SDK calls it when a callback
     returns)."""
-    global _deferred_registrations, _deferred_requests, _deferred_names
-    if not _deferred_registrations and not _deferred_requests:
+    global _deferred
+    registrations, requests, names = _deferred["registrations"], _deferred["requests"], _deferred["names"]
+    if not registrations["actors"] and not requests["actors"]:
         return
-    registrations, requests, names = _deferred_registrations, _deferred_requests, _deferred_names
-    _deferred_registrations, _deferred_requests, _deferred_names = [], [], []
-    if registrations:
-        refused = _init_states.register_features(registrations, names)
+    _deferred = _nothing_deferred()
+    if registrations["actors"]:
+        actors, features = registrations["actors"], registrations["features"]
+        refused = _init_states.register_features(actors, features, registrations["implementers"], names)
         if refused:
             index, error, others = _first_refused(refused, "registrations")
-            registration = registrations[index]
-            log.warn(f"could not register {names[registration.feature]} on actor {registration.actor}: {error}{others}")
-    if requests:
-        refused = _init_states.queue_chain_requests(requests, names)
+            log.warn(f"could not register {names[features[index]]} on actor {actors[index]}: {error}{others}")
+    if requests["actors"]:
+        actors, features, works = requests["actors"], requests["features"], requests["works"]
+        refused = _init_states.queue_chain_requests(actors, features, works, names)
         if refused:
             index, error, others = _first_refused(refused, "walks")
-            request = requests[index]
             what = (
                 "continue the chain of"
-                if request.work == _init_states.ChainWork.CONTINUE_CHAIN
+                if works[index] == _init_states.ChainWork.CONTINUE_CHAIN
                 else "check the default initialization of"
             )
-            log.warn(f"could not {what} {names[request.feature]} on actor {request.actor}: {error}{others}")
+            log.warn(f"could not {what} {names[features[index]]} on actor {actors[index]}: {error}{others}")
 
 
 def subscribe_actor(

@@ -147,6 +147,20 @@ impl ChainWalk {
     pub fn goes_on(self) -> bool {
         self.steps > 0 && !self.refused
     }
+
+    /// The walks of a batch as a plugin answers them (WIT `chain-walks`): each entry's steps, and the entries
+    /// whose walk was refused, by index. A refused index past the batch is the plugin's fault, named in the error.
+    pub fn from_lists(steps: &[u8], refused: &[u32]) -> Result<Vec<ChainWalk>, String> {
+        let mut walks: Vec<ChainWalk> = steps.iter().map(|steps| ChainWalk { steps: *steps, refused: false }).collect();
+        for index in refused {
+            let entries = walks.len();
+            let walk = walks
+                .get_mut(*index as usize)
+                .ok_or_else(|| format!("refused entry {index} of a batch of {entries} entries"))?;
+            walk.refused = true;
+        }
+        Ok(walks)
+    }
 }
 
 /// Features to check: feature `names[features[i]]` of `actors[i]`.
@@ -212,6 +226,19 @@ pub struct PropertyBatch {
 mod tests {
     use super::*;
     use crate::component::Names;
+
+    /// A batch's walks come back as steps and refused indices; an index past the batch is refused whole.
+    #[test]
+    fn walks_are_read_from_their_lists_and_a_refused_index_must_name_an_entry() {
+        let walks = ChainWalk::from_lists(&[2, 0, 1], &[1, 2]).unwrap();
+        let expected =
+            [ChainWalk { steps: 2, refused: false }, ChainWalk { steps: 0, refused: true }, ChainWalk::one_step(true)];
+        assert_eq!(walks, [expected[0], expected[1], ChainWalk { steps: 1, refused: true }]);
+        assert_eq!(walks.iter().map(|w| w.goes_on()).collect::<Vec<_>>(), [true, false, false]);
+        assert_eq!(ChainWalk::from_lists(&[], &[]).unwrap(), []);
+        let error = ChainWalk::from_lists(&[1, 1], &[2]).unwrap_err();
+        assert!(error.contains("refused entry 2 of a batch of 2"), "{error}");
+    }
 
     /// However many names a batch holds (past the few found by a scan), each is listed once and keeps its index.
     #[test]

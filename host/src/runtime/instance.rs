@@ -631,10 +631,11 @@ impl PluginInstance for WasmInstance {
                 )
             };
         }
-        // Each bindings' `chain-walk` records, as the host's.
+        // Each bindings' `chain-walks` lists, as the host's walks (a refused index past the batch is a trap).
         macro_rules! walks {
             ($answers:expr) => {
-                $answers.iter().map(|w| ChainWalk { steps: w.steps, refused: w.refused }).collect::<Vec<_>>()
+                ChainWalk::from_lists(&$answers.steps, &$answers.refused)
+                    .map_err(|fault| wasmtime::Error::msg(format!("try-change-init-states answered a {fault}")))
             };
         }
         let answers = call_export!(
@@ -642,10 +643,10 @@ impl PluginInstance for WasmInstance {
             b.actors.len(),
             direct: |b_, store| {
                 try_with_facts!(b_, store, direct::exports::gamefeature::plugin::init_state_callbacks)
-                    .map(|answers| walks!(answers))
+                    .and_then(|answers| walks!(answers))
             },
             latest: |b_, store| async move {
-                try_with_facts!(b_, store, init_state_callbacks).await.map(|answers| walks!(answers))
+                try_with_facts!(b_, store, init_state_callbacks).await.and_then(|answers| walks!(answers))
             },
             // 0.1.0 decides one step at a time, without facts, and prepares the steps it allowed in a second call
             // (below).

@@ -6,9 +6,7 @@ use wasmtime::component::Resource;
 
 use super::Call;
 use crate::component::SubscriptionId;
-use crate::runtime::bindings::gamefeature::plugin::init_states::{
-    ChainRequest, ChainWork, FeatureRegistration, Host, HostSubscription,
-};
+use crate::runtime::bindings::gamefeature::plugin::init_states::{ChainWork, Host, HostSubscription};
 use crate::runtime::bindings::types::{ActorId, Error};
 use crate::runtime::state::InstanceState;
 use crate::world::{ActorId as Actor, World, WorldError};
@@ -139,28 +137,42 @@ impl Host for InstanceState {
         })
     }
 
-    fn queue_chain_requests(&mut self, requests: Vec<ChainRequest>, names: Vec<String>) -> Vec<(u32, Error)> {
+    fn queue_chain_requests(
+        &mut self,
+        actors: Vec<u64>,
+        features: Vec<u32>,
+        works: Vec<ChainWork>,
+        names: Vec<String>,
+    ) -> Vec<(u32, Error)> {
+        let lists = [("actors", actors.len()), ("features", features.len()), ("works", works.len())];
         self.run_batch(
-            &requests,
+            &lists,
             &names,
             "feature name",
-            |request| changes_of(request.work),
-            |w, _, request, named| {
-                let feature = named.get(request.feature)?;
-                Ok(queue_one_chain_request(w, Actor::from_raw(request.actor), feature, request.work)?)
+            |i| changes_of(works[i]),
+            |w, _, i, named| {
+                let feature = named.get(features[i])?;
+                Ok(queue_one_chain_request(w, Actor::from_raw(actors[i]), feature, works[i])?)
             },
         )
     }
 
-    fn register_features(&mut self, registrations: Vec<FeatureRegistration>, names: Vec<String>) -> Vec<(u32, Error)> {
+    fn register_features(
+        &mut self,
+        actors: Vec<u64>,
+        features: Vec<u32>,
+        implementers: Vec<u32>,
+        names: Vec<String>,
+    ) -> Vec<(u32, Error)> {
+        let lists = [("actors", actors.len()), ("features", features.len()), ("implementers", implementers.len())];
         self.run_batch(
-            &registrations,
+            &lists,
             &names,
             "name",
             |_| 1,
-            |w, owner, registration, named| {
-                let (feature, implementer) = (named.get(registration.feature)?, named.get(registration.implementer)?);
-                Ok(w.register_feature(owner, Actor::from_raw(registration.actor), feature, implementer)?)
+            |w, owner, i, named| {
+                let (feature, implementer) = (named.get(features[i])?, named.get(implementers[i])?);
+                Ok(w.register_feature(owner, Actor::from_raw(actors[i]), feature, implementer)?)
             },
         )
     }

@@ -246,31 +246,41 @@ impl SentNames<'_> {
 }
 
 impl InstanceState {
-    /// Runs a batch import's entries as the calls they stand for, in order. Each passes `guard`'s checks for a
-    /// change (its names, each checked once per batch as `what`; the change budget, counted as the
-    /// `changes` calls it stands for) and is refused as its own call would be; the world's lock is taken once
-    /// for all of them. Past the change budget the rest are refused with the same error, without further work.
-    /// Returns the refused entries, by index, with why.
-    pub(crate) fn run_batch<E>(
+    /// Runs a batch import's entries as the calls they stand for, in order. The entries come as parallel
+    /// `lists` (named, with their lengths); lists of different lengths refuse every entry, as a batch nobody can
+    /// read. Each entry passes `guard`'s checks for a change (its names, each checked once per batch as `what`;
+    /// the change budget, counted as the `changes` calls it stands for) and is refused as its own call would be;
+    /// the world's lock is taken once for all of them. Past the change budget the rest are refused with the same
+    /// error, without further work. Returns the refused entries, by index, with why.
+    pub(crate) fn run_batch(
         &mut self,
-        entries: &[E],
+        lists: &[(&str, usize)],
         names: &[String],
         what: &str,
-        changes: impl Fn(&E) -> u32,
-        mut apply: impl FnMut(&mut World, OwnerId, &E, &SentNames<'_>) -> Result<(), Error>,
+        changes: impl Fn(usize) -> u32,
+        mut apply: impl FnMut(&mut World, OwnerId, usize, &SentNames<'_>) -> Result<(), Error>,
     ) -> Vec<(u32, Error)> {
+        let longest = lists.iter().map(|(_, len)| *len).max().unwrap_or(0);
+        if lists.iter().any(|(_, len)| *len != longest) {
+            let lengths: Vec<String> = lists.iter().map(|(list, len)| format!("{len} {list}")).collect();
+            let error = self.refuse(Error::Invalid(format!(
+                "a batch's lists differ in length ({}): none of its entries is read",
+                lengths.join(", ")
+            )));
+            return (0..longest).map(|i| (i as u32, error.clone())).collect();
+        }
         let named = SentNames { names, problems: names.iter().map(|name| name_problem(what, name)).collect() };
         let world = self.env.world.clone();
         let owner = self.env.owner;
         let mut refused = Vec::new();
         crate::world::lock(&world).acting_as(owner, |w| {
-            for (index, entry) in entries.iter().enumerate() {
-                let counted = (0..changes(entry)).try_for_each(|_| self.count_change());
+            for index in 0..longest {
+                let counted = (0..changes(index)).try_for_each(|_| self.count_change());
                 if let Err(flooded) = counted {
-                    refused.extend((index..entries.len()).map(|i| (i as u32, flooded.clone())));
+                    refused.extend((index..longest).map(|i| (i as u32, flooded.clone())));
                     break;
                 }
-                if let Err(problem) = apply(w, owner, entry, &named) {
+                if let Err(problem) = apply(w, owner, index, &named) {
                     refused.push((index as u32, self.refuse(problem)));
                 }
             }

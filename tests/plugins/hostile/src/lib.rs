@@ -204,6 +204,17 @@ impl Hostile {
         let outcome = register_features(pawn, (0, 5), &["Feature", "HostileComponent"]);
         let verdict = if matches!(outcome, Err(Error::Invalid(_))) { "refused" } else { "ACCEPTED" };
         log::warn(&format!("unsent name in register-features: {verdict}"));
+        // Parallel lists of different lengths: entries nobody can read.
+        use gamefeature_sdk::bindings::gamefeature::plugin::init_states::{self as raw, ChainWork};
+        let names = ["Feature".to_string(), "HostileComponent".to_string()];
+        let uneven = [
+            ("queue-chain-requests", raw::queue_chain_requests(&[pawn, pawn], &[0], &[ChainWork::ContinueChain], &names)),
+            ("register-features", raw::register_features(&[pawn], &[0, 0], &[1], &names)),
+        ];
+        for (import, refused) in uneven {
+            let all = refused.len() == 2 && refused.iter().all(|(_, e)| matches!(e, Error::Invalid(_)));
+            log::warn(&format!("uneven lists in {import}: {}", if all { "refused" } else { "ACCEPTED" }));
+        }
     }
 
     /// Tries to take over another plugin's feature, component and actor.
@@ -442,19 +453,18 @@ export_plugin!(Hostile);
 /// index); its refusal, if it is refused.
 /// One `register-features` entry: the feature and implementer named by index into `names`.
 fn register_features(actor: ActorId, (feature, implementer): (u32, u32), names: &[&str]) -> Result<(), Error> {
-    use gamefeature_sdk::bindings::gamefeature::plugin::init_states::{register_features, FeatureRegistration};
+    use gamefeature_sdk::bindings::gamefeature::plugin::init_states::register_features;
     let names: Vec<String> = names.iter().map(|name| name.to_string()).collect();
-    match register_features(&[FeatureRegistration { actor, feature, implementer }], &names).pop() {
+    match register_features(&[actor], &[feature], &[implementer], &names).pop() {
         Some((_, error)) => Err(error),
         None => Ok(()),
     }
 }
 
 fn queue_chain_request(actor: ActorId, feature: u32, names: &[&str]) -> Result<(), Error> {
-    use gamefeature_sdk::bindings::gamefeature::plugin::init_states::{queue_chain_requests, ChainRequest, ChainWork};
+    use gamefeature_sdk::bindings::gamefeature::plugin::init_states::{queue_chain_requests, ChainWork};
     let names: Vec<String> = names.iter().map(|name| name.to_string()).collect();
-    let request = ChainRequest { actor, feature, work: ChainWork::ContinueChain };
-    match queue_chain_requests(&[request], &names).pop() {
+    match queue_chain_requests(&[actor], &[feature], &[ChainWork::ContinueChain], &names).pop() {
         Some((_, error)) => Err(error),
         None => Ok(()),
     }
