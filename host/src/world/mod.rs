@@ -252,7 +252,7 @@ impl World {
 
     /// Frees a destroyed actor's slot: its id names nobody from now on.
     fn finish_destroy(&mut self, actor: ActorId) -> Result<(), WorldError> {
-        let removed = self.slots.free(actor).ok_or(WorldError::UnknownActor(actor))?;
+        let removed = self.slots.free(actor).ok_or_else(|| WorldError::UnknownActor(actor))?;
         self.plugin_spawned -= usize::from(removed.spawned_by.is_some());
         self.manager.watches.remove_actor(actor);
         self.destroyed_in_order += 1;
@@ -303,7 +303,7 @@ impl World {
 
     /// The actor with this id, if it is alive.
     pub fn actor(&self, actor: ActorId) -> Result<&Actor, WorldError> {
-        self.slots.live_actor(actor).ok_or(WorldError::UnknownActor(actor))
+        self.slots.live_actor(actor).ok_or_else(|| WorldError::UnknownActor(actor))
     }
 
     /// The component manager, and `actor`'s class chain beside it (`None` for an actor not alive): what queuing
@@ -317,7 +317,7 @@ impl World {
             .slot_mut(actor)
             .filter(|s| s.generation == actor.generation())
             .and_then(|s| s.actor.as_mut())
-            .ok_or(WorldError::UnknownActor(actor))
+            .ok_or_else(|| WorldError::UnknownActor(actor))
     }
 
     /// Every live actor, in spawn order.
