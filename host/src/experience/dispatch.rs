@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::rounds::{Chain, Round, WavePlanner};
+use super::rounds::{Chain, Round, RunItems, WavePlanner};
 use crate::component::{Name, OwnerId, Work};
 use crate::feature::{
     within_refusal_budget, BatchNames, CallError, ChainBatch, ChainWalk, ExtensionBatch, FeatureBatch, PluginInstance,
@@ -139,12 +139,12 @@ impl Instances {
             let mut round = Round::gather(work);
             // What each plugin is charged, by run; the game's own work raises the allowance of each plugin for
             // each actor of the game's it hears about.
-            for (owner, run) in round.runs() {
-                match run.root {
-                    Some(root) if !quarantined.contains(&root) => *charged.entry(root).or_default() += run.items.len(),
+            for (owner, items, root) in round.runs() {
+                match root {
+                    Some(root) if !quarantined.contains(&root) => *charged.entry(root).or_default() += items.len(),
                     Some(_) => {}
                     None => {
-                        for item in &run.items {
+                        for item in items.iter() {
                             if heard_of.insert((owner, item.actor())) {
                                 *allowance.entry(owner).or_default() += self.limits.per_game_actor;
                             }
@@ -171,10 +171,11 @@ impl Instances {
             if !quarantined.is_empty() {
                 round.discard(|owner| quarantined.contains(&owner));
             }
-            for (owner, runs) in round.groups {
+            let Round { work, groups, .. } = round;
+            for (owner, runs) in groups {
                 for run in runs {
                     world::lock(world).delivering_work_of(run.root);
-                    if let Err(failure) = self.deliver(world, timeline, owner, &run.items) {
+                    if let Err(failure) = self.deliver(world, timeline, owner, Round::items(&work, &run)) {
                         failures.push(self.remove_failed(world, owner, failure.call, failure.error));
                         break;
                     }
@@ -249,13 +250,16 @@ impl Instances {
         world: &SharedWorld,
         timeline: &Timeline,
         owner: OwnerId,
-        run: &[Work],
+        run: RunItems<'_>,
     ) -> Result<(), DeliveryFailure> {
         let Some(live) = self.live.get_mut(&owner) else {
             return Ok(()); // The host's own work, or an instance already gone.
         };
         let world_name = world::lock(world).name().to_string();
-        let outcome = match &run[0] {
+        let Some(first) = run.first() else {
+            return Ok(());
+        };
+        let outcome = match first {
             Work::Extension { .. } => {
                 // The world's lock must be released before the call: the plugin's host calls take it.
                 let single = single_extension(&world::lock(world), run);
@@ -415,7 +419,7 @@ fn text(w: &World, name: Name) -> impl FnOnce() -> String + '_ {
 }
 
 /// The one live extension event of a run that has exactly one: delivered with scalars rather than as a batch.
-fn single_extension(w: &World, run: &[Work]) -> Option<(u32, u64, Name, std::sync::Arc<str>)> {
+fn single_extension(w: &World, run: RunItems<'_>) -> Option<(u32, u64, Name, std::sync::Arc<str>)> {
     let mut live = run.iter().filter(|item| w.is_work_live(item));
     match (live.next(), live.next()) {
         (Some(Work::Extension { number, actor, event, .. }), None) => {
@@ -425,7 +429,7 @@ fn single_extension(w: &World, run: &[Work]) -> Option<(u32, u64, Name, std::syn
     }
 }
 
-fn extension_batch(w: &World, run: &[Work]) -> ExtensionBatch {
+fn extension_batch(w: &World, run: RunItems<'_>) -> ExtensionBatch {
     let mut names = BatchNames::default();
     let mut batch = ExtensionBatch::with_capacity(run.len());
     for item in run.iter().filter(|item| w.is_work_live(item)) {
@@ -439,7 +443,7 @@ fn extension_batch(w: &World, run: &[Work]) -> ExtensionBatch {
     batch
 }
 
-fn state_change_batch(w: &World, run: &[Work]) -> StateChangeBatch {
+fn state_change_batch(w: &World, run: RunItems<'_>) -> StateChangeBatch {
     let mut names = BatchNames::default();
     let mut batch = StateChangeBatch::with_capacity(run.len());
     for item in run.iter().filter(|item| w.is_work_live(item)) {
@@ -454,7 +458,7 @@ fn state_change_batch(w: &World, run: &[Work]) -> StateChangeBatch {
     batch
 }
 
-fn property_batch(w: &World, run: &[Work]) -> PropertyBatch {
+fn property_batch(w: &World, run: RunItems<'_>) -> PropertyBatch {
     let mut batch = PropertyBatch::default();
     for item in run.iter().filter(|item| w.is_work_live(item)) {
         if let Work::PropertyChanged { number, actor, change, .. } = item {
@@ -467,7 +471,7 @@ fn property_batch(w: &World, run: &[Work]) -> PropertyBatch {
     batch
 }
 
-fn feature_batch(w: &World, run: &[Work]) -> FeatureBatch {
+fn feature_batch(w: &World, run: RunItems<'_>) -> FeatureBatch {
     let mut names = BatchNames::default();
     let mut batch = FeatureBatch::with_capacity(run.len());
     for item in run.iter().filter(|item| w.is_work_live(item)) {

@@ -12,14 +12,40 @@ use super::dispatch::MAX_BATCH;
 use crate::component::{Charge, Name, OwnerId, Work};
 use crate::world::ActorId;
 
-/// Consecutive items of one kind for one instance, charged to one plugin (or the host): one batched call.
+/// Consecutive items of one kind for one instance, charged to one plugin (or the host): one batched call. Its
+/// items stay in their round's work and are named by index: moving them into runs copied every item, and copied
+/// each run again as it grew.
 pub(super) struct Run {
     pub root: Option<OwnerId>,
-    pub items: Vec<Work>,
+    pub items: Vec<u32>,
+}
+
+/// A run's items, in queue order.
+#[derive(Clone, Copy)]
+pub(super) struct RunItems<'a> {
+    work: &'a [(Work, Charge)],
+    indices: &'a [u32],
+}
+
+impl<'a> RunItems<'a> {
+    pub fn iter(self) -> impl Iterator<Item = &'a Work> + 'a {
+        let work = self.work;
+        self.indices.iter().map(move |i| &work[*i as usize].0)
+    }
+
+    pub fn first(self) -> Option<&'a Work> {
+        self.iter().next()
+    }
+
+    pub fn len(self) -> usize {
+        self.indices.len()
+    }
 }
 
 /// One round's work, grouped.
 pub(super) struct Round {
+    /// The round's items, as queued.
+    pub work: Vec<(Work, Charge)>,
     /// Each instance's runs: instances in the order of their first item, then by kind in delivery order —
     /// extension events, init-state notifications, property changes, default-initialization checks, chain walks
     /// — each kind keeping the order its items were queued in, cut where the plugin charged changes and every
@@ -52,49 +78,58 @@ impl Round {
         let mut group_of: HashMap<OwnerId, usize> = HashMap::default();
         let mut last_group: Option<(OwnerId, usize)> = None;
         let mut senders: Vec<OwnerId> = Vec::new();
-        for (item, charge) in work {
+        for (index, (item, charge)) in work.iter().enumerate() {
             if let Some(sender) = charge.sender {
                 if senders.last() != Some(&sender) && !senders.contains(&sender) {
                     senders.push(sender);
                 }
             }
             let owner = item.owner();
-            let index = match last_group {
-                Some((last, index)) if last == owner => index,
+            let group = match last_group {
+                Some((last, group)) if last == owner => group,
                 _ => {
-                    let index = *group_of.entry(owner).or_insert_with(|| {
+                    let group = *group_of.entry(owner).or_insert_with(|| {
                         groups.push((owner, Default::default()));
                         groups.len() - 1
                     });
-                    last_group = Some((owner, index));
-                    index
+                    last_group = Some((owner, group));
+                    group
                 }
             };
-            let kind = kind(&item);
-            let runs = &mut groups[index].1[kind];
+            let kind = kind(item);
+            let runs = &mut groups[group].1[kind];
+            let index = index as u32;
             match runs.last_mut() {
                 Some(run) if run.root == charge.root && (kind == 4 || run.items.len() < MAX_BATCH) => {
-                    run.items.push(item)
+                    run.items.push(index)
                 }
-                _ => runs.push(Run { root: charge.root, items: vec![item] }),
+                _ => runs.push(Run { root: charge.root, items: vec![index] }),
             }
         }
         let groups = groups.into_iter().map(|(owner, kinds)| (owner, kinds.into_iter().flatten().collect())).collect();
-        Round { groups, senders }
+        Round { work, groups, senders }
+    }
+
+    /// A run's items.
+    pub fn items<'a>(work: &'a [(Work, Charge)], run: &'a Run) -> RunItems<'a> {
+        RunItems { work, indices: &run.items }
     }
 
     /// Every run, with its instance.
-    pub fn runs(&self) -> impl Iterator<Item = (OwnerId, &Run)> + '_ {
-        self.groups.iter().flat_map(|(owner, runs)| runs.iter().map(move |run| (*owner, run)))
+    pub fn runs(&self) -> impl Iterator<Item = (OwnerId, RunItems<'_>, Option<OwnerId>)> + '_ {
+        self.groups.iter().flat_map(move |(owner, runs)| {
+            runs.iter().map(move |run| (*owner, Round::items(&self.work, run), run.root))
+        })
     }
 
     /// Drops the work of quarantined plugins: what they were sent, and the events they sent others (as the
     /// queue's own `discard_owner` does for what is still queued).
     pub fn discard(&mut self, quarantined: impl Fn(OwnerId) -> bool) {
+        let work = &self.work;
         self.groups.retain(|(owner, _)| !quarantined(*owner));
         for (_, runs) in &mut self.groups {
             for run in runs.iter_mut() {
-                run.items.retain(|item| item.sender().is_none_or(|sender| !quarantined(sender)));
+                run.items.retain(|i| work[*i as usize].0.sender().is_none_or(|sender| !quarantined(sender)));
             }
             runs.retain(|run| !run.items.is_empty());
         }
@@ -235,7 +270,9 @@ mod tests {
         work.extend([(tick(a, 900), charged(Some(b))), (tick(a, 901), charged(Some(b)))]);
         work.push((walk(a, 902), charged(Some(b))));
         work.push((tick(a, 903), charged(None)));
-        let grouped = Round::gather(work).groups;
+        let round = Round::gather(work);
+        let grouped = &round.groups;
+        let item = |i: u32| &round.work[i as usize].0;
 
         let owners: Vec<OwnerId> = grouped.iter().map(|(owner, _)| *owner).collect();
         assert_eq!(owners, [a, b], "instances in the order of their first item");
@@ -243,8 +280,8 @@ mod tests {
             .1
             .iter()
             .map(|run| {
-                let kind = if matches!(run.items[0], Work::Extension { .. }) { "events" } else { "walks" };
-                (run.root, run.items.len(), run.items[0].actor().to_raw(), kind)
+                let kind = if matches!(item(run.items[0]), Work::Extension { .. }) { "events" } else { "walks" };
+                (run.root, run.items.len(), item(run.items[0]).actor().to_raw(), kind)
             })
             .collect();
         let batch = MAX_BATCH;
@@ -260,7 +297,7 @@ mod tests {
             ]
         );
         let in_order: Vec<u64> =
-            grouped[0].1[..2].iter().flat_map(|run| &run.items).map(|w| w.actor().to_raw()).collect();
+            grouped[0].1[..2].iter().flat_map(|run| &run.items).map(|i| item(*i).actor().to_raw()).collect();
         assert_eq!(in_order, (0..batch as u64 + 3).collect::<Vec<_>>(), "queue order within a kind");
         assert_eq!(grouped[1].1.len(), 1);
     }
@@ -325,10 +362,13 @@ mod tests {
         let left: Vec<(OwnerId, Vec<u64>)> = round
             .groups
             .iter()
-            .map(|(owner, runs)| (*owner, runs.iter().flat_map(|r| &r.items).map(|w| w.actor().to_raw()).collect()))
+            .map(|(owner, runs)| {
+                let items = runs.iter().flat_map(|r| &r.items);
+                (*owner, items.map(|i| round.work[*i as usize].0.actor().to_raw()).collect())
+            })
             .collect();
         assert_eq!(left, [(a, vec![2]), (b, vec![4])]);
-        assert!(round.runs().all(|(_, run)| !run.items.is_empty()), "no run is left empty");
+        assert!(round.runs().all(|(_, items, _)| items.len() > 0), "no run is left empty");
     }
 
     /// Past what a slot's entry holds — a third chain of one actor, another actor in the same slot — chains are
