@@ -3,17 +3,18 @@
 //! A component holds a handful of properties, and the init chain reads them for every pawn, round after round
 //! (each chain question carries the properties its plugin reads). A `BTreeMap` gave every component with a
 //! value a node of several hundred bytes, with each name behind a pointer of its own. Here the first two
-//! entries sit in the component itself (more spill into one allocation), and a name is compared by its length
-//! before its text: a read touches the component and at most the one name it matches, and writing a
-//! component's first values allocates nothing but their names. Entries are kept sorted by name, so iterating
-//! (what replication sends) goes in a stable order.
+//! entries sit in the component itself (more spill into one allocation), and so do their names up to 24 bytes
+//! (`CompactString`): a read touches the component and nothing else, and writing a component's first values
+//! allocates nothing. Entries are kept sorted by name, so iterating (what replication sends) goes in a stable
+//! order.
 
+use compact_str::CompactString;
 use smallvec::SmallVec;
 
 /// Values by name, sorted by name.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PropertyMap<V> {
-    entries: SmallVec<[(Box<str>, V); 2]>,
+    entries: SmallVec<[(CompactString, V); 2]>,
 }
 
 impl<V> Default for PropertyMap<V> {
@@ -30,9 +31,9 @@ impl<V> PropertyMap<V> {
     /// Where `name` is, or where it would go.
     fn find(&self, name: &str) -> Result<usize, usize> {
         // A component's few names: a scan finds one sooner than a search would, comparing lengths first.
-        match self.entries.iter().position(|(key, _)| **key == *name) {
+        match self.entries.iter().position(|(key, _)| key.as_str() == name) {
             Some(found) => Ok(found),
-            None => Err(self.entries.partition_point(|(key, _)| **key < *name)),
+            None => Err(self.entries.partition_point(|(key, _)| key.as_str() < name)),
         }
     }
 
@@ -49,7 +50,7 @@ impl<V> PropertyMap<V> {
         match self.find(name) {
             Ok(i) => Some(std::mem::replace(&mut self.entries[i].1, value)),
             Err(at) => {
-                self.entries.insert(at, (name.into(), value));
+                self.entries.insert(at, (CompactString::new(name), value));
                 None
             }
         }
@@ -74,16 +75,17 @@ impl<V> PropertyMap<V> {
 }
 
 /// An entry as the map lends it.
-fn lent<V>((key, value): &(Box<str>, V)) -> (&str, &V) {
-    (key, value)
+fn lent<V>((key, value): &(CompactString, V)) -> (&str, &V) {
+    (key.as_str(), value)
 }
 
 impl<'a, V> IntoIterator for &'a PropertyMap<V> {
     type Item = (&'a str, &'a V);
-    type IntoIter = std::iter::Map<std::slice::Iter<'a, (Box<str>, V)>, fn(&'a (Box<str>, V)) -> (&'a str, &'a V)>;
+    type IntoIter =
+        std::iter::Map<std::slice::Iter<'a, (CompactString, V)>, fn(&'a (CompactString, V)) -> (&'a str, &'a V)>;
 
     fn into_iter(self) -> Self::IntoIter {
-        self.entries.iter().map(lent as fn(&'a (Box<str>, V)) -> (&'a str, &'a V))
+        self.entries.iter().map(lent as fn(&'a (CompactString, V)) -> (&'a str, &'a V))
     }
 }
 
