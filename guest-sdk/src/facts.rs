@@ -24,6 +24,10 @@ pub(crate) struct Facts {
     deciding: Cell<usize>,
     /// Every entry by actor, made the first time the plugin asks about another batch's actor.
     entries: OnceCell<HashMap<u64, usize>>,
+    /// Per feature of the batch (by its index in `names`): where each read asked for (by its index in
+    /// [`READS`]) sits among an entry's reads, if the feature's entries carry it. Made the first time the
+    /// plugin reads a property of an entry of that feature, so that a read compares no feature names.
+    read_positions: RefCell<Vec<(u32, Vec<Option<u16>>)>>,
     names: Rc<Vec<String>>,
     facts: ChainFacts,
 }
@@ -57,7 +61,8 @@ impl Read {
 impl Facts {
     pub(crate) fn new(actors: &[u64], features: &[u32], names: Rc<Vec<String>>, facts: ChainFacts) -> Self {
         let (actors, features) = (actors.to_vec(), features.to_vec());
-        Facts { actors, features, deciding: Cell::new(0), entries: OnceCell::new(), names, facts }
+        let read_positions = RefCell::new(Vec::new());
+        Facts { actors, features, deciding: Cell::new(0), entries: OnceCell::new(), read_positions, names, facts }
     }
 
     /// The entry about `actor`.
@@ -81,13 +86,52 @@ impl Facts {
         Some(named.zip(states.iter().copied()))
     }
 
-    /// Entry `i`'s reads, in the order asked, and the name of the feature they were chosen for.
-    fn reads(&self, i: usize) -> Option<(&[PropertyRead], &str)> {
+    /// Read `read` (its index in [`READS`]) of entry `i`, when the entry carries it.
+    fn read(&self, i: usize, read: usize) -> Option<&PropertyRead> {
+        let k = self.with_positions(i, |positions| *positions.get(read)?)?;
+        self.entry_reads(i)?.get(k as usize)
+    }
+
+    /// Entry `i`'s read of `property` of `component`: the first read asked for it that the entry carries.
+    fn read_named(&self, i: usize, component: &str, property: &str) -> Option<&PropertyRead> {
+        let k = self.with_positions(i, |positions| {
+            READS.with_borrow(|asked| {
+                let mut named = asked.iter().zip(positions).filter(|(read, k)| {
+                    k.is_some() && same(&read.component, component) && same(&read.property, property)
+                });
+                named.next().and_then(|(_, k)| *k)
+            })
+        })?;
+        self.entry_reads(i)?.get(k as usize)
+    }
+
+    /// Entry `i`'s reads, in the order asked.
+    fn entry_reads(&self, i: usize) -> Option<&[PropertyRead]> {
         let facts = &self.facts;
         let start = *facts.read_starts.get(i)? as usize;
         let end = facts.read_starts.get(i + 1).map_or(facts.reads.len(), |end| *end as usize);
-        let feature = self.names.get(*self.features.get(i)? as usize)?;
-        Some((facts.reads.get(start..end)?, feature))
+        facts.reads.get(start..end)
+    }
+
+    /// Runs `find` with where each read asked for sits among the reads of entry `i`'s feature.
+    fn with_positions<R>(&self, i: usize, find: impl FnOnce(&[Option<u16>]) -> Option<R>) -> Option<R> {
+        let feature = *self.features.get(i)?;
+        let mut positions = self.read_positions.borrow_mut();
+        if let Some((_, of_feature)) = positions.iter().find(|(f, _)| *f == feature) {
+            return find(of_feature);
+        }
+        let name = self.names.get(feature as usize)?;
+        let of_feature: Vec<Option<u16>> = READS.with_borrow(|asked| {
+            let mut rank = 0;
+            let mut position = |read: &Read| {
+                let concerned = read.concerns(name).then_some(rank);
+                rank += u16::from(concerned.is_some());
+                concerned
+            };
+            asked.iter().map(&mut position).collect()
+        });
+        positions.push((feature, of_feature));
+        find(&positions.last()?.1)
     }
 }
 
@@ -154,36 +198,34 @@ pub(crate) fn all_reached(actor: u64, state: u8, excluding: Option<&str>) -> Opt
     })
 }
 
-/// Property `property` of `actor`'s `component`, when it was asked for the feature being asked about.
+/// Property `property` of `actor`'s `component`, when it was asked for the feature being asked about. The
+/// entry's reads are those asked for its feature, in the order asked; reads asked for after the host built this
+/// batch come after them, and are not in it: the host answers those.
 pub(crate) fn property(actor: u64, component: &str, property: &str) -> Option<PropertyRead> {
-    about(actor, |facts, i| {
-        let (reads, feature) = facts.reads(i)?;
-        // The entry's reads are those asked for its feature, in the order asked; reads asked for after the host
-        // built this batch come after them, and are not in it: the host answers those.
-        let k = READS.with_borrow(|asked| {
-            let mut concerning = asked.iter().filter(|read| read.concerns(feature));
-            concerning.position(|read| same(&read.component, component) && same(&read.property, property))
-        })?;
-        reads.get(k).cloned()
-    })
+    about(actor, |facts, i| facts.read_named(i, component, property).cloned())
+}
+
+/// Read `read` (its index among the reads asked for) of `actor`, when the entry about it carries it.
+pub(crate) fn read_of(actor: u64, read: usize) -> Option<PropertyRead> {
+    about(actor, |facts, i| facts.read(i, read).cloned())
 }
 
 /// Records a read the host accepted to send with the chain steps of `feature` (of every feature when `None`);
-/// `false` if it was already.
-pub(crate) fn add_read(feature: Option<&str>, component: &str, property: &str) -> bool {
+/// its index among the reads asked for, and whether it is new.
+pub(crate) fn add_read(feature: Option<&str>, component: &str, property: &str) -> (usize, bool) {
     READS.with_borrow_mut(|reads| {
-        if reads.iter().any(|read| read.is(feature, component, property)) {
-            return false;
+        if let Some(index) = reads.iter().position(|read| read.is(feature, component, property)) {
+            return (index, false);
         }
         let (feature, component, property) = (feature.map(str::to_string), component.into(), property.into());
         reads.push(Read { feature, component, property });
-        true
+        (reads.len() - 1, true)
     })
 }
 
-/// Whether the read was already asked for.
-pub(crate) fn has_read(feature: Option<&str>, component: &str, property: &str) -> bool {
-    READS.with_borrow(|reads| reads.iter().any(|read| read.is(feature, component, property)))
+/// The index of the read, if it was already asked for.
+pub(crate) fn find_read(feature: Option<&str>, component: &str, property: &str) -> Option<usize> {
+    READS.with_borrow(|reads| reads.iter().position(|read| read.is(feature, component, property)))
 }
 
 #[cfg(test)]
@@ -224,6 +266,10 @@ mod tests {
             assert_eq!(feature_state(7, "Hero"), Some(2));
             assert_eq!(feature_state(8, "Hero"), None);
             assert!(matches!(property(7, "Possession", "controller"), Some(Ok(Some(Value::Integer(1))))));
+            // By the read's index: the controller (read 0) for both, the player state (read 1) for Input only.
+            assert!(matches!(read_of(7, 0), Some(Ok(Some(Value::Integer(1))))));
+            assert!(matches!(read_of(9, 1), Some(Ok(Some(Value::Integer(5))))));
+            assert!(read_of(7, 1).is_none(), "not asked for Hero's steps");
             assert!(matches!(property(9, "Possession", "controller"), Some(Err(Error::UnknownClass(_)))));
             assert!(matches!(property(9, "Possession", "player-state"), Some(Ok(Some(Value::Integer(5))))));
             assert!(property(7, "Possession", "player-state").is_none(), "asked for Input's steps only");

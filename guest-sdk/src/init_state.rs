@@ -14,7 +14,7 @@ pub use crate::bindings::gamefeature::plugin::init_states::{
 use crate::facts;
 use crate::names::same;
 use crate::world::ActorId;
-use crate::Error;
+use crate::{Error, Value};
 
 /// Lyra's init states, the host's default order.
 pub const SPAWNED: &str = "InitState.Spawned";
@@ -99,12 +99,41 @@ pub fn change_feature_state(actor: ActorId, feature: &str, state: &str) -> Resul
 /// activating, for each property the decisions read (at most 16), naming the feature whose decisions read it:
 /// the host then reads and sends it only with that feature's steps.
 pub fn add_chain_read(feature: Option<&str>, component: &str, property: &str) -> Result<(), Error> {
-    if facts::has_read(feature, component, property) {
-        return Ok(());
+    ChainRead::new(feature, component, property).map(drop)
+}
+
+/// A property the host sends with chain-step questions (see [`add_chain_read`]), read by handle: a decision
+/// reading it compares no names, where [`world::get_property`](crate::world::get_property) finds the read by
+/// its component's and property's names each time.
+#[derive(Debug, Clone)]
+pub struct ChainRead {
+    /// Its index among the reads asked for.
+    index: usize,
+    component: String,
+    property: String,
+}
+
+impl ChainRead {
+    /// Asks for the read, as [`add_chain_read`] does (once: asking again for the same one is its handle again).
+    pub fn new(feature: Option<&str>, component: &str, property: &str) -> Result<ChainRead, Error> {
+        let index = match facts::find_read(feature, component, property) {
+            Some(index) => index,
+            None => {
+                host::add_chain_read(feature, component, property)?;
+                facts::add_read(feature, component, property).0
+            }
+        };
+        Ok(ChainRead { index, component: component.to_string(), property: property.to_string() })
     }
-    host::add_chain_read(feature, component, property)?;
-    facts::add_read(feature, component, property);
-    Ok(())
+
+    /// The property of `actor`, as [`world::get_property`](crate::world::get_property) returns it: from the
+    /// facts while a chain-step question about the actor's feature brought it, else from the host.
+    pub fn get(&self, actor: ActorId) -> Result<Option<Value>, Error> {
+        match facts::read_of(actor, self.index) {
+            Some(read) => read,
+            None => crate::bindings::gamefeature::plugin::actors::get_property(actor, &self.component, &self.property),
+        }
+    }
 }
 
 /// Queues a walk of `feature`'s chain, as far as its `can_change_init_state` allows.

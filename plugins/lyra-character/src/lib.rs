@@ -22,9 +22,11 @@
 use std::collections::HashSet;
 
 use gamefeature_sdk::components::{self, events, ExtensionHandler};
-use gamefeature_sdk::init_state::{self, Subscription, DATA_AVAILABLE, DATA_INITIALIZED, GAMEPLAY_READY, SPAWNED};
+use gamefeature_sdk::init_state::{
+    self, ChainRead, Subscription, DATA_AVAILABLE, DATA_INITIALIZED, GAMEPLAY_READY, SPAWNED,
+};
 use gamefeature_sdk::log::Level;
-use gamefeature_sdk::world::{self, ActorId};
+use gamefeature_sdk::world::ActorId;
 use gamefeature_sdk::{export_plugin, log, ActivationContext, Deactivation, Plugin, Value};
 
 const PAWN_EXTENSION: &str = "PawnExtension";
@@ -40,6 +42,9 @@ struct LyraCharacter {
     subscriptions: Vec<Subscription>,
     /// The pawns set up (a pawn hears both `ExtensionAdded` and `GameActorReady`).
     pawns: HashSet<ActorId>,
+    /// The pawn's controller and player state, as the decisions read them (they come with the questions).
+    controller: Option<ChainRead>,
+    player_state: Option<ChainRead>,
 }
 
 /// Passes `ready` through, logging (at debug level) what the pawn still waits for when it is not.
@@ -50,8 +55,9 @@ fn waits_unless(ready: bool, pawn: ActorId, waiting: &str) -> bool {
     ready
 }
 
-fn possession(pawn: ActorId, what: &str) -> bool {
-    matches!(world::get_property(pawn, "Possession", what), Ok(Some(Value::Integer(_))))
+/// Whether the pawn's `Possession` holds the actor `read` reads.
+fn possesses(read: &Option<ChainRead>, pawn: ActorId) -> bool {
+    read.as_ref().is_some_and(|read| matches!(read.get(pawn), Ok(Some(Value::Integer(_)))))
 }
 
 impl LyraCharacter {
@@ -86,9 +92,8 @@ impl Plugin for LyraCharacter {
         self.handler = Some(components::add_extension_handler(CHARACTER, CHARACTERS).map_err(fail)?);
         // The decisions read these: they come with the chain-step questions of the feature that reads each, so
         // deciding makes no host call.
-        for (feature, what) in [(PAWN_EXTENSION, "controller"), (HERO, "player-state")] {
-            init_state::add_chain_read(Some(feature), "Possession", what).map_err(fail)?;
-        }
+        self.controller = Some(ChainRead::new(Some(PAWN_EXTENSION), "Possession", "controller").map_err(fail)?);
+        self.player_state = Some(ChainRead::new(Some(HERO), "Possession", "player-state").map_err(fail)?);
         Ok(())
     }
 
@@ -119,7 +124,7 @@ impl Plugin for LyraCharacter {
         match (feature, desired) {
             (_, SPAWNED) => current.is_none(),
             (PAWN_EXTENSION, DATA_AVAILABLE) => {
-                waits_unless(possession(pawn, "controller"), pawn, "PawnExtension waits for its controller")
+                waits_unless(possesses(&self.controller, pawn), pawn, "PawnExtension waits for its controller")
             }
             (PAWN_EXTENSION, DATA_INITIALIZED) => waits_unless(
                 init_state::have_all_features_reached(pawn, DATA_AVAILABLE, Some(PAWN_EXTENSION)).unwrap_or(false),
@@ -127,7 +132,7 @@ impl Plugin for LyraCharacter {
                 "PawnExtension waits for every feature to reach DataAvailable",
             ),
             (HERO, DATA_AVAILABLE) => {
-                waits_unless(possession(pawn, "player-state"), pawn, "Hero waits for its player state")
+                waits_unless(possesses(&self.player_state, pawn), pawn, "Hero waits for its player state")
             }
             (HERO, DATA_INITIALIZED) => init_state::reached(pawn, PAWN_EXTENSION, DATA_INITIALIZED),
             (_, GAMEPLAY_READY) => true,
