@@ -15,14 +15,23 @@ pub struct Handler {
     pub number: u32,
 }
 
+/// What an event for a handler needs of it: who gets it, under which number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Recipient {
+    pub id: HandlerId,
+    pub owner: OwnerId,
+    pub number: u32,
+}
+
 /// The live handlers of one world, in registration order, with an index by receiver class. Removed handlers
 /// leave their ids in the orders until those are swept (once they outnumber the live ones), so that removing
-/// handlers — one by one, or all of a plugin's — costs time linear in their number.
+/// handlers — one by one, or all of a plugin's — costs time linear in their number. The index holds what an
+/// event needs of each handler, so that while none was removed, sending an event looks up nothing but its class.
 #[derive(Debug, Default)]
 pub struct ExtensionHandlers {
     live: HashMap<HandlerId, Handler>,
     order: Vec<HandlerId>,
-    by_class: HashMap<ClassKey, Vec<HandlerId>>,
+    by_class: HashMap<ClassKey, Vec<Recipient>>,
     stale: usize,
     next_id: u64,
 }
@@ -33,7 +42,7 @@ impl ExtensionHandlers {
         let id = HandlerId(self.next_id);
         self.live.insert(id, Handler { id, owner, receiver_class: receiver_class.to_string(), number });
         self.order.push(id);
-        self.by_class.entry(receiver_class.clone()).or_default().push(id);
+        self.by_class.entry(receiver_class.clone()).or_default().push(Recipient { id, owner, number });
         id
     }
 
@@ -43,8 +52,8 @@ impl ExtensionHandlers {
         if self.stale > self.live.len().max(64) {
             let live = &self.live;
             self.order.retain(|h| live.contains_key(h));
-            for ids in self.by_class.values_mut() {
-                ids.retain(|h| live.contains_key(h));
+            for recipients in self.by_class.values_mut() {
+                recipients.retain(|r| live.contains_key(&r.id));
             }
             self.by_class.retain(|_, ids| !ids.is_empty());
             self.stale = 0;
@@ -61,8 +70,10 @@ impl ExtensionHandlers {
     }
 
     /// Handlers registered on exactly `class`, in registration order.
-    pub fn on_class<'a>(&'a self, class: &ClassKey) -> impl Iterator<Item = &'a Handler> + 'a {
-        self.by_class.get(class).into_iter().flatten().filter_map(|id| self.live.get(id))
+    pub fn on_class<'a>(&'a self, class: &ClassKey) -> impl Iterator<Item = Recipient> + 'a {
+        let check_live = self.stale > 0;
+        let recipients = self.by_class.get(class).into_iter().flatten();
+        recipients.filter(move |r| !check_live || self.live.contains_key(&r.id)).copied()
     }
 
     /// Handlers of one plugin instance, in registration order.
@@ -94,6 +105,11 @@ mod tests {
             handlers.remove(id);
         }
         assert_eq!(handlers.on_class(&pawn).map(|h| h.id).collect::<Vec<_>>(), [kept]);
+        let mut few = ExtensionHandlers::default();
+        let (gone, stays) = (few.add(OwnerId(1), &pawn, 1), few.add(OwnerId(2), &pawn, 2));
+        few.remove(gone);
+        let heard: Vec<Recipient> = few.on_class(&pawn).collect();
+        assert_eq!(heard, [Recipient { id: stays, owner: OwnerId(2), number: 2 }], "removed, not yet swept");
         assert!(ids.iter().all(|id| !handlers.is_live(*id)));
         assert_eq!(handlers.len(), 1);
     }

@@ -419,12 +419,23 @@ impl World {
 
     /// A feature registered on `actor`: its name, and the plugin implementing it.
     fn registered_feature(&self, actor: ActorId, feature: &str) -> Result<(Name, OwnerId), WorldError> {
-        let name = self.manager.names.get(feature);
+        self.registered_named(actor, self.manager.names.get(feature), feature)
+    }
+
+    /// [`registered_feature`](Self::registered_feature), the feature's name looked up already (`None`: a name
+    /// the world never saw); `text` names it in the error.
+    fn registered_named(&self, actor: ActorId, name: Option<Name>, text: &str) -> Result<(Name, OwnerId), WorldError> {
         let found = name.and_then(|n| self.manager.init_states.feature(actor, n));
         match (name, found) {
             (Some(name), Some(found)) => Ok((name, found.owner)),
-            _ => Err(WorldError::UnknownFeature { actor, feature: feature.to_string() }),
+            _ => Err(WorldError::UnknownFeature { actor, feature: text.to_string() }),
         }
+    }
+
+    /// The world's name for `text`, if it has one: a caller naming one feature many times (a plugin's batch)
+    /// looks it up once.
+    pub fn known_name(&self, text: &str) -> Option<Name> {
+        self.manager.names.get(text)
     }
 
     /// Registers `feature` on `actor`, implemented by `owner`'s `implementer` component on it.
@@ -642,8 +653,20 @@ impl World {
     /// actor to move forward when `others_first` (Unreal's `CheckDefaultInitialization` of a coordinating
     /// feature): the feature is looked up once for both, and a feature not registered queues nothing.
     pub fn queue_chain_request(&mut self, actor: ActorId, feature: &str, others_first: bool) -> Result<(), WorldError> {
+        self.queue_named_chain_request(actor, self.manager.names.get(feature), feature, others_first)
+    }
+
+    /// [`queue_chain_request`](Self::queue_chain_request), the feature's name looked up already with
+    /// [`known_name`](Self::known_name); `text` names it in errors.
+    pub fn queue_named_chain_request(
+        &mut self,
+        actor: ActorId,
+        feature: Option<Name>,
+        text: &str,
+        others_first: bool,
+    ) -> Result<(), WorldError> {
         self.actor(actor)?;
-        let (name, owner) = self.registered_feature(actor, feature)?;
+        let (name, owner) = self.registered_named(actor, feature, text)?;
         if others_first {
             self.queue_implementer_checks(actor, Some(name));
         }

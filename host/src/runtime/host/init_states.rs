@@ -5,7 +5,7 @@
 use wasmtime::component::Resource;
 
 use super::Call;
-use crate::component::SubscriptionId;
+use crate::component::{Name, SubscriptionId};
 use crate::runtime::bindings::gamefeature::plugin::init_states::{ChainWork, Host, HostSubscription};
 use crate::runtime::bindings::types::{ActorId, Error};
 use crate::runtime::state::InstanceState;
@@ -21,9 +21,21 @@ fn state_of(world: &World, state: &Option<String>) -> Result<Option<u8>, WorldEr
     state.as_deref().map(|s| world.state_ordinal(s)).transpose()
 }
 
-/// Queues what one `queue-chain-requests` entry stands for, or nothing when it is refused.
-fn queue_one_chain_request(w: &mut World, actor: Actor, feature: &str, work: ChainWork) -> Result<(), WorldError> {
-    w.queue_chain_request(actor, feature, work == ChainWork::CheckOthersThenContinue)
+/// The world's names for a batch's names, each looked up the first time an entry uses it.
+struct KnownNames(Vec<Option<Option<Name>>>);
+
+impl KnownNames {
+    fn of(names: &[String]) -> Self {
+        KnownNames(vec![None; names.len()])
+    }
+
+    /// The world's name for `names[index]` (which the batch checked exists).
+    fn get(&mut self, w: &World, index: u32, text: &str) -> Option<Name> {
+        match self.0.get_mut(index as usize) {
+            Some(known) => *known.get_or_insert_with(|| w.known_name(text)),
+            None => w.known_name(text),
+        }
+    }
 }
 
 /// The changes an entry counts for: the calls it stands for.
@@ -145,14 +157,17 @@ impl Host for InstanceState {
         names: Vec<String>,
     ) -> Vec<(u32, Error)> {
         let lists = [("actors", actors.len()), ("features", features.len()), ("works", works.len())];
+        let mut known = KnownNames::of(&names);
         self.run_batch(
             &lists,
             &names,
             "feature name",
             |i| changes_of(works[i]),
             |w, _, i, named| {
-                let feature = named.get(features[i])?;
-                Ok(queue_one_chain_request(w, Actor::from_raw(actors[i]), feature, works[i])?)
+                let text = named.get(features[i])?;
+                let feature = known.get(w, features[i], text);
+                let others_first = works[i] == ChainWork::CheckOthersThenContinue;
+                Ok(w.queue_named_chain_request(Actor::from_raw(actors[i]), feature, text, others_first)?)
             },
         )
     }
