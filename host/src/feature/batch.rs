@@ -23,12 +23,15 @@ impl BatchNames {
     const SCANNED: usize = 16;
 
     /// The batch index of a name, adding its text (from `text`) on first use.
+    #[inline]
     pub fn index(&mut self, name: Name, text: impl FnOnce() -> String) -> u32 {
-        if let Some((last, index)) = self.last {
-            if last == name {
-                return index;
-            }
+        match self.last {
+            Some((last, index)) if last == name => index,
+            _ => self.look_up(name, text),
         }
+    }
+
+    fn look_up(&mut self, name: Name, text: impl FnOnce() -> String) -> u32 {
         let found = if self.interned.len() <= Self::SCANNED {
             self.interned.iter().position(|known| *known == name).map(|i| i as u32)
         } else {
