@@ -278,7 +278,7 @@ impl World {
         sender: Option<OwnerId>,
     ) -> Result<(), WorldError> {
         let (manager, classes) = self.manager_and_classes_of(actor);
-        for level in classes.ok_or_else(|| WorldError::UnknownActor(actor))? {
+        for level in classes.ok_or(WorldError::UnknownActor(actor))? {
             queue_for_class(manager, level, actor, event, final_event, sender);
         }
         Ok(())

@@ -252,7 +252,7 @@ impl World {
 
     /// Frees a destroyed actor's slot: its id names nobody from now on.
     fn finish_destroy(&mut self, actor: ActorId) -> Result<(), WorldError> {
-        let removed = self.slots.free(actor).ok_or_else(|| WorldError::UnknownActor(actor))?;
+        let removed = self.slots.free(actor).ok_or(WorldError::UnknownActor(actor))?;
         self.plugin_spawned -= usize::from(removed.spawned_by.is_some());
         self.manager.watches.remove_actor(actor);
         self.destroyed_in_order += 1;
@@ -302,6 +302,9 @@ impl World {
     }
 
     /// The actor with this id, if it is alive.
+    // Built lazily, the error costs nothing when the actor is found; built eagerly, it is dropped through
+    // `WorldError`'s drop glue (a call) on every lookup, and lookups are the init chain's most frequent step.
+    #[allow(clippy::unnecessary_lazy_evaluations)]
     pub fn actor(&self, actor: ActorId) -> Result<&Actor, WorldError> {
         self.slots.live_actor(actor).ok_or_else(|| WorldError::UnknownActor(actor))
     }
@@ -312,6 +315,7 @@ impl World {
         (&mut self.manager, self.slots.live_actor(actor).map(|a| &*a.classes))
     }
 
+    #[allow(clippy::unnecessary_lazy_evaluations)] // As `actor`.
     pub(crate) fn actor_mut(&mut self, actor: ActorId) -> Result<&mut Actor, WorldError> {
         self.slots
             .slot_mut(actor)
