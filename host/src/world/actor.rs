@@ -62,18 +62,23 @@ pub enum ComponentOrigin {
 }
 
 /// A component on an actor: a class and the properties features read and write.
+///
+/// Laid out in this order (`repr(C)`): finding a component by class and reading one of its first properties —
+/// what every chain read and property write does, for every pawn of a round — then touches its first cache
+/// lines only, where the compiler's own order put the class, the property count and the first entry on three.
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub struct Component {
     pub class: super::ClassName,
+    pub properties: super::PropertyMap<Value>,
+    /// The plugin that wrote each property a plugin wrote (the host's own writes are not listed).
+    pub writers: super::PropertyMap<OwnerId>,
     /// Numbers every component a world creates, never reused: a component removed and added again is another
     /// component (replication tells them apart by it).
     pub serial: u64,
     pub origin: ComponentOrigin,
     /// Replicated components are created only on the authority and reach clients through replication.
     pub replicated: bool,
-    pub properties: super::PropertyMap<Value>,
-    /// The plugin that wrote each property a plugin wrote (the host's own writes are not listed).
-    pub writers: super::PropertyMap<OwnerId>,
 }
 
 /// An actor in a world.
