@@ -18,6 +18,8 @@ mod written;
 
 use std::sync::{Arc, Mutex};
 
+use smallvec::SmallVec;
+
 pub use actor::{Actor, ActorId, Component, ComponentOrigin, PlayerOwner, Value};
 pub use actor_map::ActorMap;
 pub use class::{
@@ -838,11 +840,18 @@ impl World {
 
     /// Removes an actor's components that requests matching `which` added.
     pub(crate) fn remove_requested_components(&mut self, actor: ActorId, which: impl Fn(&RequestKey) -> bool) {
-        let actor_ref = self.actor_mut(actor).expect("listed actors are alive");
-        let (removed, kept): (Vec<Component>, Vec<Component>) = std::mem::take(&mut actor_ref.components)
-            .into_iter()
-            .partition(|c| matches!(&c.origin, ComponentOrigin::Request(key) if which(key)));
-        actor_ref.components = kept;
+        let components = &mut self.actor_mut(actor).expect("listed actors are alive").components;
+        // An actor has a few components: those going are taken out in place, the others keep their order, and
+        // an actor losing none (or one) allocates nothing.
+        let mut removed: SmallVec<[Component; 1]> = SmallVec::new();
+        let mut i = 0;
+        while i < components.len() {
+            if matches!(&components[i].origin, ComponentOrigin::Request(key) if which(key)) {
+                removed.push(components.remove(i));
+            } else {
+                i += 1;
+            }
+        }
         for component in removed {
             self.forget_writes(actor, &component);
             if component.replicated {
