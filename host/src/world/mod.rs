@@ -319,11 +319,7 @@ impl World {
 
     #[allow(clippy::unnecessary_lazy_evaluations)] // As `actor`.
     pub(crate) fn actor_mut(&mut self, actor: ActorId) -> Result<&mut Actor, WorldError> {
-        self.slots
-            .slot_mut(actor)
-            .filter(|s| s.generation == actor.generation())
-            .and_then(|s| s.actor.as_mut())
-            .ok_or_else(|| WorldError::UnknownActor(actor))
+        self.slots.live_actor_mut(actor).ok_or_else(|| WorldError::UnknownActor(actor))
     }
 
     /// Every live actor, in spawn order.

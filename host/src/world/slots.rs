@@ -64,6 +64,11 @@ impl Slots {
         self.slot(id).filter(|s| s.generation == id.generation()).and_then(|s| s.actor.as_ref())
     }
 
+    /// [`live_actor`](Self::live_actor), to change.
+    pub(super) fn live_actor_mut(&mut self, id: ActorId) -> Option<&mut super::Actor> {
+        self.slot_mut(id).filter(|s| s.generation == id.generation()).and_then(|s| s.actor.as_mut())
+    }
+
     /// Whether an id names the actor now in its slot.
     pub(super) fn is_live(&self, id: ActorId) -> bool {
         self.live_actor(id).is_some()
