@@ -87,13 +87,13 @@ impl Facts {
     }
 
     /// Read `read` (its index in [`READS`]) of entry `i`, when the entry carries it.
-    fn read(&self, i: usize, read: usize) -> Option<&PropertyRead> {
+    fn read(&self, i: usize, read: usize) -> Option<PropertyRead> {
         let k = self.with_positions(i, |positions| *positions.get(read)?)?;
-        self.entry_reads(i)?.get(k as usize)
+        self.entry_read(i, k as usize)
     }
 
     /// Entry `i`'s read of `property` of `component`: the first read asked for it that the entry carries.
-    fn read_named(&self, i: usize, component: &str, property: &str) -> Option<&PropertyRead> {
+    fn read_named(&self, i: usize, component: &str, property: &str) -> Option<PropertyRead> {
         let k = self.with_positions(i, |positions| {
             READS.with_borrow(|asked| {
                 let mut named = asked.iter().zip(positions).filter(|(read, k)| {
@@ -102,15 +102,33 @@ impl Facts {
                 named.next().and_then(|(_, k)| *k)
             })
         })?;
-        self.entry_reads(i)?.get(k as usize)
+        self.entry_read(i, k as usize)
     }
 
-    /// Entry `i`'s reads, in the order asked.
-    fn entry_reads(&self, i: usize) -> Option<&[PropertyRead]> {
+    /// Entry `i`'s `k`-th read (its reads are in the order asked).
+    fn entry_read(&self, i: usize, k: usize) -> Option<PropertyRead> {
         let facts = &self.facts;
         let start = *facts.read_starts.get(i)? as usize;
-        let end = facts.read_starts.get(i + 1).map_or(facts.reads.len(), |end| *end as usize);
-        facts.reads.get(start..end)
+        let end = facts.read_starts.get(i + 1).map_or(facts.read_kinds.len(), |end| *end as usize);
+        let j = start.checked_add(k).filter(|j| *j < end)?;
+        self.decode(j)
+    }
+
+    /// Read `j` of the batch, from its kind and number (see WIT `chain-facts`); `None` for a code or an index out
+    /// of place, which leaves the question to the host.
+    fn decode(&self, j: usize) -> Option<PropertyRead> {
+        let facts = &self.facts;
+        let (kind, value) = (*facts.read_kinds.get(j)?, *facts.read_values.get(j)?);
+        let index = || usize::try_from(value).ok();
+        Some(match kind {
+            0 => Ok(None),
+            1 => Ok(Some(Value::Boolean(value != 0))),
+            2 => Ok(Some(Value::Integer(value))),
+            3 => Ok(Some(Value::Float(f64::from_bits(value as u64)))),
+            4 => Ok(Some(Value::Text(facts.read_texts.get(index()?)?.clone()))),
+            5 => Err(facts.read_errors.get(index()?)?.clone()),
+            _ => return None,
+        })
     }
 
     /// Runs `find` with where each read asked for sits among the reads of entry `i`'s feature.
@@ -202,12 +220,12 @@ pub(crate) fn all_reached(actor: u64, state: u8, excluding: Option<&str>) -> Opt
 /// entry's reads are those asked for its feature, in the order asked; reads asked for after the host built this
 /// batch come after them, and are not in it: the host answers those.
 pub(crate) fn property(actor: u64, component: &str, property: &str) -> Option<PropertyRead> {
-    about(actor, |facts, i| facts.read_named(i, component, property).cloned())
+    about(actor, |facts, i| facts.read_named(i, component, property))
 }
 
 /// Read `read` (its index among the reads asked for) of `actor`, when the entry about it carries it.
 pub(crate) fn read_of(actor: u64, read: usize) -> Option<PropertyRead> {
-    about(actor, |facts, i| facts.read(i, read).cloned())
+    about(actor, |facts, i| facts.read(i, read))
 }
 
 /// Records a read the host accepted to send with the chain steps of `feature` (of every feature when `None`);
@@ -240,13 +258,37 @@ mod tests {
             feature_names: vec![0, 1, 0],
             feature_states: vec![2, 0, 4],
             read_starts: vec![0, 1],
-            reads: vec![
-                Ok(Some(Value::Integer(1))),
-                Err(Error::UnknownClass("Possession".into())),
-                Ok(Some(Value::Integer(5))),
-            ],
+            // The controller (1) of actor 7; for actor 9 an error (no `Possession` class) and the player state (5).
+            read_kinds: vec![2, 5, 2],
+            read_values: vec![1, 0, 5],
+            read_texts: vec![],
+            read_errors: vec![Error::UnknownClass("Possession".into())],
         };
         Facts::new(&[7, 9], &[0, 1], Rc::new(vec!["Hero".into(), "Input".into()]), chain)
+    }
+
+    #[test]
+    fn every_kind_of_read_is_decoded_and_one_out_of_place_is_left_to_the_host() {
+        let chain = ChainFacts {
+            feature_starts: vec![0],
+            feature_names: vec![0],
+            feature_states: vec![1],
+            read_starts: vec![0],
+            read_kinds: vec![0, 1, 3, 4, 5, 2, 9, 4],
+            read_values: vec![0, 1, (-0.5f64).to_bits() as i64, 0, 0, -3, 0, 3],
+            read_texts: vec!["hero".into()],
+            read_errors: vec![Error::UnknownActor(3)],
+        };
+        let facts = Facts::new(&[7], &[0], Rc::new(vec!["Hero".into()]), chain);
+        assert!(matches!(facts.entry_read(0, 0), Some(Ok(None))));
+        assert!(matches!(facts.entry_read(0, 1), Some(Ok(Some(Value::Boolean(true))))));
+        assert!(matches!(facts.entry_read(0, 2), Some(Ok(Some(Value::Float(f)))) if f == -0.5));
+        assert!(matches!(facts.entry_read(0, 3), Some(Ok(Some(Value::Text(t)))) if t == "hero"));
+        assert!(matches!(facts.entry_read(0, 4), Some(Err(Error::UnknownActor(3)))));
+        assert!(matches!(facts.entry_read(0, 5), Some(Ok(Some(Value::Integer(-3))))));
+        assert!(facts.entry_read(0, 6).is_none(), "a kind no version has");
+        assert!(facts.entry_read(0, 7).is_none(), "a text past the texts");
+        assert!(facts.entry_read(0, 8).is_none(), "past the entry's reads");
     }
 
     #[test]

@@ -496,6 +496,7 @@ fn chain_question(w: &World, owner: OwnerId, steps: &[ChainStep]) -> ChainBatch 
     facts.feature_names.reserve(steps.len() * 2);
     facts.feature_states.reserve(steps.len() * 2);
     facts.read_starts.reserve_exact(steps.len());
+    facts.reads.reserve(steps.len());
     for (actor, asked, _) in steps {
         facts.feature_starts.push(facts.feature_names.len() as u32);
         for (feature, state) in w.feature_states(*actor) {
@@ -504,7 +505,7 @@ fn chain_question(w: &World, owner: OwnerId, steps: &[ChainStep]) -> ChainBatch 
         }
         facts.read_starts.push(facts.reads.len() as u32);
         for read in reads.iter().filter(|read| read.concerns(*asked)) {
-            facts.reads.push(w.property_of(*actor, &read.component, &read.property).map(Option::<&_>::cloned));
+            facts.reads.push(w.property_of(*actor, &read.component, &read.property));
         }
     }
     batch.names = names.names;
@@ -680,12 +681,12 @@ mod tests {
         );
         let no_component = |actor| Err(WorldError::NoSuchComponent { actor, component: "Missing".into() });
         assert_eq!(facts.read_starts, [0, 2]);
-        assert_eq!(facts.reads, [Ok(None), no_component(a), Ok(Some(Value::Integer(3))), no_component(b)]);
+        assert_eq!(facts.reads.decoded(), [Ok(None), no_component(a), Ok(Some(Value::Integer(3))), no_component(b)]);
         // A question about Input carries the read asked for it too, in the order asked.
         let question = chain_question(&w, f.owner, &[(b, input, (0, 1)), (a, input, (2, 3))]);
         let level = Ok(Some(Value::Integer(3)));
         assert_eq!(question.facts.read_starts, [0, 3]);
-        assert_eq!(question.facts.reads[..3], [level.clone(), level, no_component(b)]);
+        assert_eq!(question.facts.reads.decoded()[..3], [level.clone(), level, no_component(b)]);
         for i in 0..MAX_CHAIN_READS - 3 {
             w.add_chain_read(f.owner, None, "Hero", &format!("p{i}")).unwrap();
         }

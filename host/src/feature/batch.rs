@@ -3,6 +3,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
+use super::reads::PropertyReads;
 use crate::component::Name;
 
 /// Builds the `names` list of a batch: each interned name gets an index the first time it is used.
@@ -83,14 +84,14 @@ impl ExtensionBatch {
 /// What the host knows about the actors of a chain step as it asks whether they may take it (WIT
 /// `chain-facts`): entry `i`'s actor's features are `feature_names[j]` (indices into the batch's names) at
 /// `feature_states[j]` for `j` in `feature_starts[i]..feature_starts[i + 1]`; read `k` of entry `i` is
-/// `reads[i * n + k]` for the `n` properties the plugin asked for.
+/// `reads.get(j)` for `j` in `read_starts[i]..read_starts[i + 1]`, the properties the plugin asked for.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct ChainFacts {
     pub feature_starts: Vec<u32>,
     pub feature_names: Vec<u32>,
     pub feature_states: Vec<u8>,
     pub read_starts: Vec<u32>,
-    pub reads: Vec<Result<Option<crate::world::Value>, crate::world::WorldError>>,
+    pub reads: PropertyReads,
 }
 
 /// One step of several features' init-state chains: feature `names[features[i]]` of `actors[i]` from state

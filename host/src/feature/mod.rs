@@ -7,6 +7,7 @@ mod interface;
 mod manifest;
 mod permissions;
 mod plugin;
+mod reads;
 mod state;
 mod subsystem;
 
@@ -30,5 +31,6 @@ pub use plugin::{
     PluginInstance, PluginLoader, Provenance, Refusals, REFUSED_CALLS_BUDGET, WORLD_CHANGES_PER_CALL,
     WORLD_CHANGES_PER_ENTRY,
 };
+pub use reads::{PropertyReads, ReadKind};
 pub use state::{Destination, Phase, PluginError, PluginState, Transition};
 pub use subsystem::{FeatureError, FeatureSubsystem, Observer, PluginInfo, StateChange};

@@ -345,16 +345,15 @@ macro_rules! chain_facts {
     ($module:path, $facts:expr) => {{
         use $module as callbacks;
         let facts: &ChainFacts = $facts;
-        let read = |r: &Result<Option<crate::world::Value>, crate::world::WorldError>| match r {
-            Ok(value) => Ok(value.clone().map(Into::into)),
-            Err(e) => Err(types::Error::from(e.clone())),
-        };
         callbacks::ChainFacts {
             feature_starts: facts.feature_starts.clone(),
             feature_names: facts.feature_names.clone(),
             feature_states: facts.feature_states.clone(),
             read_starts: facts.read_starts.clone(),
-            reads: facts.reads.iter().map(read).collect(),
+            read_kinds: facts.reads.kinds.clone(),
+            read_values: facts.reads.values.clone(),
+            read_texts: facts.reads.texts.clone(),
+            read_errors: facts.reads.errors.iter().map(|e| types::Error::from(e.clone())).collect(),
         }
     }};
 }
