@@ -3,7 +3,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::{HandlerId, OwnerId};
-use crate::world::ClassKey;
+use crate::world::{ClassKey, ClassMap};
 
 /// A registered handler.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,7 +31,7 @@ pub struct Recipient {
 pub struct ExtensionHandlers {
     live: HashMap<HandlerId, Handler>,
     order: Vec<HandlerId>,
-    by_class: HashMap<ClassKey, Vec<Recipient>>,
+    by_class: ClassMap<Vec<Recipient>>,
     stale: usize,
     next_id: u64,
 }
@@ -42,7 +42,7 @@ impl ExtensionHandlers {
         let id = HandlerId(self.next_id);
         self.live.insert(id, Handler { id, owner, receiver_class: receiver_class.to_string(), number });
         self.order.push(id);
-        self.by_class.entry(receiver_class.clone()).or_default().push(Recipient { id, owner, number });
+        self.by_class.get_or_default(receiver_class).push(Recipient { id, owner, number });
         id
     }
 

@@ -7,7 +7,7 @@ use smallvec::SmallVec;
 
 use super::names::Name;
 use super::{OwnerId, SubscriptionId};
-use crate::world::{ActorId, ActorMap, ClassKey};
+use crate::world::{ActorId, ActorMap, ClassKey, ClassMap};
 
 /// Lyra's init states, registered in this order by its game instance.
 pub const LYRA_INIT_STATES: [&str; 4] =
@@ -113,13 +113,39 @@ impl Watchers {
     }
 }
 
+/// Where watcher lists are kept: by actor in a hash map, by class in a [`ClassMap`].
+trait WatcherLists<K> {
+    fn list_mut(&mut self, key: &K) -> Option<&mut Watchers>;
+    fn drop_list(&mut self, key: &K);
+}
+
+impl WatcherLists<ActorId> for HashMap<ActorId, Watchers> {
+    fn list_mut(&mut self, key: &ActorId) -> Option<&mut Watchers> {
+        self.get_mut(key)
+    }
+
+    fn drop_list(&mut self, key: &ActorId) {
+        self.remove(key);
+    }
+}
+
+impl WatcherLists<ClassKey> for ClassMap<Watchers> {
+    fn list_mut(&mut self, key: &ClassKey) -> Option<&mut Watchers> {
+        self.get_mut(key)
+    }
+
+    fn drop_list(&mut self, key: &ClassKey) {
+        self.remove(key);
+    }
+}
+
 /// Changes the watcher list of `key`, if it has one, and drops the list once it is empty: an actor or class
 /// nobody watches any more holds nothing.
-fn update_list<K: std::hash::Hash + Eq>(lists: &mut HashMap<K, Watchers>, key: &K, change: impl FnOnce(&mut Watchers)) {
-    if let Some(watchers) = lists.get_mut(key) {
+fn update_list<K>(lists: &mut impl WatcherLists<K>, key: &K, change: impl FnOnce(&mut Watchers)) {
+    if let Some(watchers) = lists.list_mut(key) {
         change(watchers);
         if watchers.list.is_empty() {
-            lists.remove(key);
+            lists.drop_list(key);
         }
     }
 }
@@ -132,7 +158,7 @@ pub struct InitStates {
     features: ActorMap<SmallVec<[FeatureEntry; 2]>>,
     subscriptions: HashMap<SubscriptionId, Subscription>,
     actor_subscriptions: HashMap<ActorId, Watchers>,
-    class_subscriptions: HashMap<ClassKey, Watchers>,
+    class_subscriptions: ClassMap<Watchers>,
     /// Live subscriptions watching a class.
     class_watchers: usize,
     next_id: u64,
@@ -213,7 +239,7 @@ impl InitStates {
             }
             Watched::Class(class) => {
                 self.class_watchers += 1;
-                self.class_subscriptions.entry(class.clone()).or_default().list.push(Watcher::of(id, &subscription))
+                self.class_subscriptions.get_or_default(class).list.push(Watcher::of(id, &subscription))
             }
         }
         self.subscriptions.insert(id, subscription);

@@ -46,17 +46,26 @@ pub fn same_name(a: &ClassName, b: &ClassName) -> bool {
     Arc::ptr_eq(a, b) || **a == **b
 }
 
-/// A declared class, as its registry shares it: its name, compared and hashed by identity. The registry makes
-/// one for each class and builds every chain from it, so the handlers and subscriptions of a class are found by
-/// a pointer rather than by hashing and comparing the class's text on every event and notification about an
-/// actor. Only a [`ClassRegistry`] makes one; keys of different worlds' registries never match.
+/// A declared class, as its registry shares it: its name, compared and hashed by identity, and its number in
+/// the registry. The registry makes one for each class and builds every chain from it, so the handlers and
+/// subscriptions of a class are found by its number (see [`ClassMap`](super::ClassMap)) rather than by hashing
+/// and comparing the class's text on every event and notification about an actor. Only a [`ClassRegistry`]
+/// makes one; keys of different worlds' registries never match.
 #[derive(Debug, Clone)]
-pub struct ClassKey(ClassName);
+pub struct ClassKey {
+    name: ClassName,
+    index: u32,
+}
 
 impl ClassKey {
     /// The class's shared name.
     pub fn name(&self) -> &ClassName {
-        &self.0
+        &self.name
+    }
+
+    /// The class's number in its registry: classes are numbered from 0 as they are declared.
+    pub fn index(&self) -> usize {
+        self.index as usize
     }
 }
 
@@ -64,13 +73,13 @@ impl std::ops::Deref for ClassKey {
     type Target = str;
 
     fn deref(&self) -> &str {
-        &self.0
+        &self.name
     }
 }
 
 impl PartialEq for ClassKey {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
+        Arc::ptr_eq(&self.name, &other.name)
     }
 }
 
@@ -78,13 +87,13 @@ impl Eq for ClassKey {}
 
 impl std::hash::Hash for ClassKey {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        Arc::as_ptr(&self.0).cast::<u8>().hash(state)
+        Arc::as_ptr(&self.name).cast::<u8>().hash(state)
     }
 }
 
 impl std::fmt::Display for ClassKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.name)
     }
 }
 
@@ -105,7 +114,7 @@ pub struct ClassRegistry {
 impl Default for ClassRegistry {
     fn default() -> Self {
         let root: ClassName = Arc::from(ROOT_ACTOR_CLASS);
-        let entry = ClassEntry { chain: Arc::from([ClassKey(root.clone())]) };
+        let entry = ClassEntry { chain: Arc::from([ClassKey { name: root.clone(), index: 0 }]) };
         let mut registry = ClassRegistry { classes: HashMap::from_iter([(root, entry)]) };
         for (class, parent) in BUILT_IN_CLASSES {
             registry.declare(class, parent).expect("built-in classes are well formed");
@@ -134,8 +143,8 @@ impl ClassRegistry {
             }),
             None => {
                 let name: ClassName = Arc::from(class);
-                let chain: Arc<[ClassKey]> =
-                    std::iter::once(ClassKey(name.clone())).chain(parent_chain.iter().cloned()).collect();
+                let key = ClassKey { name: name.clone(), index: self.classes.len() as u32 };
+                let chain: Arc<[ClassKey]> = std::iter::once(key).chain(parent_chain.iter().cloned()).collect();
                 self.classes.insert(name, ClassEntry { chain });
                 Ok(())
             }

@@ -8,6 +8,7 @@
 mod actor;
 mod actor_map;
 mod class;
+mod class_map;
 mod clock;
 mod creation;
 mod net;
@@ -25,6 +26,7 @@ pub use actor_map::ActorMap;
 pub use class::{
     is_valid_class_name, same_name, ClassError, ClassKey, ClassName, ClassRegistry, BUILT_IN_CLASSES, ROOT_ACTOR_CLASS,
 };
+pub use class_map::ClassMap;
 pub use clock::{Clock, Fired, Frame, TimerId};
 pub use creation::{CreationPolicies, CreationPolicy};
 pub use net::{ClientId, NetMode, NetRole, UnknownNetMode};
