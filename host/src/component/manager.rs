@@ -278,7 +278,10 @@ impl World {
         sender: Option<OwnerId>,
     ) -> Result<(), WorldError> {
         let (manager, classes) = self.manager_and_classes_of(actor);
-        for level in classes.ok_or(WorldError::UnknownActor(actor))? {
+        let Some(classes) = classes else {
+            return Err(WorldError::UnknownActor(actor));
+        };
+        for level in classes {
             queue_for_class(manager, level, actor, event, final_event, sender);
         }
         Ok(())
@@ -446,6 +449,22 @@ impl World {
         feature: &str,
         implementer: &str,
     ) -> Result<(), WorldError> {
+        let known = |text| self.known_name(text);
+        let (feature_name, implementer_name) = (known(feature), known(implementer));
+        self.register_named_feature(owner, actor, (feature_name, feature), (implementer_name, implementer))
+    }
+
+    /// [`register_feature`](Self::register_feature), each name with the world's name for it when the caller
+    /// looked it up already ([`known_name`](Self::known_name)): a batch of registrations naming the same few
+    /// features looks each up once. A name the world does not know yet is interned once the registration is
+    /// accepted.
+    pub fn register_named_feature(
+        &mut self,
+        owner: OwnerId,
+        actor: ActorId,
+        (feature_name, feature): (Option<Name>, &str),
+        (implementer_name, implementer): (Option<Name>, &str),
+    ) -> Result<(), WorldError> {
         let actor_ref = self.actor(actor)?;
         if actor_ref.component(implementer).is_none() {
             return Err(WorldError::NoSuchComponent { actor, component: implementer.to_string() });
@@ -453,7 +472,7 @@ impl World {
         if feature.is_empty() {
             return Err(WorldError::Invalid("a feature name may not be empty".into()));
         }
-        let name = self.manager.names.intern(feature);
+        let name = feature_name.unwrap_or_else(|| self.manager.names.intern(feature));
         if let Some(existing) = self.manager.init_states.feature(actor, name) {
             if existing.owner != owner {
                 return Err(WorldError::Denied(format!(
@@ -462,7 +481,7 @@ impl World {
                 )));
             }
         }
-        let implementer = self.manager.names.intern(implementer);
+        let implementer = implementer_name.unwrap_or_else(|| self.manager.names.intern(implementer));
         self.manager.init_states.register(actor, name, owner, implementer);
         Ok(())
     }

@@ -22,17 +22,22 @@ fn state_of(world: &World, state: &Option<String>) -> Result<Option<u8>, WorldEr
 }
 
 /// The world's names for a batch's names, each looked up the first time an entry uses it.
-struct KnownNames(Vec<Option<Option<Name>>>);
+struct KnownNames(Vec<Option<Name>>);
 
 impl KnownNames {
     fn of(names: &[String]) -> Self {
         KnownNames(vec![None; names.len()])
     }
 
-    /// The world's name for `names[index]` (which the batch checked exists).
+    /// The world's name for `names[index]` (which the batch checked exists), if it has one. A name the world
+    /// does not know is looked up again next time: an entry of the batch may have made it (a registration).
     fn get(&mut self, w: &World, index: u32, text: &str) -> Option<Name> {
         match self.0.get_mut(index as usize) {
-            Some(known) => *known.get_or_insert_with(|| w.known_name(text)),
+            Some(Some(name)) => Some(*name),
+            Some(unknown) => {
+                *unknown = w.known_name(text);
+                *unknown
+            }
             None => w.known_name(text),
         }
     }
@@ -180,6 +185,7 @@ impl Host for InstanceState {
         names: Vec<String>,
     ) -> Vec<(u32, Error)> {
         let lists = [("actors", actors.len()), ("features", features.len()), ("implementers", implementers.len())];
+        let mut known = KnownNames::of(&names);
         self.run_batch(
             &lists,
             &names,
@@ -187,7 +193,9 @@ impl Host for InstanceState {
             |_| 1,
             |w, owner, i, named| {
                 let (feature, implementer) = (named.get(features[i])?, named.get(implementers[i])?);
-                Ok(w.register_feature(owner, Actor::from_raw(actors[i]), feature, implementer)?)
+                let feature = (known.get(w, features[i], feature), feature);
+                let implementer = (known.get(w, implementers[i], implementer), implementer);
+                Ok(w.register_named_feature(owner, Actor::from_raw(actors[i]), feature, implementer)?)
             },
         )
     }
