@@ -98,3 +98,11 @@ pub fn add_extension_handler(receiver: &str, handler: u32) -> Result<ExtensionHa
 pub fn send_event(actor: ActorId, event: &str) -> Result<(), Error> {
     send_extension_event(actor, event)
 }
+
+/// [`send_event`], sent with one host call for every event deferred when the current callback returns (after
+/// the deferred feature registrations, before the deferred chain walks). The host queues an event for its
+/// handlers either way, so deferring changes only when in the callback it is queued, and how a refusal is told:
+/// logged as a warning, not returned. Cheaper for a callback sending an event about each actor of a batch.
+pub fn defer_send_event(actor: ActorId, event: &str) {
+    crate::deferred::event(actor, event);
+}

@@ -11,9 +11,9 @@ pub use crate::bindings::gamefeature::plugin::init_states::{
     check_default_initialization_for_implementers, continue_init_state_chain, states, subscribe_actor, subscribe_class,
     Subscription,
 };
-use crate::facts;
 use crate::names::same;
 use crate::world::ActorId;
+use crate::{deferred, facts};
 use crate::{Error, Value};
 
 /// Lyra's init states, the host's default order.
@@ -148,78 +148,12 @@ pub fn check_default_initialization(actor: ActorId, feature: &str) -> Result<(),
     continue_init_state_chain(actor, feature)
 }
 
-/// Registrations and chain walks deferred until the current callback returns, each name kept once; as the
-/// parallel lists the batch imports take.
-#[derive(Default)]
-struct Deferred {
-    registrations: Registrations,
-    requests: Requests,
-    names: Vec<String>,
-}
-
-/// Registration `i`: feature `names[features[i]]` of `actors[i]`, implemented by `names[implementers[i]]`.
-#[derive(Default)]
-struct Registrations {
-    actors: Vec<ActorId>,
-    features: Vec<u32>,
-    implementers: Vec<u32>,
-}
-
-/// Request `i`: `works[i]` for feature `names[features[i]]` of `actors[i]`.
-#[derive(Default)]
-struct Requests {
-    actors: Vec<ActorId>,
-    features: Vec<u32>,
-    works: Vec<host::ChainWork>,
-}
-
-impl Deferred {
-    /// The index of `name` in `names`, added if new.
-    fn name(&mut self, name: &str) -> u32 {
-        // A plugin defers a handful of names: a scan finds one sooner than a hash would.
-        let index = match self.names.iter().position(|known| same(known, name)) {
-            Some(index) => index,
-            None => {
-                self.names.push(name.to_string());
-                self.names.len() - 1
-            }
-        };
-        index as u32
-    }
-
-    fn walk(&mut self, actor: ActorId, feature: &str, work: host::ChainWork) {
-        let feature = self.name(feature);
-        let requests = &mut self.requests;
-        requests.actors.push(actor);
-        requests.features.push(feature);
-        requests.works.push(work);
-    }
-
-    fn register(&mut self, actor: ActorId, feature: &str, implementer: &str) {
-        let (feature, implementer) = (self.name(feature), self.name(implementer));
-        let registrations = &mut self.registrations;
-        registrations.actors.push(actor);
-        registrations.features.push(feature);
-        registrations.implementers.push(implementer);
-    }
-}
-
-thread_local! {
-    static DEFERRED: std::cell::RefCell<Deferred> = const {
-        std::cell::RefCell::new(Deferred {
-            registrations: Registrations { actors: Vec::new(), features: Vec::new(), implementers: Vec::new() },
-            requests: Requests { actors: Vec::new(), features: Vec::new(), works: Vec::new() },
-            names: Vec::new(),
-        })
-    };
-}
-
 /// [`register_feature`], sent with one host call for every registration deferred when the current callback
 /// returns, before the deferred walks (which may then walk the features registered). A refusal is logged as a
 /// warning, not returned. For a callback setting up a batch of actors: each of their components registers its
 /// feature, as Unreal's components do in `OnRegister`, at the cost of one host call for all of them.
 pub fn defer_register_feature(actor: ActorId, feature: &str, implementer: &str) {
-    DEFERRED.with_borrow_mut(|deferred| deferred.register(actor, feature, implementer));
+    deferred::register(actor, feature, implementer);
 }
 
 /// [`continue_chain`], sent with one host call for everything deferred when the current callback returns.
@@ -236,57 +170,7 @@ pub fn defer_check_default_initialization(actor: ActorId, feature: &str) {
 }
 
 fn defer(actor: ActorId, feature: &str, work: host::ChainWork) {
-    DEFERRED.with_borrow_mut(|deferred| deferred.walk(actor, feature, work));
-}
-
-/// Sends the deferred registrations, then the deferred chain walks (the SDK calls it when a callback returns).
-pub(crate) fn send_deferred() {
-    let Deferred { registrations, requests, names } = DEFERRED.with_borrow_mut(std::mem::take);
-    let name = |index: u32| names.get(index as usize).map_or("?", String::as_str);
-    if !registrations.actors.is_empty() {
-        let Registrations { actors, features, implementers } = &registrations;
-        let refused = host::register_features(actors, features, implementers, &names);
-        if let Some((i, error, others)) = first_refused(&refused, actors.len(), "registrations") {
-            let (feature, actor) = (name(features[i]), actors[i]);
-            crate::log::warn(&format!("could not register {feature} on actor {actor}: {error}{others}"));
-        }
-    }
-    if !requests.actors.is_empty() {
-        let Requests { actors, features, works } = &requests;
-        let refused = host::queue_chain_requests(actors, features, works, &names);
-        if let Some((i, error, others)) = first_refused(&refused, actors.len(), "walks") {
-            let what = match works[i] {
-                host::ChainWork::ContinueChain => "continue the chain of",
-                host::ChainWork::CheckOthersThenContinue => "check the default initialization of",
-            };
-            let (feature, actor) = (name(features[i]), actors[i]);
-            crate::log::warn(&format!("could not {what} {feature} on actor {actor}: {error}{others}"));
-        }
-    }
-}
-
-/// The first refused entry of a deferred batch of `sent` entries (its index), why (worded), and how many more
-/// were refused: one line however many were, since each line is a host call.
-fn first_refused(refused: &[(u32, Error)], sent: usize, what: &str) -> Option<(usize, String, String)> {
-    let (index, error) = refused.first()?;
-    let index = Some(*index as usize).filter(|index| *index < sent)?;
-    let others = match refused.len() {
-        1 => String::new(),
-        n => format!(" (and {} more deferred {what} refused)", n - 1),
-    };
-    Some((index, shown(error), others))
-}
-
-/// A refusal as every SDK words it: the WIT case, then what it carries.
-fn shown(error: &Error) -> String {
-    match error {
-        Error::UnknownActor(actor) => format!("unknown-actor: {actor}"),
-        Error::UnknownClass(text) => format!("unknown-class: {text}"),
-        Error::UnknownAsset(text) => format!("unknown-asset: {text}"),
-        Error::UnknownState(text) => format!("unknown-state: {text}"),
-        Error::Denied(text) => format!("denied: {text}"),
-        Error::Invalid(text) => format!("invalid: {text}"),
-    }
+    deferred::walk(actor, feature, work);
 }
 
 /// Whether `feature` has reached `state` (false when the feature is unknown).

@@ -49,6 +49,7 @@ pub mod bindings {
 }
 
 pub mod components;
+mod deferred;
 mod facts;
 pub mod init_state;
 pub mod log;
@@ -195,7 +196,7 @@ fn with_plugin<P: Plugin, R>(f: impl FnOnce(&mut P) -> R) -> R {
         let plugin = plugin.downcast_mut::<P>().expect("one plugin type per component");
         f(plugin)
     });
-    init_state::send_deferred();
+    deferred::send();
     result
 }
 

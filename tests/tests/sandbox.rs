@@ -511,9 +511,13 @@ async fn probe_under(
 
 #[tokio::test]
 async fn ungranted_calls_are_denied_logged_and_without_effect() {
-    let script = "handler 1 Pawn\nspawn Pawn\nsend Pawn Hello\nrequest Pawn Shield\n";
+    let script = "handler 1 Pawn\nspawn Pawn\nsend Pawn Hello\ndefer-send Pawn Hola\nrequest Pawn Shield\n";
     let (warnings, infos, pawns_and_shields) =
         probe_under(gamefeature_host::feature::GrantPolicy::default(), script).await;
+    // The deferred event went in a batch when the activation returned, refused as a whole.
+    let deferred = warnings.iter().find(|w| w.starts_with("could not send Hola about actor "));
+    assert!(deferred.is_some_and(|w| w.contains("denied: ") && w.contains("send-events")), "{warnings:#?}");
+    assert!(!infos.iter().any(|l| l.ends_with("Hola")), "no deferred event was sent: {infos:?}");
     for permission in ["spawn-actors", "send-events", "component-requests on Pawn"] {
         let host_line = format!("denied: plugin \"manager-probe\" lacks the {permission} permission");
         assert!(warnings.iter().any(|w| w.starts_with(&host_line)), "{permission}: {warnings:#?}");
@@ -535,9 +539,13 @@ async fn a_plugin_gets_only_what_it_declared_and_was_granted() {
         )]
         .into(),
     );
-    let script = "handler 1 Pawn\nsend Pawn Hello\nrequest Pawn Shield\nrequest Character Armor\nspawn Pawn\n";
+    let script = "handler 1 Pawn\nsend Pawn Hello\ndefer-send Pawn Hola\nrequest Pawn Shield\n\
+                  request Character Armor\nspawn Pawn\n";
     let (warnings, infos, pawns_and_shields) = probe_under(grants, script).await;
     assert!(infos.iter().any(|l| l.ends_with("Hello")), "granted: {infos:?}");
+    // Sent when the activation returned, after the event sent at once.
+    let heard = |event: &str| infos.iter().position(|l| l.ends_with(event));
+    assert!(heard("Hello") < heard("Hola") && heard("Hola").is_some(), "granted, deferred: {infos:?}");
     assert_eq!(pawns_and_shields, 11, "the requested shield, and no spawned pawn");
     let denied: Vec<&String> = warnings.iter().filter(|w| w.starts_with("denied:")).collect();
     assert_eq!(denied.len(), 2, "{denied:#?}");
@@ -661,12 +669,12 @@ async fn every_import_refuses_bad_names() {
     hostile(&plugins, "bad-names");
     let (_, warnings) = tolerated(&session(&plugins), "bad-names").await;
     let verdicts: Vec<&String> = warnings.iter().filter(|l| l.contains(" name in ")).collect();
-    assert_eq!(verdicts.len(), 48, "{verdicts:#?}");
+    assert_eq!(verdicts.len(), 51, "{verdicts:#?}");
     let accepted: Vec<&&String> = verdicts.iter().filter(|l| !l.ends_with("refused")).collect();
     assert!(accepted.is_empty(), "{accepted:#?}");
     // A batch import's parallel lists of different lengths are refused whole.
     let uneven: Vec<&String> = warnings.iter().filter(|l| l.contains("uneven lists in ")).collect();
-    assert_eq!(uneven.len(), 2, "{warnings:#?}");
+    assert_eq!(uneven.len(), 3, "{warnings:#?}");
     assert!(uneven.iter().all(|l| l.ends_with("refused")), "{uneven:#?}");
 }
 

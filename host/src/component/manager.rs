@@ -259,15 +259,27 @@ impl World {
         actor: ActorId,
         event: &str,
     ) -> Result<(), WorldError> {
+        self.send_named_extension_event_from(sender, actor, (None, event)).map(drop)
+    }
+
+    /// [`send_extension_event_from`](Self::send_extension_event_from), with the world's name for the event when
+    /// the caller has it: a batch sending one event about many actors interns its name once. Returns the name.
+    pub fn send_named_extension_event_from(
+        &mut self,
+        sender: Option<OwnerId>,
+        actor: ActorId,
+        (name, event): (Option<Name>, &str),
+    ) -> Result<Name, WorldError> {
         if event.is_empty() {
             return Err(WorldError::Invalid("an event name may not be empty".into()));
         }
         self.actor(actor)?;
-        if !events::ALL.contains(&event) {
+        if self.recording && !events::ALL.contains(&event) {
             self.record(|| WorldEvent::EventSent { actor, event: event.to_string() });
         }
-        let name = self.manager.names.intern(event);
-        self.queue_for_chain(actor, name, false, sender)
+        let name = name.unwrap_or_else(|| self.manager.names.intern(event));
+        self.queue_for_chain(actor, name, false, sender)?;
+        Ok(name)
     }
 
     fn queue_for_chain(

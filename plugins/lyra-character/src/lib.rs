@@ -15,9 +15,10 @@
 //! every feature of every character reaching `DataAvailable` (for the pawn extension), and the pawn extension
 //! of every character reaching `DataInitialized` (for the hero).
 //!
-//! Setting a pawn up registers its two features and starts their chains, all deferred
-//! (`defer_register_feature`, `defer_continue_chain`): they take effect after the current callback either
-//! way, and a callback handling a batch of pawns then sends all of them in two host calls.
+//! Setting a pawn up registers its two features and starts their chains, and the hero's `BindInputsNow` is
+//! sent, all deferred (`defer_register_feature`, `defer_continue_chain`, `defer_send_event`): they take effect
+//! after the current callback either way, and a callback handling a batch of pawns then sends all of them in a
+//! host call per kind.
 
 use std::collections::HashSet;
 
@@ -145,9 +146,8 @@ impl Plugin for LyraCharacter {
             if log::enabled(Level::Debug) {
                 log::debug(&format!("pawn {pawn}: Hero initializes abilities and asks for input bindings"));
             }
-            if let Err(e) = components::send_event(pawn, "BindInputsNow") {
-                log::warn(&format!("BindInputsNow: {e:?}"));
-            }
+            // Sent with the batch's other events when the callback returns: the host queues it either way.
+            components::defer_send_event(pawn, "BindInputsNow");
         }
     }
 

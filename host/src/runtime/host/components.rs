@@ -5,7 +5,7 @@ use wasmtime::component::Resource;
 
 use super::actors::spawned_by_caller;
 use super::Call;
-use crate::component::{HandlerId, RequestFlags, RequestHandle, WatchId};
+use crate::component::{HandlerId, Name, RequestFlags, RequestHandle, WatchId};
 use crate::runtime::bindings::gamefeature::plugin::components::{
     AddFlags, Host, HostComponentRequest, HostExtensionHandler, HostPropertyWatch,
 };
@@ -104,6 +104,32 @@ impl Host for InstanceState {
         self.guard(Call::change().names(&[("event name", &event)]).permission("send-events", allowed), |w, caller| {
             Ok(w.send_extension_event_from(Some(caller.owner), Actor::from_raw(actor), &event)?)
         })
+    }
+
+    fn send_extension_events(&mut self, actors: Vec<u64>, events: Vec<u32>, names: Vec<String>) -> Vec<(u32, Error)> {
+        if !self.env.permissions.send_events {
+            let denied = self.denied("send-events");
+            return (0..actors.len().max(events.len())).map(|i| (i as u32, denied.clone())).collect();
+        }
+        let lists = [("actors", actors.len()), ("events", events.len())];
+        // Each event name is interned the first time an entry sends it, not before: a name no entry could send
+        // (every actor unknown, say) is never interned.
+        let mut interned: Vec<Option<Name>> = vec![None; names.len()];
+        self.run_batch(
+            &lists,
+            &names,
+            "event name",
+            |_| 1,
+            |w, owner, i, named| {
+                let text = named.get(events[i])?;
+                let known = interned.get(events[i] as usize).copied().flatten();
+                let name = w.send_named_extension_event_from(Some(owner), Actor::from_raw(actors[i]), (known, text))?;
+                if let Some(slot) = interned.get_mut(events[i] as usize) {
+                    *slot = Some(name);
+                }
+                Ok(())
+            },
+        )
     }
 
     fn add_receiver(&mut self, actor: ActorId) -> Result<(), Error> {

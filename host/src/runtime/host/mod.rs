@@ -155,7 +155,7 @@ impl InstanceState {
     }
 
     /// Refuses a call the plugin has no permission for: a `denied` error naming the permission, and a log line.
-    fn denied(&mut self, permission: &str) -> Error {
+    pub(crate) fn denied(&mut self, permission: &str) -> Error {
         let plugin = &*self.env.plugin;
         let message = format!(
             "plugin {plugin:?} lacks the {permission} permission (declare it in its plugin.toml and grant it in the \

@@ -187,6 +187,7 @@ impl Hostile {
                     init_state::check_default_initialization_for_implementers(pawn, name),
                 ),
                 ("queue-chain-requests", queue_chain_request(pawn, 0, &[name])),
+                ("send-extension-events", send_events(pawn, 0, &[name])),
                 ("add-chain-read (feature)", init_state::add_chain_read(Some(name), "Possession", "controller")),
                 ("add-chain-read (property)", init_state::add_chain_read(None, "Possession", name)),
                 ("register-features (feature)", register_features(pawn, (0, 1), &[name, "HostileComponent"])),
@@ -204,12 +205,17 @@ impl Hostile {
         let outcome = register_features(pawn, (0, 5), &["Feature", "HostileComponent"]);
         let verdict = if matches!(outcome, Err(Error::Invalid(_))) { "refused" } else { "ACCEPTED" };
         log::warn(&format!("unsent name in register-features: {verdict}"));
+        let outcome = send_events(pawn, 3, &["Event"]);
+        let verdict = if matches!(outcome, Err(Error::Invalid(_))) { "refused" } else { "ACCEPTED" };
+        log::warn(&format!("unsent name in send-extension-events: {verdict}"));
         // Parallel lists of different lengths: entries nobody can read.
+        use gamefeature_sdk::bindings::gamefeature::plugin::components as components_raw;
         use gamefeature_sdk::bindings::gamefeature::plugin::init_states::{self as raw, ChainWork};
         let names = ["Feature".to_string(), "HostileComponent".to_string()];
         let uneven = [
             ("queue-chain-requests", raw::queue_chain_requests(&[pawn, pawn], &[0], &[ChainWork::ContinueChain], &names)),
             ("register-features", raw::register_features(&[pawn], &[0, 0], &[1], &names)),
+            ("send-extension-events", components_raw::send_extension_events(&[pawn, pawn], &[0], &names)),
         ];
         for (import, refused) in uneven {
             let all = refused.len() == 2 && refused.iter().all(|(_, e)| matches!(e, Error::Invalid(_)));
@@ -456,6 +462,15 @@ fn register_features(actor: ActorId, (feature, implementer): (u32, u32), names: 
     use gamefeature_sdk::bindings::gamefeature::plugin::init_states::register_features;
     let names: Vec<String> = names.iter().map(|name| name.to_string()).collect();
     match register_features(&[actor], &[feature], &[implementer], &names).pop() {
+        Some((_, error)) => Err(error),
+        None => Ok(()),
+    }
+}
+
+fn send_events(actor: ActorId, event: u32, names: &[&str]) -> Result<(), Error> {
+    use gamefeature_sdk::bindings::gamefeature::plugin::components::send_extension_events;
+    let names: Vec<String> = names.iter().map(|name| name.to_string()).collect();
+    match send_extension_events(&[actor], &[event], &names).pop() {
         Some((_, error)) => Err(error),
         None => Ok(()),
     }

@@ -3,7 +3,8 @@
 //! extension event and `init <id> <actor> <feature> <state>` for every init-state notification.
 //!
 //! Commands: `handler N CLASS`, `drop-handler N`, `request RECEIVER COMPONENT`, `request-unique RECEIVER
-//! COMPONENT`, `drop-request RECEIVER COMPONENT`, `send CLASS EVENT`, `subscribe-class N CLASS FEATURE`,
+//! COMPONENT`, `drop-request RECEIVER COMPONENT`, `send CLASS EVENT`, `defer-send CLASS EVENT` (deferred, to every actor
+//! of the class), `subscribe-class N CLASS FEATURE`,
 //! `drop-subscription N`, `spawn CLASS`, `timer N PERIOD_MS` (repeating; 0: every frame), `drop-timer N`,
 //! `handles` (logs every handle it holds, described by the handle's own methods), `feature CLASS FEATURE
 //! IMPLEMENTER` (registers the feature on every actor of the class), `defer-chains CLASS FEATURE...` (defers a
@@ -61,6 +62,8 @@ impl Probe {
             }
             ["send", class, event] => world::actors_of_class(class)
                 .and_then(|actors| actors.into_iter().try_for_each(|actor| components::send_event(actor, event))),
+            ["defer-send", class, event] => world::actors_of_class(class)
+                .map(|actors| actors.into_iter().for_each(|actor| components::defer_send_event(actor, event))),
             ["subscribe-class", n, class, feature] => {
                 let feature = Some(*feature).filter(|f| *f != "*");
                 init_state::subscribe_class(class, feature, None, true, number(n))
