@@ -62,6 +62,12 @@ bool gf_add_extension_handler(const char *receiver, uint32_t id, gf_handler *out
 
 void gf_release_handler(gf_handler handler) { gamefeature_plugin_components_extension_handler_drop_own(handler); }
 
+bool gf_send_event(gf_actor actor, const char *event) {
+    game_feature_string_t e = borrow(event);
+    gamefeature_plugin_types_error_t error;
+    return gamefeature_plugin_components_send_extension_event(actor, &e, &error) || failed(&error);
+}
+
 bool gf_register_feature(gf_actor actor, const char *feature, const char *implementer) {
     game_feature_string_t f = borrow(feature), i = borrow(implementer);
     gamefeature_plugin_types_error_t error;
@@ -224,14 +230,19 @@ WEAK void gf_on_replicated(gf_actor actor, gf_str component, gf_str property, co
     (void)actor, (void)component, (void)property, (void)old_value, (void)new_value;
 }
 
-/* ---- Deferred registrations and chain walks: sent in one host call each when the current callback returns ---- */
+/* ---- Deferred registrations, events and chain walks: sent in one host call each when the current callback
+ * returns ---- */
 
 /* As the parallel lists the batch imports take. Registration i: feature deferred_names[registration_features[i]] of
- * registration_actors[i], implemented by deferred_names[registration_implementers[i]]. Request i: request_works[i]
- * for feature deferred_names[request_features[i]] of request_actors[i]. */
+ * registration_actors[i], implemented by deferred_names[registration_implementers[i]]. Event i:
+ * deferred_names[event_indices[i]] about event_actors[i]. Request i: request_works[i] for feature
+ * deferred_names[request_features[i]] of request_actors[i]. */
 static uint64_t *registration_actors;
 static uint32_t *registration_features, *registration_implementers;
 static size_t registrations_len, registrations_capacity;
+static uint64_t *event_actors;
+static uint32_t *event_indices;
+static size_t events_len, events_capacity;
 static uint64_t *request_actors;
 static uint32_t *request_features;
 static gamefeature_plugin_init_states_chain_work_t *request_works;
@@ -251,17 +262,20 @@ static bool room_for_one(void **items, size_t *capacity, size_t len, size_t size
     return true;
 }
 
-/* Makes room for one more entry in three parallel lists sharing `*capacity`; false when memory runs out. */
+/* Makes room for one more entry in two or three (`third` NULL: two) parallel lists sharing `*capacity`; false when
+ * memory runs out. */
 static bool room_for_one_entry(void **first, size_t first_size, void **second, size_t second_size, void **third,
                                size_t third_size, size_t *capacity, size_t len) {
     if (len < *capacity) return true;
     size_t grown = *capacity;
-    /* Each list grows to the same capacity; the shared one is raised once all three have grown. */
+    /* Each list grows to the same capacity; the shared one is raised once all of them have grown. */
     if (!room_for_one(first, &grown, len, first_size)) return false;
     grown = *capacity;
     if (!room_for_one(second, &grown, len, second_size)) return false;
-    grown = *capacity;
-    if (!room_for_one(third, &grown, len, third_size)) return false;
+    if (third != NULL) {
+        grown = *capacity;
+        if (!room_for_one(third, &grown, len, third_size)) return false;
+    }
     *capacity = grown;
     return true;
 }
@@ -319,6 +333,19 @@ void gf_defer_register_feature(gf_actor actor, gf_str feature, gf_str implemente
     registration_implementers[registrations_len++] = implementer_index;
 }
 
+void gf_defer_send_event(gf_actor actor, gf_str event) {
+    uint32_t index;
+    if (!deferred_name(event, &index) ||
+        !room_for_one_entry((void **)&event_actors, sizeof *event_actors, (void **)&event_indices,
+                            sizeof *event_indices, NULL, 0, &events_capacity, events_len)) {
+        gf_warn("could not defer sending %.*s about actor %llu: out of memory", (int)event.len, event.ptr,
+                (unsigned long long)actor);
+        return;
+    }
+    event_actors[events_len] = actor;
+    event_indices[events_len++] = index;
+}
+
 void gf_defer_continue_chain(gf_actor actor, gf_str feature) {
     defer(actor, feature, GAMEFEATURE_PLUGIN_INIT_STATES_CHAIN_WORK_CONTINUE_CHAIN);
 }
@@ -330,16 +357,17 @@ void gf_defer_check_default_initialization(gf_actor actor, gf_str feature) {
 /* Writes why the first refused entry of a deferred batch was refused, and how many more were, into `why` and
  * `others`: one warning line however many were refused, since each line is a host call. Not into last_error: the
  * plugin's own last refusal stays what gf_last_error() says. */
-static void first_refused(const gamefeature_plugin_init_states_list_tuple2_u32_error_t *refused, const char *what,
-                          char *why, size_t why_size, char *others, size_t others_size) {
-    describe(&refused->ptr[0].f1, why, why_size);
+static void first_refused(const gamefeature_plugin_types_error_t *first, size_t refused, const char *what, char *why,
+                          size_t why_size, char *others, size_t others_size) {
+    describe(first, why, why_size);
     others[0] = '\0';
-    if (refused->len > 1) snprintf(others, others_size, " (and %zu more deferred %s refused)", refused->len - 1, what);
+    if (refused > 1) snprintf(others, others_size, " (and %zu more deferred %s refused)", refused - 1, what);
 }
 
-/* Sends the deferred registrations, then the deferred walks; every export calls it before it returns. */
+/* Sends the deferred registrations, then the deferred events, then the deferred walks; every export calls it before
+ * it returns. */
 static void send_deferred(void) {
-    if (registrations_len == 0 && requests_len == 0) return;
+    if (registrations_len == 0 && events_len == 0 && requests_len == 0) return;
     game_feature_list_string_t names = {deferred_names, deferred_names_len};
     char why[256], others[64];
     if (registrations_len > 0) {
@@ -351,11 +379,25 @@ static void send_deferred(void) {
         if (refused.len > 0 && refused.ptr[0].f0 < registrations_len) {
             size_t i = refused.ptr[0].f0;
             const game_feature_string_t *feature = &deferred_names[registration_features[i]];
-            first_refused(&refused, "registrations", why, sizeof why, others, sizeof others);
+            first_refused(&refused.ptr[0].f1, refused.len, "registrations", why, sizeof why, others, sizeof others);
             gf_warn("could not register %.*s on actor %llu: %s%s", (int)feature->len, (const char *)feature->ptr,
                     (unsigned long long)registration_actors[i], why, others);
         }
         gamefeature_plugin_init_states_list_tuple2_u32_error_free(&refused);
+    }
+    if (events_len > 0) {
+        game_feature_list_u64_t actors = {event_actors, events_len};
+        game_feature_list_u32_t events = {event_indices, events_len};
+        gamefeature_plugin_components_list_tuple2_u32_error_t refused = {0};
+        gamefeature_plugin_components_send_extension_events(&actors, &events, &names, &refused);
+        if (refused.len > 0 && refused.ptr[0].f0 < events_len) {
+            size_t i = refused.ptr[0].f0;
+            const game_feature_string_t *event = &deferred_names[event_indices[i]];
+            first_refused(&refused.ptr[0].f1, refused.len, "events", why, sizeof why, others, sizeof others);
+            gf_warn("could not send %.*s about actor %llu: %s%s", (int)event->len, (const char *)event->ptr,
+                    (unsigned long long)event_actors[i], why, others);
+        }
+        gamefeature_plugin_components_list_tuple2_u32_error_free(&refused);
     }
     if (requests_len > 0) {
         game_feature_list_u64_t actors = {request_actors, requests_len};
@@ -369,7 +411,7 @@ static void send_deferred(void) {
                                    ? "continue the chain of"
                                    : "check the default initialization of";
             const game_feature_string_t *feature = &deferred_names[request_features[i]];
-            first_refused(&refused, "walks", why, sizeof why, others, sizeof others);
+            first_refused(&refused.ptr[0].f1, refused.len, "walks", why, sizeof why, others, sizeof others);
             gf_warn("could not %s %.*s on actor %llu: %s%s", what, (int)feature->len, (const char *)feature->ptr,
                     (unsigned long long)request_actors[i], why, others);
         }
@@ -377,7 +419,7 @@ static void send_deferred(void) {
     }
     /* The SDK allocated the names (an empty one too, which game_feature_string_free would not free). */
     for (size_t i = 0; i < deferred_names_len; i++) free(deferred_names[i].ptr);
-    registrations_len = requests_len = deferred_names_len = 0;
+    registrations_len = events_len = requests_len = deferred_names_len = 0;
 }
 
 /* ---- Exports: arguments belong to the callee, so each is freed after its fan-out; what the hooks deferred is

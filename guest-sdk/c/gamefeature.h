@@ -103,6 +103,14 @@ void gf_log(gamefeature_plugin_log_level_t level, const char *format, ...) __att
 bool gf_add_extension_handler(const char *receiver, uint32_t id, gf_handler *out);
 void gf_release_handler(gf_handler handler);
 
+/* Sends a custom event to the handlers of the actor's class chain; needs the send-events permission. */
+bool gf_send_event(gf_actor actor, const char *event);
+/* gf_send_event, sent with one host call for every event deferred when the current callback returns (after the
+ * deferred registrations, before the deferred walks). The host queues an event for its handlers either way, so
+ * deferring changes only when in the callback it is queued, and how a refusal is told: logged as a warning, not
+ * returned. Cheaper for a callback sending an event about each actor of a batch. */
+void gf_defer_send_event(gf_actor actor, gf_str event);
+
 bool gf_register_feature(gf_actor actor, const char *feature, const char *implementer);
 /* gf_register_feature, sent with one host call for every registration deferred when the current callback returns,
  * before the deferred walks (which may then walk the features registered). A refusal is logged as a warning, not

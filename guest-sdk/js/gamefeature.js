@@ -186,6 +186,18 @@ export const components = {
     new PropertyWatch(call(hostComponents.watchProperty, BigInt(actor), component, name, watch)),
   /** Sends a custom event to the handlers of the actor's class chain; needs `send-events`. */
   sendEvent: (actor, event) => call(hostComponents.sendExtensionEvent, BigInt(actor), event),
+  /**
+   * `sendEvent`, sent with one host call for every event deferred when the current callback returns (after the
+   * deferred registrations, before the deferred walks). The host queues an event for its handlers either way, so
+   * deferring changes only when in the callback it is queued, and how a refusal is told: logged as a warning, not
+   * thrown. Cheaper for a callback sending an event about each actor of a batch.
+   */
+  deferSendEvent: (actor, event) => {
+    const id = actorId(actor);
+    const index = deferredName(event, 'event name');
+    deferred.events.actors.push(id);
+    deferred.events.events.push(index);
+  },
   addReceiver: (actor) => call(hostComponents.addReceiver, BigInt(actor)),
   removeReceiver: (actor) => call(hostComponents.removeReceiver, BigInt(actor)),
 };
@@ -257,11 +269,13 @@ export const initStates = {
     new Subscription(call(hostInitStates.subscribeClass, className, feature, state, callIfReached, subscription)),
 };
 
-// Registrations and chain walks deferred until the current callback returns, each name kept once; as the parallel
-// lists the batch imports take (registration i: feature names[features[i]] of actors[i], implemented by
-// names[implementers[i]]; request i: works[i] for feature names[features[i]] of actors[i]).
+// Registrations, events and chain walks deferred until the current callback returns, each name kept once; as the
+// parallel lists the batch imports take (registration i: feature names[features[i]] of actors[i], implemented by
+// names[implementers[i]]; event i: names[events[i]] about actors[i]; request i: works[i] for feature
+// names[features[i]] of actors[i]).
 const nothingDeferred = () => ({
   registrations: { actors: [], features: [], implementers: [] },
+  events: { actors: [], events: [] },
   requests: { actors: [], features: [], works: [] },
   names: [],
 });
@@ -301,10 +315,13 @@ function firstRefused(refused, what) {
   return [index, new HostError(error.tag, error.val).message, others];
 }
 
-/** Sends the deferred registrations, then the deferred chain walks (every callback does when it returns). */
+/**
+ * Sends the deferred registrations, then the deferred events, then the deferred chain walks (every callback does
+ * when it returns).
+ */
 function sendDeferred() {
-  const { registrations, requests, names } = deferred;
-  if (registrations.actors.length === 0 && requests.actors.length === 0) return;
+  const { registrations, events, requests, names } = deferred;
+  if (registrations.actors.length === 0 && events.actors.length === 0 && requests.actors.length === 0) return;
   deferred = nothingDeferred();
   if (registrations.actors.length > 0) {
     const { actors, features, implementers } = registrations;
@@ -317,6 +334,14 @@ function sendDeferred() {
     if (refused.length > 0) {
       const [index, why, others] = firstRefused(refused, 'registrations');
       log.warn(`could not register ${names[features[index]]} on actor ${actors[index]}: ${why}${others}`);
+    }
+  }
+  if (events.actors.length > 0) {
+    const { actors, events: sent } = events;
+    const refused = hostComponents.sendExtensionEvents(BigUint64Array.from(actors), Uint32Array.from(sent), names);
+    if (refused.length > 0) {
+      const [index, why, others] = firstRefused(refused, 'events');
+      log.warn(`could not send ${names[sent[index]]} about actor ${actors[index]}: ${why}${others}`);
     }
   }
   if (requests.actors.length > 0) {

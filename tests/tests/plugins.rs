@@ -667,11 +667,16 @@ async fn shapes(plugin: TestPlugin, negative_integer: &str) {
     }
     manager.end_play().await.unwrap();
     assert_eq!(info_logs(&session, plugin.name, "w"), expected_shapes(negative_integer));
-    // The deferred registrations of a component the actor lacks, then the deferred walks of a feature it lacks:
-    // refused, each pair in one line (each line is a host call), the registrations first.
+    // The deferred registrations of a component the actor lacks, the deferred events about an actor that does not
+    // exist, then the deferred walks of a feature it lacks: refused, each pair in one line (each line is a host
+    // call), in that order.
     let warnings = session.timeline().texts(&track::instance(plugin.name, "w"), EventKind::Log(LogLevel::Warn));
-    assert_eq!(warnings.len(), 2, "{warnings:?}");
-    let (unregistered, refused) = (&warnings[0], &warnings[1]);
+    assert_eq!(warnings.len(), 3, "{warnings:?}");
+    let (unregistered, unsent, refused) = (&warnings[0], &warnings[1], &warnings[2]);
+    assert_eq!(
+        unsent,
+        "could not send Lost about actor 999999: unknown-actor: 999999 (and 1 more deferred events refused)"
+    );
     assert!(unregistered.starts_with("could not register Extra on actor "), "{unregistered}");
     assert!(
         unregistered.contains(r#"has no "NoSuchComponent" component"#)
@@ -726,6 +731,23 @@ async fn c_plugins_defer_registrations_before_their_walks() {
     assert!(warnings[0].starts_with(&unregistered), "{warnings:?}");
     assert!(warnings[0].contains(r#"has no "Mesh" component"#), "{warnings:?}");
     assert!(warnings[1].starts_with("could not continue the chain of Other on actor "), "{warnings:?}");
+}
+
+/// The C helper defers events as the Rust SDK does: sent in one host call when the callback returns, delivered
+/// to the handlers like any other; a refusal is logged.
+#[tokio::test]
+async fn c_plugins_defer_events() {
+    let LoadedWorld { session, mut manager, report, .. } = load_world(&[EVENT_SINK_C]).await;
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    let pawn = manager.with_world(|w| w.spawn("Pawn")).unwrap();
+    manager.with_world(|w| w.send_extension_event(pawn, "Relay:Log:Relayed")).unwrap();
+    manager.with_world(|w| w.send_extension_event(pawn, "Relay:")).unwrap();
+    manager.end_play().await.unwrap();
+    assert!(info_logs(&session, "event-sink-c", "w").contains(&"Log:Relayed".to_string()), "relayed");
+    let warnings = session.timeline().texts(&track::instance("event-sink-c", "w"), EventKind::Log(LogLevel::Warn));
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let unsent = format!("could not send  about actor {}: invalid: an event name may not be empty", pawn.to_raw());
+    assert_eq!(warnings[0], unsent);
 }
 
 /// The C helper defers chain walks as the Rust SDK does: sent in one host call when the callback returns, a

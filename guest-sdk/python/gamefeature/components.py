@@ -7,6 +7,7 @@ Releasing the last request for a pair removes the components it added; releasing
 
 from wit_world.imports import components as _components
 
+from . import init_states
 from ._host import Handle, call
 
 #: The built-in extension events.
@@ -64,6 +65,14 @@ def watch_property(actor: int, component: str, name: str, watch: int) -> Propert
 def send_event(actor: int, event: str) -> None:
     """Sends a custom event to the handlers of the actor's class chain; needs `send-events`."""
     call(_components.send_extension_event, actor, event)
+
+
+def defer_send_event(actor: int, event: str) -> None:
+    """`send_event`, sent with one host call for every event deferred when the current callback returns (after
+    the deferred registrations, before the deferred walks). The host queues an event for its handlers either
+    way, so deferring changes only when in the callback it is queued, and how a refusal is told: logged as a
+    warning, not raised. Cheaper for a callback sending an event about each actor of a batch."""
+    init_states._defer_event(actor, event)
 
 
 def add_receiver(actor: int) -> None:

@@ -3,11 +3,13 @@
 Implement `Plugin.can_change_init_state` and `Plugin.handle_change_init_state` for the features you register;
 the host walks their chains when you call `continue_chain`, after your current call returns. A callback that
 sets up or continues many features (one per pawn of a batch) can defer them instead (`defer_register_feature`,
-`defer_continue_chain`): the registrations go in one host call when it returns, then the walks in another.
+`defer_continue_chain`, and `components.defer_send_event`): the registrations go in one host call when it returns,
+then the events, then the walks.
 """
 
 from typing import List, Optional
 
+from wit_world.imports import components as _components
 from wit_world.imports import init_states as _init_states
 
 from . import log
@@ -79,12 +81,14 @@ def check_default_initialization(actor: int, feature: str) -> None:
     call(_init_states.continue_init_state_chain, actor, feature)
 
 
-# Registrations and chain walks deferred until the current callback returns, each name kept once; as the parallel
-# lists the batch imports take (registration i: feature names[features[i]] of actors[i], implemented by
-# names[implementers[i]]; request i: works[i] for feature names[features[i]] of actors[i]).
+# Registrations, events and chain walks deferred until the current callback returns, each name kept once; as the
+# parallel lists the batch imports take (registration i: feature names[features[i]] of actors[i], implemented by
+# names[implementers[i]]; event i: names[events[i]] about actors[i]; request i: works[i] for feature
+# names[features[i]] of actors[i]).
 def _nothing_deferred():
     return {
         "registrations": {"actors": [], "features": [], "implementers": []},
+        "events": {"actors": [], "events": []},
         "requests": {"actors": [], "features": [], "works": []},
         "names": [],
     }
@@ -117,6 +121,16 @@ def defer_continue_chain(actor: int, feature: str) -> None:
 def defer_check_default_initialization(actor: int, feature: str) -> None:
     """`check_default_initialization`, deferred as `defer_continue_chain` is."""
     _defer(actor, feature, _init_states.ChainWork.CHECK_OTHERS_THEN_CONTINUE)
+
+
+def _defer_event(actor: int, event: str) -> None:
+    """`components.defer_send_event`: kept with the other deferred calls, sent after the registrations and before
+    the walks."""
+    _check_actor(actor)
+    event_index = _deferred_name(event, "event name")
+    events = _deferred["events"]
+    events["actors"].append(actor)
+    events["events"].append(event_index)
 
 
 def _defer(actor: int, feature: str, work) -> None:
@@ -156,11 +170,12 @@ def _first_refused(refused, what: str):
 
 
 def _send_deferred() -> None:
-    """Sends the deferred registrations, then the deferred chain walks (the SDK calls it when a callback
-    returns)."""
+    """Sends the deferred registrations, then the deferred events, then the deferred chain walks (the SDK calls
+    it when a callback returns)."""
     global _deferred
-    registrations, requests, names = _deferred["registrations"], _deferred["requests"], _deferred["names"]
-    if not registrations["actors"] and not requests["actors"]:
+    registrations, events, requests = _deferred["registrations"], _deferred["events"], _deferred["requests"]
+    names = _deferred["names"]
+    if not registrations["actors"] and not events["actors"] and not requests["actors"]:
         return
     _deferred = _nothing_deferred()
     if registrations["actors"]:
@@ -169,6 +184,12 @@ def _send_deferred() -> None:
         if refused:
             index, error, others = _first_refused(refused, "registrations")
             log.warn(f"could not register {names[features[index]]} on actor {actors[index]}: {error}{others}")
+    if events["actors"]:
+        actors, sent = events["actors"], events["events"]
+        refused = _components.send_extension_events(actors, sent, names)
+        if refused:
+            index, error, others = _first_refused(refused, "events")
+            log.warn(f"could not send {names[sent[index]]} about actor {actors[index]}: {error}{others}")
     if requests["actors"]:
         actors, features, works = requests["actors"], requests["features"], requests["works"]
         refused = _init_states.queue_chain_requests(actors, features, works, names)

@@ -1,7 +1,8 @@
 /* event-sink in C: counts extension events and sums their actor ids (the least work a handler can do, so
  * benchmarks measure delivery; an event named `Log:...` is logged by name, `Defer:FEATURE` defers two walks of
- * the actor's FEATURE chain, and `Register:FEATURE` defers registering FEATURE, implemented by the actor's `Mesh`
- * component, and a walk of its chain), and carries both across a hot reload in event-sink's own state format. */
+ * the actor's FEATURE chain, `Register:FEATURE` defers registering FEATURE, implemented by the actor's `Mesh`
+ * component, and a walk of its chain, and `Relay:EVENT` defers sending EVENT about the actor), and carries both
+ * across a hot reload in event-sink's own state format. */
 #include <gamefeature.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +25,9 @@ void gf_on_extension_event(uint32_t id, gf_actor actor, gf_str event) {
         gf_str feature = {event.ptr + 6, event.len - 6};
         gf_defer_continue_chain(actor, feature);
         gf_defer_check_default_initialization(actor, feature);
+    }
+    if (event.len >= 6 && memcmp(event.ptr, "Relay:", 6) == 0) {
+        gf_defer_send_event(actor, (gf_str){event.ptr + 6, event.len - 6});
     }
     if (event.len > 9 && memcmp(event.ptr, "Register:", 9) == 0) {
         gf_str feature = {event.ptr + 9, event.len - 9};

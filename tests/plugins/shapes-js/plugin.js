@@ -68,6 +68,10 @@ export default class Shapes extends Plugin {
     initStates.deferContinueChain(actor, 'Probe');
     initStates.deferContinueChain(actor, 'Missing');
     initStates.deferCheckDefaultInitialization(actor, 'Missing');
+    // Deferred events go in one call, between the registrations and the walks: two about an actor that does not
+    // exist, refused in one warning.
+    components.deferSendEvent(999999n, 'Lost');
+    components.deferSendEvent(999999n, 'Lost');
     say(errorOf(() => world.getProperty(999999n, 'ProbeComponent', 'i')));
     say(errorOf(() => assets.read('nope')));
     say(errorOf(() => world.spawnActor('NoSuchClass')));

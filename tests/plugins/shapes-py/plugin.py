@@ -73,6 +73,10 @@ class Shapes(gf.Plugin):
         init_states.defer_continue_chain(actor, "Probe")
         init_states.defer_continue_chain(actor, "Missing")
         init_states.defer_check_default_initialization(actor, "Missing")
+        # Deferred events go in one call, between the registrations and the walks: two about an actor that does not
+        # exist, refused in one warning.
+        components.defer_send_event(999999, "Lost")
+        components.defer_send_event(999999, "Lost")
         say(error_of(lambda: world.get_property(999999, "ProbeComponent", "i")))
         say(error_of(lambda: assets.read("nope")))
         say(error_of(lambda: world.spawn_actor("NoSuchClass")))

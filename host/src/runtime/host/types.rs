@@ -56,7 +56,26 @@ impl From<WorldError> for Error {
             WorldError::UnknownClass(class) => Error::UnknownClass(class),
             WorldError::Denied(why) => Error::Denied(why),
             WorldError::UnknownState(state) => Error::UnknownState(state),
+            WorldError::Invalid(why) => Error::Invalid(why),
             other => Error::Invalid(other.to_string()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plugin reads each error's case from the variant and its text from the payload: the text does not say the
+    /// case again.
+    #[test]
+    fn world_errors_keep_their_text_as_the_case_payload() {
+        let invalid = Error::from(WorldError::Invalid("an event name may not be empty".into()));
+        assert!(matches!(&invalid, Error::Invalid(why) if why == "an event name may not be empty"), "{invalid:?}");
+        let denied = Error::from(WorldError::Denied("not yours".into()));
+        assert!(matches!(&denied, Error::Denied(why) if why == "not yours"), "{denied:?}");
+        let missing =
+            WorldError::NoSuchComponent { actor: crate::world::ActorId::from_raw(3), component: "Mesh".into() };
+        assert!(matches!(Error::from(missing), Error::Invalid(why) if why.contains("has no \"Mesh\" component")));
     }
 }
