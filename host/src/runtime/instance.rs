@@ -67,7 +67,11 @@ impl WasmPlugin {
 impl LoadedPlugin for WasmPlugin {
     fn instantiate(&self, env: InstanceEnv) -> Result<Box<dyn PluginInstance>, CallError> {
         let log_budget = Arc::new(LogBudget::default());
-        let wasi = sandbox::wasi_context(&env, &log_budget).map_err(CallError::Trapped)?;
+        // Without a data directory to open, the WASI context waits for the plugin's first WASI call.
+        let wasi = match env.data_dir {
+            Some(_) => Some(sandbox::wasi_context(&env, &log_budget).map_err(CallError::Trapped)?),
+            None => None,
+        };
         let state = InstanceState {
             wasi,
             log_budget,

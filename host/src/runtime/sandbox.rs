@@ -36,12 +36,7 @@ pub const DEFAULT_INSTANTIATE_DEADLINE: std::time::Duration = std::time::Duratio
 /// The WASI context of one instance: output into the log (within `budget`), and the data directory if one
 /// was granted.
 pub fn wasi_context(env: &InstanceEnv, budget: &Arc<LogBudget>) -> Result<WasiCtx, String> {
-    let mut wasi = WasiCtxBuilder::new();
-    wasi.stdout(PluginOutput::new(env.clone(), budget.clone(), LogLevel::Info)).stderr(PluginOutput::new(
-        env.clone(),
-        budget.clone(),
-        LogLevel::Warn,
-    ));
+    let mut wasi = wasi_builder(env, budget);
     if let Some(dir) = &env.data_dir {
         // File operations run on the calling thread: they are short, and the call's deadline bounds them.
         wasi.allow_blocking_current_thread(true);
@@ -49,6 +44,22 @@ pub fn wasi_context(env: &InstanceEnv, budget: &Arc<LogBudget>) -> Result<WasiCt
             .map_err(|e| format!("cannot open its data directory {}: {e:#}", dir.display()))?;
     }
     Ok(wasi.build())
+}
+
+/// The WASI context of an instance without a data directory: nothing in it can fail.
+pub fn plain_wasi_context(env: &InstanceEnv, budget: &Arc<LogBudget>) -> WasiCtx {
+    wasi_builder(env, budget).build()
+}
+
+/// Standard output and error into the plugin's log, and nothing else.
+fn wasi_builder(env: &InstanceEnv, budget: &Arc<LogBudget>) -> WasiCtxBuilder {
+    let mut wasi = WasiCtxBuilder::new();
+    wasi.stdout(PluginOutput::new(env.clone(), budget.clone(), LogLevel::Info)).stderr(PluginOutput::new(
+        env.clone(),
+        budget.clone(),
+        LogLevel::Warn,
+    ));
+    wasi
 }
 
 /// Limits applied to every plugin instance's store.

@@ -14,7 +14,11 @@ use crate::feature::{InstanceEnv, Refusals};
 
 /// What host calls of one instance can reach: its WASI context, its limits and its view of the world.
 pub struct InstanceState {
-    pub(crate) wasi: WasiCtx,
+    /// Made at the instance's first WASI call (see [`WasiView::ctx`]): a plugin that never prints, reads the
+    /// clock or asks for randomness never pays for one (seeding its random generators is most of the cost).
+    /// A plugin with a data directory gets its context when it is instantiated, so that a directory it cannot
+    /// open fails the instantiation rather than its first file operation.
+    pub(crate) wasi: Option<WasiCtx>,
     pub(crate) table: ResourceTable,
     pub(crate) limits: StoreLimits,
     pub(crate) env: InstanceEnv,
@@ -43,6 +47,8 @@ pub struct InstanceState {
 
 impl WasiView for InstanceState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+        let (env, budget) = (&self.env, &self.log_budget);
+        let ctx = self.wasi.get_or_insert_with(|| super::sandbox::plain_wasi_context(env, budget));
+        WasiCtxView { ctx, table: &mut self.table }
     }
 }
