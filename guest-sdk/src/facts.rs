@@ -15,6 +15,17 @@ use crate::{Error, Value};
 /// A property read as `actors.get-property` answers it.
 type PropertyRead = Result<Option<Value>, Error>;
 
+/// What a read found, as `chain-facts.read-kinds` codes it (see the WIT); its number in `read-values` is the
+/// value, or an index into `read-texts` or `read-errors`.
+mod read_kind {
+    pub const ABSENT: u8 = 0;
+    pub const BOOLEAN: u8 = 1;
+    pub const INTEGER: u8 = 2;
+    pub const FLOAT: u8 = 3;
+    pub const TEXT: u8 = 4;
+    pub const ERROR: u8 = 5;
+}
+
 /// One batch's facts, by actor.
 pub(crate) struct Facts {
     actors: Vec<u64>,
@@ -121,12 +132,12 @@ impl Facts {
         let (kind, value) = (*facts.read_kinds.get(j)?, *facts.read_values.get(j)?);
         let index = || usize::try_from(value).ok();
         Some(match kind {
-            0 => Ok(None),
-            1 => Ok(Some(Value::Boolean(value != 0))),
-            2 => Ok(Some(Value::Integer(value))),
-            3 => Ok(Some(Value::Float(f64::from_bits(value as u64)))),
-            4 => Ok(Some(Value::Text(facts.read_texts.get(index()?)?.clone()))),
-            5 => Err(facts.read_errors.get(index()?)?.clone()),
+            read_kind::ABSENT => Ok(None),
+            read_kind::BOOLEAN => Ok(Some(Value::Boolean(value != 0))),
+            read_kind::INTEGER => Ok(Some(Value::Integer(value))),
+            read_kind::FLOAT => Ok(Some(Value::Float(f64::from_bits(value as u64)))),
+            read_kind::TEXT => Ok(Some(Value::Text(facts.read_texts.get(index()?)?.clone()))),
+            read_kind::ERROR => Err(facts.read_errors.get(index()?)?.clone()),
             _ => return None,
         })
     }

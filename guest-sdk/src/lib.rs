@@ -188,7 +188,8 @@ thread_local! {
     static INSTANCE: RefCell<Option<Box<dyn Any>>> = const { RefCell::new(None) };
 }
 
-/// Runs `f` on this instance's plugin value, creating it on first use; then sends the chain walks it deferred.
+/// Runs `f` on this instance's plugin value, creating it on first use; then sends what it deferred (feature
+/// registrations, events, chain walks).
 fn with_plugin<P: Plugin, R>(f: impl FnOnce(&mut P) -> R) -> R {
     let result = INSTANCE.with(|cell| {
         let mut slot = cell.borrow_mut();

@@ -248,6 +248,20 @@ async fn flooding_with_actors() {
     assert!(cause.contains("on-activating flooded the host") && cause.contains("over its cap of 10000"), "{cause}");
 }
 
+/// A batch longer than the changes a call has left is refused whole (one refusal, however long the lists the
+/// plugin sent), and counts as the flood it is.
+#[tokio::test]
+async fn flooding_with_one_batch() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile(&plugins, "flood-batch");
+    let session = custom_session(&plugins, |runtime| runtime.world_changes = 10_000, |_| {});
+    let cause = quarantine_in(&session, "flood-batch", Stopped::DuringPlay).await;
+    // The batch's 20,000 entries count as tried, beside the spawn and the calls before it.
+    assert!(cause.contains("on-activating flooded the host: tried 2000") && cause.contains("over its cap of 10000"));
+    let warnings = session.timeline().texts(&track::instance("hostile", "w"), EventKind::Log(LogLevel::Warn));
+    assert!(warnings.contains(&"flood batch: 1 refused, the first for entry 0".to_string()), "{warnings:#?}");
+}
+
 #[tokio::test]
 async fn flooding_with_requests() {
     let cause = flood("flood-requests").await;

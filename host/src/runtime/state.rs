@@ -17,7 +17,8 @@ pub struct InstanceState {
     /// Made at the instance's first WASI call (see [`WasiView::ctx`]): a plugin that never prints, reads the
     /// clock or asks for randomness never pays for one (seeding its random generators is most of the cost).
     /// A plugin with a data directory gets its context when it is instantiated, so that a directory it cannot
-    /// open fails the instantiation rather than its first file operation.
+    /// open fails the instantiation rather than its first file operation. (WASI's monotonic clock counts from
+    /// the context's making; its zero is unspecified either way.)
     pub(crate) wasi: Option<WasiCtx>,
     pub(crate) table: ResourceTable,
     pub(crate) limits: StoreLimits,

@@ -5,7 +5,7 @@ use wasmtime::component::Resource;
 
 use super::actors::spawned_by_caller;
 use super::Call;
-use crate::component::{HandlerId, Name, RequestFlags, RequestHandle, WatchId};
+use crate::component::{HandlerId, RequestFlags, RequestHandle, WatchId};
 use crate::runtime::bindings::gamefeature::plugin::components::{
     AddFlags, Host, HostComponentRequest, HostExtensionHandler, HostPropertyWatch,
 };
@@ -107,14 +107,17 @@ impl Host for InstanceState {
     }
 
     fn send_extension_events(&mut self, actors: Vec<u64>, events: Vec<u32>, names: Vec<String>) -> Vec<(u32, Error)> {
+        if let Some(flood) = self.oversized_batch(actors.len().max(events.len())) {
+            return flood;
+        }
         if !self.env.permissions.send_events {
             let denied = self.denied("send-events");
             return (0..actors.len().max(events.len())).map(|i| (i as u32, denied.clone())).collect();
         }
         let lists = [("actors", actors.len()), ("events", events.len())];
-        // Each event name is interned the first time an entry sends it, not before: a name no entry could send
-        // (every actor unknown, say) is never interned.
-        let mut interned: Vec<Option<Name>> = vec![None; names.len()];
+        // An event name the world does not know yet is interned when an entry first sends it, not before: a
+        // name no entry could send (every actor unknown, say) is never interned.
+        let mut known = super::KnownNames::of(&names);
         self.run_batch(
             &lists,
             &names,
@@ -122,11 +125,9 @@ impl Host for InstanceState {
             |_| 1,
             |w, owner, i, named| {
                 let text = named.get(events[i])?;
-                let known = interned.get(events[i] as usize).copied().flatten();
-                let name = w.send_named_extension_event_from(Some(owner), Actor::from_raw(actors[i]), (known, text))?;
-                if let Some(slot) = interned.get_mut(events[i] as usize) {
-                    *slot = Some(name);
-                }
+                let name = known.get(w, events[i], text);
+                let sent = w.send_named_extension_event_from(Some(owner), Actor::from_raw(actors[i]), (name, text))?;
+                known.remember(events[i], sent);
                 Ok(())
             },
         )

@@ -5,7 +5,7 @@
 use wasmtime::component::Resource;
 
 use super::Call;
-use crate::component::{Name, SubscriptionId};
+use crate::component::SubscriptionId;
 use crate::runtime::bindings::gamefeature::plugin::init_states::{ChainWork, Host, HostSubscription};
 use crate::runtime::bindings::types::{ActorId, Error};
 use crate::runtime::state::InstanceState;
@@ -19,28 +19,6 @@ pub struct SubscriptionResource {
 
 fn state_of(world: &World, state: &Option<String>) -> Result<Option<u8>, WorldError> {
     state.as_deref().map(|s| world.state_ordinal(s)).transpose()
-}
-
-/// The world's names for a batch's names, each looked up the first time an entry uses it.
-struct KnownNames(Vec<Option<Name>>);
-
-impl KnownNames {
-    fn of(names: &[String]) -> Self {
-        KnownNames(vec![None; names.len()])
-    }
-
-    /// The world's name for `names[index]` (which the batch checked exists), if it has one. A name the world
-    /// does not know is looked up again next time: an entry of the batch may have made it (a registration).
-    fn get(&mut self, w: &World, index: u32, text: &str) -> Option<Name> {
-        match self.0.get_mut(index as usize) {
-            Some(Some(name)) => Some(*name),
-            Some(unknown) => {
-                *unknown = w.known_name(text);
-                *unknown
-            }
-            None => w.known_name(text),
-        }
-    }
 }
 
 /// The changes an entry counts for: the calls it stands for.
@@ -162,7 +140,7 @@ impl Host for InstanceState {
         names: Vec<String>,
     ) -> Vec<(u32, Error)> {
         let lists = [("actors", actors.len()), ("features", features.len()), ("works", works.len())];
-        let mut known = KnownNames::of(&names);
+        let mut known = super::KnownNames::of(&names);
         self.run_batch(
             &lists,
             &names,
@@ -185,7 +163,7 @@ impl Host for InstanceState {
         names: Vec<String>,
     ) -> Vec<(u32, Error)> {
         let lists = [("actors", actors.len()), ("features", features.len()), ("implementers", implementers.len())];
-        let mut known = KnownNames::of(&names);
+        let mut known = super::KnownNames::of(&names);
         self.run_batch(
             &lists,
             &names,

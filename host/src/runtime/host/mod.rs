@@ -23,7 +23,7 @@ pub(crate) const MAX_TEXT_BYTES: usize = 64 << 10;
 /// each costs host memory, so a plugin must not be able to pile them up call after call.
 pub const DEFAULT_MAX_HANDLES: u32 = 100_000;
 
-use crate::component::OwnerId;
+use crate::component::{Name, OwnerId};
 use crate::feature::Permissions;
 use crate::runtime::state::InstanceState;
 use crate::timeline::LogLevel;
@@ -261,6 +261,9 @@ impl InstanceState {
         mut apply: impl FnMut(&mut World, OwnerId, usize, &SentNames<'_>) -> Result<(), Error>,
     ) -> Vec<(u32, Error)> {
         let longest = lists.iter().map(|(_, len)| *len).max().unwrap_or(0);
+        if let Some(flood) = self.oversized_batch(longest) {
+            return flood;
+        }
         if lists.iter().any(|(_, len)| *len != longest) {
             let lengths: Vec<String> = lists.iter().map(|(list, len)| format!("{len} {list}")).collect();
             let error = self.refuse(Error::Invalid(format!(
@@ -286,6 +289,52 @@ impl InstanceState {
             }
         });
         refused
+    }
+
+    /// Refuses a batch with more entries than the changes left in the call: it can never be applied, and
+    /// refusing each of its entries would cost the host memory in proportion to whatever the plugin sent (a
+    /// list as long as its memory holds). It is refused whole, with one refusal for entry 0, as the flood it
+    /// is: the entries count as tried changes, and the plugin is quarantined when the call returns.
+    pub(crate) fn oversized_batch(&mut self, entries: usize) -> Option<Vec<(u32, Error)>> {
+        let left = self.change_cap.saturating_sub(self.changes);
+        if entries <= left as usize {
+            return None;
+        }
+        self.changes = self.changes.saturating_add(u32::try_from(entries).unwrap_or(u32::MAX));
+        let message = format!(
+            "a batch of {entries} entries, more than the {left} world changes left in this call: the plugin is \
+             flooding the host"
+        );
+        Some(vec![(0, self.refuse(Error::Denied(message)))])
+    }
+}
+
+/// The world's names for a batch's names, each looked up the first time an entry uses it.
+pub(crate) struct KnownNames(Vec<Option<Name>>);
+
+impl KnownNames {
+    pub(crate) fn of(names: &[String]) -> Self {
+        KnownNames(vec![None; names.len()])
+    }
+
+    /// The world's name for `names[index]` (which the batch checked exists), if it has one. A name the world
+    /// does not know is looked up again next time: an entry of the batch may have made it (a registration).
+    pub(crate) fn get(&mut self, w: &World, index: u32, text: &str) -> Option<Name> {
+        match self.0.get_mut(index as usize) {
+            Some(Some(name)) => Some(*name),
+            Some(unknown) => {
+                *unknown = w.known_name(text);
+                *unknown
+            }
+            None => w.known_name(text),
+        }
+    }
+
+    /// Notes the world's name for `names[index]`, once an entry made it.
+    pub(crate) fn remember(&mut self, index: u32, name: Name) {
+        if let Some(known) = self.0.get_mut(index as usize) {
+            *known = Some(name);
+        }
     }
 }
 

@@ -296,6 +296,14 @@ impl Plugin for Hostile {
             "flood-events" => self.flood("events"),
             "flood-spawns" => self.flood("spawns"),
             "flood-requests" => self.flood("requests"),
+            "flood-batch" => {
+                // One batch of more events than a call may make changes: refused whole, in one refusal.
+                use gamefeature_sdk::bindings::gamefeature::plugin::components::send_extension_events;
+                let pawn = world::spawn_actor("Pawn", false).unwrap_or(0);
+                let count = 20_000;
+                let refused = send_extension_events(&vec![pawn; count], &vec![0; count], &["Flood".to_string()]);
+                log::warn(&format!("flood batch: {} refused, the first for entry {:?}", refused.len(), refused[0].0));
+            }
             "huge-strings" => self.huge_strings(),
             "forge-handle" => {
                 // SAFETY: deliberately unsound — the point is to show the host refuses it.
