@@ -461,9 +461,8 @@ impl World {
         feature: &str,
         implementer: &str,
     ) -> Result<(), WorldError> {
-        let known = |text| self.known_name(text);
-        let (feature_name, implementer_name) = (known(feature), known(implementer));
-        self.register_named_feature(owner, actor, (feature_name, feature), (implementer_name, implementer))
+        // Interned once the registration is accepted: one lookup each, and a refused name is never interned.
+        self.register_named_feature(owner, actor, (None, feature), (None, implementer))
     }
 
     /// [`register_feature`](Self::register_feature), each name with the world's name for it when the caller
