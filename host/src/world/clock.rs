@@ -4,7 +4,7 @@
 //! server's fixed-rate loop, a client's frames, or a test stepping it. Nothing reads the wall clock, so a test
 //! that advances a world by 10 frames of 33 ms sees exactly the firings a 330 ms game would.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
 use crate::component::OwnerId;
@@ -46,6 +46,8 @@ pub struct Clock {
     frame: Frame,
     // Ids grow, so iterating in id order is iterating in start order.
     timers: BTreeMap<TimerId, Timer>,
+    // Each owner's timers, so that one leaving costs its own timers, not a scan of everyone's.
+    by_owner: HashMap<OwnerId, BTreeSet<TimerId>>,
     next: u64,
 }
 
@@ -60,19 +62,29 @@ impl Clock {
         self.next += 1;
         let due_us = self.frame.time_us.saturating_add(period_us);
         self.timers.insert(id, Timer { owner, tag, period_us, repeating, due_us });
+        self.by_owner.entry(owner).or_default().insert(id);
         id
     }
 
     /// Stops a timer; `false` when it had already stopped (a one-shot timer that fired).
     pub fn stop(&mut self, id: TimerId) -> bool {
-        self.timers.remove(&id).is_some()
+        let Some(timer) = self.timers.remove(&id) else { return false };
+        if let Some(ids) = self.by_owner.get_mut(&timer.owner) {
+            ids.remove(&id);
+            if ids.is_empty() {
+                self.by_owner.remove(&timer.owner);
+            }
+        }
+        true
     }
 
     /// Stops every timer of an owner; how many there were.
     pub fn remove_owner(&mut self, owner: OwnerId) -> usize {
-        let before = self.timers.len();
-        self.timers.retain(|_, timer| timer.owner != owner);
-        before - self.timers.len()
+        let ids = self.by_owner.remove(&owner).unwrap_or_default();
+        for id in &ids {
+            self.timers.remove(id);
+        }
+        ids.len()
     }
 
     /// Timers running.
@@ -112,7 +124,7 @@ impl Clock {
             }
         }
         for id in finished {
-            self.timers.remove(&id);
+            self.stop(id);
         }
         (self.frame, fired)
     }
