@@ -13,28 +13,8 @@ use gamefeature_host::runtime::RuntimeConfig;
 use gamefeature_host::timeline::{track, EventKind, LogLevel};
 use gamefeature_host::world::{self, NetMode};
 use gamefeature_host::{Session, SessionOptions};
+use gamefeature_tests::hostile::*;
 use gamefeature_tests::*;
-
-/// The hostile plugin's manifest under `name`: it declares every permission, so the tests see what the sandbox
-/// itself stops.
-fn hostile_manifest(name: &str) -> String {
-    format!(
-        "[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\napi = \"0.2.0\"\ncomponent = \"hostile.wasm\"\n\
-         [permissions]\nspawn-actors = true\nsend-events = true\ncomponent-requests = [\"*\"]\nfs.data = true\n\
-         [bundles.Equipped]\nbehaviour = \"behaviour.txt\"\n"
-    )
-}
-
-/// Adds a copy of the hostile plugin named `name` that behaves as `behaviour` says.
-fn hostile_named(plugins: &PluginDir, name: &str, behaviour: &str) -> std::path::PathBuf {
-    let folder = plugins.add_custom(name, &hostile_manifest(name), Some(&HOSTILE));
-    std::fs::write(folder.join("behaviour.txt"), behaviour).unwrap();
-    folder
-}
-
-fn hostile(plugins: &PluginDir, behaviour: &str) {
-    hostile_named(plugins, "hostile", behaviour);
-}
 
 /// Adds `data-probe` under the hostile plugin's name, behaving as `behaviour` says: what it does runs on the
 /// fiber path (it imports WASI's file functions), where the hostile plugin's runs directly.
@@ -58,33 +38,6 @@ fn custom_session(
     runtime(&mut options.runtime);
     manager(&mut options.manager);
     Session::new(options).expect("the runtime starts")
-}
-
-/// Plays one player through Lyra's character flow and checks lyra-character brought it to GameplayReady.
-fn play_one_player(manager: &mut ExperienceManager, behaviour: &str) {
-    let player = manager.with_world(|w| game::spawn_player(w, "Character")).unwrap();
-    manager.with_world(|w| game::possess(w, &player)).unwrap();
-    manager.with_world(|w| game::replicate_player_state(w, &player)).unwrap();
-    let w = world::lock(manager.world());
-    for feature in ["PawnExtension", "Hero"] {
-        let state = w.feature_state(player.pawn, feature).unwrap();
-        assert_eq!(w.state_text(state), Some("InitState.GameplayReady"), "{behaviour}: {feature}");
-    }
-}
-
-/// Loads `hostile` and `lyra-character` into a world "w" of `session` and plays one player through the flow.
-async fn play_beside_lyra(session: &Session, behaviour: &str) -> ExperienceManager {
-    let experiences = ExperienceDir::new();
-    let path = experiences.write("e.toml", &experience_with_features(&["hostile", "lyra-character"]));
-    let mut manager = session.create_world("w", NetMode::Standalone);
-    manager.load(&path).await.unwrap();
-    play_one_player(&mut manager, behaviour);
-    manager
-}
-
-/// The hostile plugin's log lines at `level`.
-fn hostile_lines(session: &Session, level: LogLevel) -> Vec<String> {
-    session.timeline().texts(&track::instance("hostile", "w"), EventKind::Log(level))
 }
 
 /// Plays `behaviour` beside lyra-character in `session`, checks the hostile plugin was tolerated (still live at

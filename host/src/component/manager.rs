@@ -130,6 +130,7 @@ impl World {
         cleanup.subscriptions = subscriptions;
         cleanup.timers = self.clock.remove_owner(owner);
         cleanup.watches = self.manager.watches.remove_owner(owner);
+        self.remove_declarations_of(owner);
         self.manager.chain_reads.remove(&owner);
         if owner != OwnerId::HOST {
             let spawned: Vec<ActorId> = self.actors().filter(|a| a.spawned_by == Some(owner)).map(|a| a.id).collect();

@@ -127,6 +127,11 @@ pub enum ManifestProblem {
     UnsupportedApi { found: String },
     #[error("component path: {0}")]
     ComponentPath(String),
+    #[error(
+        "[components.creation] sets the policy of {0}, which the plugin does not declare in [components] classes: \
+         a plugin sets the creation policy only of its own component classes"
+    )]
+    PolicyForUndeclaredClass(String),
     #[error("bundle path: {0}")]
     BundlePath(String),
     #[error("dependency {0:?} is listed twice")]
@@ -197,6 +202,11 @@ impl PluginManifest {
             .find(|c| !is_valid_class_name(c))
         {
             return Err(ManifestProblem::InvalidComponentClass(bad.clone()));
+        }
+        let declared =
+            |class: &String| file.components.classes.contains(class) || file.components.replicated.contains_key(class);
+        if let Some(class) = file.components.creation.keys().find(|class| !declared(class)) {
+            return Err(ManifestProblem::PolicyForUndeclaredClass(class.clone()));
         }
         if let Some(bad) = file.components.replicated.values().flatten().find(|p| !is_valid_property_name(p)) {
             return Err(ManifestProblem::InvalidPropertyName(bad.clone()));
@@ -325,6 +335,18 @@ mod tests {
             let problem = PluginManifest::parse(dir, text).unwrap_err();
             assert!(expected(&problem), "{problem}");
         }
+    }
+
+    #[test]
+    fn a_creation_policy_is_accepted_only_for_the_plugins_own_classes() {
+        let dir = Path::new("/p/x");
+        let with = |components: &str| format!("{GOOD}\n{components}");
+        let problem = PluginManifest::parse(dir, &with("[components.creation]\nHeroComponent = \"never\"\n"));
+        assert_eq!(problem.unwrap_err(), ManifestProblem::PolicyForUndeclaredClass("HeroComponent".into()));
+        let own = "[components]\nclasses = [\"Shield\"]\n[components.creation]\nShield = \"lazy\"\n";
+        assert_eq!(PluginManifest::parse(dir, &with(own)).unwrap().creation.len(), 1);
+        let replicated = "[components.replicated]\nStats = [\"hp\"]\n[components.creation]\nStats = \"lazy\"\n";
+        assert!(PluginManifest::parse(dir, &with(replicated)).is_ok());
     }
 
     #[test]

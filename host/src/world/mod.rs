@@ -28,7 +28,7 @@ pub use class::{
 };
 pub use class_map::ClassMap;
 pub use clock::{Clock, Fired, Frame, TimerId};
-pub use creation::{CreationPolicies, CreationPolicy};
+pub use creation::{CreationPolicies, CreationPolicy, NotItsClass};
 pub use net::{ClientId, NetMode, NetRole, UnknownNetMode};
 pub use properties::PropertyMap;
 pub use replication::{ReplicatedClasses, Touched};
@@ -546,9 +546,29 @@ impl World {
 
     // ----- creation policies -----
 
-    /// Declares a component class's creation policy (a plugin's manifest).
+    /// The game's own policy for a component class: trusted like the experience's word, which it is part of.
     pub fn declare_creation(&mut self, class: &str, policy: CreationPolicy) {
-        self.creation.declare(class, policy);
+        self.creation.override_with(class, policy);
+    }
+
+    /// A plugin's component classes (its manifest's `classes`), then its creation policies, each for a class it
+    /// alone declares (see [`CreationPolicies`]). Returns the classes whose policy, set by another plugin, no
+    /// longer applies now that this one declares them too; a policy for a class another plugin declares is
+    /// refused, and then none of the plugin's policies is kept.
+    pub fn declare_plugin_classes<'a>(
+        &mut self,
+        owner: OwnerId,
+        classes: impl IntoIterator<Item = &'a str>,
+        policies: impl IntoIterator<Item = (&'a str, CreationPolicy)>,
+    ) -> Result<Vec<String>, creation::NotItsClass> {
+        let voided = self.creation.claim(owner, classes);
+        for (class, policy) in policies {
+            if let Err(refused) = self.creation.declare(owner, class, policy) {
+                self.creation.remove_owner(owner);
+                return Err(refused);
+            }
+        }
+        Ok(voided)
     }
 
     /// Overrides a component class's creation policy (the experience's word).
@@ -627,6 +647,18 @@ impl World {
         properties: impl IntoIterator<Item = impl AsRef<str> + Into<String>>,
     ) {
         self.replicated.declare(class, properties);
+    }
+
+    /// Takes back what a plugin's manifest declared: its component classes, creation policies and replicated
+    /// classes.
+    pub(crate) fn remove_declarations_of(&mut self, owner: OwnerId) {
+        self.creation.remove_owner(owner);
+        self.replicated.remove_owner(owner);
+    }
+
+    /// A plugin's replicated classes (its manifest), taken back when it leaves.
+    pub fn declare_replicated_by(&mut self, owner: OwnerId, class: &str, properties: &[String]) {
+        self.replicated.declare_by(owner, class, properties);
     }
 
     pub fn replicated_classes(&self) -> &ReplicatedClasses {

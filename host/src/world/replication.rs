@@ -9,26 +9,68 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::actor::ActorId;
+use crate::component::OwnerId;
 
 /// Component classes that replicate, with their replicated properties.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct ReplicatedClasses {
+    /// What every declaration adds up to: what the world reads.
     classes: BTreeMap<String, BTreeSet<String>>,
+    /// What each plugin declared, taken back when it leaves (the game's own declarations stay).
+    by_owner: BTreeMap<OwnerId, BTreeMap<String, BTreeSet<String>>>,
+    /// What the game declared.
+    game: BTreeMap<String, BTreeSet<String>>,
+}
+
+/// Adds a class's properties to `classes`, allocating nothing for what is already there.
+fn add_to<'a>(
+    classes: &mut BTreeMap<String, BTreeSet<String>>,
+    class: &str,
+    properties: impl IntoIterator<Item = &'a str>,
+) -> bool {
+    let mut added = false;
+    if !classes.contains_key(class) {
+        classes.insert(class.to_string(), BTreeSet::new());
+        added = true;
+    }
+    let known = classes.get_mut(class).expect("inserted above");
+    for property in properties {
+        if !known.contains(property) {
+            known.insert(property.to_string());
+            added = true;
+        }
+    }
+    added
 }
 
 impl ReplicatedClasses {
-    /// Declares a replicated class and (some of) its replicated properties; declarations add up.
+    /// The game declares a replicated class and (some of) its replicated properties; declarations add up.
     /// Declaring what is already declared allocates nothing: the game declares its own classes per player.
     pub fn declare(&mut self, class: &str, properties: impl IntoIterator<Item = impl AsRef<str> + Into<String>>) {
-        if !self.classes.contains_key(class) {
-            self.classes.insert(class.to_string(), BTreeSet::new());
+        let properties: Vec<_> = properties.into_iter().collect();
+        if add_to(&mut self.game, class, properties.iter().map(AsRef::as_ref)) {
+            add_to(&mut self.classes, class, properties.iter().map(AsRef::as_ref));
         }
-        let known = self.classes.get_mut(class).expect("inserted above");
-        for property in properties {
-            if !known.contains(property.as_ref()) {
-                known.insert(property.into());
+    }
+
+    /// A plugin declares a replicated class and properties of it (its manifest), until it leaves.
+    pub fn declare_by(&mut self, owner: OwnerId, class: &str, properties: &[String]) {
+        add_to(self.by_owner.entry(owner).or_default(), class, properties.iter().map(String::as_str));
+        add_to(&mut self.classes, class, properties.iter().map(String::as_str));
+    }
+
+    /// Takes back what a plugin declared; what the game or another plugin declared too stays.
+    pub fn remove_owner(&mut self, owner: OwnerId) {
+        if self.by_owner.remove(&owner).is_none() {
+            return;
+        }
+        let mut classes = self.game.clone();
+        for declared in self.by_owner.values() {
+            for (class, properties) in declared {
+                add_to(&mut classes, class, properties.iter().map(String::as_str));
             }
         }
+        self.classes = classes;
     }
 
     pub fn is_replicated(&self, class: &str) -> bool {

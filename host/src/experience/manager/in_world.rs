@@ -54,14 +54,38 @@ impl ExperienceManager {
         };
         let owner = {
             let mut w = world::lock(&self.world);
+            let owner = w.register_owner(name);
             // Declared before the actions run, so the components they add know they replicate.
             for (class, properties) in &manifest.replicated {
-                w.declare_replicated(class, properties);
+                w.declare_replicated_by(owner, class, properties);
             }
-            for (class, policy) in &manifest.creation {
-                w.declare_creation(class, *policy);
+            let classes = manifest.component_classes.iter().chain(manifest.replicated.keys()).map(String::as_str);
+            let policies = manifest.creation.iter().map(|(class, policy)| (class.as_str(), *policy));
+            match w.declare_plugin_classes(owner, classes, policies) {
+                Ok(voided) => {
+                    drop(w);
+                    for class in voided {
+                        let line = format!(
+                            "{name} declares component class {class} too: the creation policy another plugin set \
+                             for it no longer applies (only the experience may set it now)"
+                        );
+                        tracing::warn!("{line}");
+                        self.timeline.record(
+                            track::instance(name, &self.world_name),
+                            EventKind::Log(LogLevel::Warn),
+                            line,
+                        );
+                    }
+                }
+                Err(refused) => {
+                    w.retire_owner(owner);
+                    drop(w);
+                    let cause = format!("{}: [components.creation] {refused}", manifest.manifest_path.display());
+                    self.fail_feature(name, Transition::Loading, cause);
+                    return;
+                }
             }
-            w.register_owner(name)
+            owner
         };
         let env = InstanceEnv {
             plugin: Arc::from(name),
