@@ -9,6 +9,7 @@
 //! world-changes = 100_000        # events, requests, spawns, … one call may make before it counts as a flood
 //! handles = 100_000              # requests, handlers and subscriptions one instance may hold
 //! host-memory-mib = 16           # host memory the properties one plugin writes may hold
+//! frame-budget-ms = 20           # CPU time all of one plugin's calls in one frame may use, frame after frame
 //! data-dir = "plugin-data"       # parent of the directories granted with fs.data (relative to this file)
 //! work-per-dispatch = 100_000    # deliveries one plugin's work may reach in one dispatch, through any plugin
 //!
@@ -43,6 +44,8 @@ pub struct LimitOverrides {
     pub handles: Option<u32>,
     /// Host memory the properties a plugin writes may hold, in MiB.
     pub host_memory_mib: Option<u64>,
+    /// CPU time all of the plugin's calls in one frame may use, in milliseconds.
+    pub frame_budget_ms: Option<u64>,
 }
 
 /// The longest call deadline accepted: a call this long already freezes a game for a minute.
@@ -65,7 +68,7 @@ pub fn check_call_deadline_ms(ms: u64) -> Result<u64, String> {
 impl LimitOverrides {
     /// Refuses limits that could not work: zero (nothing could run), or beyond what the runtime can honour.
     pub fn check(&self) -> Result<(), String> {
-        for ms in [self.call_deadline_ms, self.instantiate_deadline_ms].into_iter().flatten() {
+        for ms in [self.call_deadline_ms, self.instantiate_deadline_ms, self.frame_budget_ms].into_iter().flatten() {
             check_call_deadline_ms(ms)?;
         }
         if let Some(mib) = self.memory_mib {
@@ -86,6 +89,10 @@ impl LimitOverrides {
 
     pub fn call_deadline(&self) -> Option<Duration> {
         self.call_deadline_ms.map(Duration::from_millis)
+    }
+
+    pub fn frame_budget(&self) -> Option<Duration> {
+        self.frame_budget_ms.map(Duration::from_millis)
     }
 
     pub fn instantiate_deadline(&self) -> Option<Duration> {
@@ -138,6 +145,7 @@ struct SandboxSection {
     world_changes: Option<u32>,
     handles: Option<u32>,
     host_memory_mib: Option<u64>,
+    frame_budget_ms: Option<u64>,
     data_dir: Option<PathBuf>,
     work_per_dispatch: Option<usize>,
 }
@@ -172,6 +180,7 @@ impl HostConfig {
             world_changes: sandbox.world_changes,
             handles: sandbox.handles,
             host_memory_mib: sandbox.host_memory_mib,
+            frame_budget_ms: sandbox.frame_budget_ms,
         };
         for (plugin, limits) in std::iter::once(("[sandbox]", &defaults))
             .chain(file.limits.iter().map(|(name, limits)| (name.as_str(), limits)))

@@ -192,6 +192,15 @@ impl Timeline {
         self.lock().events.iter().cloned().collect()
     }
 
+    /// The events recorded from number `from` on (0: the first ever) that are still kept, and the number the
+    /// next event will get: a console follows a timeline by asking again from there.
+    pub fn events_since(&self, from: u64) -> (Vec<TimelineEvent>, u64) {
+        let inner = self.lock();
+        let first_kept = inner.recorded - inner.events.len() as u64;
+        let skip = usize::try_from(from.saturating_sub(first_kept)).unwrap_or(usize::MAX);
+        (inner.events.iter().skip(skip).cloned().collect(), inner.recorded)
+    }
+
     /// The texts of one track's events of one kind, in order: what tests compare.
     pub fn texts(&self, track: &str, kind: EventKind) -> Vec<String> {
         self.lock().events.iter().filter(|e| e.track == track && e.kind == kind).map(|e| e.text.clone()).collect()

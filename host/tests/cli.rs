@@ -414,6 +414,28 @@ fn play_runs_a_script_of_live_changes() {
     assert!(!text.contains("> state\n0 actors"), "nothing runs after quit: {text}");
 }
 
+/// `gfhost play` runs its world in frames, as a server does: timers fire while a script waits (match-stats
+/// counts the seconds of its match with a one-second timer).
+#[test]
+fn play_ticks_the_world_so_timers_fire() {
+    let (plugins, experiences) = default_setup();
+    let script = experiences.write("script.txt", "wait 3500\nquit\n");
+    let cache = SharedCache::new();
+    let experience = experiences.path().join("default.toml");
+    let args = ["play", experience.to_str().unwrap(), "--script", script.to_str().unwrap()];
+    let output = gfhost(&args, plugins.path(), cache.path());
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}\n{}", String::from_utf8_lossy(&output.stderr));
+    let seconds: u32 = text
+        .split("match over after ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("match-stats reports its match: {text}"));
+    // Game time is frames, not wall time: on a busy machine fewer frames may pass, never none.
+    assert!((1..=4).contains(&seconds), "{seconds} s of match in 3.5 s of play: {text}");
+}
+
 /// `gfhost play --watch` as a modder uses it: the game runs with its console on standard input; a plugin's
 /// files change on disk and the running world picks up the new version; a broken build is refused and the old
 /// version keeps playing. Waits are bounded by line, not timed: each step waits for the line it expects.

@@ -69,3 +69,110 @@ async fn a_plugins_creation_policy_leaves_with_it() {
     manager.end_play().await.unwrap();
     assert_eq!(policy(&manager), gamefeature_host::world::CreationPolicy::Always);
 }
+
+/// Loads the hostile plugin alone, behaving as `behaviour`, into world "w" of `session`.
+async fn hostile_alone(session: &gamefeature_host::Session) -> gamefeature_host::experience::ExperienceManager {
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["hostile"]));
+    let mut manager = session.create_world("w", gamefeature_host::world::NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    manager
+}
+
+#[tokio::test]
+async fn an_actor_on_its_way_out_answers_queries_and_refuses_every_change() {
+    let plugins = PluginDir::with(&[]);
+    hostile(&plugins, "pending-kill");
+    let session = session(&plugins);
+    let mut manager = hostile_alone(&session).await;
+    let lines: Vec<String> =
+        hostile_lines(&session, LogLevel::Info).into_iter().filter(|l| l.starts_with("pending-kill")).collect();
+    let outcome = |import: &str| {
+        let prefix = format!("pending-kill {import}: ");
+        let line = lines.iter().find(|l| l.starts_with(&prefix)).unwrap_or_else(|| panic!("{import}: {lines:?}"));
+        line[prefix.len()..].to_string()
+    };
+    for query in ["actor-class", "components-of"] {
+        assert_eq!(outcome(query), "accepted", "{query}");
+    }
+    let changes = [
+        "add-receiver",
+        "remove-receiver",
+        "register-feature",
+        "register-features",
+        "unregister-feature",
+        "change-feature-state",
+        "subscribe-actor",
+        "continue-init-state-chain",
+        "queue-chain-requests",
+        "check-default-initialization-for-implementers",
+        "send-extension-event",
+        "send-extension-events",
+        "set-property",
+        "ensure-component",
+        "watch-property",
+        "destroy-actor",
+    ];
+    for change in changes {
+        assert!(outcome(change).starts_with("refused Error::UnknownActor("), "{change}: {}", outcome(change));
+    }
+    assert_eq!(lines.len(), changes.len() + 2, "{lines:?}");
+    // The pawn is gone, and nothing of it stayed behind: no feature, subscription or watch.
+    {
+        let w = gamefeature_host::world::lock(manager.world());
+        assert_eq!(w.actors_of_class("Pawn").unwrap(), []);
+        assert_eq!(w.live_watches(), 0);
+    }
+    assert_eq!(manager.live_features(), ["hostile"]);
+    manager.end_play().await.unwrap();
+}
+
+#[tokio::test]
+async fn timers_reach_a_plugin_at_most_256_per_call_each_call_in_the_timeline() {
+    let plugins = PluginDir::with(&[]);
+    hostile(&plugins, "timer-flood");
+    let session = session(&plugins);
+    let mut manager = hostile_alone(&session).await;
+    for _ in 0..2 {
+        manager.tick(std::time::Duration::from_millis(33));
+    }
+    let calls = session.timeline().texts(
+        &gamefeature_host::timeline::track::instance("hostile", "w"),
+        gamefeature_host::timeline::EventKind::Call,
+    );
+    let timer_calls: Vec<&String> = calls.iter().filter(|c| c.starts_with("on-timers")).collect();
+    let frame = ["on-timers (256)", "on-timers (256)", "on-timers (256)", "on-timers (232)"];
+    assert_eq!(timer_calls, frame.iter().chain(&frame).collect::<Vec<_>>());
+    assert_eq!(manager.live_features(), ["hostile"]);
+    manager.end_play().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_plugin_over_its_frame_budget_frame_after_frame_is_quarantined_and_the_others_play_on() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile(&plugins, "busy-timers");
+    let mut runtime = runtime_config(None);
+    runtime.plugin_limits.insert(
+        "hostile".into(),
+        gamefeature_host::config::LimitOverrides { frame_budget_ms: Some(1), ..Default::default() },
+    );
+    let session = session_with_runtime(&plugins, runtime, trusted());
+    let mut manager = play_beside_lyra(&session, "busy-timers").await;
+    let frame = std::time::Duration::from_millis(33);
+    for _ in 1..gamefeature_host::experience::FRAMES_OVER_BUDGET {
+        manager.tick(frame);
+        assert_eq!(manager.live_features(), ["hostile", "lyra-character"], "one frame over budget is tolerated");
+    }
+    manager.tick(frame);
+    assert_eq!(manager.live_features(), ["lyra-character"]);
+    let failures = session.timeline().texts(
+        &gamefeature_host::timeline::track::instance("hostile", "w"),
+        gamefeature_host::timeline::EventKind::Failure,
+    );
+    assert!(
+        failures.iter().any(|f| f.contains("frame budget") && f.contains("over its frame budget of 1.0 ms")),
+        "{failures:?}"
+    );
+    play_one_player(&mut manager, "after the quarantine");
+    manager.end_play().await.unwrap();
+}

@@ -8,7 +8,6 @@ use std::time::Duration;
 use gamefeature_host::config::LimitOverrides;
 use gamefeature_host::experience::{ExperienceManager, ManagerOptions};
 use gamefeature_host::feature::PluginState;
-use gamefeature_host::game;
 use gamefeature_host::runtime::RuntimeConfig;
 use gamefeature_host::timeline::{track, EventKind, LogLevel};
 use gamefeature_host::world::{self, NetMode};

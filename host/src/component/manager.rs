@@ -154,6 +154,10 @@ impl World {
     /// that class are added, then that class's handlers get `ReceiverAdded` (Unreal's AddReceiver).
     pub fn add_receiver(&mut self, actor: ActorId) -> Result<(), WorldError> {
         let found = self.actor_mut(actor)?;
+        if found.ending {
+            // On its way out: it is never made a receiver again (nobody hears it added after it was removed).
+            return Err(WorldError::UnknownActor(actor));
+        }
         if found.receiver {
             return Ok(());
         }

@@ -130,7 +130,7 @@ mod tests {
         assert_eq!(watches.remove_owner(OwnerId(1)), 50);
         assert_eq!(watches.remove_owner(OwnerId(1)), 0);
         assert_eq!(watches.len(), 50);
-        assert!(watches.by_owner.get(&OwnerId(1)).is_none());
+        assert!(!watches.by_owner.contains_key(&OwnerId(1)));
         for actor in 0..3 {
             let found = watches.of(ActorId::from_raw(actor), "Health", "hp");
             assert!(found.iter().all(|(_, w)| w.owner == OwnerId(2)), "actor {actor}");

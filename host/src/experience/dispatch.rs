@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
+use super::frame_budget::FrameCost;
 use super::rounds::{Chain, Round, RunItems, WavePlanner};
 use crate::component::{Name, OwnerId, Work};
 use crate::feature::{
@@ -63,6 +64,32 @@ impl Default for DispatchLimits {
 pub struct LiveInstance {
     pub plugin: String,
     pub instance: Box<dyn PluginInstance>,
+    /// What its calls have cost in the current frame (see [`FrameCost`]).
+    cost: FrameCost,
+}
+
+impl LiveInstance {
+    pub fn new(plugin: impl Into<String>, instance: Box<dyn PluginInstance>) -> Self {
+        LiveInstance { plugin: plugin.into(), instance, cost: FrameCost::default() }
+    }
+
+    /// Makes one call into the instance, its CPU time charged to the instance's frame; returns what the call
+    /// returned and how long it took in wall time (what the timeline shows). Every call into a live instance
+    /// goes through here, so nothing a plugin's code costs escapes its frame budget.
+    pub fn call<R>(&mut self, f: impl FnOnce(&mut dyn PluginInstance) -> R) -> (R, std::time::Duration) {
+        let cpu_before = crate::cpu_clock::thread_cpu_time();
+        let started = std::time::Instant::now();
+        let result = f(self.instance.as_mut());
+        let took = started.elapsed();
+        let used = cpu_before.zip(crate::cpu_clock::thread_cpu_time()).map(|(before, now)| now.saturating_sub(before));
+        self.cost.charge(used.unwrap_or(took));
+        (result, took)
+    }
+
+    /// What the instance's calls have cost in the current frame so far.
+    pub fn frame_cost(&self) -> std::time::Duration {
+        self.cost.used()
+    }
 }
 
 /// A delivery that failed: the instance refused or trapped, or it was quarantined for the work it caused
@@ -186,15 +213,47 @@ impl Instances {
         Err(PumpOverflow { rounds: MAX_ROUNDS, failures })
     }
 
-    /// Calls one instance's `on-timers` with what fired for it in `frame`. Timer calls come every frame, so they
-    /// are not recorded in the timeline (their failures are). An instance that fails is removed, as in [`pump`](Self::pump).
-    pub fn fire_timers(&mut self, world: &SharedWorld, fired: &Fired, frame: &Frame) -> Result<(), DeliveryFailure> {
+    /// Calls one instance's `on-timers` with what fired for it in `frame`, at most [`MAX_BATCH`] timers per
+    /// call like every other batch, each call recorded in the timeline. An instance that fails is removed, as
+    /// in [`pump`](Self::pump).
+    pub fn fire_timers(
+        &mut self,
+        world: &SharedWorld,
+        timeline: &Timeline,
+        fired: &Fired,
+        frame: &Frame,
+    ) -> Result<(), DeliveryFailure> {
         let Some(live) = self.live.get_mut(&fired.owner) else {
             return Ok(());
         };
-        let outcome = live.instance.on_timers(frame, &fired.timers);
-        let outcome = within_refusal_budget(live.instance.as_mut(), fired.timers.len(), outcome);
-        outcome.map_err(|error| self.remove_failed(world, fired.owner, "on-timers", error))
+        let world_name = world::lock(world).name().to_string();
+        let outcome = fired.timers.chunks(MAX_BATCH).try_for_each(|chunk| {
+            call_batch(live, timeline, &world_name, "on-timers", chunk.len(), |i| i.on_timers(frame, chunk))
+        });
+        outcome.map_err(|(call, error)| self.remove_failed(world, fired.owner, call, error))
+    }
+
+    /// Ends a frame: each instance's cost in it is held to its frame budget, and a plugin over budget
+    /// [`FRAMES_OVER_BUDGET`](super::FRAMES_OVER_BUDGET) frames in a row is quarantined. Returns each
+    /// instance's cost in the frame, and the failures.
+    pub fn end_frame(&mut self, world: &SharedWorld) -> (Vec<(OwnerId, std::time::Duration)>, Vec<DeliveryFailure>) {
+        let mut costs = Vec::with_capacity(self.live.len());
+        let mut overruns = Vec::new();
+        for (owner, live) in self.live.iter_mut() {
+            costs.push((*owner, live.cost.used()));
+            let Some(budget) = live.instance.frame_budget() else {
+                live.cost = FrameCost::default();
+                continue;
+            };
+            if let Some(overrun) = live.cost.end_frame(budget) {
+                overruns.push((*owner, overrun));
+            }
+        }
+        let failures = overruns
+            .into_iter()
+            .filter_map(|(owner, overrun)| self.quarantine(world, owner, "frame budget", overrun.to_string()))
+            .collect();
+        (costs, failures)
     }
 
     /// Calls one instance's `on-replicated` (rep-notify) with a batch of replicated changes, recorded in the
@@ -353,9 +412,8 @@ impl Calls<'_> {
     ) -> R {
         let track = track::instance(&live.plugin, self.world_name);
         let recorded = self.timeline.record(track, EventKind::Call, format!("{call} ({entries})"));
-        let started = std::time::Instant::now();
-        let result = f(live.instance.as_mut());
-        self.timeline.set_duration(recorded, started.elapsed());
+        let (result, took) = live.call(f);
+        self.timeline.set_duration(recorded, took);
         result
     }
 }
@@ -634,7 +692,7 @@ mod tests {
         let react = Box::new(react);
         let instance = Scripted { seen: seen.clone(), world: world.clone(), owner, react, walks: walks.clone() };
         let mut instances = Instances::with_limits(limits);
-        instances.insert(owner, LiveInstance { plugin: "scripted".into(), instance: Box::new(instance) });
+        instances.insert(owner, LiveInstance::new("scripted", Box::new(instance)));
         Fixture { world, instances, owner, seen, walks }
     }
 

@@ -164,6 +164,11 @@ pub trait PluginInstance: Send {
     fn take_refusals(&mut self) -> Refusals {
         Refusals::default()
     }
+
+    /// The CPU time the plugin's code may use per frame (see `experience::FrameCost`); `None`: unmetered.
+    fn frame_budget(&self) -> Option<Duration> {
+        None
+    }
 }
 
 /// Host calls of a plugin that were refused.

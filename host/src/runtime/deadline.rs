@@ -14,7 +14,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::cpu_clock::thread_cpu_time;
+use crate::cpu_clock::thread_cpu_time;
 
 /// The wall-clock backstop of a call with budget `budget`: a hundred times the budget, and at least a second,
 /// at most ten minutes.

@@ -451,6 +451,10 @@ impl PluginInstance for WasmInstance {
         std::mem::take(&mut self.store.data_mut().refusals)
     }
 
+    fn frame_budget(&self) -> Option<std::time::Duration> {
+        Some(self.limits.frame_budget)
+    }
+
     fn on_registering(&mut self) -> Result<(), CallError> {
         refused_or_trapped(call_export!(self, 0, gamefeature_plugin_lifecycle.call_on_registering()))
     }

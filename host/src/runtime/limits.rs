@@ -24,6 +24,8 @@ pub struct Limits {
     pub handles: u32,
     /// Bytes of host memory the properties the plugin writes may hold.
     pub host_memory: usize,
+    /// CPU time all the plugin's calls in one frame may use (see `experience::FrameCost`).
+    pub frame_budget: Duration,
 }
 
 impl Limits {
@@ -41,6 +43,7 @@ impl Limits {
             world_changes: overrides.world_changes.unwrap_or(config.world_changes),
             handles: overrides.handles.unwrap_or(config.max_handles),
             host_memory: overrides.host_memory_bytes().unwrap_or(config.host_memory),
+            frame_budget: overrides.frame_budget().unwrap_or(config.frame_budget),
         }
     }
 }
@@ -50,13 +53,14 @@ impl std::fmt::Display for Limits {
         write!(
             f,
             "call deadline {:?}, instantiation {:?}, memory {} MiB, {} world changes per call, {} handles, \
-             {} MiB of properties, fuel {}",
+             {} MiB of properties, frame budget {:?}, fuel {}",
             self.call_deadline,
             self.instantiate_deadline,
             self.memory >> 20,
             self.world_changes,
             self.handles,
             self.host_memory >> 20,
+            self.frame_budget,
             self.fuel.map_or_else(|| "off".to_string(), |fuel| format!("{fuel} per call"))
         )
     }
@@ -83,7 +87,7 @@ mod tests {
         assert_eq!(
             other.to_string(),
             "call deadline 20ms, instantiation 1s, memory 64 MiB, 100000 world changes per call, 100000 handles, 16 MiB \
-             of properties, fuel 1000 per call"
+             of properties, frame budget 20ms, fuel 1000 per call"
         );
     }
 

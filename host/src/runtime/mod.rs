@@ -8,7 +8,7 @@
 //!
 //! Each instance runs in its own store under [`Limits`] (deadline, fuel, memory, world changes, handles and
 //! host memory per call or instance) resolved per plugin from [`RuntimeConfig`]; `sandbox` sets its WASI
-//! context, `stdio` turns its output into log lines, `deadline` and `cpu_clock` measure calls in CPU time,
+//! context, `stdio` turns its output into log lines, `deadline` measures calls in CPU time (`crate::cpu_clock`),
 //! `drive` runs every wait of a call to completion on the caller's thread (a component that can be is
 //! called directly, with wasmtime's synchronous API; the others on a fiber: see `direct`), and `host` implements
 //! the imports, each through one guard. `cache` keeps compiled components, signed so that only entries it
@@ -16,7 +16,6 @@
 
 mod bindings;
 mod cache;
-mod cpu_clock;
 mod deadline;
 mod direct;
 mod drive;
@@ -87,6 +86,9 @@ pub struct RuntimeConfig {
     /// Host memory the properties one plugin writes may hold (the rest of what it makes the host keep is
     /// bounded by the limits above).
     pub host_memory: usize,
+    /// CPU time all of one plugin's calls in one frame may use; a plugin over it frame after frame is
+    /// quarantined (see `experience::FrameCost`).
+    pub frame_budget: Duration,
     /// Per-plugin overrides of the limits above.
     pub plugin_limits: BTreeMap<String, LimitOverrides>,
 }
@@ -107,6 +109,7 @@ impl RuntimeConfig {
         self.world_changes = config.defaults.world_changes.unwrap_or(self.world_changes);
         self.max_handles = config.defaults.handles.unwrap_or(self.max_handles);
         self.host_memory = config.defaults.host_memory_bytes().unwrap_or(self.host_memory);
+        self.frame_budget = config.defaults.frame_budget().unwrap_or(self.frame_budget);
         self.plugin_limits.extend(config.limits.clone());
         self
     }
@@ -134,6 +137,7 @@ impl Default for RuntimeConfig {
             world_changes: WORLD_CHANGES_PER_CALL,
             max_handles: DEFAULT_MAX_HANDLES,
             host_memory: DEFAULT_HOST_MEMORY,
+            frame_budget: crate::experience::DEFAULT_FRAME_BUDGET,
             plugin_limits: BTreeMap::new(),
         }
     }

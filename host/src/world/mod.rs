@@ -313,6 +313,16 @@ impl World {
         self.slots.live_actor(actor).ok_or_else(|| WorldError::UnknownActor(actor))
     }
 
+    /// Refuses a change of an actor on its way out (destroyed, its handlers not all told yet: Unreal's pending
+    /// kill). It still answers queries, but nothing may be added to it, nor may it be revived: to whoever would
+    /// change it, it is gone. An actor that is not alive at all is left for the change itself to report.
+    pub fn changeable(&self, actor: ActorId) -> Result<(), WorldError> {
+        match self.slots.live_actor(actor) {
+            Some(found) if found.ending => Err(WorldError::UnknownActor(actor)),
+            _ => Ok(()),
+        }
+    }
+
     /// The component manager, and `actor`'s class chain beside it (`None` for an actor not alive): what queuing
     /// work about an actor for every level of its class needs, without holding the chain by a reference count.
     pub(crate) fn manager_and_classes_of(&mut self, actor: ActorId) -> (&mut ComponentManager, Option<&[ClassKey]>) {

@@ -3,6 +3,7 @@
 
 mod check;
 mod net;
+mod pace;
 mod package;
 mod play;
 mod progress;
@@ -129,6 +130,9 @@ enum Command {
         /// Reload a plugin whenever its component or plugin.toml changes on disk.
         #[arg(long)]
         watch: bool,
+        /// Frames per second: timers fire and frame budgets are kept at this rate.
+        #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        tick_rate: u32,
     },
     /// List the plugins found in the plugin directories.
     Plugins {
@@ -260,7 +264,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             net::join(net::ClientArgs { connect, token, experiences, seconds }, options)
         }
-        Command::Play { experience, net_mode, players, script, watch } => {
+        Command::Play { experience, net_mode, players, script, watch, tick_rate } => {
             if !experience.is_file() {
                 bail!("experience file {} not found", experience.display());
             }
@@ -269,7 +273,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 runtime,
                 manager: manager_options(config, LogLevel::Info),
             };
-            let play_options = play::PlayOptions { net_mode, players, script: script.as_deref(), watch };
+            let play_options = play::PlayOptions { net_mode, players, script: script.as_deref(), watch, tick_rate };
             play::play(&experience, play_options, options)
         }
         Command::Build { paths } => {

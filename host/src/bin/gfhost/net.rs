@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::pace::{frame_of, Pace};
+
 use anyhow::{bail, Context, Result};
 use gamefeature_host::net::transport::quic::{QuicClient, QuicServer};
 use gamefeature_host::net::{ClientError, ClientState, GameClient, GameServer, ServerOptions};
@@ -31,32 +33,6 @@ pub struct ServerArgs<'a> {
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")
-}
-
-fn frame_of(rate: f64) -> Duration {
-    Duration::from_secs_f64(1.0 / rate)
-}
-
-/// Paces a loop at a fixed rate of real time; a loop that falls behind starts afresh rather than racing.
-struct Pace {
-    frame: Duration,
-    next: Instant,
-}
-
-impl Pace {
-    fn new(frame: Duration) -> Self {
-        Pace { frame, next: Instant::now() + frame }
-    }
-
-    fn wait(&mut self) {
-        let now = Instant::now();
-        if self.next > now {
-            std::thread::sleep(self.next - now);
-            self.next += self.frame;
-        } else {
-            self.next = now + self.frame;
-        }
-    }
 }
 
 /// A dedicated server, as fleets run them: one world per process; ready once its experience is loaded; on

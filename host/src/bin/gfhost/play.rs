@@ -1,21 +1,19 @@
 //! `gfhost play`: an experience loaded into a world that keeps running until told to stop. The world runs in
-//! frames on the main thread; commands typed at a console (line editing and history, on a thread of its own)
-//! or read from a script, and new versions of plugins found by `--watch`, are applied between frames.
+//! frames at its tick rate on the main thread (timers fire, plugins' frame budgets are kept); commands typed at
+//! a console (line editing and history, on a thread of its own) or read from a script, and new versions of
+//! plugins found by `--watch`, are applied between frames.
 
 use std::io::{BufRead, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Context, Result};
 use gamefeature_host::experience::NewVersion;
 use gamefeature_host::live::{Command, FolderWatcher, LiveWorld, HELP};
 use gamefeature_host::world::NetMode;
 use gamefeature_host::{Session, SessionOptions};
-
-/// How often the world looks for commands and changed files: a 30 Hz frame.
-const FRAME: Duration = Duration::from_millis(33);
 
 /// Where commands come from.
 enum Input {
@@ -44,12 +42,39 @@ impl Input {
     }
 }
 
+/// Follows the timeline for what plugins say (their log lines at info and above) and what happens to them
+/// (failures, quarantines), printed as it happens: a modder sees their plugin at work.
+#[derive(Default)]
+struct PluginLines {
+    next: u64,
+}
+
+impl PluginLines {
+    fn print_new(&mut self, timeline: &gamefeature_host::Timeline) {
+        use gamefeature_host::timeline::{EventKind, LogLevel};
+        let (events, next) = timeline.events_since(self.next);
+        self.next = next;
+        for event in events {
+            let shown = match event.kind {
+                EventKind::Log(level) if level >= LogLevel::Info => event.track.strip_prefix("plugin:").is_some(),
+                EventKind::Failure => true,
+                _ => false,
+            };
+            if shown {
+                println!("[{}] {}", event.track.strip_prefix("plugin:").unwrap_or(&event.track), event.text);
+            }
+        }
+    }
+}
+
 pub struct PlayOptions<'a> {
     pub net_mode: NetMode,
     pub players: usize,
     pub script: Option<&'a Path>,
     /// Reload a plugin when its component or manifest changes on disk.
     pub watch: bool,
+    /// Frames per second.
+    pub tick_rate: u32,
 }
 
 pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Result<ExitCode> {
@@ -92,10 +117,17 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
         }
     });
 
+    let mut plugin_lines = PluginLines::default();
+    let frame = crate::pace::frame_of(play.tick_rate.into());
+    let mut pace = crate::pace::Pace::new(frame);
     let mut waiting_until: Option<Instant> = None;
     // New versions being compiled off the frame thread, applied between frames once ready.
     let mut compiling: Vec<tokio::task::JoinHandle<Result<NewVersion, String>>> = Vec::new();
     loop {
+        if pace.due() {
+            world.manager().tick(frame);
+            plugin_lines.print_new(session.timeline());
+        }
         // Between frames: settled file changes start compiles; finished compiles are applied; then at most one
         // command.
         if let Some(watcher) = &mut watcher {
@@ -116,13 +148,13 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
         }
         if let Some(until) = waiting_until {
             if Instant::now() < until {
-                std::thread::sleep(FRAME);
+                std::thread::sleep(pace.until_next());
                 continue;
             }
             waiting_until = None;
             let _ = done.send(());
         }
-        let line = match commands.recv_timeout(FRAME) {
+        let line = match commands.recv_timeout(pace.until_next()) {
             Ok(line) => line,
             Err(RecvTimeoutError::Timeout) => continue,
             Err(RecvTimeoutError::Disconnected) => break,
@@ -168,6 +200,7 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
     }
     let mut manager = world.into_manager();
     tokio.block_on(manager.end_play())?;
+    plugin_lines.print_new(session.timeline());
     let failures = &manager.report().failures;
     if failures.is_empty() {
         println!("play ended; nothing failed");

@@ -112,7 +112,7 @@ impl ExperienceManager {
             EventKind::Load,
             format!("instantiated in {:.1} us", started.elapsed().as_secs_f64() * 1e6),
         );
-        self.instances.insert(owner, LiveInstance { plugin: name.to_string(), instance });
+        self.instances.insert(owner, LiveInstance::new(name, instance));
         self.in_world.push(FeatureInWorld { name: name.to_string(), owner, actions: Vec::new(), playing: false });
         let index = self.in_world.len() - 1;
         match self.activate_instance(index, &manifest.actions) {
@@ -165,9 +165,7 @@ impl ExperienceManager {
     ) -> Option<Result<R, CallError>> {
         let live = self.instances.get_mut(owner)?;
         let plugin = live.plugin.clone();
-        let started = std::time::Instant::now();
-        let outcome = f(live.instance.as_mut());
-        let took = started.elapsed();
+        let (outcome, took) = live.call(f);
         let outcome = within_refusal_budget(live.instance.as_mut(), 0, outcome);
         if let Err(CallError::Trapped(cause)) = &outcome {
             self.record_quarantine(&plugin, hook, cause);
@@ -196,20 +194,29 @@ impl ExperienceManager {
         self.report_delivery_failures(failures);
     }
 
-    /// Moves the world to its next frame, `delta` of game time later: each plugin with due timers gets one
-    /// `on-timers` call, then what those calls caused is delivered. A server calls this at its tick rate, a
-    /// client once per frame, a test as it likes.
+    /// Moves the world to its next frame, `delta` of game time later: each plugin with due timers gets its
+    /// `on-timers` calls, then what those calls caused is delivered, then the frame is over and each plugin's
+    /// cost in it (since the previous frame ended: commands and reloads between frames count) is held to its
+    /// frame budget. A server calls this at its tick rate, a client once per frame, a test as it likes.
     pub fn tick(&mut self, delta: std::time::Duration) -> world::Frame {
         let (frame, fired) = world::lock(&self.world).advance(delta);
         let mut failures = Vec::new();
         for owner in &fired {
-            if let Err(failure) = self.instances.fire_timers(&self.world, owner, &frame) {
+            if let Err(failure) = self.instances.fire_timers(&self.world, &self.timeline, owner, &frame) {
                 failures.push(failure);
             }
         }
         self.report_delivery_failures(failures);
         self.pump();
+        let (costs, failures) = self.instances.end_frame(&self.world);
+        self.last_frame_costs = costs;
+        self.report_delivery_failures(failures);
         frame
+    }
+
+    /// Each live plugin's CPU time in the last frame [`tick`](Self::tick) ended, by owner.
+    pub fn last_frame_costs(&self) -> &[(OwnerId, std::time::Duration)] {
+        &self.last_frame_costs
     }
 
     /// Shows and records the failures of calls that delivered work (the instances are already gone).
@@ -359,9 +366,8 @@ impl ExperienceManager {
         let Some(live) = instance else {
             return;
         };
-        let started = std::time::Instant::now();
-        let outcome = f(live.instance.as_mut());
-        self.record_call(name, hook, &outcome, started.elapsed());
+        let (outcome, took) = live.call(f);
+        self.record_call(name, hook, &outcome, took);
         if let Err(e) = &outcome {
             if let CallError::Trapped(cause) = e {
                 self.record_quarantine(name, hook, cause);

@@ -141,6 +141,8 @@ pub struct ExperienceManager {
     /// State crossing a hot reload, by plugin: what the old instance's `snapshot` returned, restored into the
     /// new instance (or, when the new version is refused, into the old version brought back).
     carried: std::collections::HashMap<String, Vec<u8>>,
+    /// Each live plugin's CPU time in the last frame `tick` ended.
+    last_frame_costs: Vec<(OwnerId, std::time::Duration)>,
 }
 
 impl ExperienceManager {
@@ -173,6 +175,7 @@ impl ExperienceManager {
             in_world: Vec::new(),
             instances: Instances::with_limits(dispatch),
             carried: Default::default(),
+            last_frame_costs: Vec::new(),
             experience_actions: Vec::new(),
             report: LoadReport::default(),
         };

@@ -70,7 +70,7 @@ impl Host for InstanceState {
     fn set_property(&mut self, id: ActorId, component: String, name: String, value: Value) -> Result<(), Error> {
         let text = if let Value::Text(text) = &value { text.len() } else { 0 };
         self.guard(
-            Call::change().names(&[("component class", &component), ("property name", &name)]).text(text),
+            Call::change_of(id).names(&[("component class", &component), ("property name", &name)]).text(text),
             |w, caller| {
                 // Writing a lazy component's property is its first use: it is created, then written.
                 w.create_if_lazy(actor(id), &component)?;
@@ -89,13 +89,15 @@ impl Host for InstanceState {
 
     fn spawn_actor(&mut self, class: String, receiver: bool) -> Result<ActorId, Error> {
         self.guard(
-            Call::change().names(&[("class", &class)]).permission("spawn-actors", self.env.permissions.spawn_actors),
+            Call::change_of_world()
+                .names(&[("class", &class)])
+                .permission("spawn-actors", self.env.permissions.spawn_actors),
             |w, caller| Ok(w.spawn_actor(&class, Some(caller.owner), receiver)?.to_raw()),
         )
     }
 
     fn destroy_actor(&mut self, id: ActorId) -> Result<(), Error> {
-        self.guard(Call::change().permission("spawn-actors", self.env.permissions.spawn_actors), |w, caller| {
+        self.guard(Call::change_of(id).permission("spawn-actors", self.env.permissions.spawn_actors), |w, caller| {
             spawned_by_caller(w, caller, id)?;
             Ok(w.destroy(actor(id))?)
         })

@@ -39,7 +39,7 @@ impl Host for InstanceState {
     }
 
     fn ensure_component(&mut self, actor: ActorId, component: String) -> Result<bool, Error> {
-        self.guard(Call::change().names(&[("component class", &component)]), |w, _| {
+        self.guard(Call::change_of(actor).names(&[("component class", &component)]), |w, _| {
             Ok(w.ensure_component(Actor::from_raw(actor), &component)?)
         })
     }
@@ -52,7 +52,7 @@ impl Host for InstanceState {
         id: u32,
     ) -> Result<Resource<PropertyWatchResource>, Error> {
         let names = [("component class", component.as_str()), ("property name", name.as_str())];
-        let watch = self.guard(Call::new_handle().names(&names), |w, caller| {
+        let watch = self.guard(Call::new_handle_of(actor).names(&names), |w, caller| {
             Ok(w.watch_property(caller.owner, Actor::from_raw(actor), &component, &name, id)?)
         })?;
         self.push_handle(PropertyWatchResource { id: watch, tag: id }, |w| w.unwatch_property(watch))
@@ -68,7 +68,7 @@ impl Host for InstanceState {
         let permission = format!("component-requests on {receiver}");
         let flags = RequestFlags { add_unique: flags.contains(AddFlags::ADD_UNIQUE) };
         let handle = self.guard(
-            Call::new_handle()
+            Call::new_handle_of_world()
                 .names(&[("receiver class", &receiver), ("component class", &component)])
                 .permission(&permission, allowed),
             |w, caller| Ok(w.add_component_request(caller.owner, &receiver, &component, flags)?),
@@ -93,7 +93,7 @@ impl Host for InstanceState {
         receiver: String,
         handler: u32,
     ) -> Result<Resource<ExtensionHandlerResource>, Error> {
-        let id = self.guard(Call::new_handle().names(&[("receiver class", &receiver)]), |w, caller| {
+        let id = self.guard(Call::new_handle_of_world().names(&[("receiver class", &receiver)]), |w, caller| {
             Ok(w.add_extension_handler(caller.owner, &receiver, handler)?)
         })?;
         self.push_handle(ExtensionHandlerResource { id, receiver, tag: handler }, |w| w.remove_extension_handler(id))
@@ -101,9 +101,10 @@ impl Host for InstanceState {
 
     fn send_extension_event(&mut self, actor: ActorId, event: String) -> Result<(), Error> {
         let allowed = self.env.permissions.send_events;
-        self.guard(Call::change().names(&[("event name", &event)]).permission("send-events", allowed), |w, caller| {
-            Ok(w.send_extension_event_from(Some(caller.owner), Actor::from_raw(actor), &event)?)
-        })
+        self.guard(
+            Call::change_of(actor).names(&[("event name", &event)]).permission("send-events", allowed),
+            |w, caller| Ok(w.send_extension_event_from(Some(caller.owner), Actor::from_raw(actor), &event)?),
+        )
     }
 
     fn send_extension_events(&mut self, actors: Vec<u64>, events: Vec<u32>, names: Vec<String>) -> Vec<(u32, Error)> {
@@ -123,6 +124,7 @@ impl Host for InstanceState {
             &names,
             "event name",
             |_| 1,
+            |i| actors[i],
             |w, owner, i, named| {
                 let text = named.get(events[i])?;
                 let name = known.get(w, events[i], text);
@@ -134,14 +136,14 @@ impl Host for InstanceState {
     }
 
     fn add_receiver(&mut self, actor: ActorId) -> Result<(), Error> {
-        self.guard(Call::change().permission("spawn-actors", self.env.permissions.spawn_actors), |w, caller| {
+        self.guard(Call::change_of(actor).permission("spawn-actors", self.env.permissions.spawn_actors), |w, caller| {
             spawned_by_caller(w, caller, actor)?;
             Ok(w.add_receiver(Actor::from_raw(actor))?)
         })
     }
 
     fn remove_receiver(&mut self, actor: ActorId) -> Result<(), Error> {
-        self.guard(Call::change().permission("spawn-actors", self.env.permissions.spawn_actors), |w, caller| {
+        self.guard(Call::change_of(actor).permission("spawn-actors", self.env.permissions.spawn_actors), |w, caller| {
             spawned_by_caller(w, caller, actor)?;
             Ok(w.remove_receiver(Actor::from_raw(actor))?)
         })

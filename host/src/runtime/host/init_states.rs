@@ -37,13 +37,13 @@ impl Host for InstanceState {
 
     fn register_feature(&mut self, actor: ActorId, feature: String, implementer: String) -> Result<(), Error> {
         self.guard(
-            Call::change().names(&[("feature name", &feature), ("implementer class", &implementer)]),
+            Call::change_of(actor).names(&[("feature name", &feature), ("implementer class", &implementer)]),
             |w, caller| Ok(w.register_feature(caller.owner, Actor::from_raw(actor), &feature, &implementer)?),
         )
     }
 
     fn unregister_feature(&mut self, actor: ActorId, feature: String) -> Result<(), Error> {
-        self.guard(Call::change().names(&[("feature name", &feature)]), |w, caller| {
+        self.guard(Call::change_of(actor).names(&[("feature name", &feature)]), |w, caller| {
             Ok(w.unregister_feature(caller.owner, Actor::from_raw(actor), &feature)?)
         })
     }
@@ -76,7 +76,7 @@ impl Host for InstanceState {
     }
 
     fn change_feature_state(&mut self, actor: ActorId, feature: String, state: String) -> Result<(), Error> {
-        self.guard(Call::change().names(&[("feature name", &feature), ("state", &state)]), |w, caller| {
+        self.guard(Call::change_of(actor).names(&[("feature name", &feature), ("state", &state)]), |w, caller| {
             let actor = Actor::from_raw(actor);
             if w.feature_implementer(actor, &feature)? != caller.owner {
                 return Err(Error::Denied(format!(
@@ -99,7 +99,7 @@ impl Host for InstanceState {
     ) -> Result<Resource<SubscriptionResource>, Error> {
         let names =
             [("feature name", feature.as_deref().unwrap_or_default()), ("state", state.as_deref().unwrap_or_default())];
-        let subscription = self.guard(Call::new_handle().names(&names), |w, caller| {
+        let subscription = self.guard(Call::new_handle_of(actor).names(&names), |w, caller| {
             let state = state_of(w, &state)?;
             Ok(w.subscribe_actor(caller.owner, Actor::from_raw(actor), feature.as_deref(), state, call_if_reached, id)?)
         })?;
@@ -119,7 +119,7 @@ impl Host for InstanceState {
             ("feature name", feature.as_deref().unwrap_or_default()),
             ("state", state.as_deref().unwrap_or_default()),
         ];
-        let subscription = self.guard(Call::new_handle().names(&names), |w, caller| {
+        let subscription = self.guard(Call::new_handle_of_world().names(&names), |w, caller| {
             let state = state_of(w, &state)?;
             Ok(w.subscribe_class(caller.owner, &class, feature.as_deref(), state, call_if_reached, id)?)
         })?;
@@ -127,7 +127,7 @@ impl Host for InstanceState {
     }
 
     fn continue_init_state_chain(&mut self, actor: ActorId, feature: String) -> Result<(), Error> {
-        self.guard(Call::change().names(&[("feature name", &feature)]), |w, _| {
+        self.guard(Call::change_of(actor).names(&[("feature name", &feature)]), |w, _| {
             Ok(w.continue_init_state_chain(Actor::from_raw(actor), &feature)?)
         })
     }
@@ -146,6 +146,7 @@ impl Host for InstanceState {
             &names,
             "feature name",
             |i| changes_of(works[i]),
+            |i| actors[i],
             |w, _, i, named| {
                 let text = named.get(features[i])?;
                 let feature = known.get(w, features[i], text);
@@ -169,6 +170,7 @@ impl Host for InstanceState {
             &names,
             "name",
             |_| 1,
+            |i| actors[i],
             |w, owner, i, named| {
                 let (feature, implementer) = (named.get(features[i])?, named.get(implementers[i])?);
                 let feature = (known.get(w, features[i], feature), feature);
@@ -184,13 +186,13 @@ impl Host for InstanceState {
             ("component class", &component),
             ("property name", &property),
         ];
-        self.guard(Call::change().names(&names), |w, caller| {
+        self.guard(Call::change_of_world().names(&names), |w, caller| {
             Ok(w.add_chain_read(caller.owner, feature.as_deref(), &component, &property)?)
         })
     }
 
     fn check_default_initialization_for_implementers(&mut self, actor: ActorId, except: String) -> Result<(), Error> {
-        self.guard(Call::change().names(&[("feature name", &except)]), |w, _| {
+        self.guard(Call::change_of(actor).names(&[("feature name", &except)]), |w, _| {
             Ok(w.check_default_initialization_for_implementers(Actor::from_raw(actor), &except)?)
         })
     }

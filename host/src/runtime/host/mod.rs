@@ -31,13 +31,17 @@ use crate::world::World;
 
 /// What a host call is about to do, declared by the import and checked by [`InstanceState::guard`] before the
 /// call reaches the world. Imports reach the world only through `guard`, so every one passes the same checks,
-/// in the same order: names, text size, permission, the change budget, the handle budget. (The one batch
-/// import, `queue-chain-requests`, applies the checks of a change to each of its entries.)
+/// in the same order: names, text size, permission, the change budget, the handle budget, and — for a change
+/// of one actor — that the actor is not on its way out. (The batch imports apply the checks of a change to
+/// each of their entries, in [`InstanceState::run_batch`].) A change must say what it changes: an actor, or the
+/// world at large; there is no constructor that leaves it out.
 pub(crate) struct Call<'a> {
     kind: Kind,
     names: &'a [(&'a str, &'a str)],
     text: usize,
     permission: Option<(&'a str, bool)>,
+    /// The actor a change is about (raw id, as the plugin passed it).
+    actor: Option<u64>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -54,14 +58,27 @@ enum Kind {
 
 impl<'a> Call<'a> {
     pub(crate) fn query() -> Self {
-        Call { kind: Kind::Query, names: &[], text: 0, permission: None }
+        Call { kind: Kind::Query, names: &[], text: 0, permission: None, actor: None }
     }
 
-    pub(crate) fn change() -> Self {
+    /// Changes one actor: refused once the actor is destroyed, even while it still answers queries (pending
+    /// kill) — nothing may be added to an actor on its way out, nor may it be brought back.
+    pub(crate) fn change_of(actor: u64) -> Self {
+        Call { kind: Kind::Change, actor: Some(actor), ..Call::query() }
+    }
+
+    /// Changes the world, not one actor (a spawn, a class-wide request, a plugin-wide setting).
+    pub(crate) fn change_of_world() -> Self {
         Call { kind: Kind::Change, ..Call::query() }
     }
 
-    pub(crate) fn new_handle() -> Self {
+    /// Hands out a handle about one actor (a watch, a subscription): refused for an actor on its way out.
+    pub(crate) fn new_handle_of(actor: u64) -> Self {
+        Call { kind: Kind::NewHandle, actor: Some(actor), ..Call::query() }
+    }
+
+    /// Hands out a handle about the world or a class, not one actor.
+    pub(crate) fn new_handle_of_world() -> Self {
         Call { kind: Kind::NewHandle, ..Call::query() }
     }
 
@@ -119,7 +136,13 @@ impl InstanceState {
         }
         let caller =
             Caller { owner: self.env.owner, permissions: self.env.permissions.clone(), host_memory: self.host_memory };
-        let result = crate::world::lock(&self.env.world).acting_as(caller.owner, |w| body(w, &caller));
+        let actor = call.actor.map(crate::world::ActorId::from_raw);
+        let result = crate::world::lock(&self.env.world).acting_as(caller.owner, |w| {
+            if let Some(actor) = actor {
+                w.changeable(actor)?;
+            }
+            body(w, &caller)
+        });
         result.map_err(|error| if call.kind == Kind::Release { error } else { self.refuse(error) })
     }
 
@@ -250,7 +273,8 @@ impl InstanceState {
     /// `lists` (named, with their lengths); lists of different lengths refuse every entry, as a batch nobody can
     /// read. Each entry passes `guard`'s checks for a change (its names, each checked once per batch as `what`;
     /// the change budget, counted as the `changes` calls it stands for) and is refused as its own call would be;
-    /// the world's lock is taken once for all of them. Past the change budget the rest are refused with the same
+    /// the world's lock is taken once for all of them; the actor each changes (`actor_of`) must not be on its way
+    /// out. Past the change budget the rest are refused with the same
     /// error, without further work. Returns the refused entries, by index, with why.
     pub(crate) fn run_batch(
         &mut self,
@@ -258,6 +282,7 @@ impl InstanceState {
         names: &[String],
         what: &str,
         changes: impl Fn(usize) -> u32,
+        actor_of: impl Fn(usize) -> u64,
         mut apply: impl FnMut(&mut World, OwnerId, usize, &SentNames<'_>) -> Result<(), Error>,
     ) -> Vec<(u32, Error)> {
         let longest = lists.iter().map(|(_, len)| *len).max().unwrap_or(0);
@@ -283,7 +308,11 @@ impl InstanceState {
                     refused.extend((index..longest).map(|i| (i as u32, flooded.clone())));
                     break;
                 }
-                if let Err(problem) = apply(w, owner, index, &named) {
+                let applied = w
+                    .changeable(crate::world::ActorId::from_raw(actor_of(index)))
+                    .map_err(Error::from)
+                    .and_then(|()| apply(w, owner, index, &named));
+                if let Err(problem) = applied {
                     refused.push((index as u32, self.refuse(problem)));
                 }
             }

@@ -22,8 +22,9 @@ impl From<world::Frame> for Frame {
 
 impl Host for InstanceState {
     fn start_timer(&mut self, period_us: u64, repeating: bool, id: u32) -> Result<Resource<TimerResource>, Error> {
-        let timer =
-            self.guard(Call::new_handle(), |w, caller| Ok(w.start_timer(caller.owner, period_us, repeating, id)))?;
+        let timer = self.guard(Call::new_handle_of_world(), |w, caller| {
+            Ok(w.start_timer(caller.owner, period_us, repeating, id))
+        })?;
         self.push_handle(TimerResource { id: timer, tag: id }, |w| w.stop_timer(timer))
     }
 

@@ -37,6 +37,14 @@
 //! - `loop-poll`: holds deactivation open, then loops in `poll-deactivation`;
 //! - `hoard-properties`: writes 64 KiB properties on a component of its own on every pawn until refused, and
 //!   one on the game's `Possession` component (it declares `write-properties`).
+//!
+//! Against the guards added with 0.2.0:
+//! - `pending-kill`: spawns a pawn it handles, destroys it, then — in the same call, while the pawn waits for its
+//!   handlers to hear `ReceiverRemoved` — asks about it and tries every change of it, logging each outcome as
+//!   `pending-kill <import>: accepted` or `pending-kill <import>: refused <error>`;
+//! - `timer-flood`: starts 1,000 timers firing every frame and keeps them;
+//! - `busy-timers`: starts one timer firing every frame and spins for tens of milliseconds in each firing (well
+//!   within a call's deadline, far over any frame budget).
 
 use gamefeature_sdk::components::{self, ComponentRequest, ExtensionHandler};
 use gamefeature_sdk::init_state::{self, Subscription};
@@ -57,6 +65,7 @@ struct Hostile {
     /// `spawn-storm`: actors spawned so far, and the last of the latest wave.
     spawned: usize,
     wave_last: Option<ActorId>,
+    timers: Vec<gamefeature_sdk::timers::Timer>,
 }
 
 fn spin() -> u64 {
@@ -251,6 +260,45 @@ impl Hostile {
     }
 
     /// Spawns the next wave of `spawn-storm`.
+    fn pending_kill(&mut self) {
+        self.handler = components::add_extension_handler("Pawn", 1).ok();
+        let Ok(pawn) = world::spawn_actor("Pawn", true) else {
+            return log::warn("pending-kill: could not spawn a pawn");
+        };
+        if let Err(e) = world::destroy_actor(pawn) {
+            return log::warn(&format!("pending-kill: could not destroy its pawn: {e:?}"));
+        }
+        let outcome = |what: &str, result: Result<(), Error>| {
+            let said = match result {
+                Ok(()) => "accepted".to_string(),
+                Err(e) => format!("refused {e:?}"),
+            };
+            log::info(&format!("pending-kill {what}: {said}"));
+        };
+        outcome("actor-class", world::actor_class(pawn).map(drop));
+        outcome("components-of", world::components_of(pawn).map(drop));
+        outcome("add-receiver", components::add_receiver(pawn));
+        outcome("remove-receiver", components::remove_receiver(pawn));
+        outcome("register-feature", init_state::register_feature(pawn, FEATURE, "Pawn"));
+        outcome("register-features", register_features(pawn, (0, 1), &[FEATURE, "Pawn"]));
+        outcome("unregister-feature", init_state::unregister_feature(pawn, FEATURE));
+        outcome("change-feature-state", init_state::change_feature_state(pawn, FEATURE, init_state::SPAWNED));
+        let subscription = init_state::subscribe_actor(pawn, None, None, true, 3);
+        outcome("subscribe-actor", subscription.map(|s| self.subscriptions.push(s)));
+        outcome("continue-init-state-chain", init_state::continue_chain(pawn, FEATURE));
+        outcome("queue-chain-requests", queue_chain_request(pawn, 0, &[FEATURE]));
+        outcome(
+            "check-default-initialization-for-implementers",
+            init_state::check_default_initialization_for_implementers(pawn, FEATURE),
+        );
+        outcome("send-extension-event", components::send_event(pawn, "Late"));
+        outcome("send-extension-events", send_events(pawn, 0, &["Late"]));
+        outcome("set-property", world::set_property(pawn, "HostileStats", "hp", &Value::Integer(1)));
+        outcome("ensure-component", components::ensure_component(pawn, "HostileStats").map(drop));
+        outcome("watch-property", components::watch_property(pawn, "HostileStats", "hp", 4).map(drop));
+        outcome("destroy-actor", world::destroy_actor(pawn));
+    }
+
     fn spawn_wave(&mut self) {
         for _ in 0..300 {
             match world::spawn_actor("Character", true) {
@@ -353,6 +401,11 @@ impl Plugin for Hostile {
             "hoard-properties" => {
                 self.held = Some(components::request_component("Pawn", "Hoard").map_err(|e| format!("{e:?}"))?);
             }
+            "pending-kill" => self.pending_kill(),
+            "timer-flood" | "busy-timers" => {
+                let count = if self.behaviour == "timer-flood" { 1000 } else { 1 };
+                self.timers = (0..count).filter_map(|id| gamefeature_sdk::timers::every_frame(id).ok()).collect();
+            }
             "hold-request" => {
                 self.held = Some(components::request_component("Pawn", "Shared").map_err(|e| format!("{e:?}"))?);
             }
@@ -436,6 +489,16 @@ impl Plugin for Hostile {
             && (event == components::events::EXTENSION_ADDED || event == components::events::RECEIVER_ADDED)
         {
             self.join_init(actor);
+        }
+    }
+
+    fn on_timer(&mut self, _timer: u32, _times: u32, _frame: &gamefeature_sdk::Frame) {
+        if self.behaviour == "busy-timers" {
+            let mut n: u64 = 0;
+            for i in 0..40_000_000u64 {
+                n = std::hint::black_box(n.wrapping_add(i));
+            }
+            std::hint::black_box(n);
         }
     }
 

@@ -1,0 +1,42 @@
+//! The frame clock of the worlds `gfhost` runs: frames at a fixed rate of real time.
+
+use std::time::{Duration, Instant};
+
+/// The length of one frame at `rate` frames per second.
+pub fn frame_of(rate: f64) -> Duration {
+    Duration::from_secs_f64(1.0 / rate)
+}
+
+/// Paces a loop at a fixed rate of real time; a loop that falls behind starts afresh rather than racing.
+pub struct Pace {
+    frame: Duration,
+    next: Instant,
+}
+
+impl Pace {
+    pub fn new(frame: Duration) -> Self {
+        Pace { frame, next: Instant::now() + frame }
+    }
+
+    /// Sleeps until the next frame is due.
+    pub fn wait(&mut self) {
+        std::thread::sleep(self.until_next());
+        self.due();
+    }
+
+    /// Whether a frame is due now (then the next one is a frame later): for a loop that does other work
+    /// between frames.
+    pub fn due(&mut self) -> bool {
+        let now = Instant::now();
+        if now < self.next {
+            return false;
+        }
+        self.next = if now - self.next < self.frame { self.next + self.frame } else { now + self.frame };
+        true
+    }
+
+    /// How long until the next frame is due.
+    pub fn until_next(&self) -> Duration {
+        self.next.saturating_duration_since(Instant::now())
+    }
+}

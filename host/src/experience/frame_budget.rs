@@ -1,0 +1,101 @@
+//! A plugin's frame budget: everything its code costs in one frame — its timers, the work delivered to it, its
+//! lifecycle calls, the host calls it makes inside them — is charged to it, in CPU time of the thread running
+//! it (so a busy machine charges nobody), and a plugin over its budget frame after frame is quarantined. A
+//! call's deadline stops one call that runs away; the frame budget stops a plugin that keeps every frame late
+//! with calls each within their deadline (a hundred thousand timers, say).
+
+use std::time::Duration;
+
+/// The CPU time one plugin's code may use per frame by default: most of a 30 Hz frame's 33 ms stays for the
+/// game and the other plugins.
+pub const DEFAULT_FRAME_BUDGET: Duration = Duration::from_millis(20);
+
+/// Frames in a row a plugin may go over its budget before it is quarantined: a frame that loads a level or
+/// brings a plugin up is expected to cost more, every frame is not.
+pub const FRAMES_OVER_BUDGET: u32 = 3;
+
+/// What one plugin's code has cost in the current frame, and how many frames in a row it went over budget.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct FrameCost {
+    used: Duration,
+    frames_over: u32,
+}
+
+/// A plugin over its frame budget for [`FRAMES_OVER_BUDGET`] frames in a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Overrun {
+    /// What it used in the last of those frames.
+    pub used: Duration,
+    pub budget: Duration,
+    pub frames: u32,
+}
+
+impl std::fmt::Display for Overrun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "used {:.1} ms of CPU time in each of {} frames in a row (the last), over its frame budget of {:.1} ms \
+             (frame-budget-ms)",
+            self.used.as_secs_f64() * 1e3,
+            self.frames,
+            self.budget.as_secs_f64() * 1e3
+        )
+    }
+}
+
+impl FrameCost {
+    /// Charges a call's CPU time to the current frame.
+    pub fn charge(&mut self, used: Duration) {
+        self.used = self.used.saturating_add(used);
+    }
+
+    /// What the current frame has cost so far.
+    pub fn used(&self) -> Duration {
+        self.used
+    }
+
+    /// Ends the frame: the plugin's overrun when it has now gone over `budget` [`FRAMES_OVER_BUDGET`] frames in
+    /// a row. A frame within budget starts the count again.
+    pub fn end_frame(&mut self, budget: Duration) -> Option<Overrun> {
+        let used = std::mem::take(&mut self.used);
+        if used <= budget {
+            self.frames_over = 0;
+            return None;
+        }
+        self.frames_over += 1;
+        (self.frames_over >= FRAMES_OVER_BUDGET).then_some(Overrun { used, budget, frames: self.frames_over })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BUDGET: Duration = Duration::from_millis(10);
+
+    fn frame(cost: &mut FrameCost, calls: &[u64]) -> Option<Overrun> {
+        calls.iter().for_each(|ms| cost.charge(Duration::from_millis(*ms)));
+        cost.end_frame(BUDGET)
+    }
+
+    #[test]
+    fn a_plugin_over_budget_frame_after_frame_is_reported_on_the_third() {
+        let mut cost = FrameCost::default();
+        assert_eq!(frame(&mut cost, &[3, 3, 3]), None);
+        assert_eq!(frame(&mut cost, &[11]), None);
+        let overrun = frame(&mut cost, &[30]).or_else(|| frame(&mut cost, &[6, 6]));
+        assert_eq!(overrun, Some(Overrun { used: Duration::from_millis(12), budget: BUDGET, frames: 3 }));
+        assert!(overrun.unwrap().to_string().contains("12.0 ms of CPU time in each of 3 frames in a row"));
+    }
+
+    #[test]
+    fn one_frame_within_budget_starts_the_count_again() {
+        let mut cost = FrameCost::default();
+        for _ in 0..10 {
+            assert_eq!(frame(&mut cost, &[50]), None);
+            assert_eq!(frame(&mut cost, &[50]), None);
+            assert_eq!(frame(&mut cost, &[10]), None, "exactly the budget is within it");
+        }
+        assert_eq!(cost.used(), Duration::ZERO);
+    }
+}
