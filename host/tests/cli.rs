@@ -561,7 +561,7 @@ fn componentize_qjs_output_runs_when_sync_and_is_refused_naming_the_flag_otherwi
 /// it needs has the denial and the failure reported; a component missing exports is refused before it runs.
 #[test]
 fn check_reports_calls_denials_failures_and_misfits() {
-    let plugins = PluginDir::with(&[INPUT_BINDING, DAMAGEABLE_PROPS, MISSING_EXPORTS]);
+    let plugins = PluginDir::with(&[INPUT_BINDING, DAMAGEABLE_PROPS, MISSING_EXPORTS, MATCH_STATS]);
     let ungranted = tempfile::NamedTempFile::new().unwrap();
     let game = Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiences/default.toml");
     let check = |plugin: &str| {
@@ -584,6 +584,13 @@ fn check_reports_calls_denials_failures_and_misfits() {
     assert!(text.contains("interface: fits gamefeature:plugin@0.2.0"), "{text}");
     assert!(text.lines().any(|l| l.trim_start().starts_with("handle-extension-events") && l.contains(" us")), "{text}");
     assert!(text.contains("ok: 0 failure(s), 0 denied, 0 refused"), "{text}");
+
+    // Timer calls are calls like any other, and what a plugin costs per frame is shown beside its budget.
+    let (status, text) = check("match-stats");
+    assert_eq!(status, Some(0), "{text}");
+    assert!(text.lines().any(|l| l.trim_start().starts_with("on-timers") && l.contains(" x1 ")), "{text}");
+    assert!(text.contains("CPU time per frame (60 frames of its timers, deliveries and calls)"), "{text}");
+    assert!(text.contains("budget 20ms"), "{text}");
 
     let (status, text) = check(plugins.folder(&DAMAGEABLE_PROPS).to_str().unwrap());
     assert_eq!(status, Some(2), "{text}");

@@ -17,8 +17,8 @@ use gamefeature_host::timeline::{track, EventKind, LogLevel};
 use gamefeature_host::world::{self, NetMode};
 use gamefeature_host::{game, Session, SessionOptions};
 
-/// Frames of play the check runs: a second at 30 Hz, so timers get their turn.
-const FRAMES: u32 = 30;
+/// Frames of play the check runs: two seconds at 30 Hz, so that timers of up to a second fire.
+const FRAMES: u32 = 60;
 
 /// The world the check plays in.
 const WORLD: &str = "check";
@@ -96,8 +96,11 @@ pub fn check_plugin(name: &str, game: Option<&Path>, options: SessionOptions) ->
         manager.with_world(|w| game::possess(w, player)).ok();
         manager.with_world(|w| game::replicate_player_state(w, player)).ok();
     }
+    let mut frame_costs = Vec::new();
     for _ in 0..FRAMES {
         manager.tick(Duration::from_secs(1) / 30);
+        let cost = manager.last_frame_costs().iter().find(|(plugin, _)| plugin == name).map(|(_, cost)| *cost);
+        frame_costs.extend(cost);
     }
     tokio.block_on(manager.end_play())?;
     let report = manager.report().clone();
@@ -127,6 +130,17 @@ pub fn check_plugin(name: &str, game: Option<&Path>, options: SessionOptions) ->
             ""
         };
         println!("    {hook:32} x{count:<5} {:>9.1} us{mark}", slowest.as_secs_f64() * 1e6);
+    }
+    if let Some(heaviest) = frame_costs.iter().max() {
+        let mean = frame_costs.iter().sum::<Duration>() / frame_costs.len() as u32;
+        println!(
+            "  CPU time per frame ({} frames of its timers, deliveries and calls): mean {:.1} us, heaviest {:.1} us, \
+             budget {:?}",
+            frame_costs.len(),
+            mean.as_secs_f64() * 1e6,
+            heaviest.as_secs_f64() * 1e6,
+            limits.frame_budget
+        );
     }
     let texts = |keep: &dyn Fn(&EventKind, &str) -> bool| -> Vec<String> {
         events.iter().filter(|e| keep(&e.kind, &e.text)).map(|e| e.text.clone()).collect()

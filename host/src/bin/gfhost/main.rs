@@ -396,7 +396,7 @@ fn run_experience(
          {features} init-state features; experience {}",
         manager.state()
     );
-    println!("  time in plugins (calls the timeline recorded; timer calls are not recorded):");
+    println!("  time in plugins (calls the timeline recorded):");
     print!("{}", session.timeline().render_time_in_plugins());
     if let Some(trace_path) = trace {
         let json = serde_json::to_string_pretty(&session.timeline().to_chrome_trace())?;

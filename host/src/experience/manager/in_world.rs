@@ -214,8 +214,8 @@ impl ExperienceManager {
         frame
     }
 
-    /// Each live plugin's CPU time in the last frame [`tick`](Self::tick) ended, by owner.
-    pub fn last_frame_costs(&self) -> &[(OwnerId, std::time::Duration)] {
+    /// Each live plugin's CPU time in the last frame [`tick`](Self::tick) ended, by plugin.
+    pub fn last_frame_costs(&self) -> &[(String, std::time::Duration)] {
         &self.last_frame_costs
     }
 
