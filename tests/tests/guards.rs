@@ -176,3 +176,55 @@ async fn a_plugin_over_its_frame_budget_frame_after_frame_is_quarantined_and_the
     play_one_player(&mut manager, "after the quarantine");
     manager.end_play().await.unwrap();
 }
+
+/// The failures listed in a world's report, as shown.
+fn failures(manager: &gamefeature_host::experience::ExperienceManager) -> Vec<String> {
+    manager.report().failures.iter().map(ToString::to_string).collect()
+}
+
+#[tokio::test]
+async fn a_reload_whose_old_version_fails_too_says_the_plugin_is_out() {
+    let plugins = PluginDir::with(&[]);
+    hostile(&plugins, "refuse-restore");
+    let session = session(&plugins);
+    let mut manager = hostile_alone(&session).await;
+    let error = manager.reload_feature("hostile").await.unwrap_err();
+    assert!(matches!(error, gamefeature_host::experience::ReloadError::Lost { .. }), "{error}");
+    assert!(error.to_string().contains("the old version brought back failed too"), "{error}");
+    assert!(!error.to_string().contains("runs again"), "{error}");
+    assert_eq!(manager.live_features(), Vec::<String>::new());
+    let listed = failures(&manager);
+    assert_eq!(listed.len(), 2, "the new version's failure, then the old one's: {listed:?}");
+    assert!(
+        !listed[0].contains("brought back") && listed[1].contains("the old version 0.1.0 brought back"),
+        "{listed:?}"
+    );
+    manager.end_play().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_old_version_brought_back_reads_its_own_bundles_not_the_new_versions() {
+    let plugins = PluginDir::with(&[]);
+    let folder = hostile_named(&plugins, "hostile", "none");
+    let session = session(&plugins);
+    let mut manager = hostile_alone(&session).await;
+    // The new version's files replace the old one's on disk: its behaviour is to panic as it activates.
+    std::fs::write(folder.join("behaviour.txt"), "panic-activating").unwrap();
+    let error = manager.reload_feature("hostile").await.unwrap_err();
+    assert!(matches!(error, gamefeature_host::experience::ReloadError::Failed { .. }), "{error}");
+    assert_eq!(manager.live_features(), ["hostile"], "the old version runs again, with its own behaviour");
+    manager.end_play().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_snapshot_that_traps_is_listed_and_its_successor_starts_fresh() {
+    let plugins = PluginDir::with(&[]);
+    hostile(&plugins, "panic-snapshot");
+    let session = session(&plugins);
+    let mut manager = hostile_alone(&session).await;
+    manager.reload_feature("hostile").await.unwrap();
+    assert_eq!(manager.live_features(), ["hostile"]);
+    let listed = failures(&manager);
+    assert!(listed.iter().any(|f| f.contains("snapshot: trapped") && f.contains("panicked")), "{listed:?}");
+    manager.end_play().await.unwrap();
+}

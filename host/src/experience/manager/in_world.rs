@@ -29,12 +29,20 @@ impl ExperienceManager {
     /// Creates the plugin's instance in this world and runs its actions; on failure, records it and leaves
     /// nothing of the plugin in the world.
     pub(super) async fn run_feature_actions(&mut self, name: &str) {
+        self.run_feature_actions_with(name, None).await;
+    }
+
+    /// [`run_feature_actions`](Self::run_feature_actions), with the bundles already read (`kept`) rather than
+    /// read from disk now.
+    async fn run_feature_actions_with(&mut self, name: &str, kept: Option<Arc<crate::assets::Assets>>) {
         let Some(code) = self.features.code(name) else {
             self.fail(name, "ExecutingActions", "plugin is not loaded".into());
             return;
         };
         let manifest = self.features.manifest(name).expect("loaded plugins are installed");
-        let assets = if manifest.bundles.is_empty() {
+        let assets = if let Some(kept) = kept {
+            kept
+        } else if manifest.bundles.is_empty() {
             self.assets.clone()
         } else {
             let mut merged = (*self.assets).clone();
@@ -93,7 +101,7 @@ impl ExperienceManager {
             world_name: self.world_name.clone(),
             net_mode: self.net_mode,
             world: self.world.clone(),
-            assets,
+            assets: assets.clone(),
             timeline: self.timeline.clone(),
             log_level: self.options.plugin_log_level,
             permissions: Arc::new(permissions),
@@ -113,7 +121,8 @@ impl ExperienceManager {
             format!("instantiated in {:.1} us", started.elapsed().as_secs_f64() * 1e6),
         );
         self.instances.insert(owner, LiveInstance::new(name, instance));
-        self.in_world.push(FeatureInWorld { name: name.to_string(), owner, actions: Vec::new(), playing: false });
+        let feature = FeatureInWorld { name: name.to_string(), owner, actions: Vec::new(), playing: false, assets };
+        self.in_world.push(feature);
         let index = self.in_world.len() - 1;
         match self.activate_instance(index, &manifest.actions) {
             Ok(()) => self.in_world[index].playing = true,
@@ -463,6 +472,11 @@ pub enum ReloadError {
     Refused { plugin: String, cause: String },
     #[error("the new version of {plugin:?} failed to activate ({cause}); the old version runs again")]
     Failed { plugin: String, cause: String },
+    #[error(
+        "the new version of {plugin:?} failed to activate ({cause}), and the old version brought back failed too \
+         ({old_cause}): {plugin:?} is out of this world"
+    )]
+    Lost { plugin: String, cause: String, old_cause: String },
 }
 
 /// A plugin's new version, read and compiled while the old one keeps running: the first half of a hot reload,
@@ -537,8 +551,9 @@ impl ExperienceManager {
         let index = self.in_world.iter().position(|f| f.name == name).expect("checked above");
         let feature = self.in_world.remove(index);
         self.carry_state(&feature);
+        let old_assets = feature.assets.clone();
         self.teardown(vec![feature]).await;
-        let outcome = self.activate_new_version(name, &old, manifest, code, to).await;
+        let outcome = self.activate_new_version(name, (&old, old_assets), manifest, code, to).await;
         for dependent in &dependents {
             self.run_feature_actions(dependent).await;
         }
@@ -548,11 +563,16 @@ impl ExperienceManager {
     }
 
     /// Keeps what a leaving instance's `snapshot` returns, for its next instance's `restore`. A plugin that
-    /// keeps no state (or traps: it is quarantined, and its successor starts fresh) carries nothing.
+    /// keeps no state carries nothing; one whose snapshot fails (an error, a trap, its deadline) carries
+    /// nothing either — its successor starts fresh — and the failure is listed like any other.
     fn carry_state(&mut self, feature: &FeatureInWorld) {
         let snapshot = self.call(feature.owner, "snapshot", |i| i.snapshot().map(|state| state.map(Carried)));
-        if let Some(Ok(Some(Carried(state)))) = snapshot {
-            self.carried.insert(feature.name.clone(), state);
+        match snapshot {
+            Some(Ok(Some(Carried(state)))) => {
+                self.carried.insert(feature.name.clone(), state);
+            }
+            Some(Err(e)) => self.fail_feature(&feature.name, Transition::Deactivating, format!("snapshot: {e}")),
+            _ => {}
         }
     }
 
@@ -570,7 +590,7 @@ impl ExperienceManager {
     async fn activate_new_version(
         &mut self,
         name: &str,
-        old: &crate::feature::PluginManifest,
+        (old, old_assets): (&crate::feature::PluginManifest, Arc<crate::assets::Assets>),
         manifest: crate::feature::PluginManifest,
         code: Arc<dyn crate::feature::LoadedPlugin>,
         to: String,
@@ -587,12 +607,24 @@ impl ExperienceManager {
         let cause = self.report.failures.last().map(|f| f.cause.clone()).unwrap_or_default();
         let new_version = self.features.swap_code((*old_manifest).clone(), old_code);
         drop(new_version);
-        self.run_feature_actions(name).await;
-        if self.in_world.iter().any(|f| f.name == name) {
-            self.features.recover(name);
+        let failures_before = self.report.failures.len();
+        self.run_feature_actions_with(name, Some(old_assets)).await;
+        // What the old version brought back failed of is its own failure: said so, not listed as the new one's.
+        for failure in &mut self.report.failures[failures_before..] {
+            failure.cause = format!("the old version {} brought back: {}", old.version, failure.cause);
         }
-        self.timeline.record(&track, EventKind::Note, format!("reload to {to} failed; {} runs again", old.version));
-        Err(ReloadError::Failed { plugin: name.to_string(), cause })
+        if self.in_world.iter().any(|f| f.name == name && self.instances.contains(f.owner)) {
+            self.features.recover(name);
+            self.timeline.record(&track, EventKind::Note, format!("reload to {to} failed; {} runs again", old.version));
+            return Err(ReloadError::Failed { plugin: name.to_string(), cause });
+        }
+        let old_cause = self.report.failures.last().map(|f| f.cause.clone()).unwrap_or_default();
+        self.timeline.record(
+            &track,
+            EventKind::Failure,
+            format!("reload to {to} failed, and {} failed too", old.version),
+        );
+        Err(ReloadError::Lost { plugin: name.to_string(), cause, old_cause })
     }
 
     /// Installs a plugin folder while the game runs (it goes `Installed`; activate it to use it). Returns its

@@ -117,6 +117,9 @@ struct FeatureInWorld {
     actions: Vec<ActiveAction>,
     /// Activated in this world (its `on-activated` returned): failures from now on happen while playing.
     playing: bool,
+    /// The bundles its instance reads: kept, so that a version brought back after a failed reload reads its
+    /// own files, not the new version's that replaced them on disk.
+    assets: Arc<Assets>,
 }
 
 /// Drives one world's experience.

@@ -3,7 +3,7 @@
 //! Misbehaving in a callback, `<misdeed>-<callback>`:
 //! - misdeeds: `loop` (never returns), `panic`;
 //! - callbacks: the lifecycle's `registering`, `loading`, `activating`, `activated`, `deactivating`,
-//!   `unloading`, `unregistering`; `event` (an extension event); and the init-state callbacks `can-change`,
+//!   `unloading`, `unregistering`; a reload's `snapshot` and `restore`; `event` (an extension event); and the init-state callbacks `can-change`,
 //!   `handle-change`, `default-init`, `state-changed` (for a feature `Hostile` it registers on every pawn).
 //!
 //! In `on-activating`:
@@ -43,6 +43,7 @@
 //!   handlers to hear `ReceiverRemoved` — asks about it and tries every change of it, logging each outcome as
 //!   `pending-kill <import>: accepted` or `pending-kill <import>: refused <error>`;
 //! - `timer-flood`: starts 1,000 timers firing every frame and keeps them;
+//! - `refuse-restore`: keeps a state across reloads, and refuses every state handed back to it;
 //! - `busy-timers`: starts one timer firing every frame and spins for tens of milliseconds in each firing (well
 //!   within a call's deadline, far over any frame budget).
 
@@ -489,6 +490,19 @@ impl Plugin for Hostile {
             && (event == components::events::EXTENSION_ADDED || event == components::events::RECEIVER_ADDED)
         {
             self.join_init(actor);
+        }
+    }
+
+    fn snapshot(&mut self) -> Option<Vec<u8>> {
+        self.misbehave_in("snapshot");
+        Some(self.behaviour.clone().into_bytes())
+    }
+
+    fn restore(&mut self, _state: &[u8]) -> Result<(), String> {
+        self.misbehave_in("restore");
+        match self.behaviour.as_str() {
+            "refuse-restore" => Err("refuses the state handed to it".into()),
+            _ => Ok(()),
         }
     }
 
