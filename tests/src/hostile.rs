@@ -56,3 +56,12 @@ pub async fn play_beside_lyra(session: &Session, behaviour: &str) -> ExperienceM
 pub fn hostile_lines(session: &Session, level: LogLevel) -> Vec<String> {
     session.timeline().texts(&track::instance("hostile", "w"), EventKind::Log(level))
 }
+
+/// Plays `behaviour` beside lyra-character in `session`, checks the hostile plugin was tolerated (still live at
+/// the end of play), and returns its info and warning lines.
+pub async fn tolerated(session: &Session, behaviour: &str) -> (Vec<String>, Vec<String>) {
+    let mut manager = play_beside_lyra(session, behaviour).await;
+    assert_eq!(manager.live_features(), ["hostile", "lyra-character"], "{behaviour} is recoverable");
+    manager.end_play().await.unwrap();
+    (hostile_lines(session, LogLevel::Info), hostile_lines(session, LogLevel::Warn))
+}

@@ -16,6 +16,7 @@ use gamefeature_host::{Session, SessionOptions};
 pub use gamefeature_plugin_artifacts::*;
 
 pub mod baseline;
+pub mod guard_table;
 pub mod hostile;
 
 /// Runtime settings for tests: a small instance pool (many engines share one test process), the given cache

@@ -80,54 +80,6 @@ async fn hostile_alone(session: &gamefeature_host::Session) -> gamefeature_host:
 }
 
 #[tokio::test]
-async fn an_actor_on_its_way_out_answers_queries_and_refuses_every_change() {
-    let plugins = PluginDir::with(&[]);
-    hostile(&plugins, "pending-kill");
-    let session = session(&plugins);
-    let mut manager = hostile_alone(&session).await;
-    let lines: Vec<String> =
-        hostile_lines(&session, LogLevel::Info).into_iter().filter(|l| l.starts_with("pending-kill")).collect();
-    let outcome = |import: &str| {
-        let prefix = format!("pending-kill {import}: ");
-        let line = lines.iter().find(|l| l.starts_with(&prefix)).unwrap_or_else(|| panic!("{import}: {lines:?}"));
-        line[prefix.len()..].to_string()
-    };
-    for query in ["actor-class", "components-of"] {
-        assert_eq!(outcome(query), "accepted", "{query}");
-    }
-    let changes = [
-        "add-receiver",
-        "remove-receiver",
-        "register-feature",
-        "register-features",
-        "unregister-feature",
-        "change-feature-state",
-        "subscribe-actor",
-        "continue-init-state-chain",
-        "queue-chain-requests",
-        "check-default-initialization-for-implementers",
-        "send-extension-event",
-        "send-extension-events",
-        "set-property",
-        "ensure-component",
-        "watch-property",
-        "destroy-actor",
-    ];
-    for change in changes {
-        assert!(outcome(change).starts_with("refused Error::UnknownActor("), "{change}: {}", outcome(change));
-    }
-    assert_eq!(lines.len(), changes.len() + 2, "{lines:?}");
-    // The pawn is gone, and nothing of it stayed behind: no feature, subscription or watch.
-    {
-        let w = gamefeature_host::world::lock(manager.world());
-        assert_eq!(w.actors_of_class("Pawn").unwrap(), []);
-        assert_eq!(w.live_watches(), 0);
-    }
-    assert_eq!(manager.live_features(), ["hostile"]);
-    manager.end_play().await.unwrap();
-}
-
-#[tokio::test]
 async fn timers_reach_a_plugin_at_most_256_per_call_each_call_in_the_timeline() {
     let plugins = PluginDir::with(&[]);
     hostile(&plugins, "timer-flood");

@@ -3,7 +3,8 @@
 //! Misbehaving in a callback, `<misdeed>-<callback>`:
 //! - misdeeds: `loop` (never returns), `panic`;
 //! - callbacks: the lifecycle's `registering`, `loading`, `activating`, `activated`, `deactivating`,
-//!   `unloading`, `unregistering`; a reload's `snapshot` and `restore`; `event` (an extension event); and the init-state callbacks `can-change`,
+//!   `unloading`, `unregistering`; a reload's `snapshot` and `restore`; `property-changed` (a property it
+//!   watches, on a pawn it spawns and writes as it activates); `event` (an extension event); and the init-state callbacks `can-change`,
 //!   `handle-change`, `default-init`, `state-changed` (for a feature `Hostile` it registers on every pawn).
 //!
 //! In `on-activating`:
@@ -67,6 +68,7 @@ struct Hostile {
     spawned: usize,
     wave_last: Option<ActorId>,
     timers: Vec<gamefeature_sdk::timers::Timer>,
+    watches: Vec<components::PropertyWatch>,
 }
 
 fn spin() -> u64 {
@@ -183,6 +185,9 @@ impl Hostile {
                 ("add-component-request", components::request_component("Pawn", name).map(drop)),
                 ("add-extension-handler", components::add_extension_handler(name, 9).map(drop)),
                 ("send-extension-event", components::send_event(pawn, name)),
+                ("ensure-component", components::ensure_component(pawn, name).map(drop)),
+                ("watch-property (component)", components::watch_property(pawn, name, "hp", 1).map(drop)),
+                ("watch-property (property)", components::watch_property(pawn, "Pawn", name, 1).map(drop)),
                 ("register-feature", init_state::register_feature(pawn, name, "X")),
                 ("unregister-feature", init_state::unregister_feature(pawn, name)),
                 ("feature-state", init_state::feature_state(pawn, name).map(drop)),
@@ -261,6 +266,19 @@ impl Hostile {
     }
 
     /// Spawns the next wave of `spawn-storm`.
+    /// Requests a component of its own on pawns, spawns one, watches one of the component's properties and
+    /// writes it: the change reaches `on-properties-changed` once this call returns.
+    fn watch_own_property(&mut self) {
+        self.held = components::request_component("Pawn", "HostileStats").ok();
+        let watched = world::spawn_actor("Pawn", true).and_then(|pawn| {
+            self.watches.push(components::watch_property(pawn, "HostileStats", "hp", 5)?);
+            world::set_property(pawn, "HostileStats", "hp", &Value::Integer(1))
+        });
+        if let Err(e) = watched {
+            log::warn(&format!("could not watch a property of its own: {e:?}"));
+        }
+    }
+
     fn pending_kill(&mut self) {
         self.handler = components::add_extension_handler("Pawn", 1).ok();
         let Ok(pawn) = world::spawn_actor("Pawn", true) else {
@@ -403,6 +421,7 @@ impl Plugin for Hostile {
                 self.held = Some(components::request_component("Pawn", "Hoard").map_err(|e| format!("{e:?}"))?);
             }
             "pending-kill" => self.pending_kill(),
+            behaviour if behaviour.ends_with("-property-changed") => self.watch_own_property(),
             "timer-flood" | "busy-timers" => {
                 let count = if self.behaviour == "timer-flood" { 1000 } else { 1 };
                 self.timers = (0..count).filter_map(|id| gamefeature_sdk::timers::every_frame(id).ok()).collect();
@@ -491,6 +510,10 @@ impl Plugin for Hostile {
         {
             self.join_init(actor);
         }
+    }
+
+    fn on_property_changed(&mut self, _watch: u32, _actor: ActorId, _old: Option<&Value>, _new: Option<&Value>) {
+        self.misbehave_in("property-changed");
     }
 
     fn snapshot(&mut self) -> Option<Vec<u8>> {
