@@ -10,6 +10,7 @@
 //! handles = 100_000              # requests, handlers and subscriptions one instance may hold
 //! host-memory-mib = 16           # host memory the properties one plugin writes may hold
 //! frame-budget-ms = 20           # CPU time all of one plugin's calls in one frame may use, frame after frame
+//! data-quota-mib = 64            # what a plugin's data directory (fs.data) may hold
 //! data-dir = "plugin-data"       # parent of the directories granted with fs.data (relative to this file)
 //! work-per-dispatch = 100_000    # deliveries one plugin's work may reach in one dispatch, through any plugin
 //!
@@ -46,6 +47,8 @@ pub struct LimitOverrides {
     pub host_memory_mib: Option<u64>,
     /// CPU time all of the plugin's calls in one frame may use, in milliseconds.
     pub frame_budget_ms: Option<u64>,
+    /// What the plugin's data directory may hold, in MiB.
+    pub data_quota_mib: Option<u64>,
 }
 
 /// The longest call deadline accepted: a call this long already freezes a game for a minute.
@@ -80,7 +83,8 @@ impl LimitOverrides {
             || self.host_memory_mib == Some(0)
             || self.fuel == Some(0)
             || self.world_changes == Some(0)
-            || self.handles == Some(0);
+            || self.handles == Some(0)
+            || self.data_quota_mib == Some(0);
         if zero {
             return Err("a limit of 0 would stop every call; leave it out instead".into());
         }
@@ -101,6 +105,10 @@ impl LimitOverrides {
 
     pub fn memory_bytes(&self) -> Option<usize> {
         self.memory_mib.map(|mib| (mib as usize).saturating_mul(1 << 20))
+    }
+
+    pub fn data_quota_bytes(&self) -> Option<u64> {
+        self.data_quota_mib.map(|mib| mib.saturating_mul(1 << 20))
     }
 
     pub fn host_memory_bytes(&self) -> Option<usize> {
@@ -146,6 +154,7 @@ struct SandboxSection {
     handles: Option<u32>,
     host_memory_mib: Option<u64>,
     frame_budget_ms: Option<u64>,
+    data_quota_mib: Option<u64>,
     data_dir: Option<PathBuf>,
     work_per_dispatch: Option<usize>,
 }
@@ -181,6 +190,7 @@ impl HostConfig {
             handles: sandbox.handles,
             host_memory_mib: sandbox.host_memory_mib,
             frame_budget_ms: sandbox.frame_budget_ms,
+            data_quota_mib: sandbox.data_quota_mib,
         };
         for (plugin, limits) in std::iter::once(("[sandbox]", &defaults))
             .chain(file.limits.iter().map(|(name, limits)| (name.as_str(), limits)))

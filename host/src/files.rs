@@ -101,3 +101,52 @@ mod tests {
         assert!(read(dir.path(), 10).is_err());
     }
 }
+
+/// What a directory holds: bytes of its files and entries (files, directories, links), counted without
+/// following links.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub bytes: u64,
+    pub entries: u64,
+}
+
+/// What `dir` holds, walked iteratively (no recursion however deep it goes); stops counting once it has seen
+/// more than `max_entries` entries, so a directory of a million files costs no more than the limit.
+pub fn usage(dir: &Path, max_entries: u64) -> std::io::Result<Usage> {
+    let mut usage = Usage::default();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(next) = pending.pop() {
+        for entry in std::fs::read_dir(next)? {
+            let entry = entry?;
+            usage.entries += 1;
+            if usage.entries > max_entries {
+                return Ok(usage);
+            }
+            let metadata = entry.metadata()?;
+            if metadata.is_dir() {
+                pending.push(entry.path());
+            } else {
+                usage.bytes = usage.bytes.saturating_add(metadata.len());
+            }
+        }
+    }
+    Ok(usage)
+}
+
+#[cfg(test)]
+mod usage_tests {
+    use super::*;
+
+    #[test]
+    fn counts_files_in_nested_folders_and_stops_at_the_entry_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
+        std::fs::write(dir.path().join("a/b/x"), vec![0u8; 1000]).unwrap();
+        std::fs::write(dir.path().join("y"), vec![0u8; 24]).unwrap();
+        assert_eq!(usage(dir.path(), 100).unwrap(), Usage { bytes: 1024, entries: 4 });
+        for i in 0..20 {
+            std::fs::write(dir.path().join(format!("f{i}")), b"").unwrap();
+        }
+        assert_eq!(usage(dir.path(), 10).unwrap().entries, 11);
+    }
+}

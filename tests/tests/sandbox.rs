@@ -375,6 +375,28 @@ async fn a_granted_data_directory_is_the_only_file_access_and_escapes_are_refuse
     assert!(!root.path().join("written-outside.txt").exists());
 }
 
+/// A plugin's data directory holds at most its quota: one call's writes past it quarantine the plugin, and it
+/// cannot start again until the directory is cleared.
+#[tokio::test]
+async fn a_data_directory_past_its_quota_stops_its_plugin() {
+    let root = tempfile::tempdir().unwrap();
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile_on_a_fiber(&plugins, "fill-data");
+    let quota = LimitOverrides { data_quota_mib: Some(1), ..Default::default() };
+    let session = custom_session(
+        &plugins,
+        |runtime| drop(runtime.plugin_limits.insert("hostile".into(), quota)),
+        |manager| manager.data_dir = Some(root.path().to_path_buf()),
+    );
+    let cause = quarantine_in(&session, "fill-data", Stopped::DuringPlay).await;
+    assert!(cause.contains("on-activating") && cause.contains("holds 2.0 MiB, over its quota of 1 MiB"), "{cause}");
+    let mut manager = play_beside_lyra(&session, "over quota, again").await;
+    let failures: Vec<String> = manager.report().failures.iter().map(ToString::to_string).collect();
+    assert!(failures.iter().any(|f| f.contains("cannot start: its data directory")), "{failures:#?}");
+    assert_eq!(manager.live_features(), ["lyra-character"]);
+    manager.end_play().await.unwrap();
+}
+
 #[tokio::test]
 async fn without_a_data_directory_a_plugin_has_no_filesystem() {
     let (lines, warnings) = fs_probe(None).await;

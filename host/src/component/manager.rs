@@ -131,6 +131,7 @@ impl World {
         cleanup.timers = self.clock.remove_owner(owner);
         cleanup.watches = self.manager.watches.remove_owner(owner);
         self.remove_declarations_of(owner);
+        self.manager.names.release(owner);
         self.manager.chain_reads.remove(&owner);
         if owner != OwnerId::HOST {
             let spawned: Vec<ActorId> = self.actors().filter(|a| a.spawned_by == Some(owner)).map(|a| a.id).collect();
@@ -356,7 +357,9 @@ impl World {
     pub fn acting_as<R>(&mut self, owner: OwnerId, f: impl FnOnce(&mut World) -> R) -> R {
         self.manager.plugin_calls += 1;
         self.manager.queue.act_as(Some(owner));
+        self.manager.names.act_as(Some(owner));
         let result = f(self);
+        self.manager.names.act_as(None);
         self.manager.queue.act_as(None);
         result
     }
@@ -456,6 +459,18 @@ impl World {
     /// looks it up once.
     pub fn known_name(&self, text: &str) -> Option<Name> {
         self.manager.names.get(text)
+    }
+
+    /// Why `owner` may not pass `names` now, if one of them would be new and it may introduce no more (see
+    /// [`Names`](super::Names)).
+    pub fn refuse_new_names<'a>(&self, owner: OwnerId, mut names: impl Iterator<Item = &'a str>) -> Option<String> {
+        let refusal = self.manager.names.refuse_new_name(owner)?;
+        names.any(|name| self.manager.names.get(name).is_none()).then_some(refusal)
+    }
+
+    /// Names `owner` introduced into this world.
+    pub fn names_introduced_by(&self, owner: OwnerId) -> u32 {
+        self.manager.names.introduced_by(owner)
     }
 
     /// Registers `feature` on `actor`, implemented by `owner`'s `implementer` component on it.

@@ -19,7 +19,7 @@ mod watches;
 pub use handlers::{ExtensionHandlers, Handler};
 pub use init_state::{FeatureEntry, InitStates, Subscription, Watched, LYRA_INIT_STATES};
 pub use manager::{events, ChainRead, ComponentManager, OwnerCleanup, MAX_CHAIN_READS};
-pub use names::{Name, Names};
+pub use names::{Name, Names, MAX_NAMES, MAX_NAMES_PER_PLUGIN};
 pub use queue::{Charge, ValueChange, Work, WorkQueue};
 pub use requests::{ComponentRequests, RequestFlags, RequestHandle, RequestKey};
 pub use watches::{PropertyWatches, Watch, WatchId};

@@ -66,6 +66,11 @@ impl WasmPlugin {
 
 impl LoadedPlugin for WasmPlugin {
     fn instantiate(&self, env: InstanceEnv) -> Result<Box<dyn PluginInstance>, CallError> {
+        if let Some(over) =
+            env.data_dir.as_deref().and_then(|dir| sandbox::data_over_quota(dir, self.limits.data_quota))
+        {
+            return Err(CallError::Refused(format!("cannot start: {over}")));
+        }
         let log_budget = Arc::new(LogBudget::default());
         // Without a data directory to open, the WASI context waits for the plugin's first WASI call.
         let wasi = match env.data_dir {
@@ -236,6 +241,13 @@ impl WasmInstance {
                 "flooded the host: tried {} world changes in one call, over its cap of {}",
                 state.changes, state.change_cap
             )));
+        }
+        // Files it wrote are measured after each call: a plugin can pass its quota by one call's writes at
+        // most, then it is stopped.
+        if let Some(dir) = &state.env.data_dir {
+            if let Some(over) = sandbox::data_over_quota(dir, self.limits.data_quota) {
+                return Err(CallError::Trapped(over));
+            }
         }
         result
     }

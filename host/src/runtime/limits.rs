@@ -26,6 +26,8 @@ pub struct Limits {
     pub host_memory: usize,
     /// CPU time all the plugin's calls in one frame may use (see `experience::FrameCost`).
     pub frame_budget: Duration,
+    /// Bytes its data directory may hold.
+    pub data_quota: u64,
 }
 
 impl Limits {
@@ -44,6 +46,7 @@ impl Limits {
             handles: overrides.handles.unwrap_or(config.max_handles),
             host_memory: overrides.host_memory_bytes().unwrap_or(config.host_memory),
             frame_budget: overrides.frame_budget().unwrap_or(config.frame_budget),
+            data_quota: overrides.data_quota_bytes().unwrap_or(config.data_quota),
         }
     }
 }

@@ -40,7 +40,9 @@ pub use direct::CallPath;
 pub use host::DEFAULT_MAX_HANDLES;
 pub use instance::{WasmInstance, WasmPlugin};
 pub use limits::Limits;
-pub use sandbox::{DEFAULT_CALL_DEADLINE, DEFAULT_HOST_MEMORY, DEFAULT_INSTANTIATE_DEADLINE, DEFAULT_MEMORY_LIMIT};
+pub use sandbox::{
+    DEFAULT_CALL_DEADLINE, DEFAULT_DATA_QUOTA, DEFAULT_HOST_MEMORY, DEFAULT_INSTANTIATE_DEADLINE, DEFAULT_MEMORY_LIMIT,
+};
 
 use crate::assets::{read_within, ReadWithinError};
 use crate::config::{HostConfig, LimitOverrides};
@@ -89,6 +91,9 @@ pub struct RuntimeConfig {
     /// CPU time all of one plugin's calls in one frame may use; a plugin over it frame after frame is
     /// quarantined (see `experience::FrameCost`).
     pub frame_budget: Duration,
+    /// What a plugin's data directory (granted with `fs.data`) may hold, in bytes; checked after each of its
+    /// calls (a plugin over it is quarantined, and cannot start again until it is cleared).
+    pub data_quota: u64,
     /// Per-plugin overrides of the limits above.
     pub plugin_limits: BTreeMap<String, LimitOverrides>,
 }
@@ -110,6 +115,7 @@ impl RuntimeConfig {
         self.max_handles = config.defaults.handles.unwrap_or(self.max_handles);
         self.host_memory = config.defaults.host_memory_bytes().unwrap_or(self.host_memory);
         self.frame_budget = config.defaults.frame_budget().unwrap_or(self.frame_budget);
+        self.data_quota = config.defaults.data_quota_bytes().unwrap_or(self.data_quota);
         self.plugin_limits.extend(config.limits.clone());
         self
     }
@@ -138,6 +144,7 @@ impl Default for RuntimeConfig {
             max_handles: DEFAULT_MAX_HANDLES,
             host_memory: DEFAULT_HOST_MEMORY,
             frame_budget: crate::experience::DEFAULT_FRAME_BUDGET,
+            data_quota: DEFAULT_DATA_QUOTA,
             plugin_limits: BTreeMap::new(),
         }
     }

@@ -23,6 +23,36 @@ pub const DATA_DIR: &str = "/data";
 /// Host memory the properties one plugin writes may hold by default.
 pub const DEFAULT_HOST_MEMORY: usize = 16 << 20;
 
+/// What a plugin's data directory may hold by default.
+pub const DEFAULT_DATA_QUOTA: u64 = 64 << 20;
+
+/// Entries (files, folders) a plugin's data directory may hold: a million empty files fill a disk's inodes,
+/// not its bytes.
+pub const MAX_DATA_ENTRIES: u64 = 10_000;
+
+/// Why a plugin's data directory is over what it may hold, if it is (or cannot be measured).
+pub fn data_over_quota(dir: &std::path::Path, quota: u64) -> Option<String> {
+    let usage = match crate::files::usage(dir, MAX_DATA_ENTRIES) {
+        Ok(usage) => usage,
+        Err(e) => return Some(format!("its data directory {} cannot be measured: {e}", dir.display())),
+    };
+    if usage.entries > MAX_DATA_ENTRIES {
+        return Some(format!(
+            "its data directory {} holds more than {MAX_DATA_ENTRIES} files and folders, the most it may",
+            dir.display()
+        ));
+    }
+    (usage.bytes > quota).then(|| {
+        format!(
+            "its data directory {} holds {:.1} MiB, over its quota of {} MiB (data-quota-mib; clear it or raise the \
+             quota)",
+            dir.display(),
+            usage.bytes as f64 / f64::from(1 << 20),
+            quota >> 20
+        )
+    })
+}
+
 /// Memory a plugin instance may grow to by default.
 pub const DEFAULT_MEMORY_LIMIT: usize = 64 << 20;
 

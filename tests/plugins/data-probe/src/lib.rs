@@ -3,7 +3,8 @@
 //! plugin does on that path too. Its `behaviour` asset names what it does in `on-activating`:
 //! - `fs-probe` (also with no behaviour): writes a file of its own under `/data`, then tries paths that escape
 //!   it, logging each outcome;
-//! - `sleep-activating`: sleeps for a minute; `nap-activating`: sleeps 2 ms (within its deadline).
+//! - `sleep-activating`: sleeps for a minute; `nap-activating`: sleeps 2 ms (within its deadline);
+//! - `fill-data`: writes two files of 1 MiB under `/data`.
 
 use gamefeature_sdk::{export_plugin, log, world, ActivationContext, Plugin};
 
@@ -32,6 +33,13 @@ impl Plugin for DataProbe {
         let behaviour = world::read_asset_text("behaviour").unwrap_or_default();
         match behaviour.trim() {
             "sleep-activating" => std::thread::sleep(std::time::Duration::from_secs(60)),
+            "fill-data" => {
+                for file in ["/data/fill-1", "/data/fill-2"] {
+                    if let Err(e) = std::fs::write(file, vec![7u8; 1 << 20]) {
+                        log::warn(&format!("could not write {file}: {e}"));
+                    }
+                }
+            }
             "nap-activating" => {
                 let started = std::time::Instant::now();
                 std::thread::sleep(std::time::Duration::from_millis(2));
