@@ -114,6 +114,35 @@ fn run_reports_failures_and_exits_non_zero() {
     );
 }
 
+/// What makes a run mean something else than its experience says is a failure: a plugin name installed twice
+/// (which one ran?) exits 2 with the cause listed; a pawn class nobody declares is refused naming the file.
+#[test]
+fn run_fails_on_a_plugin_installed_twice_and_on_an_unknown_pawn_class() {
+    let plugins = PluginDir::with(&[EVENT_SINK]);
+    let copy = plugins.path().join("event-sink-copy");
+    std::fs::create_dir_all(&copy).unwrap();
+    for file in ["plugin.toml", "event_sink.wasm"] {
+        std::fs::copy(plugins.folder(&EVENT_SINK).join(file), copy.join(file)).unwrap();
+    }
+    let experiences = ExperienceDir::new();
+    let experience = experiences.write("e.toml", "[experience]\nname = \"e\"\nfeatures = [\"event-sink\"]\n");
+    let cache = SharedCache::new();
+    let output = gfhost(&["run", experience.to_str().unwrap()], plugins.path(), cache.path());
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    assert!(text.contains("plugin discovery: plugin \"event-sink\" is installed twice"), "{text}");
+
+    std::fs::remove_dir_all(&copy).unwrap();
+    let unknown = experiences.write(
+        "unknown.toml",
+        "[experience]\nname = \"e\"\nfeatures = [\"event-sink\"]\n[pawn-data]\npawn-class = \"Nonexistent\"\n",
+    );
+    let output = gfhost(&["run", unknown.to_str().unwrap()], plugins.path(), cache.path());
+    let errors = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{}", stdout(&output));
+    assert!(errors.contains("unknown.toml: [pawn-data] pawn-class \"Nonexistent\" is neither"), "{errors}");
+}
+
 #[test]
 fn run_shows_a_quarantine_in_the_timeline_and_the_trace() {
     let (plugins, experiences) = hostile_beside_lyra("panic-activating");

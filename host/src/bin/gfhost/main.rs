@@ -403,10 +403,16 @@ fn run_experience(
         std::fs::write(trace_path, json).with_context(|| format!("writing trace {}", trace_path.display()))?;
         println!("  trace written to {}", trace_path.display());
     }
-    if report.failures.is_empty() {
+    // A plugin folder that could not be installed (a bad manifest, a name installed twice) is a failure too:
+    // the experience may have run without the plugin meant, or with another of the same name.
+    let discovery = &session.discovery().errors;
+    if report.failures.is_empty() && discovery.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
-    println!("\n{} failure(s):", report.failures.len());
+    println!("\n{} failure(s):", report.failures.len() + discovery.len());
+    for problem in discovery {
+        println!("  - plugin discovery: {problem}");
+    }
     for failure in &report.failures {
         println!("  - {failure}");
     }

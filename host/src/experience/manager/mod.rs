@@ -325,6 +325,18 @@ impl ExperienceManager {
             for (class, policy) in &definition.component_creation {
                 w.override_creation(class, *policy);
             }
+            if let Some(pawn) = &definition.pawn_data {
+                if !w.classes().contains(&pawn.pawn_class) {
+                    return Err(ExperienceError::World {
+                        experience: definition.path.clone(),
+                        cause: format!(
+                            "[pawn-data] pawn-class {:?} is neither one of the game's classes nor declared under \
+                             [classes]",
+                            crate::text::shown(&pawn.pawn_class, 64)
+                        ),
+                    });
+                }
+            }
         }
         let assets_error = |cause| ExperienceError::Assets { experience: definition.path.clone(), cause };
         let mut assets =
