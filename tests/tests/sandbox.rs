@@ -597,6 +597,24 @@ fn a_plugin_held_up_by_the_host_is_not_punished_for_it() {
 }
 
 /// A quarantine names the phase the plugin was in — playing, deactivating, unloading — and the call.
+/// A host out of instance slots refuses the plugin it cannot start, saying why — not a trap of the plugin's.
+#[tokio::test]
+async fn a_full_instance_pool_refuses_a_plugin_without_blaming_it() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile(&plugins, "none");
+    let session = custom_session(&plugins, |runtime| runtime.max_instances = 1, |_| {});
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["hostile", "lyra-character"]));
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    assert_eq!(manager.live_features(), ["hostile"]);
+    let failures: Vec<String> = manager.report().failures.iter().map(ToString::to_string).collect();
+    let full = failures.iter().find(|f| f.starts_with("lyra-character")).expect("lyra-character could not start");
+    assert!(full.contains("cannot start: the host's instance pool is full"), "{full}");
+    assert!(!full.contains("trapped"), "{full}");
+    manager.end_play().await.unwrap();
+}
+
 #[tokio::test]
 async fn a_quarantine_names_the_phase_and_the_call() {
     use gamefeature_host::feature::{Phase, Transition};

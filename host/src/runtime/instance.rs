@@ -321,6 +321,13 @@ fn trapped(error: wasmtime::Error, limits: &Limits) -> CallError {
     if let Some(abandoned) = error.downcast_ref::<Abandoned>() {
         return abandoned_call(*abandoned, limits);
     }
+    // Not the plugin's doing: the host is out of instance slots. The plugin is refused, not quarantined.
+    if let Some(full) = error.downcast_ref::<wasmtime::PoolConcurrencyLimitError>() {
+        return CallError::Refused(format!(
+            "cannot start: the host's instance pool is full ({full}); end other worlds or plugins, or raise the \
+             pool's size (RuntimeConfig::max_instances)"
+        ));
+    }
     let cause = match error.downcast_ref::<wasmtime::Trap>() {
         Some(wasmtime::Trap::Interrupt) => format!("exceeded its call deadline ({:?})", limits.call_deadline),
         Some(wasmtime::Trap::OutOfFuel) => {
