@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
+use crate::text::{shown, MAX_CAUSE, MAX_NAME};
 use crate::world::NetMode;
 
 /// One of Lyra's three bundles.
@@ -43,9 +44,13 @@ impl fmt::Display for BundleName {
 /// Bundles as declared in a data file: bundle -> asset name -> path relative to that file's directory.
 pub type BundleDeclarations = BTreeMap<BundleName, BTreeMap<String, String>>;
 
-/// A declared path that leaves the directory of the file declaring it.
+/// A declared path that leaves the directory of the file declaring it. The path is a plugin's or an
+/// experience's: the message quotes it cut and escaped.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("path {0:?} must be relative and stay inside its directory (no '..', no absolute paths)")]
+#[error(
+    "path {:?} must be relative and stay inside its directory (no '..', no absolute paths)",
+    shown(.0, MAX_CAUSE)
+)]
 pub struct PathEscapes(pub String);
 
 /// Joins `relative` onto `base`, refusing absolute paths and `..`: data files name only what sits beside or
@@ -80,9 +85,14 @@ pub enum ReadWithinError {
 }
 
 /// An asset file that could not be read. Its message says why, so it has no separate `source()`: printed as a
-/// chain (`{:#}` with anyhow) the cause would appear twice.
+/// chain (`{:#}` with anyhow) the cause would appear twice. The name and path come from a plugin's or an
+/// experience's bundles: the message quotes them cut and escaped.
 #[derive(Debug, thiserror::Error)]
-#[error("asset {name:?} of bundle {bundle} ({}): {cause}", path.display())]
+#[error(
+    "asset {:?} of bundle {bundle} ({}): {cause}",
+    shown(name, MAX_NAME),
+    shown(&path.display().to_string(), MAX_CAUSE)
+)]
 pub struct AssetReadError {
     pub name: String,
     pub bundle: BundleName,
@@ -137,6 +147,12 @@ impl Assets {
         self.files.get(name)
     }
 
+    /// An asset's bytes, for a plugin asking by name (`read-asset`): a name no loaded bundle declares is an
+    /// [`UnknownAsset`] quoting it cut and escaped.
+    pub fn read(&self, name: &str) -> Result<&Arc<[u8]>, UnknownAsset> {
+        self.files.get(name).ok_or_else(|| UnknownAsset::new(name))
+    }
+
     /// Names of every loaded asset, sorted.
     pub fn names(&self) -> Vec<&str> {
         let mut names: Vec<&str> = self.files.keys().map(String::as_str).collect();
@@ -147,6 +163,28 @@ impl Assets {
     /// Bundles loaded, in load order.
     pub fn bundles(&self) -> &[BundleName] {
         &self.loaded_bundles
+    }
+}
+
+/// A name no loaded bundle declares an asset by. The name is whatever the plugin asked for (a megabyte of it,
+/// or terminal escapes), and the error goes back to the plugin, which often reports or logs it: it holds the
+/// name as [`shown`] quotes it, at most [`MAX_NAME`] bytes of it with every control character escaped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no loaded bundle declares an asset named {0:?}")]
+pub struct UnknownAsset(String);
+
+impl UnknownAsset {
+    pub fn new(name: &str) -> Self {
+        UnknownAsset(shown(name, MAX_NAME))
+    }
+
+    /// The name as quoted: cut and escaped.
+    pub fn name(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_name(self) -> String {
+        self.0
     }
 }
 
@@ -194,5 +232,40 @@ mod tests {
         let printed = format!("{:#}", anyhow::Error::new(error));
         assert!(printed.contains("\"tuning\""), "{printed}");
         assert_eq!(printed.matches(&io).count(), 1, "{printed}");
+    }
+
+    /// `read-asset` answers a name it does not know with the name: a plugin asking for a megabyte-long one, or
+    /// one with newlines and terminal controls, gets back (and may log) a short, escaped quote of it.
+    #[test]
+    fn an_unknown_asset_quotes_its_name_cut_and_escaped() {
+        let assets = Assets::default();
+        let huge = "a".repeat(1 << 20);
+        let error = assets.read(&huge).unwrap_err();
+        assert_eq!(error.name(), format!("{} [cut]", "a".repeat(MAX_NAME)));
+        assert!(error.to_string().len() < MAX_NAME + 100, "{error}");
+        let error = assets.read("tuning\n\u{1b}[2J\u{202e}lmth.exe").unwrap_err();
+        assert_eq!(error.into_name(), "tuning\\n\\u{1b}[2J\\u{202e}lmth.exe");
+        assert_eq!(assets.read("nope").unwrap_err().name(), "nope");
+    }
+
+    /// A bundle's asset names and paths come from a plugin's or an experience's files: errors quoting them cut
+    /// and escape them too (and quote the escaped text as `{:?}` does, its backslashes doubled).
+    #[tokio::test]
+    async fn bundle_errors_quote_names_and_paths_cut_and_escaped() {
+        let escapes = PathEscapes(format!("../{}\u{202e}", "x".repeat(1 << 20))).to_string();
+        assert!(escapes.len() < MAX_CAUSE + 200, "{} bytes", escapes.len());
+        assert!(escapes.starts_with("path \"../xxx") && escapes.contains("[cut]"), "{}", &escapes[..200]);
+        let escapes = PathEscapes("/etc/\u{202e}dwssap".into()).to_string();
+        assert!(escapes.contains("/etc/\\\\u{202e}dwssap"), "{escapes}");
+
+        let dir = tempfile::TempDir::new().unwrap();
+        let name = format!("tuning\u{2066}{}", "n".repeat(100_000));
+        let mut declared = BundleDeclarations::new();
+        declared.entry(BundleName::Equipped).or_default().insert(name, format!("data/\u{202e}{}", "p".repeat(5000)));
+        let error = Assets::load(dir.path(), &declared, NetMode::Standalone).await.unwrap_err().to_string();
+        assert!(error.len() < MAX_NAME + MAX_CAUSE + 300, "{} bytes", error.len());
+        assert!(error.starts_with("asset \"tuning\\\\u{2066}nnn"), "{}", &error[..100]);
+        assert!(error.contains("/data/\\u{202e}ppp"), "{error}");
+        assert!(!error.contains('\u{202e}') && !error.contains('\u{2066}'), "{error}");
     }
 }

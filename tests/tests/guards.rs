@@ -23,7 +23,7 @@ async fn a_creation_policy_for_a_class_the_plugin_does_not_declare_is_refused_by
     assert!(!matches!(session.features().state("hostile"), Some(PluginState::Stable(_))));
     let refused = session.discovery().errors.iter().find(|f| f.contains("hostile")).expect("its manifest is refused");
     assert!(refused.contains("plugin.toml"), "{refused}");
-    assert!(refused.contains("sets the policy of HeroComponent, which the plugin does not declare"), "{refused}");
+    assert!(refused.contains("sets the policy of \"HeroComponent\", which the plugin does not declare"), "{refused}");
     manager.end_play().await.unwrap();
 }
 

@@ -3,6 +3,9 @@
 //! An experience is a TOML file (Lyra's `ULyraExperienceDefinition`); action sets are separate, reusable TOML
 //! files it names (Lyra's `ULyraExperienceActionSet`). Every path is relative to the file that names it and may
 //! not leave its directory.
+//!
+//! An error quoting the file (a name, a path, a TOML error's line) quotes it cut and escaped
+//! ([`crate::text::shown`]): a 100 kB name, or one holding terminal controls, is an error of one short line.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -11,6 +14,7 @@ use serde::Deserialize;
 
 use crate::assets::{read_within, resolve_within, BundleDeclarations};
 use crate::feature::{is_valid_plugin_name, ActionDef};
+use crate::text::{is_printable, shown, MAX_CAUSE, MAX_NAME};
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
@@ -117,17 +121,23 @@ impl ExperienceDefinition {
         let error = |path: &Path, problem: String| DefinitionError { path: path.to_path_buf(), problem };
         let text = crate::files::read_text(path, crate::files::MAX_TEXT_FILE_BYTES)
             .map_err(|e| error(path, format!("cannot read experience: {e}")))?;
-        let file: ExperienceFile =
-            toml::from_str(&text).map_err(|e| error(path, format!("malformed TOML: {}", e.to_string().trim_end())))?;
+        let file: ExperienceFile = toml::from_str(&text).map_err(|e| error(path, malformed(&e)))?;
         let dir = path.parent().unwrap_or(Path::new("."));
         check_feature_names(&file.experience.features).map_err(|p| error(path, p))?;
+        if let Some(states) = &file.experience.init_states {
+            check_init_states(states).map_err(|p| error(path, p))?;
+        }
         check_bundle_paths(dir, &file.bundles).map_err(|p| error(path, p))?;
         let classes = parents_first(file.classes).map_err(|p| error(path, p))?;
         let mut action_sets = Vec::new();
         for relative in &file.experience.action_sets {
             let set_path = resolve_within(dir, relative).map_err(|e| error(path, format!("action set: {e}")))?;
-            let text = read_within(dir, relative, crate::files::MAX_TEXT_FILE_BYTES)
-                .map_err(|e| error(path, format!("action set {}: cannot read it: {e}", set_path.display())))?;
+            let text = read_within(dir, relative, crate::files::MAX_TEXT_FILE_BYTES).map_err(|e| {
+                error(
+                    path,
+                    format!("action set {}: cannot read it: {e}", shown(&set_path.display().to_string(), MAX_CAUSE)),
+                )
+            })?;
             let set = parse_action_set(&set_path, &text).map_err(|e| error(path, format!("action set {e}")))?;
             action_sets.push(set);
         }
@@ -162,8 +172,7 @@ impl ExperienceDefinition {
 fn parse_action_set(path: &Path, bytes: &[u8]) -> Result<ActionSet, DefinitionError> {
     let error = |problem: String| DefinitionError { path: path.to_path_buf(), problem };
     let text = std::str::from_utf8(bytes).map_err(|e| error(format!("action set is not UTF-8: {e}")))?;
-    let file: ActionSetFile =
-        toml::from_str(text).map_err(|e| error(format!("malformed TOML: {}", e.to_string().trim_end())))?;
+    let file: ActionSetFile = toml::from_str(text).map_err(|e| error(malformed(&e)))?;
     check_feature_names(&file.action_set.features).map_err(error)?;
     check_bundle_paths(path.parent().unwrap_or(Path::new(".")), &file.bundles).map_err(error)?;
     Ok(ActionSet {
@@ -206,16 +215,49 @@ fn class_cycle(waiting: &BTreeMap<String, String>) -> String {
         current = &waiting[current];
     }
     let from = path.iter().position(|c| *c == current).expect("the walk ended on a visited class");
-    let mut cycle: Vec<&str> = path[from..].to_vec();
-    cycle.push(current);
-    format!("[classes] form a cycle: {}", cycle.join(" -> "))
+    let mut cycle: Vec<String> = path[from..].iter().map(|class| shown(class, MAX_NAME)).collect();
+    cycle.push(shown(current, MAX_NAME));
+    // Each class cut, and the whole cut too: a cycle of ten thousand classes is still one line.
+    format!("[classes] form a cycle: {}", shown(&cycle.join(" -> "), MAX_CAUSE))
+}
+
+/// A TOML error, whose message quotes the offending line of the file, with each of its lines cut and escaped.
+fn malformed(error: &toml::de::Error) -> String {
+    let message = error.to_string();
+    let lines: Vec<String> = message.trim_end().lines().map(|line| shown(line, MAX_CAUSE)).collect();
+    format!("malformed TOML: {}", lines.join("\n"))
 }
 
 fn check_feature_names(features: &[String]) -> Result<(), String> {
     match features.iter().find(|f| !is_valid_plugin_name(f)) {
-        Some(bad) => Err(format!("{bad:?} is not a valid feature name")),
+        Some(bad) => Err(format!("{:?} is not a valid feature name", shown(bad, MAX_NAME))),
         None => Ok(()),
     }
+}
+
+/// An experience's own init-state list: each state once (a state twice would have two places in the order,
+/// and walks and comparisons one of them), each a name plugins can pass (1 to [`MAX_NAME`] bytes, no control
+/// characters), and at most 255 of them (a state's ordinal is a byte).
+fn check_init_states(states: &[String]) -> Result<(), String> {
+    if states.is_empty() || states.len() > usize::from(u8::MAX) {
+        return Err(format!("init-states needs 1 to 255 states, not {}", states.len()));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for state in states {
+        if state.is_empty() || state.len() > MAX_NAME || !is_printable(state) {
+            return Err(format!(
+                "init-states: {:?} is not a valid state name (1 to {MAX_NAME} bytes, no control characters)",
+                shown(state, MAX_NAME)
+            ));
+        }
+        if !seen.insert(state.as_str()) {
+            return Err(format!(
+                "init-states lists {:?} more than once: each state has one place in the order",
+                shown(state, MAX_NAME)
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn check_bundle_paths(dir: &Path, bundles: &BundleDeclarations) -> Result<(), String> {
@@ -265,5 +307,93 @@ mod tests {
             world.declare_class(class, parent).unwrap();
         }
         assert!(world.classes.is_a("AChild", "Pawn"));
+    }
+
+    /// Loads `text` as an experience file, returning its error's message.
+    async fn refused(text: &str) -> String {
+        let dir = tempfile::TempDir::new().unwrap();
+        let path = dir.path().join("e.toml");
+        std::fs::write(&path, text).unwrap();
+        let error = ExperienceDefinition::load(&path).await.unwrap_err();
+        assert_eq!(error.path, path);
+        error.problem
+    }
+
+    /// A name quoted from the file is cut and escaped: an error is one short line whatever the file holds.
+    #[tokio::test]
+    async fn an_invalid_feature_name_is_quoted_cut_and_escaped() {
+        let huge = "Bad".repeat(100_000 / 3);
+        let problem = refused(&format!("[experience]\nname = \"e\"\nfeatures = [\"ok\", \"{huge}\"]\n")).await;
+        assert!(problem.len() < MAX_NAME + 100, "{} bytes: {}", problem.len(), &problem[..200]);
+        assert!(problem.starts_with("\"BadBad") && problem.contains("[cut]"), "{problem}");
+        assert!(problem.ends_with("is not a valid feature name"), "{problem}");
+
+        let problem = refused("[experience]\nname = \"e\"\nfeatures = [\"a\\u001b[2J\\u202eb\\n\"]\n").await;
+        assert_eq!(problem, "\"a\\\\u{1b}[2J\\\\u{202e}b\\\\n\" is not a valid feature name");
+        assert!(!problem.contains(['\u{1b}', '\u{202e}', '\n']), "{problem}");
+
+        // An action set's features likewise.
+        let dir = tempfile::TempDir::new().unwrap();
+        std::fs::write(dir.path().join("set.toml"), format!("[action-set]\nname = \"s\"\nfeatures = [\"{huge}\"]\n"))
+            .unwrap();
+        let path = dir.path().join("e.toml");
+        std::fs::write(&path, "[experience]\nname = \"e\"\naction-sets = [\"set.toml\"]\n").unwrap();
+        let problem = ExperienceDefinition::load(&path).await.unwrap_err().to_string();
+        assert!(problem.len() < MAX_NAME + 300, "{} bytes", problem.len());
+        assert!(problem.ends_with("is not a valid feature name"), "{problem}");
+    }
+
+    #[tokio::test]
+    async fn a_class_cycle_of_long_names_is_one_short_line() {
+        let (a, b) = ("A".repeat(50_000), "B\u{202e}".repeat(20_000));
+        let problem =
+            refused(&format!("[experience]\nname = \"e\"\n[classes]\n\"{a}\" = \"{b}\"\n\"{b}\" = \"{a}\"\n")).await;
+        assert!(problem.len() < MAX_CAUSE + 100, "{} bytes", problem.len());
+        assert!(problem.starts_with("[classes] form a cycle: AAA") && problem.contains("[cut]"), "{problem}");
+        assert!(!problem.contains('\u{202e}'), "{problem}");
+        // A cycle of ten thousand short names is cut as a whole.
+        let names: Vec<String> = (0..10_000).map(|i| format!("C{i}")).collect();
+        let ring: BTreeMap<String, String> =
+            names.iter().enumerate().map(|(i, c)| (c.clone(), names[(i + 1) % names.len()].clone())).collect();
+        let problem = parents_first(ring).unwrap_err();
+        assert!(problem.len() < MAX_CAUSE + 100 && problem.ends_with("[cut]"), "{problem}");
+    }
+
+    /// The TOML parser's message quotes the line it stopped on: a 100 kB line is cut, its controls escaped.
+    #[tokio::test]
+    async fn a_malformed_line_is_quoted_cut() {
+        let problem = refused(&format!("[experience]\nname = \"e\"\u{202e} {}\n", "x".repeat(100_000))).await;
+        assert!(problem.starts_with("malformed TOML: "), "{problem}");
+        assert!(problem.len() < 8 * MAX_CAUSE, "{} bytes", problem.len());
+        assert!(problem.contains("[cut]") && problem.contains("\\u{202e}"), "{problem}");
+        assert!(!problem.contains('\u{202e}'), "{problem}");
+    }
+
+    #[tokio::test]
+    async fn init_states_are_each_listed_once_and_named_plainly() {
+        let load = |states: &str| refused_or_states(format!("[experience]\nname = \"e\"\ninit-states = {states}\n"));
+        assert_eq!(load(r#"["A", "B", "C"]"#).await, Ok(vec!["A".into(), "B".into(), "C".into()]));
+        let duplicate = load(r#"["A", "A", "B"]"#).await.unwrap_err();
+        assert_eq!(duplicate, "init-states lists \"A\" more than once: each state has one place in the order");
+        let duplicate = load(r#"["A", "B", "C", "B"]"#).await.unwrap_err();
+        assert!(duplicate.starts_with("init-states lists \"B\" more than once"), "{duplicate}");
+        let long = load(&format!(r#"["A", "{}"]"#, "S".repeat(100_000))).await.unwrap_err();
+        assert!(long.len() < MAX_NAME + 200 && long.contains("[cut]"), "{long}");
+        let bad = load(r#"["A", "B\u202eC"]"#).await.unwrap_err();
+        assert!(bad.contains("\"B\\\\u{202e}C\" is not a valid state name"), "{bad}");
+        assert!(load(r#"["A", ""]"#).await.unwrap_err().contains("not a valid state name"));
+        assert!(load("[]").await.unwrap_err().contains("1 to 255 states, not 0"));
+        let too_many: Vec<String> = (0..256).map(|i| format!("\"S{i}\"")).collect();
+        assert!(load(&format!("[{}]", too_many.join(", "))).await.unwrap_err().contains("not 256"));
+    }
+
+    async fn refused_or_states(text: String) -> Result<Vec<String>, String> {
+        let dir = tempfile::TempDir::new().unwrap();
+        let path = dir.path().join("e.toml");
+        std::fs::write(&path, text).unwrap();
+        match ExperienceDefinition::load(&path).await {
+            Ok(definition) => Ok(definition.init_states.unwrap()),
+            Err(error) => Err(error.problem),
+        }
     }
 }

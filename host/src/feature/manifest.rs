@@ -128,8 +128,9 @@ pub enum ManifestProblem {
     #[error("component path: {0}")]
     ComponentPath(String),
     #[error(
-        "[components.creation] sets the policy of {0}, which the plugin does not declare in [components] classes: \
-         a plugin sets the creation policy only of its own component classes"
+        "[components.creation] sets the policy of {:?}, which the plugin does not declare in [components] classes: \
+         a plugin sets the creation policy only of its own component classes",
+        crate::text::shown(.0, crate::text::MAX_NAME)
     )]
     PolicyForUndeclaredClass(String),
     #[error("bundle path: {0}")]

@@ -199,6 +199,14 @@ impl Drop for WasiIo {
 /// A compile error on one line, with what to do about the ones a toolchain's defaults cause.
 fn explain_compile_error(error: &str) -> String {
     let line = one_line(error);
+    if let Some(needed) = initial_memory_over_the_pool(&line) {
+        return format!(
+            "{TOO_LITTLE_MEMORY}: it starts with {:.1} MiB of linear memory, more than the {} MiB an instance may have \
+             (memory-mib under [sandbox] or [limits.<plugin>] in the host configuration); raise memory-mib",
+            needed as f64 / f64::from(1 << 20),
+            memory_limit_of(&line).map_or_else(|| "configured".to_string(), |limit| (limit >> 20).to_string())
+        );
+    }
     if line.contains("requires the component model async feature") {
         // componentize-qjs, by default, and other toolchains' async modes lower every export through the
         // component model's async ABI; plugin calls here are synchronous, each under a deadline.
@@ -209,6 +217,43 @@ fn explain_compile_error(error: &str) -> String {
     } else {
         line
     }
+}
+
+/// The start of the cause of a component the configuration gives too little memory: not the component's fault.
+const TOO_LITTLE_MEMORY: &str = "the host configuration gives it too little memory";
+
+/// The initial memory (bytes) of a component the instance pool's memory limit is too small for, from
+/// wasmtime's words ("memory has a minimum byte size of N which exceeds the limit of 0xM bytes").
+fn initial_memory_over_the_pool(cause: &str) -> Option<u64> {
+    let rest = cause.split("memory has a minimum byte size of ").nth(1)?;
+    rest.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+}
+
+/// The memory limit (bytes) named in the same words.
+fn memory_limit_of(cause: &str) -> Option<u64> {
+    let rest = cause.split("exceeds the limit of ").nth(1)?.split(' ').next()?;
+    match rest.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => rest.parse().ok(),
+    }
+}
+
+/// A component's path as errors name it: the file name is the plugin's own (its `plugin.toml` names it), so
+/// it is escaped like any text of a plugin's, and cut only past the longest path Linux opens.
+fn shown_path(path: &std::path::Path) -> String {
+    crate::text::shown(&path.display().to_string(), 4096)
+}
+
+/// Why a core module is not a plugin, and how to make one.
+const CORE_MODULE: &str = "it is a core WebAssembly module, not a component: build the plugin for the \
+                           wasm32-wasip2 target (cargo build --target wasm32-wasip2), or wrap the module in a \
+                           component with `wasm-tools component new` (wit-component; a wasm32-wasip1 module also \
+                           needs `--adapt` with the WASI preview 1 adapter)";
+
+/// Whether `bytes` start as a core WebAssembly module does: the magic `\0asm`, then version 1 and layer 0 (a
+/// component has version 0xd and layer 1).
+fn is_core_module(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"\0asm\x01\0\0\0")
 }
 
 /// Set to `1`, the host writes a perf map of the plugins' compiled code (`/tmp/perf-<pid>.map`), so that
@@ -306,7 +351,7 @@ impl Runtime {
 
     fn compile(&self, manifest: &PluginManifest) -> Result<Compiled, LoadError> {
         let path = &manifest.component_path;
-        let shown = path.display().to_string();
+        let shown = shown_path(path);
         // Read through cap-std beneath the plugin's folder: a symlinked component cannot lead out of it.
         let relative = path.strip_prefix(&manifest.dir).ok().and_then(|p| p.to_str()).unwrap_or_default();
         let bytes = read_within(&manifest.dir, relative, crate::files::MAX_COMPONENT_BYTES).map_err(|e| match e {
@@ -315,6 +360,11 @@ impl Runtime {
             }
             e => LoadError::Other { path: shown.clone(), cause: e.to_string() },
         })?;
+        // wasmtime's own word for a core module ("attempted to parse a wasm module with a component parser")
+        // does not say what the file is or what to do: say both.
+        if is_core_module(&bytes) {
+            return Err(LoadError::Invalid { path: shown, cause: CORE_MODULE.into() });
+        }
         let started = Instant::now();
         let key = cache::entry_key(&self.engine, &bytes);
         // One compile per distinct component, however many plugins share it and however many load at once.
@@ -333,7 +383,11 @@ impl Runtime {
             Ok(component)
         });
         let took = started.elapsed();
-        let component = outcome.clone().map_err(|cause| LoadError::Invalid { path: shown.clone(), cause })?;
+        let component = outcome.clone().map_err(|cause| match cause.starts_with(TOO_LITTLE_MEMORY) {
+            // The component is valid: the configuration is what to change.
+            true => LoadError::Other { path: shown.clone(), cause },
+            false => LoadError::Invalid { path: shown.clone(), cause },
+        })?;
         // A plugin's file compiled again (a new version) lets go of the old compile, once nobody else uses it.
         let mut in_use = self.in_use.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(old) = in_use.insert(path.clone(), key) {
@@ -353,7 +407,7 @@ impl Runtime {
 
     /// Type-checks a compiled component against the host's linker and pre-instantiates it.
     fn link(&self, manifest: &PluginManifest, compiled: Compiled) -> Result<Arc<WasmPlugin>, LoadError> {
-        let shown = manifest.component_path.display().to_string();
+        let shown = shown_path(&manifest.component_path);
         let Compiled { component, provenance, interface } = compiled;
         if let Some(version) = interface.foreign_api_version() {
             let implemented = api_versions_shown();
@@ -439,5 +493,56 @@ impl Runtime {
     /// How many distinct compiled components the runtime holds for loaded plugins.
     pub fn compiled_components(&self) -> usize {
         self.compiled.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn too_little_memory_is_blamed_on_the_configuration() {
+        let wasmtime = "module memory does not fit in pooling allocator requirements: memory index 0 is unsupported \
+                        in this pooling allocator configuration: memory has a minimum byte size of 1114112 which \
+                        exceeds the limit of 0x100000 bytes";
+        let cause = explain_compile_error(wasmtime);
+        assert!(cause.starts_with(TOO_LITTLE_MEMORY), "{cause}");
+        assert!(cause.contains("it starts with 1.1 MiB of linear memory, more than the 1 MiB"), "{cause}");
+        assert!(cause.ends_with("raise memory-mib"), "{cause}");
+        assert_eq!(explain_compile_error("bad magic"), "bad magic");
+    }
+
+    #[test]
+    fn a_core_module_is_told_from_a_component_by_its_preamble() {
+        assert!(is_core_module(b"\0asm\x01\0\0\0"));
+        assert!(is_core_module(b"\0asm\x01\0\0\0\x01\x04\x01\x60\0\0"));
+        // A component: version 0xd, layer 1.
+        assert!(!is_core_module(b"\0asm\x0d\0\x01\0"));
+        assert!(!is_core_module(b"\0asm"));
+        assert!(!is_core_module(b"definitely not wasm"));
+    }
+
+    /// A core module where a plugin's component should be is refused saying what it is and how to make a
+    /// component of it (wasmtime alone says it "attempted to parse a wasm module with a component parser").
+    #[test]
+    fn a_core_module_is_refused_saying_how_to_make_a_component() {
+        let dir = tempfile::TempDir::new().unwrap();
+        std::fs::write(dir.path().join("core.wasm"), b"\0asm\x01\0\0\0").unwrap();
+        let manifest = PluginManifest::parse(
+            dir.path(),
+            "[plugin]\nname = \"core\"\nversion = \"0.1.0\"\napi = \"0.2.0\"\ncomponent = \"core.wasm\"\n",
+        )
+        .unwrap();
+        let runtime = Runtime::new(RuntimeConfig { pooling: false, ..RuntimeConfig::default() }).unwrap();
+        for error in [runtime.load_plugin(&manifest).err(), runtime.inspect_plugin(&manifest).err()] {
+            let error = error.expect("a core module is not a plugin");
+            assert!(matches!(error, LoadError::Invalid { .. }), "{error:?}");
+            let text = error.to_string();
+            assert!(text.contains("core.wasm is not a valid WebAssembly component"), "names the file: {text}");
+            assert!(text.contains("it is a core WebAssembly module, not a component"), "{text}");
+            assert!(text.contains("wasm32-wasip2") && text.contains("wasm-tools component new"), "{text}");
+            assert!(!text.contains("component parser"), "{text}");
+        }
+        assert_eq!(runtime.compiled_components(), 0);
     }
 }

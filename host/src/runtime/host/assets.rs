@@ -5,10 +5,12 @@ use crate::runtime::bindings::types::Error;
 use crate::runtime::state::InstanceState;
 
 impl Host for InstanceState {
+    /// A name no loaded bundle declares is `unknown-asset`, quoting the name as [`crate::assets::UnknownAsset`]
+    /// does: cut and escaped, never the plugin's megabyte echoed back.
     fn read_asset(&mut self, name: String) -> Result<Vec<u8>, Error> {
-        match self.env.assets.get(&name) {
-            Some(bytes) => Ok(bytes.to_vec()),
-            None => Err(Error::UnknownAsset(name)),
+        match self.env.assets.read(&name) {
+            Ok(bytes) => Ok(bytes.to_vec()),
+            Err(unknown) => Err(Error::UnknownAsset(unknown.into_name())),
         }
     }
 }
