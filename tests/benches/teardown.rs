@@ -46,7 +46,8 @@ fn kinds() -> Vec<(&'static str, Setup)> {
         ("component_requests", |w, owner, _| {
             for i in 0..EACH {
                 let class = format!("Part{}", i % 1000);
-                std::mem::forget(w.add_component_request(owner, "Pawn", &class, RequestFlags::default()).unwrap());
+                // Held by the plugin: its teardown releases it.
+                let _ = w.add_component_request(owner, "Pawn", &class, RequestFlags::default()).unwrap();
             }
         }),
         ("subscriptions", |w, owner, pawns| {
@@ -55,14 +56,13 @@ fn kinds() -> Vec<(&'static str, Setup)> {
             }
         }),
         ("init_state_features", |w, owner, pawns| {
-            std::mem::forget(w.add_component_request(owner, "Pawn", "Pawn", RequestFlags::default()).unwrap());
+            let _ = w.add_component_request(owner, "Pawn", "Pawn", RequestFlags::default()).unwrap();
             for i in 0..EACH {
                 w.register_feature(owner, pawns[i % pawns.len()], &format!("F{}", i / pawns.len()), "Pawn").unwrap();
             }
         }),
         ("properties_written", |w, owner, pawns| {
-            let request = w.add_component_request(owner, "Pawn", "Stats", RequestFlags::default()).unwrap();
-            std::mem::forget(request);
+            let _ = w.add_component_request(owner, "Pawn", "Stats", RequestFlags::default()).unwrap();
             for i in 0..EACH {
                 let pawn = pawns[i % pawns.len()];
                 let name = format!("p{}", i / pawns.len());

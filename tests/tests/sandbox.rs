@@ -385,7 +385,9 @@ async fn a_data_directory_past_its_quota_stops_its_plugin() {
     let quota = LimitOverrides { data_quota_mib: Some(1), ..Default::default() };
     let session = custom_session(
         &plugins,
-        |runtime| drop(runtime.plugin_limits.insert("hostile".into(), quota)),
+        |runtime| {
+            runtime.plugin_limits.insert("hostile".into(), quota);
+        },
         |manager| manager.data_dir = Some(root.path().to_path_buf()),
     );
     let cause = quarantine_in(&session, "fill-data", Stopped::DuringPlay).await;
