@@ -115,14 +115,23 @@ pub struct Usage {
 pub fn usage(dir: &Path, max_entries: u64) -> std::io::Result<Usage> {
     let mut usage = Usage::default();
     let mut pending = vec![dir.to_path_buf()];
+    // What goes while it is walked (a file removed meanwhile) no longer counts.
+    let gone = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound;
     while let Some(next) = pending.pop() {
-        for entry in std::fs::read_dir(next)? {
+        let entries = match std::fs::read_dir(&next) {
+            Err(e) if gone(&e) && next != dir => continue,
+            entries => entries?,
+        };
+        for entry in entries {
             let entry = entry?;
             usage.entries += 1;
             if usage.entries > max_entries {
                 return Ok(usage);
             }
-            let metadata = entry.metadata()?;
+            let metadata = match entry.metadata() {
+                Err(e) if gone(&e) => continue,
+                metadata => metadata?,
+            };
             if metadata.is_dir() {
                 pending.push(entry.path());
             } else {

@@ -17,8 +17,8 @@ pub enum Guard {
     ActorChange,
     /// Counted against the call's change budget; a plugin past it is quarantined for flooding (`flood-*`).
     Budgeted,
-    /// Hands out a handle: counted against the instance's handle limit, taken back when the plugin leaves
-    /// (`hoard-handles`).
+    /// Hands out a handle: counted against the instance's handle limit and, as a change, against the call's
+    /// change budget; taken back when the plugin leaves (`hoard-handles`).
     Handle,
     /// A batch import: lists of different lengths, names not sent and batches longer than the changes left in
     /// the call are refused whole (`bad-names`, `flood-batch`).
@@ -180,7 +180,7 @@ pub static TABLE: &[Entry] = &[
     entry("0.2.0", "init-states.add-chain-read", &[Names, Budgeted]),
     entry("0.2.0", "timers.[method]timer.id", &[Own]),
     entry("0.2.0", "timers.timer", &[Own]),
-    entry("0.2.0", "timers.start-timer", &[Handle, Budgeted]),
+    entry("0.2.0", "timers.start-timer", &[Handle]),
     entry("0.2.0", "timers.now", &[Query]),
     entry("0.2.0", "lifecycle.on-registering", &[Export("loop_in_registering")]),
     entry("0.2.0", "lifecycle.on-loading", &[Export("loop_in_loading")]),

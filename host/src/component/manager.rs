@@ -101,6 +101,9 @@ impl World {
     /// anything still naming it names nobody.
     pub fn retire_owner(&mut self, owner: OwnerId) {
         self.remove_owner(owner);
+        // Released only now, not when its instance leaves the world: its last calls (`on-unloading`,
+        // `on-unregistering`) still run as it, and must not get a fresh allowance of names.
+        self.manager.names.release(owner);
         self.discard_work(owner);
         if owner != OwnerId::HOST {
             self.manager.owners.remove(&owner);
@@ -131,8 +134,9 @@ impl World {
         cleanup.timers = self.clock.remove_owner(owner);
         cleanup.watches = self.manager.watches.remove_owner(owner);
         self.remove_declarations_of(owner);
-        self.manager.names.release(owner);
-        self.manager.chain_reads.remove(&owner);
+        for read in self.manager.chain_reads.remove(&owner).unwrap_or_default() {
+            self.release_component_class(read.component);
+        }
         if owner != OwnerId::HOST {
             let spawned: Vec<ActorId> = self.actors().filter(|a| a.spawned_by == Some(owner)).map(|a| a.id).collect();
             for actor in spawned {
@@ -283,7 +287,10 @@ impl World {
         if self.recording && !events::ALL.contains(&event) {
             self.record(|| WorldEvent::EventSent { actor, event: event.to_string() });
         }
-        let name = name.unwrap_or_else(|| self.manager.names.intern(event));
+        let name = match name {
+            Some(name) => name,
+            None => self.manager.names.admit(event).map_err(WorldError::Denied)?,
+        };
         self.queue_for_chain(actor, name, false, sender)?;
         Ok(name)
     }
@@ -461,13 +468,6 @@ impl World {
         self.manager.names.get(text)
     }
 
-    /// Why `owner` may not pass `names` now, if one of them would be new and it may introduce no more (see
-    /// [`Names`](super::Names)).
-    pub fn refuse_new_names<'a>(&self, owner: OwnerId, mut names: impl Iterator<Item = &'a str>) -> Option<String> {
-        let refusal = self.manager.names.refuse_new_name(owner)?;
-        names.any(|name| self.manager.names.get(name).is_none()).then_some(refusal)
-    }
-
     /// Names `owner` introduced into this world.
     pub fn names_introduced_by(&self, owner: OwnerId) -> u32 {
         self.manager.names.introduced_by(owner)
@@ -503,7 +503,10 @@ impl World {
         if feature.is_empty() {
             return Err(WorldError::Invalid("a feature name may not be empty".into()));
         }
-        let name = feature_name.unwrap_or_else(|| self.manager.names.intern(feature));
+        let name = match feature_name {
+            Some(name) => name,
+            None => self.manager.names.admit(feature).map_err(WorldError::Denied)?,
+        };
         if let Some(existing) = self.manager.init_states.feature(actor, name) {
             if existing.owner != owner {
                 return Err(WorldError::Denied(format!(
@@ -512,7 +515,10 @@ impl World {
                 )));
             }
         }
-        let implementer = implementer_name.unwrap_or_else(|| self.manager.names.intern(implementer));
+        let implementer = match implementer_name {
+            Some(name) => name,
+            None => self.manager.names.admit(implementer).map_err(WorldError::Denied)?,
+        };
         self.manager.init_states.register(actor, name, owner, implementer);
         Ok(())
     }
@@ -573,7 +579,7 @@ impl World {
         component: &str,
         property: &str,
     ) -> Result<(), WorldError> {
-        let feature = feature.map(|f| self.manager.names.intern(f));
+        let feature = feature.map(|f| self.manager.names.admit(f)).transpose().map_err(WorldError::Denied)?;
         let reads = self.manager.chain_reads.get(&owner).map_or(&[][..], Vec::as_slice);
         if reads.iter().any(|r| r.feature == feature && *r.component == *component && r.property == property) {
             return Ok(());
@@ -639,7 +645,7 @@ impl World {
         number: u32,
     ) -> Result<SubscriptionId, WorldError> {
         self.actor(actor)?;
-        let feature = feature.map(|f| self.manager.names.intern(f));
+        let feature = feature.map(|f| self.manager.names.admit(f)).transpose().map_err(WorldError::Denied)?;
         let subscription = Subscription { owner, number, watched: Watched::Actor(actor), feature, state };
         let id = self.manager.init_states.subscribe(subscription);
         if call_if_reached {
@@ -662,7 +668,7 @@ impl World {
         let Some(key) = self.classes.key(class) else {
             return Err(WorldError::UnknownClass(class.to_string()));
         };
-        let feature = feature.map(|f| self.manager.names.intern(f));
+        let feature = feature.map(|f| self.manager.names.admit(f)).transpose().map_err(WorldError::Denied)?;
         let subscription = Subscription { owner, number, watched: Watched::Class(key), feature, state };
         let id = self.manager.init_states.subscribe(subscription);
         if call_if_reached {

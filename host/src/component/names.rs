@@ -60,6 +60,18 @@ impl Names {
         self.acting = owner;
     }
 
+    /// The name for `text` when a plugin's call passes it: a new name is charged to the plugin acting, and
+    /// refused (with why) past what it or the world may hold. The host's own names are never refused.
+    pub fn admit(&mut self, text: &str) -> Result<Name, String> {
+        if let Some(name) = self.ids.get(text) {
+            return Ok(*name);
+        }
+        if let Some(refusal) = self.acting.and_then(|owner| self.refuse_new_name(owner)) {
+            return Err(refusal);
+        }
+        Ok(self.intern(text))
+    }
+
     /// Why `owner` may not introduce another name now, if it may not.
     pub fn refuse_new_name(&self, owner: OwnerId) -> Option<String> {
         let introduced = self.introduced.get(&owner).copied().unwrap_or(0);
@@ -110,6 +122,12 @@ mod tests {
         let refusal = names.refuse_new_name(OwnerId(3)).expect("at its cap");
         assert!(refusal.contains("introduced 65536 names"), "{refusal}");
         assert_eq!(names.refuse_new_name(OwnerId(4)), None);
+        names.act_as(Some(OwnerId(3)));
+        assert_eq!(names.admit("n5"), Ok(names.get("n5").unwrap()), "a known name is always admitted");
+        assert!(names.admit("new").unwrap_err().contains("introduced 65536 names"));
+        names.act_as(Some(OwnerId(4)));
+        assert!(names.admit("new").is_ok(), "another plugin has its own allowance");
+        names.act_as(None);
         names.release(OwnerId(3));
         assert_eq!((names.introduced_by(OwnerId(3)), names.refuse_new_name(OwnerId(3))), (0, None));
         // Its names stay, with their numbers: plugins that cached them still read them right.

@@ -82,8 +82,14 @@ impl LiveInstance {
         let result = f(self.instance.as_mut());
         let took = started.elapsed();
         let used = cpu_before.zip(crate::cpu_clock::thread_cpu_time()).map(|(before, now)| now.saturating_sub(before));
-        self.cost.charge(used.unwrap_or(took));
+        // Time parked in a WASI sleep uses no CPU, but the frame waited for it all the same.
+        self.cost.charge(used.unwrap_or(took).saturating_add(self.instance.take_waited()));
         (result, took)
+    }
+
+    /// Charges work done for the instance outside its calls (its instantiation) to its current frame.
+    pub fn charge(&mut self, used: std::time::Duration) {
+        self.cost.charge(used);
     }
 
     /// What the instance's calls have cost in the current frame so far.
@@ -269,8 +275,10 @@ impl Instances {
             return Ok(());
         };
         let world_name = world::lock(world).name().to_string();
-        call_batch(live, timeline, &world_name, "on-replicated", batch.actors.len(), |i| i.on_replicated(batch))
-            .map_err(|(call, error)| self.remove_failed(world, owner, call, error))
+        let outcome = batch.chunks(MAX_BATCH).iter().try_for_each(|chunk| {
+            call_batch(live, timeline, &world_name, "on-replicated", chunk.actors.len(), |i| i.on_replicated(chunk))
+        });
+        outcome.map_err(|(call, error)| self.remove_failed(world, owner, call, error))
     }
 
     /// Takes a failed instance out: what it added to the world goes, and its queued work.

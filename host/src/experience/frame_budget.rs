@@ -34,11 +34,11 @@ impl std::fmt::Display for Overrun {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "used {:.1} ms of CPU time in each of {} frames in a row (the last), over its frame budget of {:.1} ms \
-             (frame-budget-ms)",
-            self.used.as_secs_f64() * 1e3,
+            "went over its frame budget of {:.1} ms (frame-budget-ms) {} frames in a row; its calls took {:.1} ms of \
+             CPU time in the last",
+            self.budget.as_secs_f64() * 1e3,
             self.frames,
-            self.budget.as_secs_f64() * 1e3
+            self.used.as_secs_f64() * 1e3
         )
     }
 }
@@ -85,7 +85,9 @@ mod tests {
         assert_eq!(frame(&mut cost, &[11]), None);
         let overrun = frame(&mut cost, &[30]).or_else(|| frame(&mut cost, &[6, 6]));
         assert_eq!(overrun, Some(Overrun { used: Duration::from_millis(12), budget: BUDGET, frames: 3 }));
-        assert!(overrun.unwrap().to_string().contains("12.0 ms of CPU time in each of 3 frames in a row"));
+        let said = overrun.unwrap().to_string();
+        assert!(said.contains("over its frame budget of 10.0 ms (frame-budget-ms) 3 frames in a row"), "{said}");
+        assert!(said.ends_with("took 12.0 ms of CPU time in the last"), "{said}");
     }
 
     #[test]

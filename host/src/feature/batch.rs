@@ -216,6 +216,28 @@ pub struct ReplicatedBatch {
     pub names: Vec<String>,
 }
 
+impl ReplicatedBatch {
+    /// The batch as batches of at most `max` entries each, in order (each with every name: entries name them
+    /// by index).
+    pub fn chunks(&self, max: usize) -> Vec<ReplicatedBatch> {
+        let max = max.max(1);
+        (0..self.actors.len())
+            .step_by(max)
+            .map(|start| {
+                let end = (start + max).min(self.actors.len());
+                ReplicatedBatch {
+                    actors: self.actors[start..end].to_vec(),
+                    components: self.components[start..end].to_vec(),
+                    properties: self.properties[start..end].to_vec(),
+                    olds: self.olds[start..end].to_vec(),
+                    news: self.news[start..end].to_vec(),
+                    names: self.names.clone(),
+                }
+            })
+            .collect()
+    }
+}
+
 /// Watched properties that changed: watch `ids[i]` saw its property of `actors[i]` go from `olds[i]` to
 /// `news[i]` (`None`: no value).
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -263,5 +285,21 @@ mod tests {
         sorted.sort();
         sorted.dedup();
         assert_eq!(sorted.len(), interned.len(), "no name twice");
+    }
+
+    #[test]
+    fn a_replicated_batch_splits_into_batches_of_at_most_the_limit_in_order() {
+        let batch = ReplicatedBatch {
+            actors: (0..600).collect(),
+            components: vec![0; 600],
+            properties: vec![1; 600],
+            olds: vec![None; 600],
+            news: (0..600).map(crate::world::Value::Integer).collect(),
+            names: vec!["Stats".into(), "hp".into()],
+        };
+        let chunks = batch.chunks(256);
+        assert_eq!(chunks.iter().map(|c| c.actors.len()).collect::<Vec<_>>(), [256, 256, 88]);
+        assert_eq!(chunks[2].actors[0], 512);
+        assert!(chunks.iter().all(|c| c.names == batch.names && c.news.len() == c.actors.len()));
     }
 }

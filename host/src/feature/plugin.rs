@@ -165,6 +165,12 @@ pub trait PluginInstance: Send {
         Refusals::default()
     }
 
+    /// Time the instance's calls spent parked inside WASI (a sleep) since this was last asked: no CPU time, but
+    /// the frame waited for it, so it is charged to the plugin's frame like CPU time.
+    fn take_waited(&mut self) -> Duration {
+        Duration::ZERO
+    }
+
     /// The CPU time the plugin's code may use per frame (see `experience::FrameCost`); `None`: unmetered.
     fn frame_budget(&self) -> Option<Duration> {
         None

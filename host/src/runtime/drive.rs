@@ -59,6 +59,11 @@ impl WaitBudget {
         WaitBudget { budget, backstop, waited: Duration::ZERO, first_wait: None }
     }
 
+    /// The time the call has spent parked so far.
+    pub fn waited(&self) -> Duration {
+        self.waited
+    }
+
     /// Polls `future` until it is ready, charging the time spent parked to this budget. Gives up (dropping it,
     /// which cancels what it was doing) once the budget is spent or `backstop` has passed.
     ///

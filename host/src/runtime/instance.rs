@@ -112,15 +112,16 @@ impl LoadedPlugin for WasmPlugin {
             unbound: None,
             limits: self.limits.clone(),
             wasi_io: self.wasi_io.clone(),
+            waited: Duration::ZERO,
         };
         // Instantiation runs the component's start-up code (a Python or JavaScript runtime's can take
         // milliseconds): it has its own budget, not a call's.
-        let waits = instance.arm_for(self.limits.instantiate_deadline, 0);
+        let mut waits = instance.arm_for(self.limits.instantiate_deadline, 0);
         let budget = instance_budget(&self.limits);
         let wasm = match &self.pre {
             Pre::Direct(pre, _) => finish_direct(|| pre.instantiate(&mut instance.store), &budget)?,
             Pre::Latest(pre, _) | Pre::V0_1(pre, _) => {
-                finish(pre.instantiate_async(&mut instance.store), waits, &budget, &self.wasi_io)?
+                finish(pre.instantiate_async(&mut instance.store), &mut waits, &budget, &self.wasi_io)?
             }
         };
         instance.unbound = Some(match &self.pre {
@@ -149,6 +150,9 @@ pub struct WasmInstance {
     limits: Limits,
     /// Where WASI timers run (see `Runtime`).
     wasi_io: tokio::runtime::Handle,
+    /// Time its calls spent parked inside WASI (a sleep) since this was last asked: no CPU time, but the frame
+    /// waited for it.
+    waited: Duration,
 }
 
 /// CPU time a batch may spend on each of its entries beyond the per-call deadline, so a batch of events is not
@@ -257,7 +261,7 @@ impl WasmInstance {
 /// timers the plugin starts belong to `wasi_io`, whatever runtime (if any) the caller is in.
 fn finish<R>(
     call: impl Future<Output = wasmtime::Result<R>>,
-    mut waits: WaitBudget,
+    waits: &mut WaitBudget,
     limits: &Limits,
     wasi_io: &tokio::runtime::Handle,
 ) -> Result<R, CallError> {
@@ -445,7 +449,7 @@ macro_rules! call_export {
         v0_1: |$b1:ident, $store1:ident| $v0_1:expr
     ) => {{
         $self.bind()?;
-        let waits = $self.arm($entries);
+        let mut waits = $self.arm($entries);
         let bindings = $self.bindings.as_ref().expect("bound just now");
         let result = match bindings {
             Bindings::Direct($bd) => {
@@ -454,13 +458,15 @@ macro_rules! call_export {
             }
             Bindings::Latest($b) => {
                 let $store = &mut $self.store;
-                finish($latest, waits, &$self.limits, &$self.wasi_io)
+                finish($latest, &mut waits, &$self.limits, &$self.wasi_io)
             }
             Bindings::V0_1($b1) => {
                 let $store1 = &mut $self.store;
-                finish($v0_1, waits, &$self.limits, &$self.wasi_io)
+                finish($v0_1, &mut waits, &$self.limits, &$self.wasi_io)
             }
         };
+        // A direct call's waits are driven in its store's budget, a fiber call's in this copy.
+        $self.waited += waits.waited().max($self.store.data().waits.waited());
         $self.after_call(result)
     }};
 }
@@ -472,6 +478,10 @@ impl PluginInstance for WasmInstance {
 
     fn frame_budget(&self) -> Option<std::time::Duration> {
         Some(self.limits.frame_budget)
+    }
+
+    fn take_waited(&mut self) -> Duration {
+        std::mem::take(&mut self.waited)
     }
 
     fn on_registering(&mut self) -> Result<(), CallError> {

@@ -74,6 +74,11 @@ impl CreationPolicies {
         Ok(())
     }
 
+    /// Whether another live plugin declares `class` (then `owner` may not set its policy).
+    pub fn declared_by_another(&self, owner: OwnerId, class: &str) -> bool {
+        self.claims.get(class).is_some_and(|owners| owners.iter().any(|o| *o != owner))
+    }
+
     /// The experience's word, which no plugin's declaration changes.
     pub fn override_with(&mut self, class: &str, policy: CreationPolicy) {
         self.overridden.insert(class.to_string(), policy);

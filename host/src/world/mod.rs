@@ -563,20 +563,22 @@ impl World {
 
     /// A plugin's component classes (its manifest's `classes`), then its creation policies, each for a class it
     /// alone declares (see [`CreationPolicies`]). Returns the classes whose policy, set by another plugin, no
-    /// longer applies now that this one declares them too; a policy for a class another plugin declares is
-    /// refused, and then none of the plugin's policies is kept.
+    /// longer applies now that this one declares them too. A policy for a class another plugin declares is
+    /// refused before anything changes: the world is left as it was.
     pub fn declare_plugin_classes<'a>(
         &mut self,
         owner: OwnerId,
-        classes: impl IntoIterator<Item = &'a str>,
-        policies: impl IntoIterator<Item = (&'a str, CreationPolicy)>,
+        classes: impl IntoIterator<Item = &'a str> + Clone,
+        policies: impl IntoIterator<Item = (&'a str, CreationPolicy)> + Clone,
     ) -> Result<Vec<String>, creation::NotItsClass> {
+        for (class, _) in policies.clone() {
+            if self.creation.declared_by_another(owner, class) {
+                return Err(creation::NotItsClass { class: class.to_string() });
+            }
+        }
         let voided = self.creation.claim(owner, classes);
         for (class, policy) in policies {
-            if let Err(refused) = self.creation.declare(owner, class, policy) {
-                self.creation.remove_owner(owner);
-                return Err(refused);
-            }
+            self.creation.declare(owner, class, policy)?;
         }
         Ok(voided)
     }
@@ -709,7 +711,7 @@ impl World {
 
     /// Forgets an interned component class name nothing else holds (no component, request or chain read), so
     /// that names plugins make up and drop do not pile up.
-    fn release_component_class(&mut self, name: ClassName) {
+    pub(crate) fn release_component_class(&mut self, name: ClassName) {
         // Held by the set and by `name`: by nothing else.
         if Arc::strong_count(&name) == 2 {
             self.component_classes.remove(&*name);
@@ -1069,5 +1071,19 @@ mod tests {
         w.set_property(pawn, "Health", "hp", Value::Integer(7)).unwrap();
         assert_eq!(w.property(pawn, "Health", "hp").unwrap(), Some(&Value::Integer(7)));
         assert_eq!(w.property(pawn, "Health", "armor").unwrap(), None);
+    }
+
+    #[test]
+    fn a_refused_creation_policy_leaves_every_other_plugins_as_it_was() {
+        let mut w = World::new("w", NetMode::Standalone);
+        let (game, hostile) = (w.register_owner("game"), w.register_owner("hostile"));
+        w.declare_plugin_classes(game, ["Shield"], [("Shield", CreationPolicy::Lazy)]).unwrap();
+        // Another plugin declares the class too and asks for a policy: refused, and the first one's stands.
+        let refused = w.declare_plugin_classes(hostile, ["Shield"], [("Shield", CreationPolicy::Never)]);
+        assert_eq!(refused.unwrap_err().class, "Shield");
+        assert_eq!(w.creation_policy("Shield"), CreationPolicy::Lazy);
+        // Declaring the class without a policy takes the class from both: only the experience sets it now.
+        assert_eq!(w.declare_plugin_classes(hostile, ["Shield"], []).unwrap(), ["Shield"]);
+        assert_eq!(w.creation_policy("Shield"), CreationPolicy::Always);
     }
 }

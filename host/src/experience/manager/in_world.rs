@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{ExperienceManager, FeatureInWorld};
+use super::{ExperienceManager, FeatureInWorld, LoadReport};
 use crate::component::OwnerId;
 use crate::experience::dispatch::LiveInstance;
 use crate::feature::{
@@ -108,6 +108,7 @@ impl ExperienceManager {
             data_dir,
         };
         let started = Instant::now();
+        let cpu_before = crate::cpu_clock::thread_cpu_time();
         let instance = match code.instantiate(env) {
             Ok(instance) => instance,
             Err(e) => {
@@ -120,7 +121,12 @@ impl ExperienceManager {
             EventKind::Load,
             format!("instantiated in {:.1} us", started.elapsed().as_secs_f64() * 1e6),
         );
-        self.instances.insert(owner, LiveInstance::new(name, instance));
+        let mut live = LiveInstance::new(name, instance);
+        // Its start-up code ran in this frame too.
+        let cpu_used =
+            cpu_before.zip(crate::cpu_clock::thread_cpu_time()).map(|(before, now)| now.saturating_sub(before));
+        live.charge(cpu_used.unwrap_or_else(|| started.elapsed()));
+        self.instances.insert(owner, live);
         let feature = FeatureInWorld { name: name.to_string(), owner, actions: Vec::new(), playing: false, assets };
         self.in_world.push(feature);
         let index = self.in_world.len() - 1;
@@ -554,8 +560,15 @@ impl ExperienceManager {
         let old_assets = feature.assets.clone();
         self.teardown(vec![feature]).await;
         let outcome = self.activate_new_version(name, (&old, old_assets), manifest, code, to).await;
+        // Dependents come back only to a dependency that runs: with it out, they stay out, and say why.
+        let lost = matches!(outcome, Err(ReloadError::Lost { .. }));
         for dependent in &dependents {
-            self.run_feature_actions(dependent).await;
+            if lost {
+                let cause = format!("its dependency {name} is out of this world after a failed reload");
+                self.fail_feature(dependent, Transition::Activating, cause);
+            } else {
+                self.run_feature_actions(dependent).await;
+            }
         }
         self.carried.clear();
         self.report.active = self.live_features();
@@ -604,13 +617,16 @@ impl ExperienceManager {
             self.timeline.record(&track, EventKind::Note, format!("reloaded {} -> {to}", old.version));
             return Ok(Reloaded { plugin: name.to_string(), from: old.version.clone(), to });
         }
-        let cause = self.report.failures.last().map(|f| f.cause.clone()).unwrap_or_default();
+        let last_cause_of = |report: &LoadReport| {
+            report.failures.iter().rev().find(|f| f.source == name).map(|f| f.cause.clone()).unwrap_or_default()
+        };
+        let cause = last_cause_of(&self.report);
         let new_version = self.features.swap_code((*old_manifest).clone(), old_code);
         drop(new_version);
         let failures_before = self.report.failures.len();
         self.run_feature_actions_with(name, Some(old_assets)).await;
         // What the old version brought back failed of is its own failure: said so, not listed as the new one's.
-        for failure in &mut self.report.failures[failures_before..] {
+        for failure in self.report.failures[failures_before..].iter_mut().filter(|f| f.source == name) {
             failure.cause = format!("the old version {} brought back: {}", old.version, failure.cause);
         }
         if self.in_world.iter().any(|f| f.name == name && self.instances.contains(f.owner)) {
@@ -618,7 +634,7 @@ impl ExperienceManager {
             self.timeline.record(&track, EventKind::Note, format!("reload to {to} failed; {} runs again", old.version));
             return Err(ReloadError::Failed { plugin: name.to_string(), cause });
         }
-        let old_cause = self.report.failures.last().map(|f| f.cause.clone()).unwrap_or_default();
+        let old_cause = last_cause_of(&self.report);
         self.timeline.record(
             &track,
             EventKind::Failure,

@@ -137,12 +137,7 @@ impl InstanceState {
         let caller =
             Caller { owner: self.env.owner, permissions: self.env.permissions.clone(), host_memory: self.host_memory };
         let actor = call.actor.map(crate::world::ActorId::from_raw);
-        // Queries look names up; only a change can make the world keep a new one.
-        let names = if call.kind == Kind::Query { &[][..] } else { call.names };
         let result = crate::world::lock(&self.env.world).acting_as(caller.owner, |w| {
-            if let Some(refusal) = w.refuse_new_names(caller.owner, names.iter().map(|(_, name)| *name)) {
-                return Err(Error::Denied(refusal));
-            }
             if let Some(actor) = actor {
                 w.changeable(actor)?;
             }
@@ -307,11 +302,6 @@ impl InstanceState {
         let owner = self.env.owner;
         let mut refused = Vec::new();
         crate::world::lock(&world).acting_as(owner, |w| {
-            if let Some(refusal) = w.refuse_new_names(owner, names.iter().map(String::as_str)) {
-                let error = self.refuse(Error::Denied(refusal));
-                refused.extend((0..longest).map(|i| (i as u32, error.clone())));
-                return;
-            }
             for index in 0..longest {
                 let counted = (0..changes(index)).try_for_each(|_| self.count_change());
                 if let Err(flooded) = counted {
