@@ -269,7 +269,8 @@ async fn clients_breaking_the_protocol_are_dropped_alone() {
     });
     let expected = format!("the server speaks protocol {PROTOCOL_VERSION}; the client speaks {}", PROTOCOL_VERSION + 1);
     assert_eq!(refused, Some(ServerMessage::Refused { reason: expected }));
-    // A client acknowledging more packets than could be in flight.
+    // A client acknowledging more packets than could be in flight (a slow client catching up does): not a
+    // breach of the protocol, and only the newest are looked at.
     let mut greedy = game.network.connect();
     greedy.send(Channel::Reliable, raw_hello(PROTOCOL_VERSION, "sesame"));
     game.frame().await;
@@ -292,14 +293,15 @@ async fn clients_breaking_the_protocol_are_dropped_alone() {
     assert!(dropped[0].starts_with("malformed frame"), "{dropped:?}");
     assert!(dropped.iter().any(|d| d == "out of protocol: a second hello"), "{dropped:?}");
     assert!(dropped.iter().any(|d| d.contains("wrong or missing token")), "{dropped:?}");
-    assert!(dropped.iter().any(|d| d.contains("an acknowledgement of 100000 packets")), "{dropped:?}");
+    assert!(!dropped.iter().any(|d| d.contains("acknowledgement")), "{dropped:?}");
     assert_eq!(
         game.clients[1].state(),
         &ClientState::Ended("the server refused this client: a wrong or missing token".into())
     );
     // The good client plays on.
     assert_eq!(game.clients[0].state(), &ClientState::Playing);
-    assert_eq!(game.server.players().len(), 1, "the double hello was welcomed, then dropped with its player");
+    // The double hello was welcomed, then dropped with its player; the greedy client still plays.
+    assert_eq!(game.server.players().len(), 2);
 }
 
 #[tokio::test]

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::protocol::{decode, encode, ClientMessage, ServerMessage, PROTOCOL_VERSION};
 use super::transport::{Channel, ClientEvent, ClientTransport};
-use super::{BufferStats, ClientReplication, SessionEvent};
+use super::{BufferStats, ClientReplication, SessionEvent, IN_FLIGHT_PACKETS};
 use crate::experience::ExperienceManager;
 use crate::world::{self, ClientId};
 
@@ -107,9 +107,10 @@ impl GameClient {
         }
         self.manager.tick(delta);
         if let Some(replication) = &mut self.replication {
-            let packets = replication.take_acknowledgements();
-            if !packets.is_empty() {
-                self.transport.send(Channel::Reliable, encode(&ClientMessage::Ack { packets }));
+            // A client catching up after a slow frame (its first load) acknowledges many packets at once: in
+            // messages of at most what the server remembers, each small.
+            for packets in replication.take_acknowledgements().chunks(IN_FLIGHT_PACKETS) {
+                self.transport.send(Channel::Reliable, encode(&ClientMessage::Ack { packets: packets.to_vec() }));
             }
         }
         Ok(())

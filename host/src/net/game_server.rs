@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::protocol::{decode, encode, ClientMessage, ServerMessage, PROTOCOL_VERSION};
 use super::transport::{Channel, ServerEvent, ServerTransport};
-use super::{Outgoing, ServerReplication, IN_FLIGHT_PACKETS};
+use super::{Outgoing, ServerReplication};
 
 /// How long a connection may go without saying hello.
 const HELLO_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -171,14 +171,6 @@ impl GameServer {
                     None => self.welcome(client, notes),
                 }
             }
-            ClientMessage::Ack { packets } if packets.len() > IN_FLIGHT_PACKETS => self.drop_client(
-                client,
-                format!(
-                    "out of protocol: an acknowledgement of {} packets (at most {IN_FLIGHT_PACKETS})",
-                    packets.len()
-                ),
-                notes,
-            ),
             ClientMessage::Ack { packets } if self.players.contains_key(&client) => {
                 self.replication.acknowledge(client, &packets)
             }

@@ -155,10 +155,11 @@ impl ServerReplication {
     }
 
     /// A client acknowledged mutation packets: what they carried need not be sent again, unless it changed
-    /// since.
+    /// since. Only the newest [`IN_FLIGHT_PACKETS`] named are looked at: older packets are no longer
+    /// remembered, so however long the list, the work is bounded.
     pub fn acknowledge(&mut self, client: ClientId, packets: &[u64]) {
         let Some(view) = self.clients.get_mut(&client) else { return };
-        for packet in packets.iter().take(IN_FLIGHT_PACKETS) {
+        for packet in packets.iter().rev().take(IN_FLIGHT_PACKETS) {
             let Some(values) = view.in_flight.remove(packet) else { continue };
             for (key, version) in values {
                 if self.props.get(&key).is_none_or(|prop| prop.version <= version) {

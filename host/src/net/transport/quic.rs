@@ -42,6 +42,12 @@ const FLUSH_ON_CLOSE: Duration = Duration::from_secs(2);
 /// closed rather than left to grow the sender's memory.
 const MAX_QUEUED: usize = 16 << 20;
 
+/// Bytes one client may have sent that the server's loop has not yet read: an honest client sends a hello and
+/// then an acknowledgement a frame (a few hundred bytes), so this is seconds of a stalled server loop. A client
+/// sending faster than the server reads is closed, so it can neither grow the server's memory nor fill its
+/// frames with its messages.
+pub const MAX_UNREAD_PER_CLIENT: usize = 256 << 10;
+
 /// A network that could not be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum QuicError {
@@ -75,6 +81,9 @@ fn why(error: &ConnectionError) -> String {
         other => other.to_string(),
     }
 }
+
+/// Why a connection ends when the game that read it is gone.
+const NOBODY_LISTENING: &str = "nobody is listening";
 
 /// What a connection's writer task is asked to do.
 enum Outbound {
@@ -113,13 +122,23 @@ async fn write_frames(
     }
 }
 
-/// Reads a connection's reliable frames and datagrams until it ends; `received` and `ended` say what came.
-async fn read_frames(recv: RecvStream, connection: Connection, mut received: impl FnMut(Vec<u8>) -> bool) -> String {
+/// Reads a connection's reliable frames and datagrams until it ends or `received` refuses one (with why);
+/// returns why it ended.
+async fn read_frames(
+    recv: RecvStream,
+    connection: Connection,
+    mut received: impl FnMut(Vec<u8>) -> Result<(), String>,
+) -> String {
     let mut frames = FramedRead::new(recv, codec());
     loop {
         tokio::select! {
             frame = frames.next() => match frame {
-                Some(Ok(frame)) => if !received(frame.to_vec()) { return "nobody is listening".into() },
+                Some(Ok(frame)) => if let Err(reason) = received(frame.to_vec()) { return reason },
+                // A stream that fails because its connection closed says why the connection closed, not that a
+                // frame was bad.
+                Some(Err(_)) if connection.close_reason().is_some() => {
+                    return connection.close_reason().map(|e| why(&e)).unwrap_or_default();
+                }
                 Some(Err(e)) => {
                     let reason = format!("closed for a bad frame: {e}");
                     connection.close(1u32.into(), reason.as_bytes());
@@ -131,7 +150,7 @@ async fn read_frames(recv: RecvStream, connection: Connection, mut received: imp
                 }
             },
             datagram = connection.read_datagram() => match datagram {
-                Ok(datagram) => if !received(datagram.to_vec()) { return "nobody is listening".into() },
+                Ok(datagram) => if let Err(reason) = received(datagram.to_vec()) { return reason },
                 Err(e) => return why(&e),
             },
         }
@@ -142,6 +161,8 @@ struct Link {
     connection: Connection,
     outbound: UnboundedSender<Outbound>,
     queued: Arc<AtomicUsize>,
+    /// Bytes received from the peer that the game's loop has not read yet.
+    unread: Arc<AtomicUsize>,
 }
 
 impl Link {
@@ -224,20 +245,41 @@ async fn serve(
     };
     let (outbound, waiting) = unbounded_channel();
     let queued = Arc::new(AtomicUsize::new(0));
-    let link = Link { connection: connection.clone(), outbound, queued: queued.clone() };
+    let unread = Arc::new(AtomicUsize::new(0));
+    let link = Link { connection: connection.clone(), outbound, queued: queued.clone(), unread: unread.clone() };
     links.lock().unwrap_or_else(|e| e.into_inner()).insert(client, link);
     if events.send(ServerEvent::Connected(client)).is_err() {
         return;
     }
     tokio::spawn(write_frames(send, waiting, connection.clone(), queued));
-    let reason = read_frames(recv, connection, |frame| events.send(ServerEvent::Received(client, frame)).is_ok()).await;
+    let closer = connection.clone();
+    let reason = read_frames(recv, connection, |frame| {
+        let len = frame.len();
+        if unread.fetch_add(len, Ordering::Relaxed) + len > MAX_UNREAD_PER_CLIENT {
+            let reason =
+                format!("flooding: it sent more than {MAX_UNREAD_PER_CLIENT} bytes the server had not read yet");
+            closer.close(4u32.into(), reason.as_bytes());
+            return Err(reason);
+        }
+        events.send(ServerEvent::Received(client, frame)).map_err(|_| NOBODY_LISTENING.to_string())
+    })
+    .await;
     links.lock().unwrap_or_else(|e| e.into_inner()).remove(&client);
     let _ = events.send(ServerEvent::Disconnected(client, reason));
 }
 
 impl ServerTransport for QuicServer {
     fn poll(&mut self) -> Vec<ServerEvent> {
-        self.events.try_iter().collect()
+        let events: Vec<ServerEvent> = self.events.try_iter().collect();
+        let links = self.links.lock().unwrap_or_else(|e| e.into_inner());
+        for event in &events {
+            if let ServerEvent::Received(client, frame) = event {
+                if let Some(link) = links.get(client) {
+                    link.unread.fetch_sub(frame.len(), Ordering::Relaxed);
+                }
+            }
+        }
+        events
     }
 
     fn send(&mut self, client: ClientId, channel: Channel, frame: Vec<u8>) {
@@ -310,10 +352,13 @@ impl QuicClient {
         let (events_in, events) = channel();
         let reader = connection.clone();
         tokio::spawn(async move {
-            let reason = read_frames(recv, reader, |frame| events_in.send(ClientEvent::Received(frame)).is_ok()).await;
+            let received =
+                |frame| events_in.send(ClientEvent::Received(frame)).map_err(|_| NOBODY_LISTENING.to_string());
+            let reason = read_frames(recv, reader, received).await;
             let _ = events_in.send(ClientEvent::Disconnected(reason));
         });
-        Ok(QuicClient { endpoint, events, link: Link { connection, outbound, queued } })
+        let unread = Arc::default();
+        Ok(QuicClient { endpoint, events, link: Link { connection, outbound, queued, unread } })
     }
 }
 
@@ -397,5 +442,46 @@ impl rustls::client::danger::ServerCertVerifier for SelfSigned {
 
     fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
         self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A client sending faster than the server's loop reads is closed once the server holds
+    /// [`MAX_UNREAD_PER_CLIENT`] of its bytes: the server's memory for it stays bounded, however much it sends.
+    #[test]
+    fn a_client_sending_faster_than_the_server_reads_is_closed_with_its_unread_bytes_bounded() {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let mut server = QuicServer::bind("127.0.0.1:0".parse().unwrap(), runtime.handle()).unwrap();
+        let addr = server.local_addr().unwrap();
+        let mut client = runtime.block_on(QuicClient::connect(addr, Duration::from_secs(10))).unwrap();
+        // 4 MiB, while the server's loop reads nothing.
+        for _ in 0..4096 {
+            client.send(Channel::Reliable, vec![7u8; 1024]);
+        }
+        let mut told = None;
+        for _ in 0..2000 {
+            told = client.poll().into_iter().find_map(|event| match event {
+                ClientEvent::Disconnected(why) => Some(why),
+                ClientEvent::Received(_) => None,
+            });
+            if told.is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let told = told.expect("the flooding client is closed");
+        assert!(told.starts_with("flooding: it sent more than 262144 bytes"), "{told}");
+        let events = server.poll();
+        let unread: usize = events
+            .iter()
+            .map(|event| match event {
+                ServerEvent::Received(_, frame) => frame.len(),
+                _ => 0,
+            })
+            .sum();
+        assert!(unread <= MAX_UNREAD_PER_CLIENT, "{unread} bytes held for one client");
     }
 }
