@@ -141,15 +141,22 @@ fn a_dedicated_server_process_serves_two_client_processes_and_stops_cleanly_on_s
 
     let mut server_command = gfhost(plugins.path(), &cache);
     server_command.arg("server").arg(experiences.path().join("default.toml")).args(["--listen", "127.0.0.1:0"]);
-    server_command.args(["--token", "sesame"]);
+    // The token from a file, not the command line, where any user of the machine reads it.
+    let secrets = tempfile::TempDir::new().unwrap();
+    let token_file = secrets.path().join("token");
+    std::fs::write(&token_file, "sesame\n").unwrap();
+    server_command.arg("--token-file").arg(&token_file);
     let mut server = Running::start(server_command);
     let listening = server.wait_for(|l| l.starts_with("listening on "));
     let addr = listening.trim_start_matches("listening on ").split_whitespace().next().unwrap().to_string();
+    let pin = server.wait_for(|l| l.starts_with("certificate sha256: "));
+    let pin = pin.trim_start_matches("certificate sha256: ").to_string();
     server.wait_for(|l| l.starts_with("ready: "));
 
     let client = |token: &str| {
         let mut command = gfhost(plugins.path(), &cache);
-        command.args(["client", "--connect", &addr, "--token", token, "--experiences"]).arg(experiences.path());
+        command.args(["client", "--connect", &addr, "--server-cert-sha256", &pin, "--experiences"]);
+        command.arg(experiences.path()).env("GFHOST_TOKEN", token);
         command
     };
     let first = Running::start(client("sesame"));
@@ -163,12 +170,24 @@ fn a_dedicated_server_process_serves_two_client_processes_and_stops_cleanly_on_s
         "{}",
         String::from_utf8_lossy(&refused.stderr)
     );
+    // A client expecting another certificate (a server in the middle would show another) refuses the
+    // server before saying anything: the server never hears its token.
+    let other_pin = "ab".repeat(32);
+    let mut wary = gfhost(plugins.path(), &cache);
+    wary.args(["client", "--connect", &addr, "--server-cert-sha256", &other_pin, "--experiences"]);
+    let wary = wary.arg(experiences.path()).env("GFHOST_TOKEN", "sesame").output().unwrap();
+    let said = String::from_utf8_lossy(&wary.stderr);
+    assert!(!wary.status.success());
+    assert!(said.contains(&format!("is not the one pinned (sha256 {other_pin})")), "{said}");
 
     // An orchestrator stops the server: play ends everywhere, cleanly.
     unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
     let (status, text) = server.finish();
     assert_eq!(status.code(), Some(0), "{text}");
     assert!(text.contains("stopping: ending play") && text.ends_with("stopped"), "{text}");
+    // Three clients presented their token (two joined, one wrong); the wary one never connected.
+    assert_eq!(text.lines().filter(|l| l.contains(" joined")).count(), 2, "{text}");
+    assert_eq!(text.lines().filter(|l| l.contains("wrong or missing token")).count(), 1, "{text}");
     for client in [first, second] {
         let (status, text) = client.finish();
         assert_eq!(status.code(), Some(0), "{text}");
@@ -188,7 +207,7 @@ fn a_client_without_a_server_says_so() {
     // A port nobody listens on: bound, then released.
     let port = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let output = gfhost(plugins.path(), &cache)
-        .args(["client", "--connect", &format!("127.0.0.1:{port}"), "--experiences"])
+        .args(["client", "--connect", &format!("127.0.0.1:{port}"), "--insecure-loopback", "--experiences"])
         .arg(experiences.path())
         .output()
         .unwrap();

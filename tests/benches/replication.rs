@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use gamefeature_host::component::{OwnerId, RequestFlags};
 use gamefeature_host::net::transport::quic::{QuicClient, QuicServer};
+use gamefeature_host::net::transport::trust::{ServerIdentity, ServerTrust};
 use gamefeature_host::net::{GameClient, GameServer, ServerOptions};
 use gamefeature_host::world::{self, ActorId, NetMode, Value};
 use gamefeature_host::{Session, SessionOptions};
@@ -33,7 +34,9 @@ fn replication(c: &mut Criterion) {
     let session =
         Session::new(SessionOptions { plugin_dirs: vec![empty.path().to_path_buf()], ..SessionOptions::default() })
             .unwrap();
-    let transport = QuicServer::bind("127.0.0.1:0".parse().unwrap(), tokio.handle()).unwrap();
+    let identity = ServerIdentity::self_signed().unwrap();
+    let trust = ServerTrust::Pinned(identity.fingerprint());
+    let transport = QuicServer::bind("127.0.0.1:0".parse().unwrap(), identity, tokio.handle()).unwrap();
     let addr = transport.local_addr().unwrap();
     let server_manager = session.create_world("server", NetMode::DedicatedServer);
     declare(&server_manager);
@@ -55,7 +58,7 @@ fn replication(c: &mut Criterion) {
             let manager = session.create_world(&format!("client-{i}"), NetMode::Client);
             declare(&manager);
             world::lock(manager.world()).set_recording(false);
-            let transport = tokio.block_on(QuicClient::connect(addr, Duration::from_secs(5))).unwrap();
+            let transport = tokio.block_on(QuicClient::connect(addr, &trust, Duration::from_secs(5))).unwrap();
             GameClient::connect(manager, Box::new(transport), None, empty.path())
         })
         .collect();

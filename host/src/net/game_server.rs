@@ -154,7 +154,9 @@ impl GameServer {
             ClientMessage::Hello { protocol, token } if self.greeting.remove(&client).is_some() => {
                 let refusal = if protocol != PROTOCOL_VERSION {
                     Some(format!("the server speaks protocol {PROTOCOL_VERSION}; the client speaks {protocol}"))
-                } else if self.options.token.is_some() && token != self.options.token {
+                } else if self.options.token.as_deref().is_some_and(|expected| {
+                    !token.as_deref().is_some_and(|presented| super::transport::trust::same_secret(expected, presented))
+                }) {
                     Some("a wrong or missing token".to_string())
                 } else {
                     None

@@ -93,18 +93,28 @@ enum Command {
         /// Frames per second.
         #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=1000))]
         tick_rate: u32,
-        /// Refuse clients that do not present this token.
-        #[arg(long)]
-        token: Option<String>,
+        #[command(flatten)]
+        token: TokenArgs,
+        /// The certificate chain to show clients (PEM), e.g. issued by an authority they trust; with --key.
+        /// Without it the server makes a self-signed certificate and prints its sha256 for clients to pin.
+        #[arg(long, requires = "key")]
+        cert: Option<PathBuf>,
+        /// The private key of --cert (PEM).
+        #[arg(long, requires = "cert")]
+        key: Option<PathBuf>,
     },
     /// Join a server: play its experience in a client world until it ends play.
     Client {
         /// The server's address.
         #[arg(long, default_value = "127.0.0.1:7777")]
         connect: std::net::SocketAddr,
-        /// The token the server asks for.
-        #[arg(long)]
-        token: Option<String>,
+        #[command(flatten)]
+        trust: TrustArgs,
+        /// With --ca-cert: the name the server's certificate must be for.
+        #[arg(long, default_value = "localhost", requires = "ca_cert")]
+        server_name: String,
+        #[command(flatten)]
+        token: TokenArgs,
         /// Where the experiences the server names are.
         #[arg(long, default_value = "experiences")]
         experiences: PathBuf,
@@ -248,21 +258,24 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             run_experience(&experience, net_mode, players, trace.as_deref(), options)
         }
-        Command::Server { experience, listen, tick_rate, token } => {
+        Command::Server { experience, listen, tick_rate, token, cert, key } => {
             let options = SessionOptions {
                 plugin_dirs: cli.plugin_dirs,
                 runtime,
                 manager: manager_options(config, LogLevel::Info),
             };
-            net::serve(net::ServerArgs { experience: &experience, listen, tick_rate, token }, options)
+            let token = token.secret()?;
+            let certificate = cert.zip(key);
+            net::serve(net::ServerArgs { experience: &experience, listen, tick_rate, token, certificate }, options)
         }
-        Command::Client { connect, token, experiences, seconds } => {
+        Command::Client { connect, trust, server_name, token, experiences, seconds } => {
             let options = SessionOptions {
                 plugin_dirs: cli.plugin_dirs,
                 runtime,
                 manager: manager_options(config, LogLevel::Info),
             };
-            net::join(net::ClientArgs { connect, token, experiences, seconds }, options)
+            let (trust, token) = (trust.trust(&server_name)?, token.secret()?);
+            net::join(net::ClientArgs { connect, trust, token, experiences, seconds }, options)
         }
         Command::Play { experience, net_mode, players, script, watch, tick_rate } => {
             if !experience.is_file() {
@@ -572,4 +585,62 @@ fn display_dirs(dirs: &[PathBuf]) -> String {
         return "the plugin directories".into();
     }
     dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
+}
+
+/// A join token, from a file or the environment (`GFHOST_TOKEN`) rather than the command line, where every
+/// user of the machine can read it (`ps`).
+#[derive(clap::Args, Debug)]
+struct TokenArgs {
+    /// A file holding the token (its first line).
+    #[arg(long, conflicts_with = "token")]
+    token_file: Option<PathBuf>,
+    /// The token itself: visible to every user of the machine (ps); prefer --token-file or GFHOST_TOKEN.
+    #[arg(long)]
+    token: Option<String>,
+}
+
+impl TokenArgs {
+    fn secret(&self) -> Result<Option<String>> {
+        if let Some(path) = &self.token_file {
+            let text = gamefeature_host::files::read_text(path, 64 << 10)
+                .with_context(|| format!("reading the token file {}", path.display()))?;
+            let token = text.lines().next().unwrap_or_default().trim().to_string();
+            if token.is_empty() {
+                bail!("the token file {} is empty", path.display());
+            }
+            return Ok(Some(token));
+        }
+        if let Some(token) = &self.token {
+            return Ok(Some(token.clone()));
+        }
+        Ok(std::env::var("GFHOST_TOKEN").ok().filter(|token| !token.is_empty()))
+    }
+}
+
+/// How a client knows the server it reached is the one meant: one of these must be given.
+#[derive(clap::Args, Debug)]
+#[group(required = true, multiple = false)]
+struct TrustArgs {
+    /// The sha256 of the server's certificate, as the server prints it at start (`certificate sha256: ...`).
+    #[arg(long)]
+    server_cert_sha256: Option<String>,
+    /// Certificate authorities (PEM) the server's certificate must chain to; the name it must be for is
+    /// --server-name.
+    #[arg(long)]
+    ca_cert: Option<PathBuf>,
+    /// INSECURE: accept any certificate. For a development server on this machine only: refused for any other
+    /// address.
+    #[arg(long)]
+    insecure_loopback: bool,
+}
+
+impl TrustArgs {
+    fn trust(&self, server_name: &str) -> Result<gamefeature_host::net::transport::trust::ServerTrust> {
+        use gamefeature_host::net::transport::trust::{Fingerprint, ServerTrust};
+        Ok(match (&self.server_cert_sha256, &self.ca_cert) {
+            (Some(pin), _) => ServerTrust::Pinned(Fingerprint::parse(pin).map_err(|e| anyhow::anyhow!(e))?),
+            (None, Some(roots)) => ServerTrust::roots_from_file(roots, server_name).map_err(|e| anyhow::anyhow!(e))?,
+            (None, None) => ServerTrust::InsecureLoopback,
+        })
+    }
 }

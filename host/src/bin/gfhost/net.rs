@@ -11,6 +11,7 @@ use crate::pace::{frame_of, Pace};
 
 use anyhow::{bail, Context, Result};
 use gamefeature_host::net::transport::quic::{QuicClient, QuicServer};
+use gamefeature_host::net::transport::trust::{ServerIdentity, ServerTrust};
 use gamefeature_host::net::{ClientError, ClientState, GameClient, GameServer, ServerOptions};
 use gamefeature_host::world::{self, NetMode, NetRole};
 use gamefeature_host::{Session, SessionOptions};
@@ -29,6 +30,8 @@ pub struct ServerArgs<'a> {
     pub listen: SocketAddr,
     pub tick_rate: u32,
     pub token: Option<String>,
+    /// The certificate chain and key files to show clients; a self-signed certificate when `None`.
+    pub certificate: Option<(PathBuf, PathBuf)>,
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -43,8 +46,20 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
     }
     let tokio = runtime()?;
     let session = Session::new(options)?;
-    let transport = QuicServer::bind(args.listen, tokio.handle())?;
+    let identity = match &args.certificate {
+        Some((chain, key)) => ServerIdentity::from_files(chain, key),
+        None => ServerIdentity::self_signed(),
+    }
+    .map_err(|e| anyhow::anyhow!("the server's certificate: {e}"))?;
+    let transport = QuicServer::bind(args.listen, identity, tokio.handle())?;
+    let server_fingerprint = transport.fingerprint();
     let addr = transport.local_addr()?;
+    if !addr.ip().is_loopback() && args.token.is_none() {
+        eprintln!(
+            "warning: listening on {addr}, reachable from other machines, and no token is asked of clients: anyone \
+             who finds the address can join (give one with --token-file or GFHOST_TOKEN)"
+        );
+    }
     let manager = session.create_world("server", NetMode::DedicatedServer);
     let options = ServerOptions { tick_rate: args.tick_rate, token: args.token };
     let mut server = GameServer::new(manager, Box::new(transport), options);
@@ -62,6 +77,8 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
         signalled.store(true, Ordering::SeqCst);
     });
     println!("listening on {addr} (QUIC; tick rate {} Hz)", args.tick_rate);
+    // What clients pin (--server-cert-sha256) when the certificate is not signed by an authority they trust.
+    println!("certificate sha256: {}", server_fingerprint);
     println!("ready: {} loaded", args.experience.display());
     let frame = frame_of(args.tick_rate.into());
     let mut pace = Pace::new(frame);
@@ -91,6 +108,8 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
 
 pub struct ClientArgs {
     pub connect: SocketAddr,
+    /// How the client knows the server it reached is the one meant.
+    pub trust: ServerTrust,
     pub token: Option<String>,
     pub experiences: PathBuf,
     /// Leave after this long; by default play until the server ends play.
@@ -102,7 +121,10 @@ pub struct ClientArgs {
 pub fn join(args: ClientArgs, options: SessionOptions) -> Result<ExitCode> {
     let tokio = runtime()?;
     let session = Session::new(options)?;
-    let transport = tokio.block_on(QuicClient::connect(args.connect, CONNECT_WAIT))?;
+    if matches!(args.trust, ServerTrust::InsecureLoopback) {
+        eprintln!("warning: INSECURE: the server's certificate is not verified (--insecure-loopback)");
+    }
+    let transport = tokio.block_on(QuicClient::connect(args.connect, &args.trust, CONNECT_WAIT))?;
     let manager = session.create_world("client", NetMode::Client);
     let mut client = GameClient::connect(manager, Box::new(transport), args.token, &args.experiences);
     let frame = frame_of(CLIENT_FRAME_RATE);
@@ -149,7 +171,10 @@ pub fn run_networked(args: RunArgs<'_>, options: SessionOptions) -> Result<ExitC
     let experiences = args.experience.parent().unwrap_or(Path::new(".")).to_path_buf();
     let tokio = runtime()?;
     let session = Session::new(options)?;
-    let transport = QuicServer::bind("127.0.0.1:0".parse().expect("an address"), tokio.handle())?;
+    let identity = ServerIdentity::self_signed().map_err(|e| anyhow::anyhow!("the server's certificate: {e}"))?;
+    // The clients in this process pin the server's certificate: they know it, as a player would be told it.
+    let trust = ServerTrust::Pinned(identity.fingerprint());
+    let transport = QuicServer::bind("127.0.0.1:0".parse().expect("an address"), identity, tokio.handle())?;
     let addr = transport.local_addr()?;
     let options = ServerOptions { tick_rate: args.tick_rate, token: None };
     let mut server =
@@ -157,7 +182,7 @@ pub fn run_networked(args: RunArgs<'_>, options: SessionOptions) -> Result<ExitC
     tokio.block_on(server.load(args.experience))?;
     let mut clients = Vec::new();
     for index in 1..=args.clients {
-        let transport = tokio.block_on(QuicClient::connect(addr, CONNECT_WAIT))?;
+        let transport = tokio.block_on(QuicClient::connect(addr, &trust, CONNECT_WAIT))?;
         let manager = session.create_world(&format!("client-{index}"), NetMode::Client);
         clients.push(GameClient::connect(manager, Box::new(transport), None, &experiences));
     }

@@ -7,6 +7,7 @@
 
 pub mod memory;
 pub mod quic;
+pub mod trust;
 
 use crate::world::ClientId;
 

@@ -1,8 +1,9 @@
 //! QUIC over UDP (quinn): one connection per client. Reliable frames travel on one bidirectional stream,
 //! length-delimited and capped at [`MAX_FRAME`](crate::net::protocol::MAX_FRAME) — a larger one closes the
 //! connection that sent it; unreliable frames travel as QUIC datagrams (on the stream when one is too large for
-//! a datagram). The server's certificate is self-signed, generated at start: clients do not verify it, which
-//! serves development and loopback play, not the open internet.
+//! a datagram). The server shows a certificate of its own or a self-signed one made at start; a client
+//! verifies it before it says a word (see [`super::trust`]): pinned, against authorities, or — for a
+//! development server on this machine only — not at all.
 //!
 //! The network runs on tokio tasks; the game's loop meets them through channels, polling for what arrived.
 
@@ -17,10 +18,10 @@ use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use quinn::crypto::rustls::{QuicClientConfig, QuicServerConfig};
 use quinn::{Connection, ConnectionError, Endpoint, RecvStream, SendStream};
-use rustls::pki_types::{CertificateDer, PrivatePkcs8KeyDer, ServerName, UnixTime};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio_util::codec::{FramedRead, FramedWrite, LengthDelimitedCodec};
 
+use super::trust::{Fingerprint, ServerIdentity, ServerTrust};
 use super::{Channel, ClientEvent, ClientTransport, ServerEvent, ServerTransport};
 use crate::net::protocol::MAX_FRAME;
 use crate::world::ClientId;
@@ -179,25 +180,28 @@ impl Link {
 /// The server's end: a UDP socket accepting QUIC connections.
 pub struct QuicServer {
     endpoint: Endpoint,
+    fingerprint: Fingerprint,
     events: Receiver<ServerEvent>,
     links: Arc<Mutex<HashMap<ClientId, Link>>>,
     runtime: tokio::runtime::Handle,
 }
 
 impl QuicServer {
-    /// Listens on `addr` (port 0: any free port), with a self-signed certificate made now; its tasks run on
-    /// `runtime`.
-    pub fn bind(addr: SocketAddr, runtime: &tokio::runtime::Handle) -> Result<QuicServer, QuicError> {
+    /// Listens on `addr` (port 0: any free port), showing `identity`; its tasks run on `runtime`.
+    pub fn bind(
+        addr: SocketAddr,
+        identity: ServerIdentity,
+        runtime: &tokio::runtime::Handle,
+    ) -> Result<QuicServer, QuicError> {
         let _entered = runtime.enter();
         let tls = |e: &dyn std::fmt::Display| QuicError::Tls(e.to_string());
-        let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).map_err(|e| tls(&e))?;
-        let key = PrivatePkcs8KeyDer::from(certified.key_pair.serialize_der());
+        let fingerprint = identity.fingerprint();
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut crypto = rustls::ServerConfig::builder_with_provider(provider)
             .with_protocol_versions(&[&rustls::version::TLS13])
             .map_err(|e| tls(&e))?
             .with_no_client_auth()
-            .with_single_cert(vec![certified.cert.der().clone()], key.into())
+            .with_single_cert(identity.chain, identity.key)
             .map_err(|e| tls(&e))?;
         crypto.alpn_protocols = vec![ALPN.to_vec()];
         let crypto = QuicServerConfig::try_from(crypto).map_err(|e| tls(&e))?;
@@ -207,7 +211,12 @@ impl QuicServer {
         let (events_in, events) = channel();
         let links: Arc<Mutex<HashMap<ClientId, Link>>> = Arc::default();
         runtime.spawn(accept(endpoint.clone(), events_in, links.clone()));
-        Ok(QuicServer { endpoint, events, links, runtime: runtime.clone() })
+        Ok(QuicServer { endpoint, fingerprint, events, links, runtime: runtime.clone() })
+    }
+
+    /// The SHA-256 of its certificate: what clients pin.
+    pub fn fingerprint(&self) -> Fingerprint {
+        self.fingerprint
     }
 
     /// The address it listens on (with the port it got, when asked for port 0).
@@ -331,14 +340,16 @@ pub struct QuicClient {
 }
 
 impl QuicClient {
-    /// Connects to the server at `addr`, waiting at most `wait` for it to answer. Must run inside a tokio
-    /// runtime, which then carries the connection's tasks.
-    pub async fn connect(addr: SocketAddr, wait: Duration) -> Result<QuicClient, QuicError> {
+    /// Connects to the server at `addr`, trusting it as `trust` says (nothing is sent to a server it does not
+    /// trust), waiting at most `wait` for it to answer. Must run inside a tokio runtime, which then carries the
+    /// connection's tasks.
+    pub async fn connect(addr: SocketAddr, trust: &ServerTrust, wait: Duration) -> Result<QuicClient, QuicError> {
         let failed = |cause: String| QuicError::Connect { addr, cause };
+        trust.check_address(addr).map_err(failed)?;
         let local: SocketAddr = if addr.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" }.parse().expect("valid");
         let mut endpoint = Endpoint::client(local).map_err(|e| failed(e.to_string()))?;
-        endpoint.set_default_client_config(client_config().map_err(|e| failed(e.to_string()))?);
-        let connecting = endpoint.connect(addr, "localhost").map_err(|e| failed(e.to_string()))?;
+        endpoint.set_default_client_config(client_config(trust).map_err(failed)?);
+        let connecting = endpoint.connect(addr, trust.server_name()).map_err(|e| failed(e.to_string()))?;
         let connection = match tokio::time::timeout(wait, connecting).await {
             Err(_) => return Err(QuicError::NoServer { addr, waited: wait }),
             Ok(Err(ConnectionError::TimedOut)) => return Err(QuicError::NoServer { addr, waited: wait }),
@@ -388,61 +399,20 @@ impl Drop for QuicClient {
     }
 }
 
-/// TLS for clients: TLS 1.3 with the ALPN, accepting the server's self-signed certificate (see the module
-/// docs); signatures are still checked.
-fn client_config() -> Result<quinn::ClientConfig, String> {
+/// TLS for clients: TLS 1.3 with the ALPN, the server verified as `trust` says.
+fn client_config(trust: &ServerTrust) -> Result<quinn::ClientConfig, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut crypto = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&[&rustls::version::TLS13])
         .map_err(|e| e.to_string())?
         .dangerous()
-        .with_custom_certificate_verifier(Arc::new(SelfSigned(provider)))
+        .with_custom_certificate_verifier(trust.verifier(provider)?)
         .with_no_client_auth();
     crypto.alpn_protocols = vec![ALPN.to_vec()];
     let crypto = QuicClientConfig::try_from(crypto).map_err(|e| e.to_string())?;
     let mut config = quinn::ClientConfig::new(Arc::new(crypto));
     config.transport_config(transport_config());
     Ok(config)
-}
-
-/// Accepts any server certificate (a development server's is self-signed), checking only that the handshake
-/// was signed by it.
-#[derive(Debug)]
-struct SelfSigned(Arc<rustls::crypto::CryptoProvider>);
-
-impl rustls::client::danger::ServerCertVerifier for SelfSigned {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
-        Ok(rustls::client::danger::ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
 }
 
 #[cfg(test)]
@@ -454,9 +424,11 @@ mod tests {
     #[test]
     fn a_client_sending_faster_than_the_server_reads_is_closed_with_its_unread_bytes_bounded() {
         let runtime = tokio::runtime::Runtime::new().unwrap();
-        let mut server = QuicServer::bind("127.0.0.1:0".parse().unwrap(), runtime.handle()).unwrap();
+        let identity = ServerIdentity::self_signed().unwrap();
+        let pin = ServerTrust::Pinned(identity.fingerprint());
+        let mut server = QuicServer::bind("127.0.0.1:0".parse().unwrap(), identity, runtime.handle()).unwrap();
         let addr = server.local_addr().unwrap();
-        let mut client = runtime.block_on(QuicClient::connect(addr, Duration::from_secs(10))).unwrap();
+        let mut client = runtime.block_on(QuicClient::connect(addr, &pin, Duration::from_secs(10))).unwrap();
         // 4 MiB, while the server's loop reads nothing.
         for _ in 0..4096 {
             client.send(Channel::Reliable, vec![7u8; 1024]);
