@@ -175,6 +175,9 @@ async fn replicated_scores_reach_every_client_with_rep_notifies_and_the_lyra_cha
         players.iter().map(|p| score(&w, p.player_state)).collect()
     };
     assert!(server_scores.iter().all(|s| matches!(s, Some(Value::Integer(n)) if *n >= 2)), "{server_scores:?}");
+    // A dedicated server has no local player: no pawn of it takes input.
+    let server_bound = game.info_lines("input-binding", "server");
+    assert!(!server_bound.iter().any(|l| l.contains(": bound")), "{server_bound:?}");
     for (index, client) in game.clients.iter().enumerate() {
         let name = format!("client-{}", index + 1);
         let w = world::lock(client.manager().world());
@@ -197,6 +200,10 @@ async fn replicated_scores_reach_every_client_with_rep_notifies_and_the_lyra_cha
         let mine = players[index].pawn;
         let hero = w.feature_state(mine, "Hero").ok().and_then(|s| w.state_text(s).map(str::to_string));
         assert_eq!(hero.as_deref(), Some("InitState.GameplayReady"), "{name}");
+        // Input is bound on the pawn this client's player controls, and on no other (Lyra's rule).
+        let bound: Vec<String> =
+            game.info_lines("input-binding", &name).into_iter().filter(|l| l.contains(": bound")).collect();
+        assert_eq!(bound, [format!("pawn {}: bound Move,Look,Fire", mine.to_raw())], "{name}");
     }
 }
 

@@ -1,6 +1,7 @@
 //! Lyra's `AddInputBinding` action: when a pawn's hero sends `BindInputsNow`, its input bindings are added to
 //! the pawn's `HeroComponent`; when the pawn or this feature goes, they are forgotten. A feature activated (or
-//! reloaded) after the hero initialised binds at `ExtensionAdded`, as Lyra's action does.
+//! reloaded) after the hero initialised binds at `ExtensionAdded`, as Lyra's action does. As in Lyra, only a
+//! pawn this machine's player controls takes input: none on a dedicated server, a client's own pawn only.
 
 use std::collections::HashSet;
 
@@ -38,6 +39,9 @@ impl Plugin for InputBinding {
 
 impl InputBinding {
     fn bind(&mut self, pawn: ActorId) {
+        if !world::is_locally_controlled(pawn).unwrap_or(false) {
+            return;
+        }
         match world::set_property(pawn, "HeroComponent", "input-bindings", &Value::Text(BINDINGS.into())) {
             Ok(()) => {
                 self.bound.insert(pawn);
