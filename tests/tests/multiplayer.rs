@@ -311,6 +311,28 @@ async fn clients_breaking_the_protocol_are_dropped_alone() {
     assert_eq!(game.server.players().len(), 2);
 }
 
+/// Connections that never say hello cannot lock players out: however many there are, the oldest waiting go
+/// first, and a player who says hello as it connects joins and plays.
+#[tokio::test]
+async fn connections_that_never_say_hello_do_not_lock_players_out() {
+    let mut game =
+        Game::start(Conditions::PERFECT, ServerOptions { tick_rate: 30, token: Some("sesame".into()) }).await;
+    let mut silent = Vec::new();
+    for _ in 0..200 {
+        silent.push(game.network.connect());
+        game.frame().await;
+    }
+    game.join(Some("sesame"));
+    game.until(200, Game::all_loaded).await;
+    assert_eq!(game.server.players().len(), 1, "{:?}", game.notes);
+    let evicted = game
+        .notes
+        .iter()
+        .filter(|n| matches!(n, ServerNote::Dropped(_, why) if why.starts_with("no hello while")))
+        .count();
+    assert!(evicted >= 200 - 64, "the oldest silent connections went: {evicted}");
+}
+
 #[tokio::test]
 async fn end_of_play_on_the_server_ends_play_on_every_client() {
     let mut game = Game::start(Conditions::PERFECT, ServerOptions { tick_rate: 30, token: None }).await;

@@ -13,11 +13,7 @@ use super::protocol::{decode, encode, ClientMessage, ServerMessage, PROTOCOL_VER
 use super::transport::{Channel, ServerEvent, ServerTransport};
 use super::{Outgoing, ServerReplication};
 
-/// How long a connection may go without saying hello.
-const HELLO_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// Connections that have not said hello yet, at most; more are closed at once.
-const MAX_GREETING: usize = 64;
+use super::greeting::{Greeting, HELLO_WAIT};
 use crate::experience::{ExperienceError, ExperienceManager};
 use crate::game::{self, Player};
 use crate::world::{self, ClientId, PlayerOwner};
@@ -57,7 +53,7 @@ pub struct GameServer {
     transport: Box<dyn ServerTransport>,
     options: ServerOptions,
     /// Connected, not yet welcomed, and since when.
-    greeting: BTreeMap<ClientId, std::time::Instant>,
+    greeting: Greeting,
     /// Dropped, until their transport says they are gone: what they still send is ignored.
     dropped: BTreeSet<ClientId>,
     players: BTreeMap<ClientId, Player>,
@@ -77,7 +73,7 @@ impl GameServer {
             replication: ServerReplication::new(),
             transport,
             options,
-            greeting: BTreeMap::new(),
+            greeting: Greeting::default(),
             dropped: BTreeSet::new(),
             players: BTreeMap::new(),
         }
@@ -121,19 +117,17 @@ impl GameServer {
         let mut notes = Vec::new();
         for event in self.transport.poll() {
             match event {
-                ServerEvent::Connected(client) if self.greeting.len() >= MAX_GREETING => {
-                    self.drop_client(client, "too many connections waiting to say hello".into(), &mut notes)
-                }
                 ServerEvent::Connected(client) => {
-                    self.greeting.insert(client, std::time::Instant::now());
+                    let address = self.transport.peer_address(client).map(|a| a.ip());
+                    for (evicted, why) in self.greeting.admit(client, address, std::time::Instant::now()) {
+                        self.drop_client(evicted, why, &mut notes);
+                    }
                 }
                 ServerEvent::Received(client, frame) => self.received(client, &frame, &mut notes),
                 ServerEvent::Disconnected(client, reason) => self.gone(client, reason, &mut notes),
             }
         }
-        let silent: Vec<ClientId> =
-            self.greeting.iter().filter(|(_, since)| since.elapsed() > HELLO_WAIT).map(|(c, _)| *c).collect();
-        for client in silent {
+        for client in self.greeting.silent(std::time::Instant::now()) {
             self.drop_client(client, format!("no hello within {HELLO_WAIT:?}"), &mut notes);
         }
         self.manager.tick(delta);
@@ -151,7 +145,7 @@ impl GameServer {
             Err(e) => return self.drop_client(client, e.to_string(), notes),
         };
         match message {
-            ClientMessage::Hello { protocol, token } if self.greeting.remove(&client).is_some() => {
+            ClientMessage::Hello { protocol, token } if self.greeting.hello(client) => {
                 let refusal = if protocol != PROTOCOL_VERSION {
                     Some(format!("the server speaks protocol {PROTOCOL_VERSION}; the client speaks {protocol}"))
                 } else if self.options.token.as_deref().is_some_and(|expected| {
@@ -227,7 +221,7 @@ impl GameServer {
     /// A client is gone: nothing more is sent to it, and its player's actors — controller, player state, pawn,
     /// and their components — leave the world (clients still playing hear they were destroyed).
     fn forget(&mut self, client: ClientId) {
-        self.greeting.remove(&client);
+        self.greeting.forget(client);
         self.replication.leave(client);
         if let Some(player) = self.players.remove(&client) {
             self.manager.with_world(|w| {
@@ -254,7 +248,8 @@ impl GameServer {
 
     /// Closes every connection (after [`end_play`](Self::end_play) has told them).
     pub fn close(&mut self, reason: &str) {
-        for client in self.replication.clients().into_iter().chain(self.greeting.keys().copied()) {
+        let waiting: Vec<ClientId> = self.greeting.clients().collect();
+        for client in self.replication.clients().into_iter().chain(waiting) {
             self.transport.disconnect(client, reason);
         }
     }

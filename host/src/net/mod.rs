@@ -6,6 +6,7 @@
 
 mod game_client;
 mod game_server;
+mod greeting;
 pub mod protocol;
 mod receive;
 mod replicate;

@@ -46,6 +46,11 @@ pub trait ServerTransport: Send {
     /// Closes a client's connection; it is told `reason`.
     fn disconnect(&mut self, client: ClientId, reason: &str);
 
+    /// Where a client connects from, where the network has addresses.
+    fn peer_address(&self, _client: ClientId) -> Option<std::net::SocketAddr> {
+        None
+    }
+
     /// Bytes this transport has put on the wire to the clients connected now, its own overhead included (for
     /// measurements; 0 where it does not count).
     fn bytes_sent(&self) -> u64 {

@@ -233,6 +233,12 @@ impl QuicServer {
 async fn accept(endpoint: Endpoint, events: Sender<ServerEvent>, links: Arc<Mutex<HashMap<ClientId, Link>>>) {
     let mut next = 1;
     while let Some(incoming) = endpoint.accept().await {
+        // A peer must show it receives at its address before it costs the server a connection: a flood from
+        // forged addresses ends here (QUIC's address validation, one more round trip).
+        if !incoming.remote_address_validated() && incoming.may_retry() {
+            let _ = incoming.retry();
+            continue;
+        }
         let client = ClientId(next);
         next += 1;
         tokio::spawn(serve(incoming, client, events.clone(), links.clone()));
@@ -317,6 +323,10 @@ impl ServerTransport for QuicServer {
                 connection.close(0u32.into(), reason.as_bytes());
             });
         }
+    }
+
+    fn peer_address(&self, client: ClientId) -> Option<SocketAddr> {
+        self.with_link(client, |link| link.connection.remote_address())
     }
 
     /// UDP bytes: QUIC headers, encryption and acknowledgements included.
