@@ -180,13 +180,27 @@ fn a_dedicated_server_process_serves_two_client_processes_and_stops_cleanly_on_s
     assert!(!wary.status.success());
     assert!(said.contains(&format!("is not the one pinned (sha256 {other_pin})")), "{said}");
 
+    // A player stopped with Ctrl-C or SIGTERM says goodbye: the server hears it left, and it exits 0.
+    let leaving = Running::start(client("sesame"));
+    let joined =
+        server.wait_for(|l| l.ends_with(" joined") && !l.starts_with("client 1 ") && !l.starts_with("client 2 "));
+    let leaver = joined.trim_end_matches(" joined").to_string();
+    unsafe { libc::kill(leaving.child.id() as i32, libc::SIGTERM) };
+    let (status, text) = leaving.finish();
+    assert_eq!(status.code(), Some(0), "{text}");
+    assert!(text.contains("play ended: left: stopped by a signal"), "{text}");
+    // Told at once by the client closing its connection, not found out by a timeout.
+    let left = server.wait_for(|l| l.starts_with(&format!("{leaver} left: ")));
+    assert!(left.contains("the client left") || left.contains("the client stopped"), "{left}");
+
     // An orchestrator stops the server: play ends everywhere, cleanly.
     unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
     let (status, text) = server.finish();
     assert_eq!(status.code(), Some(0), "{text}");
     assert!(text.contains("stopping: ending play") && text.ends_with("stopped"), "{text}");
-    // Three clients presented their token (two joined, one wrong); the wary one never connected.
-    assert_eq!(text.lines().filter(|l| l.contains(" joined")).count(), 2, "{text}");
+    // Four clients presented their token (three joined, one of them left; one was wrong); the wary one never
+    // got so far.
+    assert_eq!(text.lines().filter(|l| l.contains(" joined")).count(), 3, "{text}");
     assert_eq!(text.lines().filter(|l| l.contains("wrong or missing token")).count(), 1, "{text}");
     for client in [first, second] {
         let (status, text) = client.finish();
@@ -198,6 +212,21 @@ fn a_dedicated_server_process_serves_two_client_processes_and_stops_cleanly_on_s
         assert!(text.contains("spawned HeroCharacter"), "{text}");
         assert!(text.contains("plugin:progress-save@client") && text.contains("flush complete"), "{text}");
     }
+}
+
+/// A server stopped while it starts (its experience still loading) stops cleanly, not killed.
+#[test]
+fn a_server_signalled_while_it_starts_stops_cleanly() {
+    let (plugins, experiences) = setup();
+    let cache = shared_cache();
+    let mut command = gfhost(plugins.path(), &cache);
+    command.arg("server").arg(experiences.path().join("default.toml")).args(["--listen", "127.0.0.1:0"]);
+    let mut server = Running::start(command);
+    server.wait_for(|l| l.starts_with("listening on "));
+    unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
+    let (status, text) = server.finish();
+    assert_eq!(status.code(), Some(0), "{text}");
+    assert!(text.contains("stopping: ending play") && text.ends_with("stopped"), "{text}");
 }
 
 #[test]

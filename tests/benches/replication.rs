@@ -40,7 +40,11 @@ fn replication(c: &mut Criterion) {
     let addr = transport.local_addr().unwrap();
     let server_manager = session.create_world("server", NetMode::DedicatedServer);
     declare(&server_manager);
-    let mut server = GameServer::new(server_manager, Box::new(transport), ServerOptions { tick_rate: 30, token: None });
+    let mut server = GameServer::new(
+        server_manager,
+        Box::new(transport),
+        ServerOptions { tick_rate: 30, token: None, ..Default::default() },
+    );
     let actors: Vec<ActorId> = server.manager_mut().with_world(|w| {
         w.set_recording(false);
         // The request stands for the whole run.

@@ -101,7 +101,8 @@ fn score(world: &world::World, player_state: ActorId) -> Option<Value> {
 
 #[tokio::test]
 async fn the_server_picks_the_experience_and_each_client_loads_it_with_its_own_bundles_and_roles() {
-    let mut game = Game::start(Conditions::PERFECT, ServerOptions { tick_rate: 30, token: None }).await;
+    let mut game =
+        Game::start(Conditions::PERFECT, ServerOptions { tick_rate: 30, token: None, ..Default::default() }).await;
     game.join(None);
     game.join(None);
     game.until(100, Game::all_loaded).await;
@@ -160,7 +161,7 @@ async fn replicated_scores_reach_every_client_with_rep_notifies_and_the_lyra_cha
         loss: 0.2,
         duplication: 0.1,
     };
-    let mut game = Game::start(conditions, ServerOptions { tick_rate: 30, token: None }).await;
+    let mut game = Game::start(conditions, ServerOptions { tick_rate: 30, token: None, ..Default::default() }).await;
     game.join(None);
     game.join(None);
     game.until(200, Game::all_loaded).await;
@@ -209,7 +210,8 @@ async fn replicated_scores_reach_every_client_with_rep_notifies_and_the_lyra_cha
 
 #[tokio::test]
 async fn a_late_joiner_gets_the_whole_world_and_a_leaver_takes_exactly_its_actors() {
-    let mut game = Game::start(Conditions::PERFECT, ServerOptions { tick_rate: 30, token: None }).await;
+    let mut game =
+        Game::start(Conditions::PERFECT, ServerOptions { tick_rate: 30, token: None, ..Default::default() }).await;
     game.join(None);
     game.until(100, Game::all_loaded).await;
     for _ in 0..40 {
@@ -251,7 +253,7 @@ async fn a_late_joiner_gets_the_whole_world_and_a_leaver_takes_exactly_its_actor
 
 #[tokio::test]
 async fn clients_breaking_the_protocol_are_dropped_alone() {
-    let options = ServerOptions { tick_rate: 30, token: Some("sesame".into()) };
+    let options = ServerOptions { tick_rate: 30, token: Some("sesame".into()), ..Default::default() };
     let mut game = Game::start(Conditions::PERFECT, options).await;
     game.join(Some("sesame"));
     game.until(100, Game::all_loaded).await;
@@ -315,8 +317,11 @@ async fn clients_breaking_the_protocol_are_dropped_alone() {
 /// first, and a player who says hello as it connects joins and plays.
 #[tokio::test]
 async fn connections_that_never_say_hello_do_not_lock_players_out() {
-    let mut game =
-        Game::start(Conditions::PERFECT, ServerOptions { tick_rate: 30, token: Some("sesame".into()) }).await;
+    let mut game = Game::start(
+        Conditions::PERFECT,
+        ServerOptions { tick_rate: 30, token: Some("sesame".into()), ..Default::default() },
+    )
+    .await;
     let mut silent = Vec::new();
     for _ in 0..200 {
         silent.push(game.network.connect());
@@ -333,9 +338,28 @@ async fn connections_that_never_say_hello_do_not_lock_players_out() {
     assert!(evicted >= 200 - 64, "the oldest silent connections went: {evicted}");
 }
 
+/// A full server refuses the next player, saying so; the players in it play on.
+#[tokio::test]
+async fn a_full_server_refuses_the_next_player_saying_so() {
+    let options = ServerOptions { tick_rate: 30, token: None, max_players: Some(1) };
+    let mut game = Game::start(Conditions::PERFECT, options).await;
+    game.join(None);
+    game.join(None);
+    for _ in 0..10 {
+        game.frame().await;
+    }
+    assert_eq!(game.server.players().len(), 1);
+    assert_eq!(
+        game.clients[1].state(),
+        &ClientState::Ended("the server refused this client: the server is full: 1 players".into())
+    );
+    assert_ne!(game.clients[0].state(), &ClientState::Ended(String::new()));
+}
+
 #[tokio::test]
 async fn end_of_play_on_the_server_ends_play_on_every_client() {
-    let mut game = Game::start(Conditions::PERFECT, ServerOptions { tick_rate: 30, token: None }).await;
+    let mut game =
+        Game::start(Conditions::PERFECT, ServerOptions { tick_rate: 30, token: None, ..Default::default() }).await;
     game.join(None);
     game.join(None);
     game.until(100, Game::all_loaded).await;
@@ -351,7 +375,8 @@ async fn end_of_play_on_the_server_ends_play_on_every_client() {
 
 #[tokio::test]
 async fn a_server_that_goes_away_is_reported_and_the_client_ends_play() {
-    let mut game = Game::start(Conditions::PERFECT, ServerOptions { tick_rate: 30, token: None }).await;
+    let mut game =
+        Game::start(Conditions::PERFECT, ServerOptions { tick_rate: 30, token: None, ..Default::default() }).await;
     game.join(None);
     game.until(100, Game::all_loaded).await;
     let client = game.server.players().keys().next().copied().unwrap();
@@ -374,7 +399,7 @@ async fn lazy_prop_health_exists_only_where_props_were_hit_on_every_side() {
         loss: 0.25,
         duplication: 0.1,
     };
-    let mut game = Game::start(conditions, ServerOptions { tick_rate: 30, token: None }).await;
+    let mut game = Game::start(conditions, ServerOptions { tick_rate: 30, token: None, ..Default::default() }).await;
     game.join(None);
     game.join(None);
     game.until(300, Game::all_loaded).await;

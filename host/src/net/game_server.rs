@@ -25,6 +25,8 @@ pub struct ServerOptions {
     pub tick_rate: u32,
     /// When set, clients must present it.
     pub token: Option<String>,
+    /// Players the server takes at most; more are refused, saying so. `None`: no limit.
+    pub max_players: Option<usize>,
 }
 
 /// Something that happened to a server's clients, for its log.
@@ -152,6 +154,8 @@ impl GameServer {
                     !token.as_deref().is_some_and(|presented| super::transport::trust::same_secret(expected, presented))
                 }) {
                     Some("a wrong or missing token".to_string())
+                } else if self.options.max_players.is_some_and(|max| self.players.len() >= max) {
+                    Some(format!("the server is full: {} players", self.players.len()))
                 } else {
                     None
                 };

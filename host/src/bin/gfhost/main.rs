@@ -102,6 +102,9 @@ enum Command {
         /// The private key of --cert (PEM).
         #[arg(long, requires = "cert")]
         key: Option<PathBuf>,
+        /// Players the server takes at most; more are refused, saying the server is full.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        max_players: Option<u64>,
     },
     /// Join a server: play its experience in a client world until it ends play.
     Client {
@@ -258,7 +261,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             run_experience(&experience, net_mode, players, trace.as_deref(), options)
         }
-        Command::Server { experience, listen, tick_rate, token, cert, key } => {
+        Command::Server { experience, listen, tick_rate, token, cert, key, max_players } => {
             let options = SessionOptions {
                 plugin_dirs: cli.plugin_dirs,
                 runtime,
@@ -266,7 +269,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             let token = token.secret()?;
             let certificate = cert.zip(key);
-            net::serve(net::ServerArgs { experience: &experience, listen, tick_rate, token, certificate }, options)
+            let max_players = max_players.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+            let args = net::ServerArgs { experience: &experience, listen, tick_rate, token, certificate, max_players };
+            net::serve(args, options)
         }
         Command::Client { connect, trust, server_name, token, experiences, seconds } => {
             let options = SessionOptions {

@@ -32,6 +32,7 @@ pub struct ServerArgs<'a> {
     pub token: Option<String>,
     /// The certificate chain and key files to show clients; a self-signed certificate when `None`.
     pub certificate: Option<(PathBuf, PathBuf)>,
+    pub max_players: Option<usize>,
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -45,6 +46,9 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
         bail!("experience file {} not found", args.experience.display());
     }
     let tokio = runtime()?;
+    // Caught from the start: a signal while the server starts or its experience loads stops it once it has
+    // loaded, cleanly (play ended, exit 0), rather than killing it.
+    let stop = stop_on_signal(&tokio);
     let session = Session::new(options)?;
     let identity = match &args.certificate {
         Some((chain, key)) => ServerIdentity::from_files(chain, key),
@@ -61,24 +65,12 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
         );
     }
     let manager = session.create_world("server", NetMode::DedicatedServer);
-    let options = ServerOptions { tick_rate: args.tick_rate, token: args.token };
+    let options = ServerOptions { tick_rate: args.tick_rate, token: args.token, max_players: args.max_players };
     let mut server = GameServer::new(manager, Box::new(transport), options);
-    tokio.block_on(server.load(args.experience))?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let signalled = stop.clone();
-    tokio.spawn(async move {
-        let Ok(mut terminate) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) else {
-            return;
-        };
-        tokio::select! {
-            _ = terminate.recv() => {}
-            _ = tokio::signal::ctrl_c() => {}
-        }
-        signalled.store(true, Ordering::SeqCst);
-    });
     println!("listening on {addr} (QUIC; tick rate {} Hz)", args.tick_rate);
     // What clients pin (--server-cert-sha256) when the certificate is not signed by an authority they trust.
     println!("certificate sha256: {}", server_fingerprint);
+    tokio.block_on(server.load(args.experience))?;
     println!("ready: {} loaded", args.experience.display());
     let frame = frame_of(args.tick_rate.into());
     let mut pace = Pace::new(frame);
@@ -106,6 +98,24 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
     Ok(ExitCode::SUCCESS)
 }
 
+/// A flag raised by SIGTERM or SIGINT, which no longer end the process: the loop that reads the flag ends
+/// play and exits.
+fn stop_on_signal(tokio: &tokio::runtime::Runtime) -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let signalled = stop.clone();
+    // Registered before this returns, so a signal that comes at once is not lost.
+    let terminate = tokio.block_on(async { tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) });
+    tokio.spawn(async move {
+        let Ok(mut terminate) = terminate else { return };
+        tokio::select! {
+            _ = terminate.recv() => {}
+            _ = tokio::signal::ctrl_c() => {}
+        }
+        signalled.store(true, Ordering::SeqCst);
+    });
+    stop
+}
+
 pub struct ClientArgs {
     pub connect: SocketAddr,
     /// How the client knows the server it reached is the one meant.
@@ -130,7 +140,13 @@ pub fn join(args: ClientArgs, options: SessionOptions) -> Result<ExitCode> {
     let frame = frame_of(CLIENT_FRAME_RATE);
     let mut pace = Pace::new(frame);
     let started = Instant::now();
+    let stop = stop_on_signal(&tokio);
     let outcome = loop {
+        if stop.load(Ordering::SeqCst) {
+            // Stopped by a signal: the server is told the player left, rather than finding the connection dead.
+            tokio.block_on(client.leave());
+            break Ok("left: stopped by a signal".to_string());
+        }
         if let Err(e) = tokio.block_on(client.frame(frame)) {
             break Err(e);
         }
@@ -176,7 +192,7 @@ pub fn run_networked(args: RunArgs<'_>, options: SessionOptions) -> Result<ExitC
     let trust = ServerTrust::Pinned(identity.fingerprint());
     let transport = QuicServer::bind("127.0.0.1:0".parse().expect("an address"), identity, tokio.handle())?;
     let addr = transport.local_addr()?;
-    let options = ServerOptions { tick_rate: args.tick_rate, token: None };
+    let options = ServerOptions { tick_rate: args.tick_rate, token: None, ..Default::default() };
     let mut server =
         GameServer::new(session.create_world("server", NetMode::DedicatedServer), Box::new(transport), options);
     tokio.block_on(server.load(args.experience))?;

@@ -32,9 +32,10 @@ pub const ALPN: &[u8] = b"gamefeature/1";
 /// How long a connected client has to open its stream.
 const OPEN_STREAM_WAIT: Duration = Duration::from_secs(5);
 
-/// A connection quiet for this long is over (keep-alives are sent well within it).
-const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
-const KEEP_ALIVE: Duration = Duration::from_secs(2);
+/// A connection quiet for this long is over: a client killed or paused is noticed in seconds. Keep-alives
+/// are sent by the network's own tasks, well within it, however busy the game's loop (a first load) is.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(3);
+const KEEP_ALIVE: Duration = Duration::from_millis(750);
 
 /// How long a closing connection waits for its peer to receive what was sent before it.
 const FLUSH_ON_CLOSE: Duration = Duration::from_secs(2);
