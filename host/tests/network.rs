@@ -161,8 +161,13 @@ fn a_dedicated_server_process_serves_two_client_processes_and_stops_cleanly_on_s
     };
     let first = Running::start(client("sesame"));
     let second = Running::start(client("sesame"));
-    server.wait_for(|l| l == "client 1 joined" || l == "client 2 joined");
-    server.wait_for(|l| l == "client 1 joined" || l == "client 2 joined");
+    // Each line says when (UTC) and where the peer is: `2026-11-27T22:50:01.1Z client 1 joined (from 127.0.0.1:…)`.
+    let peer_joined = |l: &str| {
+        (l.contains(" client 1 joined (from 127.0.0.1:") || l.contains(" client 2 joined (from 127.0.0.1:"))
+            && l.starts_with("20")
+    };
+    server.wait_for(peer_joined);
+    server.wait_for(peer_joined);
     let refused = client("wrong").output().unwrap();
     assert!(!refused.status.success());
     assert!(
@@ -182,15 +187,16 @@ fn a_dedicated_server_process_serves_two_client_processes_and_stops_cleanly_on_s
 
     // A player stopped with Ctrl-C or SIGTERM says goodbye: the server hears it left, and it exits 0.
     let leaving = Running::start(client("sesame"));
-    let joined =
-        server.wait_for(|l| l.ends_with(" joined") && !l.starts_with("client 1 ") && !l.starts_with("client 2 "));
-    let leaver = joined.trim_end_matches(" joined").to_string();
+    let joined = server.wait_for(|l| {
+        l.contains(" joined (from ") && !l.contains(" client 1 joined") && !l.contains(" client 2 joined")
+    });
+    let leaver = joined.split(" joined").next().unwrap().split_whitespace().skip(1).collect::<Vec<_>>().join(" ");
     unsafe { libc::kill(leaving.child.id() as i32, libc::SIGTERM) };
     let (status, text) = leaving.finish();
     assert_eq!(status.code(), Some(0), "{text}");
     assert!(text.contains("play ended: left: stopped by a signal"), "{text}");
     // Told at once by the client closing its connection, not found out by a timeout.
-    let left = server.wait_for(|l| l.starts_with(&format!("{leaver} left: ")));
+    let left = server.wait_for(|l| l.contains(&format!(" {leaver} left: ")));
     assert!(left.contains("the client left") || left.contains("the client stopped"), "{left}");
 
     // An orchestrator stops the server: play ends everywhere, cleanly.

@@ -38,6 +38,15 @@ pub enum ServerNote {
     Left(ClientId, String),
 }
 
+impl ServerNote {
+    /// The client the note is about.
+    pub fn client(&self) -> ClientId {
+        match self {
+            ServerNote::Joined(client) | ServerNote::Dropped(client, _) | ServerNote::Left(client, _) => *client,
+        }
+    }
+}
+
 impl std::fmt::Display for ServerNote {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -59,6 +68,10 @@ pub struct GameServer {
     /// Dropped, until their transport says they are gone: what they still send is ignored.
     dropped: BTreeSet<ClientId>,
     players: BTreeMap<ClientId, Player>,
+    /// Where each client connects from (where the network has addresses), for the log: kept one frame past
+    /// its connection's end, so the note of its end names it too.
+    peers: BTreeMap<ClientId, std::net::SocketAddr>,
+    gone_last_frame: Vec<ClientId>,
 }
 
 impl GameServer {
@@ -78,6 +91,8 @@ impl GameServer {
             greeting: Greeting::default(),
             dropped: BTreeSet::new(),
             players: BTreeMap::new(),
+            peers: BTreeMap::new(),
+            gone_last_frame: Vec::new(),
         }
     }
 
@@ -117,10 +132,17 @@ impl GameServer {
     /// One frame: clients' messages, one tick of the world (`delta` of game time), then replication.
     pub fn frame(&mut self, delta: Duration) -> Vec<ServerNote> {
         let mut notes = Vec::new();
+        for client in std::mem::take(&mut self.gone_last_frame) {
+            self.peers.remove(&client);
+        }
         for event in self.transport.poll() {
             match event {
                 ServerEvent::Connected(client) => {
-                    let address = self.transport.peer_address(client).map(|a| a.ip());
+                    let peer = self.transport.peer_address(client);
+                    if let Some(peer) = peer {
+                        self.peers.insert(client, peer);
+                    }
+                    let address = peer.map(|a| a.ip());
                     for (evicted, why) in self.greeting.admit(client, address, std::time::Instant::now()) {
                         self.drop_client(evicted, why, &mut notes);
                     }
@@ -213,7 +235,13 @@ impl GameServer {
         notes.push(ServerNote::Dropped(client, reason));
     }
 
+    /// Where a client connects from, if the network says (and until a frame after it has gone).
+    pub fn peer(&self, client: ClientId) -> Option<std::net::SocketAddr> {
+        self.peers.get(&client).copied()
+    }
+
     fn gone(&mut self, client: ClientId, reason: String, notes: &mut Vec<ServerNote>) {
+        self.gone_last_frame.push(client);
         self.dropped.remove(&client);
         let was_playing = self.players.contains_key(&client);
         self.forget(client);

@@ -76,7 +76,7 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
     let mut pace = Pace::new(frame);
     while !stop.load(Ordering::SeqCst) {
         for note in server.frame(frame) {
-            println!("{note}");
+            println!("{}", logged(&server, &note));
         }
         pace.wait();
     }
@@ -96,6 +96,17 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
     }
     println!("stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// A server's note as its log shows it: when (UTC), and the peer's address, so that an abusive peer can be
+/// told apart (`client 3 joined` -> `2026-11-27T22:50:01.123Z client 3 joined (from 203.0.113.5:50312)`).
+fn logged(server: &GameServer, note: &gamefeature_host::net::ServerNote) -> String {
+    let now = time::OffsetDateTime::now_utc();
+    let at = now.format(&time::format_description::well_known::Rfc3339).unwrap_or_default();
+    match server.peer(note.client()) {
+        Some(peer) => format!("{at} {note} (from {peer})"),
+        None => format!("{at} {note}"),
+    }
 }
 
 /// A flag raised by SIGTERM or SIGINT, which no longer end the process: the loop that reads the flag ends
