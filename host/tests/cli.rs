@@ -143,6 +143,32 @@ fn run_fails_on_a_plugin_installed_twice_and_on_an_unknown_pawn_class() {
     assert!(errors.contains("unknown.toml: [pawn-data] pawn-class \"Nonexistent\" is neither"), "{errors}");
 }
 
+/// `gfhost ticket` signs a join ticket as a matchmaker would; a server holding the same key accepts it.
+#[test]
+fn ticket_signs_a_join_ticket_the_key_verifies() {
+    use gamefeature_host::net::ticket::{unix_now, TicketKey};
+    let dir = tempfile::TempDir::new().unwrap();
+    let key_file = dir.path().join("ticket.key");
+    std::fs::write(&key_file, [9u8; 32]).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_gfhost"))
+        .args(["ticket", "--player", "p-7", "--name", "Ada", "--match-id", "m-1", "--valid-for", "60", "--key-file"])
+        .arg(&key_file)
+        .output()
+        .unwrap();
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}");
+    let ticket = TicketKey::new(vec![9; 32]).unwrap().verify(text.trim(), unix_now(), Some("m-1")).unwrap();
+    assert_eq!((ticket.player.as_str(), ticket.name.as_str()), ("p-7", "Ada"));
+    assert!(ticket.expires <= unix_now() + 60);
+    std::fs::write(&key_file, b"short").unwrap();
+    let refused = Command::new(env!("CARGO_BIN_EXE_gfhost"))
+        .args(["ticket", "--player", "p", "--key-file"])
+        .arg(&key_file)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("at least 32 bytes"));
+}
+
 #[test]
 fn run_shows_a_quarantine_in_the_timeline_and_the_trace() {
     let (plugins, experiences) = hostile_beside_lyra("panic-activating");

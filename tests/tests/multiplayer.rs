@@ -341,7 +341,7 @@ async fn connections_that_never_say_hello_do_not_lock_players_out() {
 /// A full server refuses the next player, saying so; the players in it play on.
 #[tokio::test]
 async fn a_full_server_refuses_the_next_player_saying_so() {
-    let options = ServerOptions { tick_rate: 30, token: None, max_players: Some(1) };
+    let options = ServerOptions { tick_rate: 30, max_players: Some(1), ..Default::default() };
     let mut game = Game::start(Conditions::PERFECT, options).await;
     game.join(None);
     game.join(None);
@@ -354,6 +354,54 @@ async fn a_full_server_refuses_the_next_player_saying_so() {
         &ClientState::Ended("the server refused this client: the server is full: 1 players".into())
     );
     assert_ne!(game.clients[0].state(), &ClientState::Ended(String::new()));
+}
+
+/// Each player presents a join ticket its matchmaker signed: a good one plays, one for another match or an
+/// expired one is refused saying why, and the same player joining again replaces its older connection.
+#[tokio::test]
+async fn players_join_with_tickets_signed_for_this_match() {
+    use gamefeature_host::net::ticket::{unix_now, Ticket, TicketKey};
+    let key = TicketKey::new(vec![42; 32]).unwrap();
+    let policy = gamefeature_host::net::TicketPolicy { key: key.clone(), match_id: Some("m-1".into()) };
+    let options = ServerOptions { tick_rate: 30, tickets: Some(policy), ..Default::default() };
+    let mut game = Game::start(Conditions::PERFECT, options).await;
+    let ticket = |player: &str, match_id: &str, expires: u64| {
+        key.mint(&Ticket {
+            player: player.into(),
+            name: player.to_uppercase(),
+            match_id: Some(match_id.into()),
+            expires,
+        })
+    };
+    let later = unix_now() + 3600;
+    game.join(Some(&ticket("ada", "m-1", later)));
+    game.join(Some(&ticket("bob", "m-2", later)));
+    game.join(Some(&ticket("cy", "m-1", unix_now().saturating_sub(10))));
+    game.join(Some("sesame"));
+    for _ in 0..10 {
+        game.frame().await;
+    }
+    assert_eq!(game.server.players().len(), 1);
+    let ended = |index: usize| match game.clients[index].state() {
+        ClientState::Ended(why) => why.clone(),
+        other => format!("{other:?}"),
+    };
+    assert_eq!(ended(1), "the server refused this client: its join ticket was refused: it is for another match");
+    assert!(ended(2).contains("its join ticket was refused: it expired"), "{}", ended(2));
+    assert!(ended(3).contains("it is not a join ticket"), "{}", ended(3));
+    let (&ada, _) = game.server.players().iter().next().unwrap();
+    assert_eq!(game.server.identity(ada).map(|t| t.name.as_str()), Some("ADA"));
+    // Ada again, on a new connection: the old one goes.
+    game.join(Some(&ticket("ada", "m-1", later)));
+    for _ in 0..10 {
+        game.frame().await;
+    }
+    assert_eq!(game.server.players().len(), 1);
+    assert!(!game.server.players().contains_key(&ada));
+    assert!(game
+        .notes
+        .iter()
+        .any(|n| matches!(n, ServerNote::Dropped(c, why) if *c == ada && why.contains("player ada joined again"))));
 }
 
 #[tokio::test]

@@ -27,6 +27,16 @@ pub struct ServerOptions {
     pub token: Option<String>,
     /// Players the server takes at most; more are refused, saying so. `None`: no limit.
     pub max_players: Option<usize>,
+    /// When set, each client presents a join ticket signed with this key (in place of a token).
+    pub tickets: Option<TicketPolicy>,
+}
+
+/// How a server checks join tickets (see [`super::ticket`]).
+#[derive(Debug, Clone)]
+pub struct TicketPolicy {
+    pub key: super::ticket::TicketKey,
+    /// The match this server plays: tickets for another are refused.
+    pub match_id: Option<String>,
 }
 
 /// Something that happened to a server's clients, for its log.
@@ -72,6 +82,8 @@ pub struct GameServer {
     /// its connection's end, so the note of its end names it too.
     peers: BTreeMap<ClientId, std::net::SocketAddr>,
     gone_last_frame: Vec<ClientId>,
+    /// The player each ticketed client is.
+    identities: BTreeMap<ClientId, super::ticket::Ticket>,
 }
 
 impl GameServer {
@@ -93,6 +105,7 @@ impl GameServer {
             players: BTreeMap::new(),
             peers: BTreeMap::new(),
             gone_last_frame: Vec::new(),
+            identities: BTreeMap::new(),
         }
     }
 
@@ -176,6 +189,8 @@ impl GameServer {
                     !token.as_deref().is_some_and(|presented| super::transport::trust::same_secret(expected, presented))
                 }) {
                     Some("a wrong or missing token".to_string())
+                } else if let Some(why) = self.check_ticket(client, token.as_deref(), notes) {
+                    Some(format!("its join ticket was refused: {why}"))
                 } else if self.options.max_players.is_some_and(|max| self.players.len() >= max) {
                     Some(format!("the server is full: {} players", self.players.len()))
                 } else {
@@ -235,6 +250,34 @@ impl GameServer {
         notes.push(ServerNote::Dropped(client, reason));
     }
 
+    /// Checks a client's join ticket when the server asks for one: why it is refused, if it is. A player whose
+    /// ticket is already playing here is taken to have reconnected: the older connection is let go.
+    fn check_ticket(
+        &mut self,
+        client: ClientId,
+        presented: Option<&str>,
+        notes: &mut Vec<ServerNote>,
+    ) -> Option<String> {
+        let policy = self.options.tickets.as_ref()?;
+        let ticket =
+            match policy.key.verify(presented.unwrap_or(""), super::ticket::unix_now(), policy.match_id.as_deref()) {
+                Ok(ticket) => ticket,
+                Err(why) => return Some(why.to_string()),
+            };
+        let older: Vec<ClientId> =
+            self.identities.iter().filter(|(_, t)| t.player == ticket.player).map(|(c, _)| *c).collect();
+        for old in older {
+            self.drop_client(old, format!("player {} joined again on another connection", ticket.player), notes);
+        }
+        self.identities.insert(client, ticket);
+        None
+    }
+
+    /// The player a ticketed client is.
+    pub fn identity(&self, client: ClientId) -> Option<&super::ticket::Ticket> {
+        self.identities.get(&client)
+    }
+
     /// Where a client connects from, if the network says (and until a frame after it has gone).
     pub fn peer(&self, client: ClientId) -> Option<std::net::SocketAddr> {
         self.peers.get(&client).copied()
@@ -254,6 +297,7 @@ impl GameServer {
     /// and their components — leave the world (clients still playing hear they were destroyed).
     fn forget(&mut self, client: ClientId) {
         self.greeting.forget(client);
+        self.identities.remove(&client);
         self.replication.leave(client);
         if let Some(player) = self.players.remove(&client) {
             self.manager.with_world(|w| {

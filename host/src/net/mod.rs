@@ -10,10 +10,11 @@ mod greeting;
 pub mod protocol;
 mod receive;
 mod replicate;
+pub mod ticket;
 pub mod transport;
 
 pub use game_client::{ClientError, ClientState, GameClient};
-pub use game_server::{GameServer, ServerNote, ServerOptions};
+pub use game_server::{GameServer, ServerNote, ServerOptions, TicketPolicy};
 pub use receive::{
     BufferStats, ClientReplication, RepNotify, ReplicationError, SessionEvent, MAX_BUFFERED, MAX_BUFFERED_PER_ACTOR,
 };

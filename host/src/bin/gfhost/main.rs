@@ -20,6 +20,7 @@ use gamefeature_host::config::HostConfig;
 use gamefeature_host::experience::{ChaosDelay, DispatchLimits, ManagerOptions};
 use gamefeature_host::feature::{Provenance, API_VERSION};
 use gamefeature_host::game;
+use gamefeature_host::net::ticket::TicketKey;
 use gamefeature_host::runtime::{Limits, RuntimeConfig};
 use gamefeature_host::timeline::LogLevel;
 use gamefeature_host::world::{self, NetMode};
@@ -105,6 +106,32 @@ enum Command {
         /// Players the server takes at most; more are refused, saying the server is full.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         max_players: Option<u64>,
+        /// Ask each client for a join ticket signed with the key in this file (see `gfhost ticket`) rather than a
+        /// shared token.
+        #[arg(long, conflicts_with_all = ["token", "token_file"])]
+        ticket_key_file: Option<PathBuf>,
+        /// With --ticket-key-file: the match this server plays; tickets for another are refused.
+        #[arg(long, requires = "ticket_key_file")]
+        match_id: Option<String>,
+    },
+    /// Sign a join ticket, as a matchmaker does: a player's id and name, for a match, for a while. Prints it.
+    Ticket {
+        /// The key the servers check tickets with: a file of at least 32 secret bytes
+        /// (e.g. `head -c 32 /dev/urandom > ticket.key`).
+        #[arg(long)]
+        key_file: PathBuf,
+        /// The player's stable id.
+        #[arg(long)]
+        player: String,
+        /// The player's display name.
+        #[arg(long, default_value = "")]
+        name: String,
+        /// The match it is for (any server sharing the key, when left out).
+        #[arg(long)]
+        match_id: Option<String>,
+        /// Seconds it stays valid.
+        #[arg(long, default_value_t = 3600)]
+        valid_for: u64,
     },
     /// Join a server: play its experience in a client world until it ends play.
     Client {
@@ -261,7 +288,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             run_experience(&experience, net_mode, players, trace.as_deref(), options)
         }
-        Command::Server { experience, listen, tick_rate, token, cert, key, max_players } => {
+        Command::Server { experience, listen, tick_rate, token, cert, key, max_players, ticket_key_file, match_id } => {
             let options = SessionOptions {
                 plugin_dirs: cli.plugin_dirs,
                 runtime,
@@ -270,8 +297,29 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let token = token.secret()?;
             let certificate = cert.zip(key);
             let max_players = max_players.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
-            let args = net::ServerArgs { experience: &experience, listen, tick_rate, token, certificate, max_players };
+            let tickets = match ticket_key_file {
+                Some(path) => {
+                    let key = TicketKey::from_file(&path).map_err(|e| anyhow::anyhow!("the ticket key: {e}"))?;
+                    Some(gamefeature_host::net::TicketPolicy { key, match_id })
+                }
+                None => None,
+            };
+            let args = net::ServerArgs {
+                experience: &experience,
+                listen,
+                tick_rate,
+                token,
+                certificate,
+                max_players,
+                tickets,
+            };
             net::serve(args, options)
+        }
+        Command::Ticket { key_file, player, name, match_id, valid_for } => {
+            let key = TicketKey::from_file(&key_file).map_err(|e| anyhow::anyhow!("the ticket key: {e}"))?;
+            let expires = gamefeature_host::net::ticket::unix_now().saturating_add(valid_for);
+            println!("{}", key.mint(&gamefeature_host::net::ticket::Ticket { player, name, match_id, expires }));
+            Ok(ExitCode::SUCCESS)
         }
         Command::Client { connect, trust, server_name, token, experiences, seconds } => {
             let options = SessionOptions {

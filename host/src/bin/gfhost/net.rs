@@ -33,6 +33,8 @@ pub struct ServerArgs<'a> {
     /// The certificate chain and key files to show clients; a self-signed certificate when `None`.
     pub certificate: Option<(PathBuf, PathBuf)>,
     pub max_players: Option<usize>,
+    /// Join tickets clients must present, signed with this key, for this match.
+    pub tickets: Option<gamefeature_host::net::TicketPolicy>,
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -58,14 +60,19 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
     let transport = QuicServer::bind(args.listen, identity, tokio.handle())?;
     let server_fingerprint = transport.fingerprint();
     let addr = transport.local_addr()?;
-    if !addr.ip().is_loopback() && args.token.is_none() {
+    if !addr.ip().is_loopback() && args.token.is_none() && args.tickets.is_none() {
         eprintln!(
             "warning: listening on {addr}, reachable from other machines, and no token is asked of clients: anyone \
              who finds the address can join (give one with --token-file or GFHOST_TOKEN)"
         );
     }
     let manager = session.create_world("server", NetMode::DedicatedServer);
-    let options = ServerOptions { tick_rate: args.tick_rate, token: args.token, max_players: args.max_players };
+    let options = ServerOptions {
+        tick_rate: args.tick_rate,
+        token: args.token,
+        max_players: args.max_players,
+        tickets: args.tickets,
+    };
     let mut server = GameServer::new(manager, Box::new(transport), options);
     println!("listening on {addr} (QUIC; tick rate {} Hz)", args.tick_rate);
     // What clients pin (--server-cert-sha256) when the certificate is not signed by an authority they trust.
