@@ -119,9 +119,30 @@ impl LoadedPlugin for WasmPlugin {
         let mut waits = instance.arm_for(self.limits.instantiate_deadline, 0);
         let budget = instance_budget(&self.limits);
         let wasm = match &self.pre {
-            Pre::Direct(pre, _) => finish_direct(|| pre.instantiate(&mut instance.store), &budget)?,
+            Pre::Direct(pre, _) => finish_direct(
+                || {
+                    let mut tries = 0;
+                    loop {
+                        match pre.instantiate(&mut instance.store) {
+                            Err(e) if host_busy(&e) && tries < HOST_BUSY_RETRIES => tries += 1,
+                            outcome => return outcome,
+                        }
+                    }
+                },
+                &budget,
+            )?,
             Pre::Latest(pre, _) | Pre::V0_1(pre, _) => {
-                finish(pre.instantiate_async(&mut instance.store), &mut waits, &budget, &self.wasi_io)?
+                let store = &mut instance.store;
+                let instantiating = async move {
+                    let mut tries = 0;
+                    loop {
+                        match pre.instantiate_async(&mut *store).await {
+                            Err(e) if host_busy(&e) && tries < HOST_BUSY_RETRIES => tries += 1,
+                            outcome => return outcome,
+                        }
+                    }
+                };
+                finish(instantiating, &mut waits, &budget, &self.wasi_io)?
             }
         };
         instance.unbound = Some(match &self.pre {
@@ -270,6 +291,19 @@ fn finish<R>(
     guard(|| match waits.wait_for(call) {
         Ok(result) => result.map_err(|e| trapped(e, limits)),
         Err(abandoned) => Err(abandoned_call(abandoned, limits)),
+    })
+}
+
+/// Times an instantiation the host could not do for a passing reason of its own is tried again.
+const HOST_BUSY_RETRIES: u32 = 3;
+
+/// Whether an instantiation failed for a passing reason of the host's, not the plugin's: the kernel answering
+/// "busy" or "try again" while the instance's memory is set up (sealing a copy-on-write image can meet pages
+/// another thread holds for a moment on a loaded machine).
+fn host_busy(error: &wasmtime::Error) -> bool {
+    error.chain().filter_map(|cause| cause.downcast_ref::<std::io::Error>()).any(|io| {
+        matches!(io.raw_os_error(), Some(libc::EBUSY | libc::EAGAIN | libc::EINTR))
+            || matches!(io.kind(), std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock)
     })
 }
 
@@ -750,5 +784,18 @@ impl PluginInstance for WasmInstance {
                 &b.names
             )
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_hosts_passing_troubles_are_tried_again() {
+        let busy = wasmtime::Error::new(std::io::Error::from_raw_os_error(libc::EBUSY)).context("sealing an image");
+        assert!(host_busy(&busy));
+        assert!(!host_busy(&wasmtime::Error::msg("out of bounds memory access")));
+        assert!(!host_busy(&wasmtime::Error::new(std::io::Error::from_raw_os_error(libc::ENOMEM))));
     }
 }
