@@ -62,6 +62,15 @@ impl Game {
         errors
     }
 
+    /// One frame in which the server's world stands still and only delivers (see `GameServer::flush`).
+    async fn flush(&mut self) {
+        self.notes.extend(self.server.flush());
+        self.network.advance(FRAME);
+        for client in &mut self.clients {
+            assert!(client.frame(FRAME).await.is_ok());
+        }
+    }
+
     /// Plays frames until `done` (at most `limit`, so a broken build fails instead of hanging).
     async fn until(&mut self, limit: usize, done: impl Fn(&Game) -> bool) {
         for _ in 0..limit {
@@ -402,6 +411,42 @@ async fn players_join_with_tickets_signed_for_this_match() {
         .notes
         .iter()
         .any(|n| matches!(n, ServerNote::Dropped(c, why) if *c == ada && why.contains("player ada joined again"))));
+}
+
+/// Before end of play, the server stands its world still and delivers what its clients have not acknowledged:
+/// the final values reach every client even over a lossy link.
+#[tokio::test]
+async fn the_final_values_reach_every_client_before_end_of_play_over_a_lossy_link() {
+    let conditions = Conditions {
+        latency: Duration::from_millis(30),
+        jitter: Duration::from_millis(60),
+        loss: 0.3,
+        duplication: 0.1,
+    };
+    let mut game = Game::start(conditions, ServerOptions { tick_rate: 30, ..Default::default() }).await;
+    game.join(None);
+    game.join(None);
+    game.until(200, Game::all_loaded).await;
+    // The last word of the match, written by the game as play ends.
+    let players: Vec<_> = game.server.players().values().copied().collect();
+    game.server.manager_mut().with_world(|w| {
+        for (n, player) in players.iter().enumerate() {
+            w.set_property(player.player_state, "ScoreComponent", "score", Value::Integer(1000 + n as i64)).unwrap();
+        }
+    });
+    for _ in 0..300 {
+        if game.server.is_settled() {
+            break;
+        }
+        game.flush().await;
+    }
+    assert!(game.server.is_settled(), "every client acknowledged the final values");
+    for (index, client) in game.clients.iter().enumerate() {
+        let w = world::lock(client.manager().world());
+        let scores: Vec<Option<Value>> = players.iter().map(|p| score(&w, p.player_state)).collect();
+        assert_eq!(scores, [Some(Value::Integer(1000)), Some(Value::Integer(1001))], "client-{}", index + 1);
+    }
+    game.server.end_play("the match is over").await.unwrap();
 }
 
 #[tokio::test]

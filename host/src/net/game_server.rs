@@ -144,6 +144,25 @@ impl GameServer {
 
     /// One frame: clients' messages, one tick of the world (`delta` of game time), then replication.
     pub fn frame(&mut self, delta: Duration) -> Vec<ServerNote> {
+        let notes = self.receive();
+        self.manager.tick(delta);
+        let outgoing = self.replication.collect(&mut world::lock(self.manager.world()));
+        self.send(outgoing);
+        notes
+    }
+
+    /// A frame in which the world stands still: clients' messages are read and what they have not acknowledged
+    /// is sent again. Played until [`is_settled`](Self::is_settled) (boundedly) before
+    /// [`end_play`](Self::end_play), it gets the world's final values to every client even over a lossy link.
+    pub fn flush(&mut self) -> Vec<ServerNote> {
+        let notes = self.receive();
+        let outgoing = self.replication.collect(&mut world::lock(self.manager.world()));
+        self.send(outgoing);
+        notes
+    }
+
+    /// Reads what the clients sent: connections, hellos, acknowledgements, departures.
+    fn receive(&mut self) -> Vec<ServerNote> {
         let mut notes = Vec::new();
         for client in std::mem::take(&mut self.gone_last_frame) {
             self.peers.remove(&client);
@@ -167,9 +186,6 @@ impl GameServer {
         for client in self.greeting.silent(std::time::Instant::now()) {
             self.drop_client(client, format!("no hello within {HELLO_WAIT:?}"), &mut notes);
         }
-        self.manager.tick(delta);
-        let outgoing = self.replication.collect(&mut world::lock(self.manager.world()));
-        self.send(outgoing);
         notes
     }
 

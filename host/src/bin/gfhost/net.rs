@@ -22,6 +22,9 @@ const CONNECT_WAIT: Duration = Duration::from_secs(5);
 /// Frames a client plays per second.
 const CLIENT_FRAME_RATE: f64 = 60.0;
 
+/// How long a stopping server waits at most for its clients to acknowledge the world's final values.
+const SETTLE: Duration = Duration::from_secs(2);
+
 /// How long a stopping server keeps its connections open for clients to hear it end play.
 const GOODBYE: Duration = Duration::from_secs(3);
 
@@ -88,6 +91,15 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
         pace.wait();
     }
     println!("stopping: ending play");
+    // The world stands still while what clients have not acknowledged reaches them: the final values arrive
+    // even over a lossy link (boundedly: a client that acknowledges nothing does not hold the server).
+    let settling = Instant::now();
+    while !server.is_settled() && settling.elapsed() < SETTLE {
+        for note in server.flush() {
+            println!("{}", logged(&server, &note));
+        }
+        pace.wait();
+    }
     tokio.block_on(server.end_play("the server is shutting down"))?;
     // The clients hear it end, then the connections close once what was sent has arrived.
     let _ = server.frame(frame);
