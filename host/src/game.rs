@@ -27,6 +27,15 @@ pub fn spawn_player(world: &mut World, pawn_class: &str) -> Result<Player, World
 }
 
 /// Spawns the controller, player state and pawn of a player playing here or on a connected client.
+/// Hands a player's actors (controller, player state, pawn) to another owner: a player who reconnects on a new
+/// connection takes back its own.
+pub fn hand_player_to(world: &mut World, player: &Player, owner: PlayerOwner) -> Result<(), WorldError> {
+    for actor in [player.controller, player.player_state, player.pawn] {
+        world.actor_mut(actor)?.player = Some(owner);
+    }
+    Ok(())
+}
+
 pub fn spawn_player_for(world: &mut World, pawn_class: &str, owner: PlayerOwner) -> Result<Player, WorldError> {
     let controller = world.spawn_actor("PlayerController", None, false)?;
     world.actor_mut(controller)?.player = Some(owner);

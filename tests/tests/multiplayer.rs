@@ -398,19 +398,37 @@ async fn players_join_with_tickets_signed_for_this_match() {
     assert_eq!(ended(1), "the server refused this client: its join ticket was refused: it is for another match");
     assert!(ended(2).contains("its join ticket was refused: it expired"), "{}", ended(2));
     assert!(ended(3).contains("it is not a join ticket"), "{}", ended(3));
-    let (&ada, _) = game.server.players().iter().next().unwrap();
+    let (&ada, &ada_player) = game.server.players().iter().next().unwrap();
     assert_eq!(game.server.identity(ada).map(|t| t.name.as_str()), Some("ADA"));
-    // Ada again, on a new connection: the old one goes.
+    // Ada again, on a new connection: the old one goes, and the new one takes back Ada's actors.
     game.join(Some(&ticket("ada", "m-1", later)));
     for _ in 0..10 {
         game.frame().await;
     }
     assert_eq!(game.server.players().len(), 1);
     assert!(!game.server.players().contains_key(&ada));
-    assert!(game
-        .notes
-        .iter()
-        .any(|n| matches!(n, ServerNote::Dropped(c, why) if *c == ada && why.contains("player ada joined again"))));
+    let replaced = |n: &ServerNote| matches!(n, ServerNote::Dropped(c, why) if *c == ada && why.contains("player ada joined again"));
+    assert!(game.notes.iter().any(replaced));
+    assert_eq!(game.server.players().values().next(), Some(&ada_player), "the same pawn, controller and player state");
+
+    // Ada's connection ends; she comes back within the grace period on a new one: her pawn is hers again,
+    // locally controlled on her new client.
+    game.clients[4].leave().await;
+    for _ in 0..5 {
+        game.frame().await;
+    }
+    assert!(game.server.players().is_empty());
+    let waits =
+        |n: &ServerNote| matches!(n, ServerNote::Left(_, why) if why.contains("its player waits 30s to reconnect"));
+    assert!(game.notes.iter().any(waits), "{:?}", game.notes);
+    game.join(Some(&ticket("ada", "m-1", later)));
+    game.until(200, |g| g.clients[5].manager().state() == ExperienceLoadState::Loaded).await;
+    for _ in 0..10 {
+        game.frame().await;
+    }
+    assert_eq!(game.server.players().values().next(), Some(&ada_player));
+    let w = world::lock(game.clients[5].manager().world());
+    assert_eq!(w.is_locally_controlled(ada_player.pawn), Ok(true));
 }
 
 /// Before end of play, the server stands its world still and delivers what its clients have not acknowledged:

@@ -31,6 +31,9 @@ pub struct ServerOptions {
     pub tickets: Option<TicketPolicy>,
 }
 
+/// How long the actors of a ticketed player whose connection ended wait for it to come back on a new one.
+pub const RECONNECT_GRACE: Duration = Duration::from_secs(30);
+
 /// How a server checks join tickets (see [`super::ticket`]).
 #[derive(Debug, Clone)]
 pub struct TicketPolicy {
@@ -84,6 +87,8 @@ pub struct GameServer {
     gone_last_frame: Vec<ClientId>,
     /// The player each ticketed client is.
     identities: BTreeMap<ClientId, super::ticket::Ticket>,
+    /// Ticketed players whose connection ended, by player id: their actors wait [`RECONNECT_GRACE`] for them.
+    parked: BTreeMap<String, (Player, std::time::Instant)>,
 }
 
 impl GameServer {
@@ -106,6 +111,7 @@ impl GameServer {
             peers: BTreeMap::new(),
             gone_last_frame: Vec::new(),
             identities: BTreeMap::new(),
+            parked: BTreeMap::new(),
         }
     }
 
@@ -145,6 +151,7 @@ impl GameServer {
     /// One frame: clients' messages, one tick of the world (`delta` of game time), then replication.
     pub fn frame(&mut self, delta: Duration) -> Vec<ServerNote> {
         let notes = self.receive();
+        self.release_expired_players(std::time::Instant::now());
         self.manager.tick(delta);
         let outgoing = self.replication.collect(&mut world::lock(self.manager.world()));
         self.send(outgoing);
@@ -237,10 +244,25 @@ impl GameServer {
         }
     }
 
-    /// A client said a good hello: it is told who it is and everything it must know, and its player spawns.
+    /// A client said a good hello: it is told who it is and everything it must know, and its player spawns —
+    /// or, for a ticketed player back within [`RECONNECT_GRACE`], takes back the actors it had.
     fn welcome(&mut self, client: ClientId, notes: &mut Vec<ServerNote>) {
         let welcome = ServerMessage::Welcome { client, tick_rate: self.options.tick_rate };
         self.transport.send(client, Channel::Reliable, encode(&welcome));
+        let back = self.identities.get(&client).and_then(|ticket| self.parked.remove(&ticket.player));
+        if let Some((player, _)) = back {
+            // Handed over before the snapshot, so the client receives them as its own.
+            if self.manager.with_world(|w| game::hand_player_to(w, &player, PlayerOwner::Remote(client))).is_ok() {
+                for actor in [player.controller, player.player_state, player.pawn] {
+                    self.replication.hand_over(actor, client);
+                }
+                let snapshot = self.replication.join(client);
+                self.send(snapshot);
+                self.players.insert(client, player);
+                notes.push(ServerNote::Joined(client));
+                return;
+            }
+        }
         let snapshot = self.replication.join(client);
         self.send(snapshot);
         let pawn_class = self.manager.pawn_class();
@@ -283,6 +305,8 @@ impl GameServer {
         let older: Vec<ClientId> =
             self.identities.iter().filter(|(_, t)| t.player == ticket.player).map(|(c, _)| *c).collect();
         for old in older {
+            // Its actors wait for the new connection (see `welcome`).
+            self.park(old);
             self.drop_client(old, format!("player {} joined again on another connection", ticket.player), notes);
         }
         self.identities.insert(client, ticket);
@@ -303,10 +327,44 @@ impl GameServer {
         self.gone_last_frame.push(client);
         self.dropped.remove(&client);
         let was_playing = self.players.contains_key(&client);
+        let parked = self.park(client);
         self.forget(client);
         if was_playing {
+            let reason = match parked {
+                true => format!("{reason} (its player waits {}s to reconnect)", RECONNECT_GRACE.as_secs()),
+                false => reason,
+            };
             notes.push(ServerNote::Left(client, reason));
         }
+    }
+
+    /// Keeps a ticketed client's player for it to take back on a new connection; whether it was kept.
+    fn park(&mut self, client: ClientId) -> bool {
+        let Some(ticket) = self.identities.get(&client) else { return false };
+        let Some(player) = self.players.remove(&client) else { return false };
+        self.parked.insert(ticket.player.clone(), (player, std::time::Instant::now()));
+        true
+    }
+
+    /// The actors of players who did not come back within [`RECONNECT_GRACE`] leave the world.
+    fn release_expired_players(&mut self, now: std::time::Instant) {
+        let expired: Vec<String> = (self.parked.iter())
+            .filter(|(_, (_, since))| now.saturating_duration_since(*since) > RECONNECT_GRACE)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in expired {
+            if let Some((player, _)) = self.parked.remove(&id) {
+                self.destroy_player(&player);
+            }
+        }
+    }
+
+    fn destroy_player(&mut self, player: &Player) {
+        self.manager.with_world(|w| {
+            for actor in [player.pawn, player.player_state, player.controller] {
+                let _ = w.destroy(actor);
+            }
+        });
     }
 
     /// A client is gone: nothing more is sent to it, and its player's actors — controller, player state, pawn,
@@ -316,11 +374,7 @@ impl GameServer {
         self.identities.remove(&client);
         self.replication.leave(client);
         if let Some(player) = self.players.remove(&client) {
-            self.manager.with_world(|w| {
-                for actor in [player.pawn, player.player_state, player.controller] {
-                    let _ = w.destroy(actor);
-                }
-            });
+            self.destroy_player(&player);
         }
     }
 

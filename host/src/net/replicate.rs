@@ -115,6 +115,14 @@ impl ServerReplication {
 
     /// A client joins: it is told everything it must know — the experience, every actor with its components —
     /// and every replicated value is queued for it.
+    /// An actor changed hands (a player reconnecting on a new connection): clients joining from now on receive
+    /// it as `client`'s. (Clients already playing see it as another's either way.)
+    pub fn hand_over(&mut self, actor: ActorId, client: ClientId) {
+        if let Some(known) = self.known.get_mut(&actor) {
+            known.player = Some(client);
+        }
+    }
+
     pub fn join(&mut self, client: ClientId) -> Vec<Outgoing> {
         let mut view = ClientView::default();
         let mut out = Vec::new();
