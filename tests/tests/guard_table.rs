@@ -172,3 +172,35 @@ async fn every_change_of_an_actor_on_its_way_out_is_refused() {
     assert_eq!(manager.live_features(), ["hostile"]);
     manager.end_play().await.unwrap();
 }
+
+/// Every import the table says needs a permission refuses a plugin that was not granted it, as `denied`.
+#[tokio::test]
+async fn every_import_needing_a_permission_refuses_a_plugin_without_it() {
+    let plugins = PluginDir::with(&[]);
+    let manifest = hostile_manifest("hostile");
+    let ungranted = &manifest[..manifest.find("[permissions]").unwrap()];
+    let folder = plugins.add_custom(
+        "hostile",
+        &format!("{ungranted}[bundles.Equipped]\nbehaviour = \"behaviour.txt\"\n"),
+        Some(&HOSTILE),
+    );
+    std::fs::write(folder.join("behaviour.txt"), "ungranted").unwrap();
+    let session = session(&plugins);
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["hostile"]));
+    let mut manager = session.create_world("w", gamefeature_host::world::NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    let lines: Vec<String> = hostile_lines(&session, gamefeature_host::timeline::LogLevel::Info)
+        .into_iter()
+        .filter(|l| l.starts_with("ungranted "))
+        .collect();
+    for entry in entries_of("0.2.0").filter(|e| e.guards.iter().any(|g| matches!(g, Guard::Permission(_)))) {
+        let prefix = format!("ungranted {}: ", entry.name());
+        let line = lines
+            .iter()
+            .find(|l| l.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("{} not tried: {lines:#?}", entry.name()));
+        assert!(line[prefix.len()..].starts_with("refused Error::Denied("), "{line}");
+    }
+    manager.end_play().await.unwrap();
+}

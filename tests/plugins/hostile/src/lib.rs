@@ -45,6 +45,8 @@
 //!   `pending-kill <import>: accepted` or `pending-kill <import>: refused <error>`;
 //! - `timer-flood`: starts 1,000 timers firing every frame and keeps them;
 //! - `refuse-restore`: keeps a state across reloads, and refuses every state handed back to it;
+//! - `ungranted`: calls every import that needs a permission (run without any granted), logging each outcome
+//!   as `ungranted <import>: accepted` or `ungranted <import>: refused <error>`;
 //! - `busy-timers`: starts one timer firing every frame and spins for tens of milliseconds in each firing (well
 //!   within a call's deadline, far over any frame budget).
 
@@ -421,6 +423,7 @@ impl Plugin for Hostile {
                 self.held = Some(components::request_component("Pawn", "Hoard").map_err(|e| format!("{e:?}"))?);
             }
             "pending-kill" => self.pending_kill(),
+            "ungranted" => ungranted(),
             behaviour if behaviour.ends_with("-property-changed") => self.watch_own_property(),
             "timer-flood" | "busy-timers" => {
                 let count = if self.behaviour == "timer-flood" { 1000 } else { 1 };
@@ -562,6 +565,26 @@ impl Plugin for Hostile {
 }
 
 export_plugin!(Hostile);
+
+/// Calls each import that needs a permission, about an actor that need not exist: the permission is checked
+/// first.
+fn ungranted() {
+    let outcome = |what: &str, result: Result<(), Error>| {
+        let said = match result {
+            Ok(()) => "accepted".to_string(),
+            Err(e) => format!("refused {e:?}"),
+        };
+        log::info(&format!("ungranted {what}: {said}"));
+    };
+    let nobody: ActorId = 0;
+    outcome("spawn-actor", world::spawn_actor("Pawn", true).map(drop));
+    outcome("destroy-actor", world::destroy_actor(nobody));
+    outcome("add-receiver", components::add_receiver(nobody));
+    outcome("remove-receiver", components::remove_receiver(nobody));
+    outcome("send-extension-event", components::send_event(nobody, "Hello"));
+    outcome("send-extension-events", send_events(nobody, 0, &["Hello"]));
+    outcome("add-component-request", components::request_component("Pawn", "Shield").map(drop));
+}
 
 /// One walk of feature `names[feature]` queued through the raw import (the SDK's deferral never sends a bad
 /// index); its refusal, if it is refused.
