@@ -169,6 +169,31 @@ fn ticket_signs_a_join_ticket_the_key_verifies() {
     assert!(String::from_utf8_lossy(&refused.stderr).contains("at least 32 bytes"));
 }
 
+/// `--log-format json`: the host's log is one JSON object a line, for log collectors.
+#[test]
+fn the_host_log_can_be_json_lines() {
+    let plugins = PluginDir::with(&[EVENT_SINK]);
+    let experiences = ExperienceDir::new();
+    let experience = experiences.write("e.toml", "[experience]\nname = \"e\"\nfeatures = [\"event-sink\"]\n");
+    let cache = SharedCache::new();
+    let output = Command::new(env!("CARGO_BIN_EXE_gfhost"))
+        .args(["--log-format", "json", "run", experience.to_str().unwrap(), "--plugins"])
+        .arg(plugins.path())
+        .arg("--cache-dir")
+        .arg(cache.path())
+        .env("GFHOST_LOG", "info")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stdout(&output));
+    let log = String::from_utf8_lossy(&output.stderr);
+    let lines: Vec<&str> = log.lines().collect();
+    assert!(!lines.is_empty(), "something was logged");
+    for line in lines {
+        let event: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert!(event["level"].is_string() && event["timestamp"].is_string(), "{line}");
+    }
+}
+
 #[test]
 fn run_shows_a_quarantine_in_the_timeline_and_the_trace() {
     let (plugins, experiences) = hostile_beside_lyra("panic-activating");

@@ -46,8 +46,18 @@ struct Cli {
     /// [default: the configuration's `[sandbox] call-deadline-ms`, else 10].
     #[arg(long, global = true, value_parser = parse_call_deadline_ms)]
     call_deadline_ms: Option<u64>,
+    /// How the host's log (stderr, at the level GFHOST_LOG says) is written: lines for people, or one JSON
+    /// object a line for log collectors.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Subcommand)]
@@ -245,13 +255,16 @@ fn parse_call_deadline_ms(text: &str) -> Result<u64, String> {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
+    let cli = Cli::parse();
+    let log = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("GFHOST_LOG").unwrap_or_else(|_| "warn".into()))
-        .with_writer(std::io::stderr)
+        .with_writer(std::io::stderr);
+    match cli.log_format {
+        LogFormat::Json => log.json().init(),
         // Colour codes only where a terminal shows them, not in files and pipes.
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
-    match run(Cli::parse()) {
+        LogFormat::Text => log.with_ansi(std::io::stderr().is_terminal()).init(),
+    }
+    match run(cli) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");

@@ -120,6 +120,9 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
 /// A server's note as its log shows it: when (UTC), and the peer's address, so that an abusive peer can be
 /// told apart (`client 3 joined` -> `2026-11-27T22:50:01.123Z client 3 joined (from 203.0.113.5:50312)`).
 fn logged(server: &GameServer, note: &gamefeature_host::net::ServerNote) -> String {
+    // The same, as a structured event for log collectors (`--log-format json`).
+    let peer = server.peer(note.client()).map(|peer| peer.to_string()).unwrap_or_default();
+    tracing::info!(target: "gfhost::peers", client = note.client().0, peer, "{note}");
     let now = time::OffsetDateTime::now_utc();
     let at = now.format(&time::format_description::well_known::Rfc3339).unwrap_or_default();
     match server.peer(note.client()) {
