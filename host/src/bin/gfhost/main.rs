@@ -145,8 +145,8 @@ enum Command {
     },
     /// Join a server: play its experience in a client world until it ends play.
     Client {
-        /// The server's address.
-        #[arg(long, default_value = "127.0.0.1:7777")]
+        /// The server's address: an IP address or a host name, and the port (`game.example.org:7777`).
+        #[arg(long, default_value = "127.0.0.1:7777", value_parser = parse_server_address)]
         connect: std::net::SocketAddr,
         #[command(flatten)]
         trust: TrustArgs,
@@ -241,6 +241,13 @@ fn parse_chaos(text: &str) -> Result<(f64, f64), String> {
 }
 
 /// A duration of play: a finite number of seconds, at most a day.
+/// A server's address: an IP address and port as they are, a host name looked up (its first address).
+fn parse_server_address(text: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    let mut found = text.to_socket_addrs().map_err(|e| format!("{text:?}: {e} (expected host:port)"))?;
+    found.next().ok_or_else(|| format!("{text:?}: the name has no address"))
+}
+
 fn parse_seconds(text: &str) -> Result<f64, String> {
     let seconds = text.trim().parse::<f64>().map_err(|e| format!("{text:?}: {e}"))?;
     if !(0.0..=86_400.0).contains(&seconds) {
