@@ -65,3 +65,35 @@ pub async fn tolerated(session: &Session, behaviour: &str) -> (Vec<String>, Vec<
     manager.end_play().await.unwrap();
     (hostile_lines(session, LogLevel::Info), hostile_lines(session, LogLevel::Warn))
 }
+
+/// Loads the hostile plugin alone (as `plugins` holds it) into world "w" of `session`.
+pub async fn hostile_alone(session: &Session) -> ExperienceManager {
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&["hostile"]));
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    manager
+}
+
+/// What the hostile plugin said of each import it tried, for a behaviour logging `<behaviour> <import>: <outcome>`
+/// lines (`pending-kill`, `ungranted`).
+pub struct Outcomes {
+    behaviour: String,
+    pub lines: Vec<String>,
+}
+
+impl Outcomes {
+    pub fn of(session: &Session, behaviour: &str) -> Self {
+        let prefix = format!("{behaviour} ");
+        let lines = hostile_lines(session, LogLevel::Info).into_iter().filter(|l| l.starts_with(&prefix)).collect();
+        Outcomes { behaviour: behaviour.to_string(), lines }
+    }
+
+    /// The outcome of one import (`accepted`, or `refused <error>`); a panic when it was not tried.
+    pub fn of_import(&self, import: &str) -> &str {
+        let prefix = format!("{} {import}: ", self.behaviour);
+        let line = self.lines.iter().find(|l| l.starts_with(&prefix));
+        let line = line.unwrap_or_else(|| panic!("{import} was not tried: {:#?}", self.lines));
+        &line[prefix.len()..]
+    }
+}

@@ -141,28 +141,17 @@ async fn every_change_of_an_actor_on_its_way_out_is_refused() {
     let plugins = PluginDir::with(&[]);
     hostile(&plugins, "pending-kill");
     let session = session(&plugins);
-    let experiences = ExperienceDir::new();
-    let path = experiences.write("e.toml", &experience_with_features(&["hostile"]));
-    let mut manager = session.create_world("w", gamefeature_host::world::NetMode::Standalone);
-    manager.load(&path).await.unwrap();
-    let lines: Vec<String> = hostile_lines(&session, gamefeature_host::timeline::LogLevel::Info)
-        .into_iter()
-        .filter(|l| l.starts_with("pending-kill "))
-        .collect();
-    let outcome = |import: &str| {
-        let prefix = format!("pending-kill {import}: ");
-        let line = lines.iter().find(|l| l.starts_with(&prefix)).unwrap_or_else(|| panic!("{import}: {lines:#?}"));
-        line[prefix.len()..].to_string()
-    };
+    let mut manager = hostile_alone(&session).await;
+    let outcomes = Outcomes::of(&session, "pending-kill");
     for query in ["actor-class", "components-of"] {
-        assert_eq!(outcome(query), "accepted", "{query}");
+        assert_eq!(outcomes.of_import(query), "accepted", "{query}");
     }
     let changes: Vec<&Entry> = entries_of("0.2.0").filter(|entry| entry.has(Guard::ActorChange)).collect();
     for change in &changes {
-        let said = outcome(change.name());
+        let said = outcomes.of_import(change.name());
         assert!(said.starts_with("refused Error::UnknownActor("), "{}: {said}", change.name());
     }
-    assert_eq!(lines.len(), changes.len() + 2, "{lines:#?}");
+    assert_eq!(outcomes.lines.len(), changes.len() + 2, "{:#?}", outcomes.lines);
     {
         // The pawn is gone, and nothing of it stayed behind.
         let w = gamefeature_host::world::lock(manager.world());
@@ -186,21 +175,11 @@ async fn every_import_needing_a_permission_refuses_a_plugin_without_it() {
     );
     std::fs::write(folder.join("behaviour.txt"), "ungranted").unwrap();
     let session = session(&plugins);
-    let experiences = ExperienceDir::new();
-    let path = experiences.write("e.toml", &experience_with_features(&["hostile"]));
-    let mut manager = session.create_world("w", gamefeature_host::world::NetMode::Standalone);
-    manager.load(&path).await.unwrap();
-    let lines: Vec<String> = hostile_lines(&session, gamefeature_host::timeline::LogLevel::Info)
-        .into_iter()
-        .filter(|l| l.starts_with("ungranted "))
-        .collect();
+    let mut manager = hostile_alone(&session).await;
+    let outcomes = Outcomes::of(&session, "ungranted");
     for entry in entries_of("0.2.0").filter(|e| e.guards.iter().any(|g| matches!(g, Guard::Permission(_)))) {
-        let prefix = format!("ungranted {}: ", entry.name());
-        let line = lines
-            .iter()
-            .find(|l| l.starts_with(&prefix))
-            .unwrap_or_else(|| panic!("{} not tried: {lines:#?}", entry.name()));
-        assert!(line[prefix.len()..].starts_with("refused Error::Denied("), "{line}");
+        let said = outcomes.of_import(entry.name());
+        assert!(said.starts_with("refused Error::Denied("), "{}: {said}", entry.name());
     }
     manager.end_play().await.unwrap();
 }

@@ -58,25 +58,13 @@ async fn a_plugins_creation_policy_leaves_with_it() {
     let components = "[components]\nclasses = [\"Shield\"]\n[components.creation]\nShield = \"never\"\n";
     hostile_declaring(&plugins, "none", components);
     let session = session(&plugins);
-    let experiences = ExperienceDir::new();
-    let path = experiences.write("e.toml", &experience_with_features(&["hostile"]));
-    let mut manager = session.create_world("w", gamefeature_host::world::NetMode::Standalone);
-    manager.load(&path).await.unwrap();
+    let mut manager = hostile_alone(&session).await;
     let policy = |m: &gamefeature_host::experience::ExperienceManager| {
         gamefeature_host::world::lock(m.world()).creation_policy("Shield")
     };
     assert_eq!(policy(&manager), gamefeature_host::world::CreationPolicy::Never);
     manager.end_play().await.unwrap();
     assert_eq!(policy(&manager), gamefeature_host::world::CreationPolicy::Always);
-}
-
-/// Loads the hostile plugin alone, behaving as `behaviour`, into world "w" of `session`.
-async fn hostile_alone(session: &gamefeature_host::Session) -> gamefeature_host::experience::ExperienceManager {
-    let experiences = ExperienceDir::new();
-    let path = experiences.write("e.toml", &experience_with_features(&["hostile"]));
-    let mut manager = session.create_world("w", gamefeature_host::world::NetMode::Standalone);
-    manager.load(&path).await.unwrap();
-    manager
 }
 
 #[tokio::test]

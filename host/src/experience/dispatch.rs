@@ -91,11 +91,6 @@ impl LiveInstance {
     pub fn charge(&mut self, used: std::time::Duration) {
         self.cost.charge(used);
     }
-
-    /// What the instance's calls have cost in the current frame so far.
-    pub fn frame_cost(&self) -> std::time::Duration {
-        self.cost.used()
-    }
 }
 
 /// A delivery that failed: the instance refused or trapped, or it was quarantined for the work it caused
@@ -241,12 +236,12 @@ impl Instances {
 
     /// Ends a frame: each instance's cost in it is held to its frame budget, and a plugin over budget
     /// [`FRAMES_OVER_BUDGET`](super::FRAMES_OVER_BUDGET) frames in a row is quarantined. Returns each
-    /// instance's cost in the frame (by plugin), and the failures.
-    pub fn end_frame(&mut self, world: &SharedWorld) -> (Vec<(String, std::time::Duration)>, Vec<DeliveryFailure>) {
+    /// instance's cost in the frame (by owner), and the failures.
+    pub fn end_frame(&mut self, world: &SharedWorld) -> (Vec<(OwnerId, std::time::Duration)>, Vec<DeliveryFailure>) {
         let mut costs = Vec::with_capacity(self.live.len());
         let mut overruns = Vec::new();
         for (owner, live) in self.live.iter_mut() {
-            costs.push((live.plugin.clone(), live.cost.used()));
+            costs.push((*owner, live.cost.used()));
             let Some(budget) = live.instance.frame_budget() else {
                 live.cost = FrameCost::default();
                 continue;

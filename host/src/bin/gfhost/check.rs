@@ -99,8 +99,7 @@ pub fn check_plugin(name: &str, game: Option<&Path>, options: SessionOptions) ->
     let mut frame_costs = Vec::new();
     for _ in 0..FRAMES {
         manager.tick(Duration::from_secs(1) / 30);
-        let cost = manager.last_frame_costs().iter().find(|(plugin, _)| plugin == name).map(|(_, cost)| *cost);
-        frame_costs.extend(cost);
+        frame_costs.extend(manager.last_frame_cost(name));
     }
     tokio.block_on(manager.end_play())?;
     let report = manager.report().clone();

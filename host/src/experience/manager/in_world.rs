@@ -229,9 +229,11 @@ impl ExperienceManager {
         frame
     }
 
-    /// Each live plugin's CPU time in the last frame [`tick`](Self::tick) ended, by plugin.
-    pub fn last_frame_costs(&self) -> &[(String, std::time::Duration)] {
-        &self.last_frame_costs
+    /// What a plugin's code cost in the last frame [`tick`](Self::tick) ended (CPU time, and time parked in
+    /// WASI), if it plays in this world.
+    pub fn last_frame_cost(&self, plugin: &str) -> Option<std::time::Duration> {
+        let owner = self.in_world.iter().find(|f| f.name == plugin)?.owner;
+        self.last_frame_costs.iter().find(|(o, _)| *o == owner).map(|(_, cost)| *cost)
     }
 
     /// Shows and records the failures of calls that delivered work (the instances are already gone).

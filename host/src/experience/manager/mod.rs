@@ -145,7 +145,7 @@ pub struct ExperienceManager {
     /// new instance (or, when the new version is refused, into the old version brought back).
     carried: std::collections::HashMap<String, Vec<u8>>,
     /// Each live plugin's CPU time in the last frame `tick` ended.
-    last_frame_costs: Vec<(String, std::time::Duration)>,
+    last_frame_costs: Vec<(OwnerId, std::time::Duration)>,
 }
 
 impl ExperienceManager {

@@ -109,8 +109,8 @@ impl ServerTrust {
     /// The verifier rustls uses for it.
     pub(crate) fn verifier(&self, provider: Arc<CryptoProvider>) -> Result<Arc<dyn ServerCertVerifier>, String> {
         Ok(match self {
-            ServerTrust::Pinned(pin) => Arc::new(Pinned { pin: *pin, provider }),
-            ServerTrust::InsecureLoopback => Arc::new(AnyCertificate(provider)),
+            ServerTrust::Pinned(pin) => Arc::new(ByFingerprint { pin: Some(*pin), provider }),
+            ServerTrust::InsecureLoopback => Arc::new(ByFingerprint { pin: None, provider }),
             ServerTrust::Roots { roots, .. } => {
                 let mut store = rustls::RootCertStore::empty();
                 for root in roots {
@@ -157,14 +157,15 @@ impl ServerIdentity {
     }
 }
 
-/// Trusts exactly one certificate, whoever signed it; the handshake must still be signed by its key.
+/// Trusts exactly the pinned certificate, whoever signed it — or, without a pin (the insecure loopback mode),
+/// any certificate. Either way the handshake must be signed by the certificate's key.
 #[derive(Debug)]
-struct Pinned {
-    pin: Fingerprint,
+struct ByFingerprint {
+    pin: Option<Fingerprint>,
     provider: Arc<CryptoProvider>,
 }
 
-impl ServerCertVerifier for Pinned {
+impl ServerCertVerifier for ByFingerprint {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -174,13 +175,13 @@ impl ServerCertVerifier for Pinned {
         _now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
         use subtle::ConstantTimeEq;
+        let Some(pin) = self.pin else { return Ok(ServerCertVerified::assertion()) };
         let presented = Fingerprint::of(end_entity.as_ref());
-        if bool::from(presented.0.ct_eq(&self.pin.0)) {
+        if bool::from(presented.0.ct_eq(&pin.0)) {
             return Ok(ServerCertVerified::assertion());
         }
         Err(rustls::Error::General(format!(
-            "the server's certificate (sha256 {presented}) is not the one pinned (sha256 {})",
-            self.pin
+            "the server's certificate (sha256 {presented}) is not the one pinned (sha256 {pin})"
         )))
     }
 
@@ -204,45 +205,6 @@ impl ServerCertVerifier for Pinned {
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.provider.signature_verification_algorithms.supported_schemes()
-    }
-}
-
-/// Trusts any certificate (the insecure loopback mode); the handshake must still be signed by its key.
-#[derive(Debug)]
-struct AnyCertificate(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for AnyCertificate {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
     }
 }
 

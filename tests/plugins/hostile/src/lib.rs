@@ -289,13 +289,7 @@ impl Hostile {
         if let Err(e) = world::destroy_actor(pawn) {
             return log::warn(&format!("pending-kill: could not destroy its pawn: {e:?}"));
         }
-        let outcome = |what: &str, result: Result<(), Error>| {
-            let said = match result {
-                Ok(()) => "accepted".to_string(),
-                Err(e) => format!("refused {e:?}"),
-            };
-            log::info(&format!("pending-kill {what}: {said}"));
-        };
+        let outcome = |what: &str, result: Result<(), Error>| log_outcome("pending-kill", what, result);
         outcome("actor-class", world::actor_class(pawn).map(drop));
         outcome("components-of", world::components_of(pawn).map(drop));
         outcome("add-receiver", components::add_receiver(pawn));
@@ -566,16 +560,19 @@ impl Plugin for Hostile {
 
 export_plugin!(Hostile);
 
+/// Logs what an import answered, as `<behaviour> <import>: accepted` or `... refused <error>`.
+fn log_outcome(behaviour: &str, import: &str, result: Result<(), Error>) {
+    let said = match result {
+        Ok(()) => "accepted".to_string(),
+        Err(e) => format!("refused {e:?}"),
+    };
+    log::info(&format!("{behaviour} {import}: {said}"));
+}
+
 /// Calls each import that needs a permission, about an actor that need not exist: the permission is checked
 /// first.
 fn ungranted() {
-    let outcome = |what: &str, result: Result<(), Error>| {
-        let said = match result {
-            Ok(()) => "accepted".to_string(),
-            Err(e) => format!("refused {e:?}"),
-        };
-        log::info(&format!("ungranted {what}: {said}"));
-    };
+    let outcome = |what: &str, result: Result<(), Error>| log_outcome("ungranted", what, result);
     let nobody: ActorId = 0;
     outcome("spawn-actor", world::spawn_actor("Pawn", true).map(drop));
     outcome("destroy-actor", world::destroy_actor(nobody));
