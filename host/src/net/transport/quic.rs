@@ -431,7 +431,8 @@ mod tests {
     use super::*;
 
     /// A client sending faster than the server's loop reads is closed once the server holds
-    /// [`MAX_UNREAD_PER_CLIENT`] of its bytes: the server's memory for it stays bounded, however much it sends.
+    /// [`MAX_UNREAD_PER_CLIENT`] of its bytes: the server's memory for it stays bounded, however much it sends,
+    /// and an honest client beside it is heard as before.
     #[test]
     fn a_client_sending_faster_than_the_server_reads_is_closed_with_its_unread_bytes_bounded() {
         let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -439,6 +440,8 @@ mod tests {
         let pin = ServerTrust::Pinned(identity.fingerprint());
         let mut server = QuicServer::bind("127.0.0.1:0".parse().unwrap(), identity, runtime.handle()).unwrap();
         let addr = server.local_addr().unwrap();
+        let mut honest = runtime.block_on(QuicClient::connect(addr, &pin, Duration::from_secs(10))).unwrap();
+        honest.send(Channel::Reliable, b"hello".to_vec());
         let mut client = runtime.block_on(QuicClient::connect(addr, &pin, Duration::from_secs(10))).unwrap();
         // 4 MiB, while the server's loop reads nothing.
         for _ in 0..4096 {
@@ -465,6 +468,28 @@ mod tests {
                 _ => 0,
             })
             .sum();
-        assert!(unread <= MAX_UNREAD_PER_CLIENT, "{unread} bytes held for one client");
+        // Of the flooder's bytes at most its share, and the honest client's hello beside them.
+        assert!(unread <= MAX_UNREAD_PER_CLIENT + 5, "{unread} bytes held");
+        let hello = |event: &ServerEvent| matches!(event, ServerEvent::Received(_, frame) if frame == b"hello");
+        assert_eq!(events.iter().filter(|e| hello(e)).count(), 1, "the honest client was heard");
+        let honest_id = events.iter().find_map(|e| match e {
+            ServerEvent::Received(id, frame) if frame == b"hello" => Some(*id),
+            _ => None,
+        });
+        // It is still heard after the flooder has gone.
+        honest.send(Channel::Reliable, b"again".to_vec());
+        let mut heard_again = false;
+        for _ in 0..2000 {
+            let events = server.poll();
+            assert!(!events.iter().any(|e| matches!(e, ServerEvent::Disconnected(id, _) if Some(*id) == honest_id)));
+            heard_again |= events
+                .iter()
+                .any(|e| matches!(e, ServerEvent::Received(id, f) if Some(*id) == honest_id && f == b"again"));
+            if heard_again {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(heard_again, "the honest client is heard after the flood");
     }
 }
