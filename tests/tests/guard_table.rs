@@ -94,7 +94,7 @@ fn the_table_lists_every_function_of_every_wit_version_and_nothing_else() {
 /// Every test named by an `Export` guard exists: a plugin misbehaving in that export is shown stopped.
 #[test]
 fn every_export_names_a_test_that_exists() {
-    let sources: String = ["tests/tests", "host/tests"]
+    let sources: String = ["tests/tests", "gfhost/tests"]
         .iter()
         .flat_map(|dir| std::fs::read_dir(repository().join(dir)).unwrap())
         .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap())
