@@ -1,7 +1,9 @@
 //! `gfhost`: load an experience of game-feature plugins into a world and run it; list, inspect, create and
 //! build plugins.
 
+mod admin;
 mod check;
+mod fleet;
 mod net;
 mod pace;
 mod package;
@@ -123,6 +125,14 @@ enum Command {
         /// With --ticket-key-file: the match this server plays; tickets for another are refused.
         #[arg(long, requires = "ticket_key_file")]
         match_id: Option<String>,
+        /// Serve /metrics (Prometheus), /healthz and /readyz on this address [default when given without one:
+        /// 127.0.0.1:9100].
+        #[arg(long, num_args = 0..=1, default_missing_value = "127.0.0.1:9100")]
+        admin: Option<std::net::SocketAddr>,
+        /// Run as an Agones game server, through the SDK sidecar: Ready once loaded, health from the frame
+        /// loop, the match (id, ticket key) read from the allocation, Shutdown when its last player has left.
+        #[arg(long)]
+        agones: bool,
     },
     /// Sign a join ticket, as a matchmaker does: a player's id and name, for a match, for a while. Prints it.
     Ticket {
@@ -308,7 +318,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             run_experience(&experience, net_mode, players, trace.as_deref(), options)
         }
-        Command::Server { experience, listen, tick_rate, token, cert, key, max_players, ticket_key_file, match_id } => {
+        Command::Server {
+            experience,
+            listen,
+            tick_rate,
+            token,
+            cert,
+            key,
+            max_players,
+            ticket_key_file,
+            match_id,
+            admin,
+            agones,
+        } => {
             let options = SessionOptions {
                 plugin_dirs: cli.plugin_dirs,
                 runtime,
@@ -332,6 +354,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 certificate,
                 max_players,
                 tickets,
+                admin,
+                fleet: if agones { net::Fleet::Agones } else { net::Fleet::Standalone },
             };
             net::serve(args, options)
         }

@@ -7,12 +7,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::admin::{self, metrics::ServerMetrics, ServerHealth};
+use crate::fleet::{Allocation, MatchEnd, Orchestrator};
 use crate::pace::{frame_of, Pace};
 
 use anyhow::{bail, Context, Result};
 use gamefeature_host::net::transport::quic::{QuicClient, QuicServer};
 use gamefeature_host::net::transport::trust::{ServerIdentity, ServerTrust};
-use gamefeature_host::net::{ClientError, ClientState, GameClient, GameServer, ServerOptions};
+use gamefeature_host::net::{ClientError, ClientState, GameClient, GameServer, ServerOptions, TicketPolicy};
 use gamefeature_host::world::{self, NetMode, NetRole};
 use gamefeature_host::{Session, SessionOptions};
 
@@ -38,6 +40,19 @@ pub struct ServerArgs<'a> {
     pub max_players: Option<usize>,
     /// Join tickets clients must present, signed with this key, for this match.
     pub tickets: Option<gamefeature_host::net::TicketPolicy>,
+    /// Where to serve `/metrics`, `/healthz` and `/readyz`.
+    pub admin: Option<SocketAddr>,
+    /// The orchestrator that runs this server, if any.
+    pub fleet: Fleet,
+}
+
+/// Which orchestrator a server answers to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fleet {
+    /// None: the server plays until it is stopped.
+    Standalone,
+    /// Agones, through its SDK sidecar (`--agones`).
+    Agones,
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -45,7 +60,8 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 /// A dedicated server, as fleets run them: one world per process; ready once its experience is loaded; on
-/// SIGTERM or SIGINT it ends play (clients told, plugins deactivated) and exits 0.
+/// SIGTERM or SIGINT it ends play (clients told, plugins deactivated) and exits 0. Under an orchestrator it
+/// also ends when its match is over, then waits for SIGTERM.
 pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> {
     if !args.experience.is_file() {
         bail!("experience file {} not found", args.experience.display());
@@ -54,6 +70,17 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
     // Caught from the start: a signal while the server starts or its experience loads stops it once it has
     // loaded, cleanly (play ended, exit 0), rather than killing it.
     let stop = stop_on_signal(&tokio);
+    let mut registry = prometheus_client::registry::Registry::default();
+    let mut metrics = ServerMetrics::register(&mut registry);
+    let health = ServerHealth::new(registry);
+    if let Some(address) = args.admin {
+        let bound = admin::serve(address, health.clone(), &tokio)?;
+        println!("admin endpoint on http://{bound} (/metrics, /healthz, /readyz)");
+        if !bound.ip().is_loopback() {
+            eprintln!("note: the admin endpoint on {bound} is reachable from other machines");
+        }
+    }
+    let mut orchestrator = orchestrator(args.fleet, &tokio, &health)?;
     let session = Session::new(options)?;
     let identity = match &args.certificate {
         Some((chain, key)) => ServerIdentity::from_files(chain, key),
@@ -63,13 +90,15 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
     let transport = QuicServer::bind(args.listen, identity, tokio.handle())?;
     let server_fingerprint = transport.fingerprint();
     let addr = transport.local_addr()?;
-    if !addr.ip().is_loopback() && args.token.is_none() && args.tickets.is_none() {
+    let secret_comes_later = args.fleet != Fleet::Standalone;
+    if !addr.ip().is_loopback() && args.token.is_none() && args.tickets.is_none() && !secret_comes_later {
         eprintln!(
             "warning: listening on {addr}, reachable from other machines, and no token is asked of clients: anyone \
              who finds the address can join (give one with --token-file or GFHOST_TOKEN)"
         );
     }
     let manager = session.create_world("server", NetMode::DedicatedServer);
+    let max_players = args.max_players;
     let options = ServerOptions {
         tick_rate: args.tick_rate,
         token: args.token,
@@ -82,15 +111,52 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
     println!("certificate sha256: {}", server_fingerprint);
     tokio.block_on(server.load(args.experience))?;
     println!("ready: {} loaded", args.experience.display());
+    let experience_name = args.experience.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if let Some(orchestrator) = orchestrator.as_mut() {
+        orchestrator.ready(&experience_name)?;
+    }
     let frame = frame_of(args.tick_rate.into());
     let mut pace = Pace::new(frame);
-    while !stop.load(Ordering::SeqCst) {
+    let mut match_end = MatchEnd::default();
+    let mut frames: u64 = 0;
+    let ended_by = loop {
+        if stop.load(Ordering::SeqCst) {
+            break EndedBy::Signal;
+        }
+        let started = Instant::now();
         for note in server.frame(frame) {
             println!("{}", logged(&server, &note));
         }
+        metrics.observe_frame(&server, started.elapsed());
+        if frames % u64::from(args.tick_rate) == 0 {
+            metrics.observe_clients(&server, session.runtime().compile_counts());
+        }
+        frames += 1;
+        let playing = server.players().len();
+        health.set_ready(max_players.is_none_or(|max| playing < max));
+        health.frame_done();
+        if let Some(orchestrator) = orchestrator.as_mut() {
+            if let Some(allocation) = orchestrator.allocation()? {
+                match allocated(&mut server, allocation, &experience_name) {
+                    Ok(()) => match_end.allocated(),
+                    Err(why) => {
+                        eprintln!("error: {why}");
+                        break EndedBy::MatchOver(why);
+                    }
+                }
+            }
+            orchestrator.players(playing);
+            if match_end.is_over(playing, server.players_away()) {
+                break EndedBy::MatchOver("the last player left".to_string());
+            }
+        }
         pace.wait();
+    };
+    health.set_ready(false);
+    match &ended_by {
+        EndedBy::Signal => println!("stopping: ending play"),
+        EndedBy::MatchOver(why) => println!("match over: {why}; ending play"),
     }
-    println!("stopping: ending play");
     // The world stands still while what clients have not acknowledged reaches them: the final values arrive
     // even over a lossy link (boundedly: a client that acknowledges nothing does not hold the server).
     let settling = Instant::now();
@@ -98,6 +164,7 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
         for note in server.flush() {
             println!("{}", logged(&server, &note));
         }
+        health.frame_done();
         pace.wait();
     }
     tokio.block_on(server.end_play("the server is shutting down"))?;
@@ -107,14 +174,69 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
     let started = Instant::now();
     while !server.players().is_empty() && started.elapsed() < GOODBYE {
         let _ = server.frame(frame);
+        health.frame_done();
         std::thread::sleep(frame);
     }
     let report = server.manager().report().clone();
     for failure in &report.failures {
         println!("  failure: {failure}");
     }
+    if let (Some(orchestrator), EndedBy::MatchOver(_)) = (orchestrator.as_mut(), &ended_by) {
+        // The orchestrator stops the server (SIGTERM) once it has heard: until then it stays, healthy.
+        orchestrator.shutdown()?;
+        println!("waiting for SIGTERM");
+        while !stop.load(Ordering::SeqCst) {
+            health.frame_done();
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
     println!("stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why a server's play ended.
+enum EndedBy {
+    Signal,
+    MatchOver(String),
+}
+
+/// The orchestrator `fleet` names, connected.
+fn orchestrator(
+    fleet: Fleet,
+    tokio: &tokio::runtime::Runtime,
+    health: &std::sync::Arc<ServerHealth>,
+) -> Result<Option<Box<dyn Orchestrator>>> {
+    match fleet {
+        Fleet::Standalone => Ok(None),
+        #[cfg(feature = "agones")]
+        Fleet::Agones => Ok(Some(Box::new(crate::fleet::agones::Agones::connect(tokio, health.clone())?))),
+        #[cfg(not(feature = "agones"))]
+        Fleet::Agones => {
+            let _ = (tokio, health);
+            bail!(
+                "this gfhost was built without Agones support: build it with `cargo build -p gfhost --features \
+                 agones` (which needs protoc: Debian's protobuf-compiler and libprotobuf-dev; ./dev setup installs them)"
+            )
+        }
+    }
+}
+
+/// Takes the match an orchestrator allocated the server: its tickets from now on. A match for another
+/// experience than the one loaded is refused (the orchestrator allocated the wrong server).
+fn allocated(server: &mut GameServer, allocation: Allocation, experience: &str) -> Result<(), String> {
+    if let Some(wanted) = allocation.experience.as_deref().filter(|wanted| *wanted != experience) {
+        return Err(format!("allocated for the experience {wanted:?}, but this server plays {experience:?}"));
+    }
+    let match_id = allocation.match_id.clone();
+    if let Some(key) = allocation.ticket_key {
+        server.set_tickets(Some(TicketPolicy { key, match_id: allocation.match_id }));
+    } else if allocation.match_id.is_some() {
+        server.set_tickets(
+            server.tickets().map(|policy| TicketPolicy { key: policy.key, match_id: allocation.match_id }),
+        );
+    }
+    println!("allocated: match {}", match_id.as_deref().unwrap_or("(unnamed)"));
+    Ok(())
 }
 
 /// A server's note as its log shows it: when (UTC), and the peer's address, so that an abusive peer can be

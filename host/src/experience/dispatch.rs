@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::frame_budget::FrameCost;
+use super::frame_budget::{FrameCost, FrameSpend};
 use super::rounds::{Chain, Round, RunItems, WavePlanner};
 use crate::component::{Name, OwnerId, Work};
 use crate::feature::{
@@ -84,6 +84,7 @@ impl LiveInstance {
         let used = cpu_before.zip(crate::cpu_clock::thread_cpu_time()).map(|(before, now)| now.saturating_sub(before));
         // Time parked in a WASI sleep uses no CPU, but the frame waited for it all the same.
         self.cost.charge(used.unwrap_or(took).saturating_add(self.instance.take_waited()));
+        self.cost.count_call();
         (result, took)
     }
 
@@ -237,11 +238,11 @@ impl Instances {
     /// Ends a frame: each instance's cost in it is held to its frame budget, and a plugin over budget
     /// [`FRAMES_OVER_BUDGET`](super::FRAMES_OVER_BUDGET) frames in a row is quarantined. Returns each
     /// instance's cost in the frame (by owner), and the failures.
-    pub fn end_frame(&mut self, world: &SharedWorld) -> (Vec<(OwnerId, std::time::Duration)>, Vec<DeliveryFailure>) {
+    pub fn end_frame(&mut self, world: &SharedWorld) -> (Vec<(OwnerId, FrameSpend)>, Vec<DeliveryFailure>) {
         let mut costs = Vec::with_capacity(self.live.len());
         let mut overruns = Vec::new();
         for (owner, live) in self.live.iter_mut() {
-            costs.push((*owner, live.cost.used()));
+            costs.push((*owner, live.cost.spent()));
             let Some(budget) = live.instance.frame_budget() else {
                 live.cost = FrameCost::default();
                 continue;

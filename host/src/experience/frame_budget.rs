@@ -17,8 +17,16 @@ pub const FRAMES_OVER_BUDGET: u32 = 3;
 /// What one plugin's code has cost in the current frame, and how many frames in a row it went over budget.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct FrameCost {
-    used: Duration,
+    spent: FrameSpend,
     frames_over: u32,
+}
+
+/// What one plugin's code cost in one frame: CPU time (with time parked in WASI) and calls into it — what an
+/// operator watches per plugin (`gfhost server --admin`'s metrics, `gfhost check`).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct FrameSpend {
+    pub cpu: Duration,
+    pub calls: u32,
 }
 
 /// A plugin over its frame budget for [`FRAMES_OVER_BUDGET`] frames in a row.
@@ -44,20 +52,25 @@ impl std::fmt::Display for Overrun {
 }
 
 impl FrameCost {
-    /// Charges a call's CPU time to the current frame.
+    /// Charges CPU time to the current frame.
     pub fn charge(&mut self, used: Duration) {
-        self.used = self.used.saturating_add(used);
+        self.spent.cpu = self.spent.cpu.saturating_add(used);
+    }
+
+    /// Counts one call into the plugin in the current frame.
+    pub fn count_call(&mut self) {
+        self.spent.calls = self.spent.calls.saturating_add(1);
     }
 
     /// What the current frame has cost so far.
-    pub fn used(&self) -> Duration {
-        self.used
+    pub fn spent(&self) -> FrameSpend {
+        self.spent
     }
 
     /// Ends the frame: the plugin's overrun when it has now gone over `budget` [`FRAMES_OVER_BUDGET`] frames in
     /// a row. A frame within budget starts the count again.
     pub fn end_frame(&mut self, budget: Duration) -> Option<Overrun> {
-        let used = std::mem::take(&mut self.used);
+        let used = std::mem::take(&mut self.spent).cpu;
         if used <= budget {
             self.frames_over = 0;
             return None;
@@ -98,6 +111,6 @@ mod tests {
             assert_eq!(frame(&mut cost, &[50]), None);
             assert_eq!(frame(&mut cost, &[10]), None, "exactly the budget is within it");
         }
-        assert_eq!(cost.used(), Duration::ZERO);
+        assert_eq!(cost.spent(), FrameSpend::default());
     }
 }

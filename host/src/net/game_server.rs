@@ -70,6 +70,17 @@ impl std::fmt::Display for ServerNote {
     }
 }
 
+/// One client of a server, as its operator watches it (see [`GameServer::client_stats`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientStats {
+    pub client: ClientId,
+    /// Joined and given a player (a client still greeting is not).
+    pub playing: bool,
+    pub traffic: super::transport::Traffic,
+    /// Replicated values whose newest version the client has not acknowledged.
+    pub backlog: usize,
+}
+
 /// A world served to clients.
 pub struct GameServer {
     manager: ExperienceManager,
@@ -138,9 +149,43 @@ impl GameServer {
         &self.players
     }
 
+    /// Players whose connection ended and whose actors wait for them to come back (see [`RECONNECT_GRACE`]).
+    pub fn players_away(&self) -> usize {
+        self.parked.len()
+    }
+
+    /// Changes how clients who say hello from now on must prove they may join: an orchestrator hands a server
+    /// its match's ticket key when it allocates it. Clients already playing stay.
+    pub fn set_tickets(&mut self, tickets: Option<TicketPolicy>) {
+        self.options.tickets = tickets;
+    }
+
+    /// How clients must prove they may join with a ticket, if they must.
+    pub fn tickets(&self) -> Option<TicketPolicy> {
+        self.options.tickets.clone()
+    }
+
     /// Bytes the transport has sent to the clients connected now (see [`ServerTransport::bytes_sent`]).
     pub fn bytes_sent(&self) -> u64 {
         self.transport.bytes_sent()
+    }
+
+    /// How each client connected now is doing, for an operator's metrics: clients still greeting included
+    /// (with no backlog), in the order of their ids.
+    pub fn client_stats(&self) -> Vec<ClientStats> {
+        let greeting = self.greeting.clients();
+        let mut clients: Vec<ClientId> = self.replication.clients().into_iter().chain(greeting).collect();
+        clients.sort_unstable();
+        clients.dedup();
+        clients
+            .into_iter()
+            .map(|client| ClientStats {
+                client,
+                playing: self.players.contains_key(&client),
+                traffic: self.transport.traffic(client).unwrap_or_default(),
+                backlog: self.replication.backlog(client).unwrap_or(0),
+            })
+            .collect()
     }
 
     /// Whether every client has acknowledged every replicated value.

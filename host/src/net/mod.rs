@@ -14,7 +14,7 @@ pub mod ticket;
 pub mod transport;
 
 pub use game_client::{ClientError, ClientState, GameClient};
-pub use game_server::{GameServer, ServerNote, ServerOptions, TicketPolicy, RECONNECT_GRACE};
+pub use game_server::{ClientStats, GameServer, ServerNote, ServerOptions, TicketPolicy, RECONNECT_GRACE};
 pub use receive::{
     BufferStats, ClientReplication, RepNotify, ReplicationError, SessionEvent, MAX_BUFFERED, MAX_BUFFERED_PER_ACTOR,
 };

@@ -178,6 +178,12 @@ impl ServerReplication {
         }
     }
 
+    /// The values a client has not acknowledged the newest version of (its backlog), `None` for a client not
+    /// joined.
+    pub fn backlog(&self, client: ClientId) -> Option<usize> {
+        self.clients.get(&client).map(|view| view.unacknowledged.len())
+    }
+
     /// Whether every client has acknowledged every value (nothing left to send).
     pub fn is_settled(&self) -> bool {
         self.clients.values().all(|view| view.unacknowledged.is_empty())

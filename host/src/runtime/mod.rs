@@ -29,6 +29,7 @@ mod stdio;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -158,6 +159,19 @@ type CompileSlot = Arc<OnceLock<Result<Component, String>>>;
 #[error("cannot set up the WebAssembly engine: {0}")]
 pub struct RuntimeError(String);
 
+/// How the components this process loaded got their code: read from the compile cache, or compiled (a miss).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct CompileCounts {
+    pub cache_hits: u64,
+    pub compiled: u64,
+}
+
+#[derive(Debug, Default)]
+struct CompileCounters {
+    cache_hits: AtomicU64,
+    compiled: AtomicU64,
+}
+
 /// Compiles, caches and pre-instantiates plugin components.
 pub struct Runtime {
     engine: Engine,
@@ -171,6 +185,7 @@ pub struct Runtime {
     compiled: Mutex<HashMap<EntryKey, CompileSlot>>,
     /// Which compiled component each loaded plugin's component file is, so unloading can free it.
     in_use: Mutex<HashMap<PathBuf, EntryKey>>,
+    counts: CompileCounters,
     config: RuntimeConfig,
     _ticker: EpochTicker,
     /// Serves the WASI functions plugins may wait in (timers), on a thread of its own, so that they work the
@@ -317,6 +332,7 @@ impl Runtime {
             cache,
             compiled: Mutex::default(),
             in_use: Mutex::default(),
+            counts: CompileCounters::default(),
             config,
             _ticker: ticker,
             wasi_io,
@@ -325,6 +341,14 @@ impl Runtime {
 
     pub fn engine(&self) -> &Engine {
         &self.engine
+    }
+
+    /// How many components were read from the compile cache and how many were compiled, since the start.
+    pub fn compile_counts(&self) -> CompileCounts {
+        CompileCounts {
+            cache_hits: self.counts.cache_hits.load(Ordering::Relaxed),
+            compiled: self.counts.compiled.load(Ordering::Relaxed),
+        }
     }
 
     pub fn cache(&self) -> Option<&ComponentCache> {
@@ -372,8 +396,10 @@ impl Runtime {
         let mut compiled_now = false;
         let outcome = slot.get_or_init(|| {
             if let Some(Lookup::Hit(component)) = self.cache.as_ref().map(|cache| cache.fetch(&self.engine, &key)) {
+                self.counts.cache_hits.fetch_add(1, Ordering::Relaxed);
                 return Ok(component);
             }
+            self.counts.compiled.fetch_add(1, Ordering::Relaxed);
             let component =
                 Component::from_binary(&self.engine, &bytes).map_err(|e| explain_compile_error(&format!("{e:#}")))?;
             if let Some(cache) = &self.cache {

@@ -191,7 +191,8 @@ impl ExperienceManager {
     }
 
     /// Shows a quarantine on the plugin's track: it trapped, so it is stopped and everything it added removed.
-    fn record_quarantine(&self, plugin: &str, call: &str, cause: &str) {
+    fn record_quarantine(&mut self, plugin: &str, call: &str, cause: &str) {
+        self.quarantines += 1;
         let text = format!("quarantined: {call} {}", shown(cause, MAX_CAUSE));
         self.timeline.record(track::instance(plugin, &self.world_name), EventKind::Failure, text);
     }
@@ -233,7 +234,20 @@ impl ExperienceManager {
     /// WASI), if it plays in this world.
     pub fn last_frame_cost(&self, plugin: &str) -> Option<std::time::Duration> {
         let owner = self.in_world.iter().find(|f| f.name == plugin)?.owner;
-        self.last_frame_costs.iter().find(|(o, _)| *o == owner).map(|(_, cost)| *cost)
+        self.last_frame_costs.iter().find(|(o, _)| *o == owner).map(|(_, spent)| spent.cpu)
+    }
+
+    /// What each plugin playing in this world spent in the last frame [`tick`](Self::tick) ended, by name.
+    pub fn last_frame_spend(&self) -> impl Iterator<Item = (&str, crate::experience::FrameSpend)> + '_ {
+        self.in_world.iter().filter_map(|feature| {
+            let spent = self.last_frame_costs.iter().find(|(o, _)| *o == feature.owner)?.1;
+            Some((feature.name.as_str(), spent))
+        })
+    }
+
+    /// How many plugin instances this world has quarantined since it was created.
+    pub fn quarantine_count(&self) -> u64 {
+        self.quarantines
     }
 
     /// Shows and records the failures of calls that delivered work (the instances are already gone).

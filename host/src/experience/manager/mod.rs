@@ -145,7 +145,9 @@ pub struct ExperienceManager {
     /// new instance (or, when the new version is refused, into the old version brought back).
     carried: std::collections::HashMap<String, Vec<u8>>,
     /// Each live plugin's CPU time in the last frame `tick` ended.
-    last_frame_costs: Vec<(OwnerId, std::time::Duration)>,
+    last_frame_costs: Vec<(OwnerId, crate::experience::FrameSpend)>,
+    /// Instances quarantined in this world since it was created.
+    quarantines: u64,
 }
 
 impl ExperienceManager {
@@ -179,6 +181,7 @@ impl ExperienceManager {
             instances: Instances::with_limits(dispatch),
             carried: Default::default(),
             last_frame_costs: Vec::new(),
+            quarantines: 0,
             experience_actions: Vec::new(),
             report: LoadReport::default(),
         };

@@ -56,6 +56,23 @@ pub trait ServerTransport: Send {
     fn bytes_sent(&self) -> u64 {
         0
     }
+
+    /// What has crossed the wire with one client so far, where the network counts it.
+    fn traffic(&self, _client: ClientId) -> Option<Traffic> {
+        None
+    }
+}
+
+/// What has crossed the wire with one client, the transport's own overhead (headers, encryption,
+/// acknowledgements, retransmissions) included.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Traffic {
+    pub bytes_sent: u64,
+    pub packets_sent: u64,
+    pub bytes_received: u64,
+    pub packets_received: u64,
+    /// The transport's estimate of the round trip, where it keeps one.
+    pub round_trip: Option<std::time::Duration>,
 }
 
 /// A client's end of a network.

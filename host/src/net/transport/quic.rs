@@ -335,6 +335,20 @@ impl ServerTransport for QuicServer {
         let links = self.links.lock().unwrap_or_else(|e| e.into_inner());
         links.values().map(|l| l.connection.stats().udp_tx.bytes).sum()
     }
+
+    /// UDP datagrams and their bytes, as quinn counts them.
+    fn traffic(&self, client: ClientId) -> Option<super::Traffic> {
+        self.with_link(client, |link| {
+            let stats = link.connection.stats();
+            super::Traffic {
+                bytes_sent: stats.udp_tx.bytes,
+                packets_sent: stats.udp_tx.datagrams,
+                bytes_received: stats.udp_rx.bytes,
+                packets_received: stats.udp_rx.datagrams,
+                round_trip: Some(stats.path.rtt),
+            }
+        })
+    }
 }
 
 impl Drop for QuicServer {

@@ -1,0 +1,180 @@
+//! What a server exposes to Prometheus: its frames, its plugins' cost, its clients' traffic and backlog, and
+//! its compile cache. Read off the server once per frame (per second for what costs more to read) into
+//! prometheus-client's metrics, which the admin endpoint encodes when scraped.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use gamefeature_host::net::transport::Traffic;
+use gamefeature_host::net::GameServer;
+use gamefeature_host::runtime::CompileCounts;
+use gamefeature_host::world::ClientId;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PluginLabel {
+    plugin: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ClientLabel {
+    client: u32,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StateLabel {
+    state: &'static str,
+}
+
+type F64Counter = Counter<f64, std::sync::atomic::AtomicU64>;
+type F64Gauge = Gauge<f64, std::sync::atomic::AtomicU64>;
+
+/// A server's metrics, and what was last read of the counters the server keeps as totals.
+pub struct ServerMetrics {
+    frame_seconds: Histogram,
+    plugin_cpu_seconds: Family<PluginLabel, F64Counter>,
+    plugin_frame_cpu_seconds: Family<PluginLabel, F64Gauge>,
+    plugin_calls: Family<PluginLabel, Counter>,
+    quarantines: Counter,
+    clients: Family<StateLabel, Gauge>,
+    client_sent_bytes: Family<ClientLabel, Counter>,
+    client_sent_packets: Family<ClientLabel, Counter>,
+    client_received_bytes: Family<ClientLabel, Counter>,
+    client_received_packets: Family<ClientLabel, Counter>,
+    client_round_trip_seconds: Family<ClientLabel, F64Gauge>,
+    client_backlog: Family<ClientLabel, Gauge>,
+    compile_cache_hits: Counter,
+    compiled: Counter,
+    last_traffic: HashMap<ClientId, Traffic>,
+    last_quarantines: u64,
+    last_compiles: CompileCounts,
+}
+
+impl ServerMetrics {
+    /// The metrics, registered in `registry` (their names start with `gamefeature_`).
+    pub fn register(registry: &mut Registry) -> Self {
+        let metrics = ServerMetrics {
+            // 0.5 ms to ~1 s.
+            frame_seconds: Histogram::new(exponential_buckets(0.0005, 2.0, 12)),
+            plugin_cpu_seconds: Family::default(),
+            plugin_frame_cpu_seconds: Family::default(),
+            plugin_calls: Family::default(),
+            quarantines: Counter::default(),
+            clients: Family::default(),
+            client_sent_bytes: Family::default(),
+            client_sent_packets: Family::default(),
+            client_received_bytes: Family::default(),
+            client_received_packets: Family::default(),
+            client_round_trip_seconds: Family::default(),
+            client_backlog: Family::default(),
+            compile_cache_hits: Counter::default(),
+            compiled: Counter::default(),
+            last_traffic: HashMap::new(),
+            last_quarantines: 0,
+            last_compiles: CompileCounts::default(),
+        };
+        let r = registry.sub_registry_with_prefix("gamefeature");
+        r.register(
+            "frame_seconds",
+            "Wall time of the server's frames: clients, the world's tick, replication",
+            metrics.frame_seconds.clone(),
+        );
+        r.register(
+            "plugin_cpu_seconds",
+            "CPU time of each plugin's code (and time parked in WASI)",
+            metrics.plugin_cpu_seconds.clone(),
+        );
+        r.register(
+            "plugin_frame_cpu_seconds",
+            "CPU time of each plugin's code in the last frame, to hold against its frame budget",
+            metrics.plugin_frame_cpu_seconds.clone(),
+        );
+        r.register("plugin_calls", "Calls into each plugin", metrics.plugin_calls.clone());
+        r.register("quarantines", "Plugin instances quarantined", metrics.quarantines.clone());
+        r.register("clients", "Clients connected, by state (greeting or playing)", metrics.clients.clone());
+        r.register("client_sent_bytes", "UDP bytes sent to each client", metrics.client_sent_bytes.clone());
+        r.register("client_sent_packets", "UDP datagrams sent to each client", metrics.client_sent_packets.clone());
+        r.register(
+            "client_received_bytes",
+            "UDP bytes received from each client",
+            metrics.client_received_bytes.clone(),
+        );
+        r.register(
+            "client_received_packets",
+            "UDP datagrams received from each client",
+            metrics.client_received_packets.clone(),
+        );
+        r.register("client_round_trip_seconds", "Round trip to each client", metrics.client_round_trip_seconds.clone());
+        r.register(
+            "client_backlog_values",
+            "Replicated values whose newest version each client has not acknowledged",
+            metrics.client_backlog.clone(),
+        );
+        r.register("compile_cache_hits", "Components read from the compile cache", metrics.compile_cache_hits.clone());
+        r.register("compiled_components", "Components compiled (compile cache misses)", metrics.compiled.clone());
+        metrics
+    }
+
+    /// Reads one frame: how long it took, and what each plugin spent in it.
+    pub fn observe_frame(&mut self, server: &GameServer, took: Duration) {
+        self.frame_seconds.observe(took.as_secs_f64());
+        let manager = server.manager();
+        for (plugin, spent) in manager.last_frame_spend() {
+            let label = PluginLabel { plugin: plugin.to_string() };
+            let cpu = spent.cpu.as_secs_f64();
+            self.plugin_cpu_seconds.get_or_create(&label).inc_by(cpu);
+            self.plugin_frame_cpu_seconds.get_or_create(&label).set(cpu);
+            self.plugin_calls.get_or_create(&label).inc_by(u64::from(spent.calls));
+        }
+        let quarantines = manager.quarantine_count();
+        self.quarantines.inc_by(quarantines.saturating_sub(self.last_quarantines));
+        self.last_quarantines = quarantines;
+    }
+
+    /// Reads the clients (their traffic and backlog) and the compile cache: once a second is enough for a
+    /// scrape every few seconds, and spares a busy server reading every connection's counters each frame.
+    pub fn observe_clients(&mut self, server: &GameServer, compiles: CompileCounts) {
+        let stats = server.client_stats();
+        let playing = stats.iter().filter(|s| s.playing).count();
+        self.clients.get_or_create(&StateLabel { state: "playing" }).set(playing as i64);
+        self.clients.get_or_create(&StateLabel { state: "greeting" }).set((stats.len() - playing) as i64);
+        for client in &stats {
+            let label = ClientLabel { client: client.client.0 };
+            let last = self.last_traffic.insert(client.client, client.traffic).unwrap_or_default();
+            let now = client.traffic;
+            self.client_sent_bytes.get_or_create(&label).inc_by(now.bytes_sent.saturating_sub(last.bytes_sent));
+            self.client_sent_packets.get_or_create(&label).inc_by(now.packets_sent.saturating_sub(last.packets_sent));
+            self.client_received_bytes
+                .get_or_create(&label)
+                .inc_by(now.bytes_received.saturating_sub(last.bytes_received));
+            self.client_received_packets
+                .get_or_create(&label)
+                .inc_by(now.packets_received.saturating_sub(last.packets_received));
+            if let Some(round_trip) = now.round_trip {
+                self.client_round_trip_seconds.get_or_create(&label).set(round_trip.as_secs_f64());
+            }
+            self.client_backlog.get_or_create(&label).set(client.backlog as i64);
+        }
+        // A client's series leave with it: their number would otherwise grow with every client ever seen.
+        let connected: std::collections::HashSet<ClientId> = stats.iter().map(|s| s.client).collect();
+        let gone: Vec<ClientId> = self.last_traffic.keys().filter(|c| !connected.contains(c)).copied().collect();
+        for client in gone {
+            self.last_traffic.remove(&client);
+            let label = ClientLabel { client: client.0 };
+            self.client_sent_bytes.remove(&label);
+            self.client_sent_packets.remove(&label);
+            self.client_received_bytes.remove(&label);
+            self.client_received_packets.remove(&label);
+            self.client_round_trip_seconds.remove(&label);
+            self.client_backlog.remove(&label);
+        }
+        self.compile_cache_hits.inc_by(compiles.cache_hits.saturating_sub(self.last_compiles.cache_hits));
+        self.compiled.inc_by(compiles.compiled.saturating_sub(self.last_compiles.compiled));
+        self.last_compiles = compiles;
+    }
+}

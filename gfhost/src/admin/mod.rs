@@ -1,0 +1,120 @@
+//! A server's admin endpoint, for orchestrators and monitoring: `/metrics` (Prometheus text exposition),
+//! `/healthz` (the frame loop is making progress) and `/readyz` (the experience is loaded, the port is bound,
+//! and the server is not stopping or full). It listens on loopback unless told otherwise: metrics name plugins
+//! and clients, which is nobody's business outside the cluster.
+
+pub mod metrics;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use prometheus_client::registry::Registry;
+
+/// A frame loop silent this long is stalled: `/healthz` says so, and an orchestrator restarts the server.
+pub const STALLED_AFTER: Duration = Duration::from_secs(5);
+
+/// What the endpoints report, shared between the frame loop (which writes it) and the endpoint's tasks.
+pub struct ServerHealth {
+    started: Instant,
+    /// Milliseconds since `started` at the end of the last frame; `u64::MAX` before the first.
+    last_frame_ms: AtomicU64,
+    ready: AtomicBool,
+    registry: Mutex<Registry>,
+}
+
+impl ServerHealth {
+    pub fn new(registry: Registry) -> Arc<Self> {
+        Arc::new(ServerHealth {
+            started: Instant::now(),
+            last_frame_ms: AtomicU64::new(u64::MAX),
+            ready: AtomicBool::new(false),
+            registry: Mutex::new(registry),
+        })
+    }
+
+    /// The frame loop finished a frame.
+    pub fn frame_done(&self) {
+        let ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX - 1);
+        self.last_frame_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// Whether the server takes players now.
+    pub fn set_ready(&self, ready: bool) {
+        self.ready.store(ready, Ordering::Relaxed);
+    }
+
+    /// Whether the frame loop has gone silent for [`STALLED_AFTER`] (a server still loading is not stalled).
+    pub fn is_stalled(&self) -> bool {
+        self.stalled_for().is_some()
+    }
+
+    fn stalled_for(&self) -> Option<Duration> {
+        let last = self.last_frame_ms.load(Ordering::Relaxed);
+        if last == u64::MAX {
+            // Loading: not stalled, not ready either.
+            return None;
+        }
+        let since = self.started.elapsed().saturating_sub(Duration::from_millis(last));
+        (since > STALLED_AFTER).then_some(since)
+    }
+}
+
+/// Serves the endpoints on `address` from `tokio`; returns the address bound (port 0 picks one).
+pub fn serve(address: SocketAddr, health: Arc<ServerHealth>, tokio: &tokio::runtime::Runtime) -> Result<SocketAddr> {
+    let listener = tokio
+        .block_on(tokio::net::TcpListener::bind(address))
+        .with_context(|| format!("binding the admin endpoint to {address}"))?;
+    let bound = listener.local_addr()?;
+    let app = axum::Router::new()
+        .route("/metrics", get(metrics))
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .with_state(health);
+    tokio.spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            tracing::error!("the admin endpoint stopped: {e}");
+        }
+    });
+    Ok(bound)
+}
+
+async fn metrics(State(health): State<Arc<ServerHealth>>) -> impl IntoResponse {
+    let mut text = String::new();
+    let encoded = {
+        let registry = health.registry.lock().unwrap_or_else(|e| e.into_inner());
+        prometheus_client::encoding::text::encode(&mut text, &registry)
+    };
+    match encoded {
+        Ok(()) => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")],
+            text,
+        )
+            .into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("encoding the metrics: {e}\n")).into_response(),
+    }
+}
+
+async fn healthz(State(health): State<Arc<ServerHealth>>) -> impl IntoResponse {
+    match health.stalled_for() {
+        None => (StatusCode::OK, "ok\n".to_string()),
+        Some(since) => {
+            (StatusCode::SERVICE_UNAVAILABLE, format!("stalled: no frame for {:.1} s\n", since.as_secs_f64()))
+        }
+    }
+}
+
+async fn readyz(State(health): State<Arc<ServerHealth>>) -> impl IntoResponse {
+    if health.ready.load(Ordering::Relaxed) {
+        (StatusCode::OK, "ready\n")
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, "not ready\n")
+    }
+}
