@@ -90,8 +90,10 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
     let transport = QuicServer::bind(args.listen, identity, tokio.handle())?;
     let server_fingerprint = transport.fingerprint();
     let addr = transport.local_addr()?;
-    let secret_comes_later = args.fleet != Fleet::Standalone;
-    if !addr.ip().is_loopback() && args.token.is_none() && args.tickets.is_none() && !secret_comes_later {
+    // A fleet's server without a secret of its own takes nobody until its match brings one (or it is allocated
+    // without: then the fleet's operator chose an open server).
+    let closed_until_allocated = args.fleet != Fleet::Standalone && args.token.is_none() && args.tickets.is_none();
+    if !addr.ip().is_loopback() && args.token.is_none() && args.tickets.is_none() && !closed_until_allocated {
         eprintln!(
             "warning: listening on {addr}, reachable from other machines, and no token is asked of clients: anyone \
              who finds the address can join (give one with --token-file or GFHOST_TOKEN)"
@@ -104,6 +106,7 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
         token: args.token,
         max_players: args.max_players,
         tickets: args.tickets,
+        closed: closed_until_allocated,
     };
     let mut server = GameServer::new(manager, Box::new(transport), options);
     println!("listening on {addr} (QUIC; tick rate {} Hz)", args.tick_rate);
@@ -235,6 +238,7 @@ fn allocated(server: &mut GameServer, allocation: Allocation, experience: &str) 
             server.tickets().map(|policy| TicketPolicy { key: policy.key, match_id: allocation.match_id }),
         );
     }
+    server.set_open(true);
     println!("allocated: match {}", match_id.as_deref().unwrap_or("(unnamed)"));
     Ok(())
 }

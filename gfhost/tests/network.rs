@@ -2,85 +2,10 @@
 //! (`run --clients`), and a dedicated `gfhost server` process with two `gfhost client` processes, stopped the
 //! way an orchestrator stops it (SIGTERM). Every wait is bounded by lines the processes print, not by time.
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
-use std::time::{Duration, Instant};
+mod common;
 
+use common::{gfhost, setup, Running};
 use gamefeature_plugin_artifacts::*;
-
-/// The default experience with its data, and a plugin folder of the plugins it plays.
-fn setup() -> (PluginDir, ExperienceDir) {
-    (PluginDir::with(&DEFAULT_PLUGINS), default_experience())
-}
-
-fn gfhost(plugins: &Path, cache: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_gfhost"));
-    command
-        .arg("--plugins")
-        .arg(plugins)
-        .arg("--cache-dir")
-        .arg(cache)
-        // CPU-time deadlines generous enough for the unoptimised test build on a busy machine.
-        .args(["--call-deadline-ms", "1000", "--config"])
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../gfhost.toml"))
-        .env_remove("GFHOST_LOG");
-    command
-}
-
-/// A child process whose standard output is read line by line; killed if the test ends early.
-struct Running {
-    child: Child,
-    lines: Receiver<String>,
-    seen: Vec<String>,
-}
-
-impl Running {
-    fn start(mut command: Command) -> Running {
-        let mut child = command.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("starting gfhost");
-        let stdout = child.stdout.take().unwrap();
-        let (sender, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if sender.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Running { child, lines, seen: Vec::new() }
-    }
-
-    /// Waits for a line (bounded: the bound only stops a broken build from hanging the suite).
-    fn wait_for(&mut self, wanted: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            match self.lines.recv_timeout(left) {
-                Ok(line) => {
-                    self.seen.push(line.clone());
-                    if wanted(&line) {
-                        return line;
-                    }
-                }
-                Err(_) => break,
-            }
-        }
-        panic!("the line never came; output so far:\n{}", self.seen.join("\n"));
-    }
-
-    /// Waits for the process to exit; everything it printed.
-    fn finish(mut self) -> (std::process::ExitStatus, String) {
-        let status = self.child.wait().unwrap();
-        self.seen.extend(self.lines.iter());
-        (status, self.seen.join("\n"))
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-    }
-}
 
 #[test]
 fn run_with_clients_plays_a_server_and_two_clients_over_loopback_quic() {

@@ -365,6 +365,41 @@ async fn a_full_server_refuses_the_next_player_saying_so() {
     assert_ne!(game.clients[0].state(), &ClientState::Ended(String::new()));
 }
 
+/// A fleet's server waiting for its match takes nobody; allocated with its match's ticket key, it takes the
+/// match's players, and only them.
+#[tokio::test]
+async fn a_server_closed_until_its_match_takes_only_the_matchs_players() {
+    use gamefeature_host::net::ticket::{unix_now, Ticket, TicketKey};
+    let options = ServerOptions { tick_rate: 30, closed: true, ..Default::default() };
+    let mut game = Game::start(Conditions::PERFECT, options).await;
+    game.join(None);
+    for _ in 0..10 {
+        game.frame().await;
+    }
+    assert!(game.server.players().is_empty());
+    assert_eq!(
+        game.clients[0].state(),
+        &ClientState::Ended("the server refused this client: the server takes no players yet: it has no match".into())
+    );
+    let key = TicketKey::new(vec![7; 32]).unwrap();
+    game.server
+        .set_tickets(Some(gamefeature_host::net::TicketPolicy { key: key.clone(), match_id: Some("m-9".into()) }));
+    game.server.set_open(true);
+    let ticket = key.mint(&Ticket {
+        player: "ada".into(),
+        name: "Ada".into(),
+        match_id: Some("m-9".into()),
+        expires: unix_now() + 60,
+    });
+    game.join(Some(&ticket));
+    game.join(None);
+    for _ in 0..10 {
+        game.frame().await;
+    }
+    assert_eq!(game.server.players().len(), 1);
+    assert!(matches!(game.clients[2].state(), ClientState::Ended(why) if why.contains("its join ticket was refused")));
+}
+
 /// Each player presents a join ticket its matchmaker signed: a good one plays, one for another match or an
 /// expired one is refused saying why, and the same player joining again replaces its older connection.
 #[tokio::test]

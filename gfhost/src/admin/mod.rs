@@ -56,12 +56,17 @@ impl ServerHealth {
     }
 
     fn stalled_for(&self) -> Option<Duration> {
+        self.stalled_at(self.started.elapsed())
+    }
+
+    /// How long the frame loop has been silent at `now` (since `started`), if that is a stall.
+    fn stalled_at(&self, now: Duration) -> Option<Duration> {
         let last = self.last_frame_ms.load(Ordering::Relaxed);
         if last == u64::MAX {
             // Loading: not stalled, not ready either.
             return None;
         }
-        let since = self.started.elapsed().saturating_sub(Duration::from_millis(last));
+        let since = now.saturating_sub(Duration::from_millis(last));
         (since > STALLED_AFTER).then_some(since)
     }
 }
@@ -116,5 +121,23 @@ async fn readyz(State(health): State<Arc<ServerHealth>>) -> impl IntoResponse {
         (StatusCode::OK, "ready\n")
     } else {
         (StatusCode::SERVICE_UNAVAILABLE, "not ready\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_loop_silent_past_the_stall_time_is_stalled_and_a_loading_one_is_not() {
+        let health = ServerHealth::new(Registry::default());
+        let much_later = health.started.elapsed() + STALLED_AFTER * 10;
+        assert_eq!(health.stalled_at(much_later), None, "no frame yet: loading");
+        health.frame_done();
+        let now = health.started.elapsed();
+        assert_eq!(health.stalled_at(now + Duration::from_secs(1)), None);
+        assert!(health.stalled_at(now + STALLED_AFTER + Duration::from_secs(1)).is_some());
+        health.frame_done();
+        assert_eq!(health.stalled_at(health.started.elapsed()), None, "frames again: healthy again");
     }
 }

@@ -29,6 +29,8 @@ pub struct ServerOptions {
     pub max_players: Option<usize>,
     /// When set, each client presents a join ticket signed with this key (in place of a token).
     pub tickets: Option<TicketPolicy>,
+    /// Every client is refused: a fleet's server waiting for its match (and the secret its players hold).
+    pub closed: bool,
 }
 
 /// How long the actors of a ticketed player whose connection ended wait for it to come back on a new one.
@@ -160,6 +162,11 @@ impl GameServer {
         self.options.tickets = tickets;
     }
 
+    /// Opens the server to players, or closes it to new ones (see [`ServerOptions::closed`]).
+    pub fn set_open(&mut self, open: bool) {
+        self.options.closed = !open;
+    }
+
     /// How clients must prove they may join with a ticket, if they must.
     pub fn tickets(&self) -> Option<TicketPolicy> {
         self.options.tickets.clone()
@@ -253,6 +260,8 @@ impl GameServer {
             ClientMessage::Hello { protocol, token } if self.greeting.hello(client) => {
                 let refusal = if protocol != PROTOCOL_VERSION {
                     Some(format!("the server speaks protocol {PROTOCOL_VERSION}; the client speaks {protocol}"))
+                } else if self.options.closed {
+                    Some("the server takes no players yet: it has no match".to_string())
                 } else if self.options.token.as_deref().is_some_and(|expected| {
                     !token.as_deref().is_some_and(|presented| super::transport::trust::same_secret(expected, presented))
                 }) {

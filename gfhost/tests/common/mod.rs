@@ -1,0 +1,92 @@
+//! What the tests of `gfhost` processes share: the default experience's set-up, a `gfhost` command, and a
+//! running process read line by line.
+
+#![allow(dead_code)] // Each test file uses its part.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+use gamefeature_plugin_artifacts::*;
+
+/// The default experience with its data, and a plugin folder of the plugins it plays.
+pub fn setup() -> (PluginDir, ExperienceDir) {
+    (PluginDir::with(&DEFAULT_PLUGINS), default_experience())
+}
+
+pub fn gfhost(plugins: &Path, cache: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gfhost"));
+    command
+        .arg("--plugins")
+        .arg(plugins)
+        .arg("--cache-dir")
+        .arg(cache)
+        // CPU-time deadlines generous enough for the unoptimised test build on a busy machine.
+        .args(["--call-deadline-ms", "1000", "--config"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../gfhost.toml"))
+        .env_remove("GFHOST_LOG");
+    command
+}
+
+/// A child process whose standard output is read line by line; killed if the test ends early.
+pub struct Running {
+    pub child: Child,
+    lines: Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Running {
+    pub fn start(mut command: Command) -> Running {
+        let mut child = command.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("starting gfhost");
+        let stdout = child.stdout.take().unwrap();
+        let (sender, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Running { child, lines, seen: Vec::new() }
+    }
+
+    /// Waits for a line (bounded: the bound only stops a broken build from hanging the suite).
+    pub fn wait_for(&mut self, wanted: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if wanted(&line) {
+                        return line;
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        panic!("the line never came; output so far:\n{}", self.seen.join("\n"));
+    }
+
+    /// Waits for the process to exit; everything it printed.
+    pub fn finish(mut self) -> (std::process::ExitStatus, String) {
+        let status = self.child.wait().unwrap();
+        self.seen.extend(self.lines.iter());
+        (status, self.seen.join("\n"))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+impl Running {
+    /// Sends the process a signal, as an orchestrator or a terminal does.
+    pub fn signal(&self, signal: i32) {
+        // SAFETY: kill(2) on the pid of a child this test started and has not reaped.
+        unsafe { libc::kill(self.child.id() as i32, signal) };
+    }
+}

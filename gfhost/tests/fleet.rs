@@ -1,0 +1,289 @@
+//! `gfhost server` as a fleet runs it: its admin endpoint scraped by a real Prometheus, and (with the `agones`
+//! feature) its lifecycle driven by an Agones SDK server — both installed by `./dev setup` and started here on
+//! loopback. Every wait is bounded and ends as soon as what it waits for is there.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{gfhost, setup, Running};
+use gamefeature_plugin_artifacts::*;
+
+/// How long a wait may take before the test fails: only a broken build comes near it.
+const PATIENCE: Duration = Duration::from_secs(120);
+
+/// A service the test started, stopped when the test ends however it ends.
+struct Service(Child);
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A port free on loopback now (bound, then released) for a service that cannot report the one it picked.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// `GET url`: the status and the body (an error status is an answer too).
+fn get(url: &str) -> Option<(u16, String)> {
+    get_with(url, &[])
+}
+
+/// `GET url?name=value&...`, the query encoded.
+fn get_with(url: &str, query: &[(&str, &str)]) -> Option<(u16, String)> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(5)))
+        .build()
+        .into();
+    let mut response = agent.get(url).query_pairs(query.iter().copied()).call().ok()?;
+    let status = response.status().as_u16();
+    Some((status, response.body_mut().read_to_string().ok()?))
+}
+
+/// Asks until `answer` says yes (bounded by [`PATIENCE`]); what it last said.
+fn eventually<T>(what: &str, mut answer: impl FnMut() -> Option<T>) -> T {
+    let started = Instant::now();
+    loop {
+        if let Some(found) = answer() {
+            return found;
+        }
+        assert!(started.elapsed() < PATIENCE, "{what}: never");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The program `name` as `./dev setup` installs it: on the PATH, or under `toolchains/`.
+fn installed(name: &str, under_toolchains: &str) -> PathBuf {
+    let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let local = repository.join("toolchains").join(under_toolchains).join(name);
+    if local.is_file() {
+        return local;
+    }
+    let on_path = std::env::var_os("PATH")
+        .and_then(|paths| std::env::split_paths(&paths).map(|dir| dir.join(name)).find(|p| p.is_file()));
+    on_path.unwrap_or_else(|| panic!("{name} is not installed: run ./dev setup"))
+}
+
+/// A server with an admin endpoint, one client playing in it: Prometheus scrapes the server's metrics (its
+/// frames, each plugin's calls and CPU time, the client's traffic and backlog, the compile cache), and the
+/// health and readiness endpoints answer as an orchestrator's probes expect.
+#[test]
+fn prometheus_scrapes_a_serving_servers_metrics() {
+    let (plugins, experiences) = setup();
+    let cache = shared_cache();
+    let mut command = gfhost(plugins.path(), &cache);
+    command.arg("server").arg(experiences.path().join("default.toml"));
+    command.args(["--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--token", "sesame"]);
+    let mut server = Running::start(command);
+    let admin = server.wait_for(|l| l.starts_with("admin endpoint on http://"));
+    let admin = admin.trim_start_matches("admin endpoint on http://").split_whitespace().next().unwrap().to_string();
+    let listening = server.wait_for(|l| l.starts_with("listening on "));
+    let addr = listening.trim_start_matches("listening on ").split_whitespace().next().unwrap().to_string();
+    let pin = server.wait_for(|l| l.starts_with("certificate sha256: "));
+    let pin = pin.trim_start_matches("certificate sha256: ").to_string();
+    server.wait_for(|l| l.starts_with("ready: "));
+    let mut client = gfhost(plugins.path(), &cache);
+    client.args(["client", "--connect", &addr, "--server-cert-sha256", &pin, "--experiences"]);
+    client.arg(experiences.path()).env("GFHOST_TOKEN", "sesame");
+    let _client = Running::start(client);
+    server.wait_for(|l| l.contains(" client 1 joined"));
+    assert_eq!(get(&format!("http://{admin}/healthz")).map(|(status, _)| status), Some(200));
+    assert_eq!(eventually("ready", || get(&format!("http://{admin}/readyz")).filter(|(s, _)| *s == 200)).1, "ready\n");
+
+    let folder = tempfile::TempDir::new().unwrap();
+    let config = folder.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: gfhost\n    \
+             static_configs:\n      - targets: ['{admin}']\n"
+        ),
+    )
+    .unwrap();
+    let port = free_port();
+    let _prometheus = Service(
+        Command::new(installed("prometheus", "prometheus"))
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!("--storage.tsdb.path={}", folder.path().join("data").display()))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting prometheus"),
+    );
+    // A query's samples, as Prometheus answers them once it has scraped them: (labels, value) pairs.
+    let query = |expression: &str| -> Option<Vec<(serde_json::Value, f64)>> {
+        let (status, body) = get_with(&format!("http://127.0.0.1:{port}/api/v1/query"), &[("query", expression)])?;
+        let answer: serde_json::Value = serde_json::from_str(&body).ok().filter(|_| status == 200)?;
+        let samples: Vec<(serde_json::Value, f64)> = (answer["data"]["result"].as_array()?.iter())
+            .filter_map(|r| Some((r["metric"].clone(), r["value"][1].as_str()?.parse().ok()?)))
+            .collect();
+        (!samples.is_empty()).then_some(samples)
+    };
+    let targets = format!("http://127.0.0.1:{port}/api/v1/targets");
+    let scraped = || query("up{job=\"gfhost\"}").filter(|s| s[0].1 == 1.0);
+    let up = eventually(&format!("the scrape (see {targets})"), || {
+        let up = scraped();
+        if up.is_none() {
+            eprintln!("targets: {:?}", get(&targets));
+        }
+        up
+    });
+    assert_eq!(up.len(), 1);
+    let frames = eventually("frames", || query("gamefeature_frame_seconds_count").filter(|s| s[0].1 > 0.0));
+    assert!(frames[0].1 >= 1.0);
+    let calls = eventually("lyra's calls", || query("gamefeature_plugin_calls_total{plugin=\"lyra-character\"} > 0"));
+    assert_eq!(calls.len(), 1);
+    eventually("plugin CPU", || query("gamefeature_plugin_cpu_seconds_total{plugin=\"lyra-character\"} > 0"));
+    let playing = eventually("a playing client", || query("gamefeature_clients{state=\"playing\"} == 1"));
+    assert_eq!(playing.len(), 1);
+    let sent = eventually("bytes sent", || query("gamefeature_client_sent_bytes_total > 1000"));
+    assert_eq!(sent[0].0["client"], "1", "{sent:?}");
+    eventually("bytes received", || query("gamefeature_client_received_bytes_total{client=\"1\"} > 0"));
+    eventually("the backlog", || query("gamefeature_client_backlog_values{client=\"1\"}"));
+    // The plugins were compiled or read from the cache, once each.
+    let components = eventually("the compile cache", || {
+        query("gamefeature_compile_cache_hits_total + gamefeature_compiled_components_total > 0")
+    });
+    assert!(components[0].1 >= DEFAULT_PLUGINS.len() as f64, "{components:?}");
+
+    server.signal(libc::SIGTERM);
+    let (status, text) = server.finish();
+    assert_eq!(status.code(), Some(0), "{text}");
+}
+
+/// The probes an orchestrator sends: alive while the experience loads, ready once it has loaded; metrics in
+/// the OpenMetrics text format; nothing else served. (A stalled frame loop's answer is unit-tested in `admin`.)
+#[test]
+fn a_servers_probes_answer_while_it_loads_and_plays() {
+    let (plugins, experiences) = setup();
+    let cache = shared_cache();
+    let mut command = gfhost(plugins.path(), &cache);
+    command.arg("server").arg(experiences.path().join("default.toml"));
+    command.args(["--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"]);
+    let mut server = Running::start(command);
+    let admin = server.wait_for(|l| l.starts_with("admin endpoint on http://"));
+    let admin = admin.trim_start_matches("admin endpoint on http://").split_whitespace().next().unwrap().to_string();
+    // Bound before the experience loads: alive, not ready.
+    let loading = get(&format!("http://{admin}/healthz")).unwrap();
+    assert_eq!(loading.0, 200, "{loading:?}");
+    server.wait_for(|l| l.starts_with("ready: "));
+    eventually("ready", || get(&format!("http://{admin}/readyz")).filter(|(s, _)| *s == 200));
+    let (status, body) = get(&format!("http://{admin}/metrics")).unwrap();
+    assert_eq!(status, 200);
+    assert!(body.contains("# TYPE gamefeature_frame_seconds histogram") && body.ends_with("# EOF\n"), "{body}");
+    assert_eq!(get(&format!("http://{admin}/nothing")).map(|(s, _)| s), Some(404));
+    server.signal(libc::SIGTERM);
+    let (status, text) = server.finish();
+    assert_eq!(status.code(), Some(0), "{text}");
+}
+
+#[cfg(feature = "agones")]
+mod agones {
+    use super::*;
+
+    /// The Agones SDK server's view of the GameServer: `GET /` answers it as YAML.
+    fn game_server() -> Option<String> {
+        get("http://127.0.0.1:9357/").filter(|(status, _)| *status == 200).map(|(_, body)| body)
+    }
+
+    /// What a matchmaker's GameServerAllocation does to the GameServer: Allocated, with the match's
+    /// annotations. The SDK server takes the whole GameServer (JSON is YAML).
+    fn allocate(annotations: &serde_json::Value) {
+        let game_server = serde_json::json!({
+            "objectMeta": {
+                "name": "gfhost-test", "namespace": "default", "uid": "", "resourceVersion": "", "generation": 0,
+                "creationTimestamp": 0, "deletionTimestamp": 0, "annotations": annotations,
+                "labels": {"agones.dev/sdk-experience": "default.toml"}
+            },
+            "status": {"state": "Allocated", "address": "", "addresses": [], "ports": [], "counters": {}, "lists": {}}
+        });
+        let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+        let response = agent
+            .post("http://127.0.0.1:9357/")
+            .header("content-type", "application/yaml")
+            .send(game_server.to_string())
+            .expect("posting the allocation");
+        assert_eq!(response.status().as_u16(), 200);
+    }
+
+    /// Ready once loaded (labelled with its experience) and closed to players until its match; Allocated
+    /// with a match id and a ticket key in its annotations, it takes that match's players; when the last one
+    /// has left, it ends play, calls Shutdown, and exits 0 on the SIGTERM that follows.
+    #[test]
+    fn an_agones_server_goes_ready_allocated_shutdown() {
+        let (plugins, experiences) = setup();
+        let cache = shared_cache();
+        let sdk_server = Service(
+            Command::new(installed("dummy-agones", "agones/bin"))
+                .env("RUST_LOG", "warn")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("starting the Agones SDK server"),
+        );
+        eventually("the SDK server", game_server);
+
+        let mut command = gfhost(plugins.path(), &cache);
+        command.arg("server").arg(experiences.path().join("default.toml"));
+        command.args(["--listen", "127.0.0.1:0", "--agones"]);
+        let mut server = Running::start(command);
+        let listening = server.wait_for(|l| l.starts_with("listening on "));
+        let addr = listening.trim_start_matches("listening on ").split_whitespace().next().unwrap().to_string();
+        let pin = server.wait_for(|l| l.starts_with("certificate sha256: "));
+        let pin = pin.trim_start_matches("certificate sha256: ").to_string();
+        server.wait_for(|l| l == "agones: Ready");
+        let ready = game_server().unwrap();
+        assert!(ready.contains("state: Ready") && ready.contains("default.toml"), "{ready}");
+
+        let folder = tempfile::TempDir::new().unwrap();
+        let key_file = folder.path().join("ticket.key");
+        std::fs::write(&key_file, [5u8; 32]).unwrap();
+        let ticket = |match_id: &str| {
+            let output = gfhost(plugins.path(), &cache)
+                .args(["ticket", "--player", "p-1", "--name", "Ada", "--match-id", match_id, "--key-file"])
+                .arg(&key_file)
+                .output()
+                .unwrap();
+            assert!(output.status.success());
+            String::from_utf8(output.stdout).unwrap().trim().to_string()
+        };
+        let client = |ticket: &str, seconds: &str| {
+            let mut command = gfhost(plugins.path(), &cache);
+            command.args(["client", "--connect", &addr, "--server-cert-sha256", &pin, "--seconds", seconds]);
+            command.arg("--experiences").arg(experiences.path()).env("GFHOST_TOKEN", ticket);
+            command
+        };
+        // Before its match the server takes nobody, whatever they hold.
+        let early = client(&ticket("m-7"), "1").output().unwrap();
+        let said = String::from_utf8_lossy(&early.stderr);
+        assert!(said.contains("the server takes no players yet: it has no match"), "{said}");
+
+        use base64::Engine as _;
+        let key = base64::engine::general_purpose::STANDARD.encode([5u8; 32]);
+        allocate(&serde_json::json!({"gamefeature.dev/match-id": "m-7", "gamefeature.dev/ticket-key": key}));
+        server.wait_for(|l| l == "allocated: match m-7");
+        // A ticket for another match is refused; the match's player plays, then leaves.
+        let stray = client(&ticket("m-8"), "1").output().unwrap();
+        assert!(String::from_utf8_lossy(&stray.stderr).contains("it is for another match"));
+        let player = Running::start(client(&ticket("m-7"), "2"));
+        server.wait_for(|l| l.contains(" joined (from 127.0.0.1:"));
+        let (status, text) = player.finish();
+        assert_eq!(status.code(), Some(0), "{text}");
+        server.wait_for(|l| l == "match over: the last player left; ending play");
+        server.wait_for(|l| l == "agones: Shutdown");
+        server.wait_for(|l| l == "waiting for SIGTERM");
+        assert!(game_server().unwrap().contains("state: Shutdown"));
+        server.signal(libc::SIGTERM);
+        let (status, text) = server.finish();
+        assert_eq!(status.code(), Some(0), "{text}");
+        assert!(text.ends_with("stopped"), "{text}");
+        drop(sdk_server);
+    }
+}
