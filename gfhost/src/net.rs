@@ -116,7 +116,7 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
     println!("ready: {} loaded", args.experience.display());
     let experience_name = args.experience.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     if let Some(orchestrator) = orchestrator.as_mut() {
-        orchestrator.ready(&experience_name)?;
+        orchestrator.ready(&experience_name, &server_fingerprint.to_string())?;
     }
     let frame = frame_of(args.tick_rate.into());
     let mut pace = Pace::new(frame);

@@ -241,6 +241,8 @@ mod agones {
         server.wait_for(|l| l == "agones: Ready");
         let ready = game_server().unwrap();
         assert!(ready.contains("state: Ready") && ready.contains("default.toml"), "{ready}");
+        // The matchmaker reads what players pin from the GameServer.
+        assert!(ready.contains(&format!("certificate-sha256: {pin}")), "{ready}");
 
         let folder = tempfile::TempDir::new().unwrap();
         let key_file = folder.path().join("ticket.key");

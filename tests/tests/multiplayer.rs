@@ -466,6 +466,37 @@ async fn players_join_with_tickets_signed_for_this_match() {
     assert_eq!(w.is_locally_controlled(ada_player.pawn), Ok(true));
 }
 
+/// A ticketed player who does not come back within the grace period is gone: its actors leave the world, and
+/// the server no longer counts it as away.
+#[tokio::test]
+async fn a_player_who_does_not_come_back_within_the_grace_is_released() {
+    use gamefeature_host::net::ticket::{unix_now, Ticket, TicketKey};
+    let key = TicketKey::new(vec![3; 32]).unwrap();
+    let policy = gamefeature_host::net::TicketPolicy { key: key.clone(), match_id: None };
+    let grace = Duration::from_millis(1);
+    let options =
+        ServerOptions { tick_rate: 30, tickets: Some(policy), reconnect_grace: Some(grace), ..Default::default() };
+    let mut game = Game::start(Conditions::PERFECT, options).await;
+    let ticket =
+        key.mint(&Ticket { player: "ada".into(), name: "Ada".into(), match_id: None, expires: unix_now() + 60 });
+    game.join(Some(&ticket));
+    game.until(200, |g| g.clients[0].manager().state() == ExperienceLoadState::Loaded).await;
+    let ada = *game.server.players().values().next().expect("ada plays");
+    game.clients[0].leave().await;
+    game.frame().await;
+    assert!(game.server.players().is_empty());
+    // Away for a frame at least; then, past the grace, released.
+    std::thread::sleep(grace * 2);
+    for _ in 0..3 {
+        game.frame().await;
+    }
+    assert_eq!(game.server.players_away(), 0);
+    let w = world::lock(game.server.manager().world());
+    for actor in [ada.pawn, ada.controller, ada.player_state] {
+        assert!(w.actor(actor).is_err(), "{actor:?} left the world");
+    }
+}
+
 /// Before end of play, the server stands its world still and delivers what its clients have not acknowledged:
 /// the final values reach every client even over a lossy link.
 #[tokio::test]

@@ -5,7 +5,8 @@
 //! - Pings health once a second while the server loads or its frames keep coming ([`ServerHealth`]): a stalled
 //!   world stops pinging, and Agones marks it Unhealthy.
 //! - Ready once the experience is loaded and the port bound, labelled with the experience it plays
-//!   (`agones.dev/sdk-experience`), so allocations select servers by experience.
+//!   (`agones.dev/sdk-experience`), so allocations select servers by experience, and annotated with its
+//!   certificate's SHA-256 (`agones.dev/sdk-certificate-sha256`), which the matchmaker hands players to pin.
 //! - Watches for Allocated and reads its match from the GameServer's annotations: `gamefeature.dev/match-id`,
 //!   `gamefeature.dev/ticket-key` (base64 of at least 32 bytes; a key mounted from a Secret with
 //!   `--ticket-key-file` serves every match instead) and `gamefeature.dev/experience`.
@@ -31,6 +32,8 @@ const HEALTH_PERIOD: Duration = Duration::from_secs(1);
 
 /// The label the server's experience is published under (the SDK prefixes `agones.dev/sdk-`).
 pub const EXPERIENCE_LABEL: &str = "experience";
+/// The server's certificate's SHA-256 (hex), published at Ready (the SDK prefixes `agones.dev/sdk-`).
+pub const CERTIFICATE_ANNOTATION: &str = "certificate-sha256";
 pub const MATCH_ID_ANNOTATION: &str = "gamefeature.dev/match-id";
 pub const TICKET_KEY_ANNOTATION: &str = "gamefeature.dev/ticket-key";
 pub const EXPERIENCE_ANNOTATION: &str = "gamefeature.dev/experience";
@@ -94,10 +97,15 @@ impl Agones {
 }
 
 impl Orchestrator for Agones {
-    fn ready(&mut self, experience: &str) -> Result<()> {
+    fn ready(&mut self, experience: &str, certificate: &str) -> Result<()> {
         let mut sdk = self.sdk.clone();
         let experience = experience.to_string();
+        let certificate = certificate.to_string();
         self.tokio.block_on(async move {
+            // What a matchmaker hands players with the address, so that they can pin this server.
+            sdk.set_annotation(CERTIFICATE_ANNOTATION, certificate)
+                .await
+                .context("agones: annotating the certificate")?;
             // A label value is at most 63 characters of [A-Za-z0-9._-]; another name is not published.
             if is_label_value(&experience) {
                 sdk.set_label(EXPERIENCE_LABEL, experience).await.context("agones: labelling the experience")?;

@@ -22,8 +22,9 @@ pub struct Allocation {
 
 /// A server's side of an orchestrator.
 pub trait Orchestrator {
-    /// The server takes players now: `experience` (its file name) is loaded and the port bound.
-    fn ready(&mut self, experience: &str) -> anyhow::Result<()>;
+    /// The server takes players now: `experience` (its file name) is loaded and the port bound; clients pin
+    /// `certificate` (its SHA-256, hex) unless its certificate is signed by an authority they trust.
+    fn ready(&mut self, experience: &str, certificate: &str) -> anyhow::Result<()>;
     /// A match the server was allocated since the last call, once.
     fn allocation(&mut self) -> anyhow::Result<Option<Allocation>>;
     /// How many players are playing (reported when it changes).

@@ -31,6 +31,8 @@ pub struct ServerOptions {
     pub tickets: Option<TicketPolicy>,
     /// Every client is refused: a fleet's server waiting for its match (and the secret its players hold).
     pub closed: bool,
+    /// How long a ticketed player's actors wait for it after its connection ends; `None`: [`RECONNECT_GRACE`].
+    pub reconnect_grace: Option<Duration>,
 }
 
 /// How long the actors of a ticketed player whose connection ended wait for it to come back on a new one.
@@ -385,7 +387,7 @@ impl GameServer {
         self.forget(client);
         if was_playing {
             let reason = match parked {
-                true => format!("{reason} (its player waits {}s to reconnect)", RECONNECT_GRACE.as_secs()),
+                true => format!("{reason} (its player waits {}s to reconnect)", self.reconnect_grace().as_secs()),
                 false => reason,
             };
             notes.push(ServerNote::Left(client, reason));
@@ -401,9 +403,13 @@ impl GameServer {
     }
 
     /// The actors of players who did not come back within [`RECONNECT_GRACE`] leave the world.
+    fn reconnect_grace(&self) -> Duration {
+        self.options.reconnect_grace.unwrap_or(RECONNECT_GRACE)
+    }
+
     fn release_expired_players(&mut self, now: std::time::Instant) {
         let expired: Vec<String> = (self.parked.iter())
-            .filter(|(_, (_, since))| now.saturating_duration_since(*since) > RECONNECT_GRACE)
+            .filter(|(_, (_, since))| now.saturating_duration_since(*since) > self.reconnect_grace())
             .map(|(id, _)| id.clone())
             .collect();
         for id in expired {
