@@ -107,6 +107,7 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
         max_players: args.max_players,
         tickets: args.tickets,
         closed: closed_until_allocated,
+        reconnect_grace: None,
     };
     let mut server = GameServer::new(manager, Box::new(transport), options);
     println!("listening on {addr} (QUIC; tick rate {} Hz)", args.tick_rate);
