@@ -51,6 +51,10 @@ pub struct LimitOverrides {
     pub data_quota_mib: Option<u64>,
 }
 
+/// The CPU time one plugin's code may use per frame by default (`frame-budget-ms`): most of a 30 Hz frame's
+/// 33 ms stays for the game and the other plugins.
+pub const DEFAULT_FRAME_BUDGET: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// The longest call deadline accepted: a call this long already freezes a game for a minute.
 pub const MAX_CALL_DEADLINE_MS: u64 = 60_000;
 

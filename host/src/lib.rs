@@ -21,7 +21,6 @@
 //! [`Session`] ties them together for one process.
 
 pub mod assets;
-pub mod component;
 pub mod config;
 pub mod cpu_clock;
 pub mod experience;

@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use gamefeature_host::component::{OwnerId, RequestFlags};
+use gamefeature_host::world::component_manager::{OwnerId, RequestFlags};
 use gamefeature_host::world::{ActorId, CreationPolicy, NetMode, Value, World};
 
 const PROPS: usize = 10_000;

@@ -13,10 +13,10 @@
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use gamefeature_host::component::{OwnerId, RequestFlags};
 use gamefeature_host::net::transport::quic::{QuicClient, QuicServer};
 use gamefeature_host::net::transport::trust::{ServerIdentity, ServerTrust};
 use gamefeature_host::net::{GameClient, GameServer, ServerOptions};
+use gamefeature_host::world::component_manager::{OwnerId, RequestFlags};
 use gamefeature_host::world::{self, ActorId, NetMode, Value};
 use gamefeature_host::{Session, SessionOptions};
 

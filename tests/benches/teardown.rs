@@ -8,7 +8,7 @@
 //! ```
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use gamefeature_host::component::{OwnerId, RequestFlags};
+use gamefeature_host::world::component_manager::{OwnerId, RequestFlags};
 use gamefeature_host::world::{ActorId, NetMode, Value, World};
 
 const EACH: usize = 100_000;

@@ -4,7 +4,7 @@
 //!
 //! `env -u RUST_BACKTRACE cargo run --release -p gamefeature-tests --example lazy_memory [PROPS]`
 
-use gamefeature_host::component::{OwnerId, RequestFlags};
+use gamefeature_host::world::component_manager::{OwnerId, RequestFlags};
 use gamefeature_host::world::{CreationPolicy, NetMode, World};
 use gamefeature_tests::resident_kib;
 

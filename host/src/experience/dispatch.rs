@@ -20,12 +20,12 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::frame_budget::{FrameCost, FrameSpend};
 use super::rounds::{Chain, Round, RunItems, WavePlanner};
-use crate::component::{Name, OwnerId, Work};
 use crate::feature::{
     within_refusal_budget, BatchNames, CallError, ChainBatch, ChainWalk, ExtensionBatch, FeatureBatch, PluginInstance,
     PropertyBatch, ReplicatedBatch, StateChangeBatch,
 };
 use crate::timeline::{track, EventKind, Timeline};
+use crate::world::component_manager::{Name, OwnerId, Work};
 use crate::world::{self, ActorId, Fired, Frame, SharedWorld, World};
 
 /// Rounds after which a pump gives up: plugins that keep causing work for each other forever would otherwise
@@ -593,8 +593,8 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use super::*;
-    use crate::component::{RequestFlags, MAX_CHAIN_READS};
     use crate::feature::{ActivationContext, Deactivation};
+    use crate::world::component_manager::{RequestFlags, MAX_CHAIN_READS};
     use crate::world::{NetMode, Value, WorldError};
 
     /// What a scripted instance was called with, in order.

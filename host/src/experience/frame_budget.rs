@@ -6,10 +6,6 @@
 
 use std::time::Duration;
 
-/// The CPU time one plugin's code may use per frame by default: most of a 30 Hz frame's 33 ms stays for the
-/// game and the other plugins.
-pub const DEFAULT_FRAME_BUDGET: Duration = Duration::from_millis(20);
-
 /// Frames in a row a plugin may go over its budget before it is quarantined: a frame that loads a level or
 /// brings a plugin up is expected to cost more, every frame is not.
 pub const FRAMES_OVER_BUDGET: u32 = 3;

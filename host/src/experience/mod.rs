@@ -13,7 +13,7 @@ pub use callbacks::{LoadedCallback, LoadedExperience, Priority};
 pub use chaos::ChaosDelay;
 pub use definition::{ActionSet, DefinitionError, ExperienceDefinition, PawnData};
 pub use dispatch::{DeliveryFailure, DispatchLimits, Instances, LiveInstance, PumpOverflow, MAX_BATCH, MAX_ROUNDS};
-pub use frame_budget::{FrameCost, FrameSpend, Overrun, DEFAULT_FRAME_BUDGET, FRAMES_OVER_BUDGET};
+pub use frame_budget::{FrameCost, FrameSpend, Overrun, FRAMES_OVER_BUDGET};
 pub use load_state::ExperienceLoadState;
 pub use manager::{
     ExperienceError, ExperienceManager, Failure, LoadReport, ManagerOptions, NewVersion, ReloadError, Reloaded,

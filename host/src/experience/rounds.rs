@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap as HashMap;
 use smallvec::SmallVec;
 
 use super::dispatch::MAX_BATCH;
-use crate::component::{Charge, Name, OwnerId, Work};
+use crate::world::component_manager::{Charge, Name, OwnerId, Work};
 use crate::world::ActorId;
 
 /// Consecutive items of one kind for one instance, charged to one plugin (or the host): one batched call. Its
@@ -244,13 +244,13 @@ mod tests {
     /// walks only where the charge changes).
     #[test]
     fn a_rounds_work_goes_into_runs_by_instance_kind_and_charge() {
-        let mut names = crate::component::Names::default();
+        let mut names = crate::world::component_manager::Names::default();
         let (event, feature) = (names.intern("Tick"), names.intern("Hero"));
         let (a, b) = (OwnerId(1), OwnerId(2));
         let actor = |n: u64| ActorId::from_raw(n);
         let tick = |owner, n| Work::Extension {
             owner,
-            handler: crate::component::HandlerId(1),
+            handler: crate::world::component_manager::HandlerId(1),
             number: 1,
             actor: actor(n),
             event,
@@ -304,7 +304,7 @@ mod tests {
 
     #[test]
     fn chain_waves_keep_order_name_each_actor_once_walk_a_repeated_chain_once_and_stay_within_a_batch() {
-        let mut names = crate::component::Names::default();
+        let mut names = crate::world::component_manager::Names::default();
         let (hero, input) = (names.intern("Hero"), names.intern("Input"));
         let actor = ActorId::from_raw;
         // Two chains of actor 1, a repeat of its first, then enough other actors to fill more than one batch.
@@ -336,12 +336,12 @@ mod tests {
     /// and so do the events it sent to others, while the rest stays in its runs.
     #[test]
     fn a_quarantined_plugins_work_and_the_events_it_sent_go_with_it() {
-        let mut names = crate::component::Names::default();
+        let mut names = crate::world::component_manager::Names::default();
         let (event, feature) = (names.intern("Ping"), names.intern("Hero"));
         let (a, b, q) = (OwnerId(1), OwnerId(2), OwnerId(3));
         let event_for = |owner, sender: Option<OwnerId>, n: u64| Work::Extension {
             owner,
-            handler: crate::component::HandlerId(1),
+            handler: crate::world::component_manager::HandlerId(1),
             number: 1,
             actor: ActorId::from_raw(n),
             event,
@@ -375,7 +375,7 @@ mod tests {
     /// placed as before; and a planner used again forgets the runs before.
     #[test]
     fn chain_waves_hold_for_many_features_of_an_actor_and_actors_sharing_a_slot_run_after_run() {
-        let mut names = crate::component::Names::default();
+        let mut names = crate::world::component_manager::Names::default();
         let features: Vec<Name> = ["A", "B", "C", "D"].iter().map(|f| names.intern(f)).collect();
         let (first, reused) = (ActorId::new(5, 0), ActorId::new(5, 1));
         let mut planner = WavePlanner::default();

@@ -5,7 +5,7 @@
 
 use serde::Deserialize;
 
-use crate::component::{OwnerId, RequestFlags, RequestHandle};
+use crate::world::component_manager::{OwnerId, RequestFlags, RequestHandle};
 use crate::world::{World, WorldError};
 
 /// An action as written in a data file, told apart by its `kind`.

@@ -4,7 +4,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::reads::PropertyReads;
-use crate::component::Name;
+use crate::world::component_manager::Name;
 
 /// Builds the `names` list of a batch: each interned name gets an index the first time it is used.
 #[derive(Debug, Default)]
@@ -251,7 +251,7 @@ pub struct PropertyBatch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::component::Names;
+    use crate::world::component_manager::Names;
 
     /// A batch's walks come back as steps and refused indices; an index past the batch is refused whole.
     #[test]

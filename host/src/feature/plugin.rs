@@ -11,8 +11,8 @@ use super::interface::ComponentInterface;
 use super::manifest::PluginManifest;
 use super::permissions::Permissions;
 use crate::assets::Assets;
-use crate::component::OwnerId;
 use crate::timeline::{LogLevel, Timeline};
+use crate::world::component_manager::OwnerId;
 use crate::world::{NetMode, SharedWorld};
 
 /// Makes a plugin's code ready to run: the subsystem's `Loading` transition.

@@ -16,7 +16,7 @@ pub mod transport;
 pub use game_client::{ClientError, ClientState, GameClient};
 pub use game_server::{ClientStats, GameServer, ServerNote, ServerOptions, TicketPolicy, RECONNECT_GRACE};
 pub use receive::{
-    BufferStats, ClientReplication, RepNotify, ReplicationError, SessionEvent, MAX_BUFFERED, MAX_BUFFERED_PER_ACTOR,
+    BufferStats, ClientReplication, ReplicationError, SessionEvent, MAX_BUFFERED, MAX_BUFFERED_PER_ACTOR,
 };
 pub use replicate::{Outgoing, ServerReplication, IN_FLIGHT_PACKETS, RESEND_AFTER_FRAMES};
 

@@ -9,22 +9,12 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::protocol::{ComponentRef, Mutation, Update};
-use crate::world::{ActorId, ClientId, NetRole, PlayerOwner, Value, World, WorldError};
+use crate::world::{ActorId, ClientId, NetRole, PlayerOwner, RepNotify, World, WorldError};
 
 /// Values kept waiting for their component at most, in all and per actor; past it, a packet's values are
 /// dropped unacknowledged (and counted), so the server sends them again later: a flood never grows the buffer.
 pub const MAX_BUFFERED: usize = 65_536;
 pub const MAX_BUFFERED_PER_ACTOR: usize = 1_024;
-
-/// A replicated property that changed on this client: the plugin that declared it is told (rep-notify).
-#[derive(Debug, Clone, PartialEq)]
-pub struct RepNotify {
-    pub actor: ActorId,
-    pub component: String,
-    pub property: String,
-    pub old: Option<Value>,
-    pub new: Value,
-}
 
 /// An update the game around the world must act on.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,8 +11,9 @@ use rand_chacha::ChaCha8Rng;
 use super::protocol::{decode, encode, ClientMessage, ServerMessage};
 use super::transport::memory::{Conditions, MemoryClient, MemoryNetwork, MemoryServer};
 use super::transport::{Channel, ClientEvent, ClientTransport, ServerEvent, ServerTransport};
-use super::{ClientReplication, RepNotify, ServerReplication};
-use crate::component::{OwnerId, RequestFlags, RequestHandle};
+use super::{ClientReplication, ServerReplication};
+use crate::world::component_manager::{OwnerId, RequestFlags, RequestHandle};
+use crate::world::RepNotify;
 use crate::world::{ActorId, ClientId, NetMode, NetRole, Value, World};
 
 const FRAME: Duration = Duration::from_millis(33);
@@ -144,7 +145,7 @@ impl Client {
         // Nobody plays in these worlds: what the component manager queued is dropped, but what the watches heard
         // is kept.
         for work in self.world.take_work() {
-            if let crate::component::Work::PropertyChanged { actor, change, .. } = work {
+            if let crate::world::component_manager::Work::PropertyChanged { actor, change, .. } = work {
                 self.watched.get_mut(&actor).expect("watched").1.push((change.old, change.new));
             }
         }

@@ -144,7 +144,7 @@ impl Default for RuntimeConfig {
             world_changes: WORLD_CHANGES_PER_CALL,
             max_handles: DEFAULT_MAX_HANDLES,
             host_memory: DEFAULT_HOST_MEMORY,
-            frame_budget: crate::experience::DEFAULT_FRAME_BUDGET,
+            frame_budget: crate::config::DEFAULT_FRAME_BUDGET,
             data_quota: DEFAULT_DATA_QUOTA,
             plugin_limits: BTreeMap::new(),
         }

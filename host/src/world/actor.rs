@@ -3,7 +3,7 @@
 use std::fmt;
 
 use super::net::{ClientId, NetRole};
-use crate::component::{OwnerId, RequestKey};
+use crate::world::component_manager::{OwnerId, RequestKey};
 
 /// Names an actor in one world. The low 32 bits index a slot, the high 32 bits count the slot's reuses, so an
 /// id kept after its actor was destroyed never names a later actor in the same slot.

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
-use crate::component::OwnerId;
+use crate::world::component_manager::OwnerId;
 
 /// Where a world is in time.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

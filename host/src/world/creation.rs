@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use crate::component::OwnerId;
+use crate::world::component_manager::OwnerId;
 
 /// When a requested component class is created.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Deserialize)]

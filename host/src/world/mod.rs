@@ -10,6 +10,7 @@ mod actor_map;
 mod class;
 mod class_map;
 mod clock;
+pub mod component_manager;
 mod creation;
 mod net;
 mod properties;
@@ -31,10 +32,12 @@ pub use clock::{Clock, Fired, Frame, TimerId};
 pub use creation::{CreationPolicies, CreationPolicy, NotItsClass};
 pub use net::{ClientId, NetMode, NetRole, UnknownNetMode};
 pub use properties::PropertyMap;
-pub use replication::{ReplicatedClasses, Touched};
+pub use replication::{RepNotify, ReplicatedClasses, Touched};
 
-use crate::component::{ComponentManager, OwnerId, RequestFlags, RequestHandle, RequestKey, ValueChange, Work};
 use crate::timeline::{track, EventKind, Timeline};
+use crate::world::component_manager::{
+    ComponentManager, OwnerId, RequestFlags, RequestHandle, RequestKey, ValueChange, Work,
+};
 use slots::Slots;
 use written::Written;
 
@@ -532,7 +535,7 @@ impl World {
     }
 
     /// Starts telling `owner` (as watch `number`) when a property of an actor's component changes, whether the
-    /// component exists yet or not (see [`PropertyWatches`](crate::component::PropertyWatches)).
+    /// component exists yet or not (see [`PropertyWatches`](crate::world::component_manager::PropertyWatches)).
     pub fn watch_property(
         &mut self,
         owner: OwnerId,
@@ -540,7 +543,7 @@ impl World {
         component: &str,
         property: &str,
         number: u32,
-    ) -> Result<crate::component::WatchId, WorldError> {
+    ) -> Result<crate::world::component_manager::WatchId, WorldError> {
         self.actor(actor)?;
         if !is_valid_class_name(component) {
             return Err(ClassError::InvalidName(component.to_string()).into());
@@ -549,7 +552,7 @@ impl World {
     }
 
     /// Stops a watch; unknown ids change nothing.
-    pub fn unwatch_property(&mut self, watch: crate::component::WatchId) {
+    pub fn unwatch_property(&mut self, watch: crate::world::component_manager::WatchId) {
         self.manager.watches.remove(watch);
     }
 

@@ -8,8 +8,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::actor::ActorId;
-use crate::component::OwnerId;
+use super::actor::{ActorId, Value};
+use crate::world::component_manager::OwnerId;
 
 /// Component classes that replicate, with their replicated properties.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -97,4 +97,14 @@ pub enum Touched {
     Component(ActorId, String),
     /// A replicated property written or removed.
     Property(ActorId, String, String),
+}
+
+/// A replicated property that changed on this client: the plugin that declared it is told (rep-notify).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RepNotify {
+    pub actor: ActorId,
+    pub component: String,
+    pub property: String,
+    pub old: Option<Value>,
+    pub new: Value,
 }

@@ -6,7 +6,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::actor::Value;
 use super::ActorId;
-use crate::component::OwnerId;
+use crate::world::component_manager::OwnerId;
 
 /// Bytes a property is charged: its name, its value, and a fixed share for the map entry holding it.
 pub fn charge_of(name: &str, value: &Value) -> usize {

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{ExperienceManager, FeatureInWorld, LoadReport};
-use crate::component::OwnerId;
 use crate::experience::dispatch::LiveInstance;
 use crate::feature::{
     within_refusal_budget, ActionDef, CallError, Deactivation, FeatureError, InstanceEnv, Phase, PluginError,
@@ -15,6 +14,7 @@ use crate::feature::{
 use crate::text::{shown, MAX_CAUSE};
 use crate::timeline::{track, EventKind, LogLevel};
 use crate::world;
+use crate::world::component_manager::OwnerId;
 
 /// A snapshot's bytes, shown in the timeline by their size only.
 struct Carried(Vec<u8>);

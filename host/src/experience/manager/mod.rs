@@ -29,10 +29,10 @@ pub use in_world::{NewVersion, ReloadError, Reloaded};
 use super::dispatch::{DispatchLimits, Instances};
 use super::load_state::ExperienceLoadState;
 use crate::assets::{AssetLoadError, Assets, BundleName};
-use crate::component::OwnerId;
 use crate::feature::{ActivationContext, ActiveAction, CallError, FeatureSubsystem, GrantPolicy};
 use crate::text::{shown, MAX_CAUSE};
 use crate::timeline::{track, EventKind, LogLevel, Timeline};
+use crate::world::component_manager::OwnerId;
 use crate::world::{self, NetMode, SharedWorld};
 
 /// How an experience manager behaves; the defaults suit a game.

@@ -4,11 +4,11 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::ExperienceManager;
-use crate::component::OwnerId;
 use crate::feature::ReplicatedBatch;
 use crate::game;
-use crate::net::RepNotify;
 use crate::world;
+use crate::world::component_manager::OwnerId;
+use crate::world::RepNotify;
 
 impl ExperienceManager {
     /// Tells each plugin of this world that declared a replicated class about the changes to it (one

@@ -5,12 +5,12 @@ use wasmtime::component::Resource;
 
 use super::actors::spawned_by_caller;
 use super::Call;
-use crate::component::{HandlerId, RequestFlags, RequestHandle, WatchId};
 use crate::runtime::bindings::gamefeature::plugin::components::{
     AddFlags, Host, HostComponentRequest, HostExtensionHandler, HostPropertyWatch,
 };
 use crate::runtime::bindings::types::{ActorId, Error};
 use crate::runtime::state::InstanceState;
+use crate::world::component_manager::{HandlerId, RequestFlags, RequestHandle, WatchId};
 use crate::world::ActorId as Actor;
 
 /// A component request held by a plugin; dropping it releases the request.

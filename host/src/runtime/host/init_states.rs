@@ -5,10 +5,10 @@
 use wasmtime::component::Resource;
 
 use super::Call;
-use crate::component::SubscriptionId;
 use crate::runtime::bindings::gamefeature::plugin::init_states::{ChainWork, Host, HostSubscription};
 use crate::runtime::bindings::types::{ActorId, Error};
 use crate::runtime::state::InstanceState;
+use crate::world::component_manager::SubscriptionId;
 use crate::world::{ActorId as Actor, World, WorldError};
 
 /// A subscription held by a plugin; dropping it stops the notifications.

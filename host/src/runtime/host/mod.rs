@@ -23,10 +23,10 @@ pub(crate) const MAX_TEXT_BYTES: usize = 64 << 10;
 /// each costs host memory, so a plugin must not be able to pile them up call after call.
 pub const DEFAULT_MAX_HANDLES: u32 = 100_000;
 
-use crate::component::{Name, OwnerId};
 use crate::feature::Permissions;
 use crate::runtime::state::InstanceState;
 use crate::timeline::LogLevel;
+use crate::world::component_manager::{Name, OwnerId};
 use crate::world::World;
 
 /// What a host call is about to do, declared by the import and checked by [`InstanceState::guard`] before the

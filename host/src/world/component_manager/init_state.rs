@@ -354,7 +354,7 @@ impl InitStates {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::component::names::Names;
+    use crate::world::component_manager::names::Names;
 
     /// A class subscription naming no feature hears every feature of every actor of the class (or a
     /// subclass) that reaches its state, after the actor's own subscriptions.

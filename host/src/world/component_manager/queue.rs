@@ -170,7 +170,7 @@ impl WorkQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::component::names::Names;
+    use crate::world::component_manager::names::Names;
 
     #[test]
     fn discarding_an_owner_drops_its_work_and_the_events_it_sent() {
