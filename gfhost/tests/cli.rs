@@ -529,9 +529,13 @@ fn play_watch_reloads_a_plugin_changed_on_disk_and_refuses_a_broken_one() {
     let (plugins, experiences) = default_setup();
     let cache = SharedCache::new();
     let experience = experiences.path().join("default.toml");
+    // As the README has it: the plugin folder named relative to where gfhost runs (the watcher reports
+    // absolute paths; both name the same files).
+    let (parent, folder) = (plugins.path().parent().unwrap(), plugins.path().file_name().unwrap());
     let mut child = Command::new(env!("CARGO_BIN_EXE_gfhost"))
+        .current_dir(parent)
         .args(["play", experience.to_str().unwrap(), "--watch", "--plugins"])
-        .arg(plugins.path())
+        .arg(folder)
         .arg("--cache-dir")
         .arg(cache.path())
         .args(["--call-deadline-ms", "1000", "--config"])

@@ -165,13 +165,18 @@ impl<'s> LiveWorld<'s> {
             .collect()
     }
 
-    /// The plugins this world runs whose component or manifest is among `files`, each once.
+    /// The plugins this world runs whose component or manifest is among `files`, each once. Paths are
+    /// compared as the files they name: a watcher reports absolute paths, a plugin folder given as
+    /// `--plugins plugins` makes relative ones.
     pub fn plugins_of(&self, files: &[PathBuf]) -> Vec<String> {
         let live = self.manager.live_features();
+        let files: Vec<PathBuf> = files.iter().map(|file| same_file_key(file)).collect();
+        let plugins_list = self.session.features().list();
         let changed = |file: &Path| {
-            self.session.features().list().into_iter().find(|p| {
+            plugins_list.iter().find(|p| {
                 live.contains(&p.manifest.name)
-                    && (p.manifest.component_path == file || p.manifest.manifest_path == file)
+                    && (same_file_key(&p.manifest.component_path) == file
+                        || same_file_key(&p.manifest.manifest_path) == file)
             })
         };
         let mut plugins: Vec<String> = Vec::new();
@@ -257,6 +262,16 @@ impl<'s> LiveWorld<'s> {
             if states.is_empty() { "" } else { "; " },
             states.join(", ")
         )
+    }
+}
+
+/// What two paths to one file have in common: the absolute path, its folder's links resolved (the file itself
+/// may be gone for a moment while a build replaces it).
+fn same_file_key(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    match (absolute.parent().and_then(|dir| dir.canonicalize().ok()), absolute.file_name()) {
+        (Some(dir), Some(name)) => dir.join(name),
+        _ => absolute,
     }
 }
 

@@ -1,0 +1,152 @@
+//! The manual stays true: every relative link in `README.md`, `docs/` and `deploy/README.md` leads to a file
+//! that exists (and to a heading in it, when it names one), and every `gfhost` command shown — in a code block
+//! or inline — names a subcommand that exists with flags that subcommand takes.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The manual's pages.
+fn pages() -> Vec<PathBuf> {
+    let root = repository();
+    let mut pages = vec![root.join("README.md"), root.join("deploy/README.md")];
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
+        .expect("docs/")
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    pages.extend(docs);
+    pages
+}
+
+/// A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces as hyphens.
+fn anchor_of(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-' || *c == '_')
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+fn anchors(text: &str) -> BTreeSet<String> {
+    text.lines().filter_map(|line| line.strip_prefix('#')).map(|h| anchor_of(h.trim_start_matches('#'))).collect()
+}
+
+/// The targets of the page's Markdown links `[text](target)`.
+fn links(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("](") {
+        rest = &rest[at + 2..];
+        if let Some(end) = rest.find(')') {
+            found.push(rest[..end].to_string());
+        }
+    }
+    found
+}
+
+#[test]
+fn every_link_in_the_manual_leads_somewhere() {
+    let mut broken = Vec::new();
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        for link in links(&text) {
+            if link.starts_with("http://") || link.starts_with("https://") {
+                continue;
+            }
+            let (file, anchor) = link.split_once('#').map_or((link.as_str(), None), |(f, a)| (f, Some(a)));
+            let target = if file.is_empty() { page.clone() } else { page.parent().unwrap().join(file) };
+            if !target.exists() {
+                broken.push(format!("{}: {link}: no such file", page.display()));
+                continue;
+            }
+            if let Some(anchor) = anchor {
+                let headings = anchors(&std::fs::read_to_string(&target).unwrap());
+                if !headings.contains(anchor) {
+                    broken.push(format!("{}: {link}: no heading #{anchor} in {}", page.display(), target.display()));
+                }
+            }
+        }
+    }
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+/// The `gfhost` command lines of a page: in code blocks (continuation lines joined) and in inline code.
+fn command_lines(text: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut in_block = false;
+    let mut pending = String::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_block = !in_block;
+            continue;
+        }
+        if in_block {
+            let line = line.split(" # ").next().unwrap_or_default();
+            pending.push_str(line.trim_end().trim_end_matches('\\'));
+            pending.push(' ');
+            if !line.trim_end().ends_with('\\') {
+                lines.push(std::mem::take(&mut pending));
+            }
+        } else {
+            lines.extend(line.split('`').skip(1).step_by(2).map(str::to_string));
+        }
+    }
+    lines.into_iter().filter(|line| gfhost_arguments(line).is_some()).collect()
+}
+
+/// What follows `gfhost` in a command line, when the line runs it (`gfhost`, `target/debug/gfhost`, ...).
+fn gfhost_arguments(line: &str) -> Option<Vec<String>> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = words.iter().position(|w| *w == "gfhost" || w.ends_with("/gfhost"))?;
+    Some(words[at + 1..].iter().map(|w| w.to_string()).collect())
+}
+
+fn help(subcommand: Option<&str>) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_gfhost")).args(subcommand).arg("--help").output().unwrap();
+    assert!(output.status.success());
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn every_gfhost_command_in_the_manual_is_one_gfhost_takes() {
+    let overview = help(None);
+    let subcommands: BTreeSet<String> = overview
+        .lines()
+        .skip_while(|line| !line.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|line| line.starts_with("  "))
+        .filter_map(|line| line.split_whitespace().next().map(str::to_string))
+        .collect();
+    assert!(subcommands.contains("server") && subcommands.contains("play"), "{overview}");
+    let mut helps: BTreeMap<String, String> = BTreeMap::new();
+    let mut stale = Vec::new();
+    let mut checked = 0;
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        for line in command_lines(&text) {
+            let arguments = gfhost_arguments(&line).unwrap();
+            let Some(subcommand) = arguments.iter().find(|a| subcommands.contains(*a)) else {
+                // `gfhost` alone or with global flags only: its own help has them.
+                continue;
+            };
+            let help = helps.entry(subcommand.clone()).or_insert_with(|| self::help(Some(subcommand)));
+            for flag in arguments.iter().filter(|a| a.starts_with("--")) {
+                let flag = flag.split('=').next().unwrap();
+                if !help.contains(&format!("{flag} ")) && !help.contains(&format!("{flag}\n")) {
+                    stale.push(format!("{}: `{}`: gfhost {subcommand} takes no {flag}", page.display(), line.trim()));
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "the manual's gfhost commands were found: {checked}");
+    assert!(stale.is_empty(), "commands the manual shows that gfhost does not take:\n{}", stale.join("\n"));
+}
