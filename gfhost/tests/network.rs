@@ -116,7 +116,7 @@ fn a_dedicated_server_process_serves_two_client_processes_and_stops_cleanly_on_s
         l.contains(" joined (from ") && !l.contains(" client 1 joined") && !l.contains(" client 2 joined")
     });
     let leaver = joined.split(" joined").next().unwrap().split_whitespace().skip(1).collect::<Vec<_>>().join(" ");
-    unsafe { libc::kill(leaving.child.id() as i32, libc::SIGTERM) };
+    leaving.signal(libc::SIGTERM);
     let (status, text) = leaving.finish();
     assert_eq!(status.code(), Some(0), "{text}");
     assert!(text.contains("play ended: left: stopped by a signal"), "{text}");
@@ -125,7 +125,7 @@ fn a_dedicated_server_process_serves_two_client_processes_and_stops_cleanly_on_s
     assert!(left.contains("the client left") || left.contains("the client stopped"), "{left}");
 
     // An orchestrator stops the server: play ends everywhere, cleanly.
-    unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
+    server.signal(libc::SIGTERM);
     let (status, text) = server.finish();
     assert_eq!(status.code(), Some(0), "{text}");
     assert!(text.contains("stopping: ending play") && text.ends_with("stopped"), "{text}");
@@ -154,7 +154,7 @@ fn a_server_signalled_while_it_starts_stops_cleanly() {
     command.arg("server").arg(experiences.path().join("default.toml")).args(["--listen", "127.0.0.1:0"]);
     let mut server = Running::start(command);
     server.wait_for(|l| l.starts_with("listening on "));
-    unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
+    server.signal(libc::SIGTERM);
     let (status, text) = server.finish();
     assert_eq!(status.code(), Some(0), "{text}");
     assert!(text.contains("stopping: ending play") && text.ends_with("stopped"), "{text}");

@@ -41,6 +41,7 @@ mod tests {
 
     fn compare(a: &[u8], b: &[u8]) -> i32 {
         assert_eq!(a.len(), b.len());
+        // SAFETY: both pointers are valid for `a.len()` bytes: the slices are that long.
         unsafe { memcmp(a.as_ptr(), b.as_ptr(), a.len()) }.signum()
     }
 
