@@ -24,6 +24,8 @@ use super::chaos::ChaosDelay;
 use super::definition::{DefinitionError, ExperienceDefinition};
 mod in_world;
 mod replicated;
+#[cfg(test)]
+mod tests;
 pub use in_world::{NewVersion, ReloadError, Reloaded};
 
 use super::dispatch::{DispatchLimits, Instances};
