@@ -23,6 +23,7 @@
 pub mod assets;
 pub mod config;
 pub mod cpu_clock;
+pub mod delivery;
 pub mod experience;
 pub mod feature;
 pub mod files;

@@ -26,15 +26,25 @@ fn concept_of(relative: &Path) -> String {
     first.trim_end_matches(".rs").to_string()
 }
 
-/// The code of a file that ships: without comments, and without its test module (by convention the last
-/// thing in a file, after `#[cfg(test)]`).
+/// The code of a file that ships: without comments, and without the items marked `#[cfg(test)]` (a test
+/// module, a helper only tests use), each skipped to the end of its braces or its `;`.
 fn shipped_code(text: &str) -> String {
     let mut code = String::new();
+    let mut skipping: Option<(i64, bool)> = None;
     for line in text.lines() {
-        if line.trim_start() == "#[cfg(test)]" {
-            break;
-        }
         let line = line.split("//").next().unwrap_or_default();
+        if line.trim() == "#[cfg(test)]" {
+            skipping = Some((0, false));
+            continue;
+        }
+        if let Some((depth, opened)) = skipping.as_mut() {
+            *depth += line.matches('{').count() as i64 - line.matches('}').count() as i64;
+            *opened |= line.contains('{');
+            if (*opened && *depth <= 0) || (!*opened && line.trim_end().ends_with(';')) {
+                skipping = None;
+            }
+            continue;
+        }
         code.push_str(line);
         code.push('\n');
     }

@@ -99,7 +99,7 @@ async fn a_plugin_over_its_frame_budget_frame_after_frame_is_quarantined_and_the
     let session = session_with_runtime(&plugins, runtime, trusted());
     let mut manager = play_beside_lyra(&session, "busy-timers").await;
     let frame = std::time::Duration::from_millis(33);
-    for _ in 1..gamefeature_host::experience::FRAMES_OVER_BUDGET {
+    for _ in 1..gamefeature_host::delivery::FRAMES_OVER_BUDGET {
         manager.tick(frame);
         assert_eq!(manager.live_features(), ["hostile", "lyra-character"], "one frame over budget is tolerated");
     }

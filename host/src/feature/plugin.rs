@@ -171,7 +171,7 @@ pub trait PluginInstance: Send {
         Duration::ZERO
     }
 
-    /// The CPU time the plugin's code may use per frame (see `experience::FrameCost`); `None`: unmetered.
+    /// The CPU time the plugin's code may use per frame (see `delivery::FrameCost`); `None`: unmetered.
     fn frame_budget(&self) -> Option<Duration> {
         None
     }

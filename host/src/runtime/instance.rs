@@ -177,7 +177,7 @@ pub struct WasmInstance {
 }
 
 /// CPU time a batch may spend on each of its entries beyond the per-call deadline, so a batch of events is not
-/// held to the budget of one. (Batches hold at most `experience::MAX_BATCH` entries.)
+/// held to the budget of one. (Batches hold at most `delivery::MAX_BATCH` entries.)
 const PER_ENTRY: Duration = Duration::from_micros(20);
 
 /// Fuel a batch gets per entry, as a share of the per-call budget (the same share as [`PER_ENTRY`] of the

@@ -24,7 +24,7 @@ pub struct Limits {
     pub handles: u32,
     /// Bytes of host memory the properties the plugin writes may hold.
     pub host_memory: usize,
-    /// CPU time all the plugin's calls in one frame may use (see `experience::FrameCost`).
+    /// CPU time all the plugin's calls in one frame may use (see `delivery::FrameCost`).
     pub frame_budget: Duration,
     /// Bytes its data directory may hold.
     pub data_quota: u64,

@@ -90,7 +90,7 @@ pub struct RuntimeConfig {
     /// bounded by the limits above).
     pub host_memory: usize,
     /// CPU time all of one plugin's calls in one frame may use; a plugin over it frame after frame is
-    /// quarantined (see `experience::FrameCost`).
+    /// quarantined (see `delivery::FrameCost`).
     pub frame_budget: Duration,
     /// What a plugin's data directory (granted with `fs.data`) may hold, in bytes; checked after each of its
     /// calls (a plugin over it is quarantined, and cannot start again until it is cleared).

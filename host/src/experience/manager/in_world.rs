@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{ExperienceManager, FeatureInWorld, LoadReport};
-use crate::experience::dispatch::LiveInstance;
+use crate::delivery::LiveInstance;
 use crate::feature::{
     within_refusal_budget, ActionDef, CallError, Deactivation, FeatureError, InstanceEnv, Phase, PluginError,
     PluginInstance, Transition,
@@ -238,7 +238,7 @@ impl ExperienceManager {
     }
 
     /// What each plugin playing in this world spent in the last frame [`tick`](Self::tick) ended, by name.
-    pub fn last_frame_spend(&self) -> impl Iterator<Item = (&str, crate::experience::FrameSpend)> + '_ {
+    pub fn last_frame_spend(&self) -> impl Iterator<Item = (&str, crate::delivery::FrameSpend)> + '_ {
         self.in_world.iter().filter_map(|feature| {
             let spent = self.last_frame_costs.iter().find(|(o, _)| *o == feature.owner)?.1;
             Some((feature.name.as_str(), spent))
@@ -251,7 +251,7 @@ impl ExperienceManager {
     }
 
     /// Shows and records the failures of calls that delivered work (the instances are already gone).
-    pub(super) fn report_delivery_failures(&mut self, failures: Vec<crate::experience::dispatch::DeliveryFailure>) {
+    pub(super) fn report_delivery_failures(&mut self, failures: Vec<crate::delivery::DeliveryFailure>) {
         for failure in failures {
             if let CallError::Trapped(cause) = &failure.error {
                 self.record_quarantine(&failure.plugin, failure.call, cause);

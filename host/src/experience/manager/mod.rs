@@ -28,9 +28,9 @@ mod replicated;
 mod tests;
 pub use in_world::{NewVersion, ReloadError, Reloaded};
 
-use super::dispatch::{DispatchLimits, Instances};
 use super::load_state::ExperienceLoadState;
 use crate::assets::{AssetLoadError, Assets, BundleName};
+use crate::delivery::{DispatchLimits, Instances};
 use crate::feature::{ActivationContext, ActiveAction, CallError, FeatureSubsystem, GrantPolicy};
 use crate::text::{shown, MAX_CAUSE};
 use crate::timeline::{track, EventKind, LogLevel, Timeline};
@@ -147,7 +147,7 @@ pub struct ExperienceManager {
     /// new instance (or, when the new version is refused, into the old version brought back).
     carried: std::collections::HashMap<String, Vec<u8>>,
     /// Each live plugin's CPU time in the last frame `tick` ended.
-    last_frame_costs: Vec<(OwnerId, crate::experience::FrameSpend)>,
+    last_frame_costs: Vec<(OwnerId, crate::delivery::FrameSpend)>,
     /// Instances quarantined in this world since it was created.
     quarantines: u64,
 }

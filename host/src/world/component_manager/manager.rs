@@ -19,6 +19,31 @@ pub mod events {
     pub const EXTENSION_REMOVED: &str = "ExtensionRemoved";
     pub const GAME_ACTOR_READY: &str = "GameActorReady";
     pub const ALL: [&str; 5] = [RECEIVER_ADDED, RECEIVER_REMOVED, EXTENSION_ADDED, EXTENSION_REMOVED, GAME_ACTOR_READY];
+
+    /// A built-in event by name, for the host's own code: its number is its place in [`ALL`].
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum BuiltIn {
+        ReceiverAdded,
+        ReceiverRemoved,
+        ExtensionAdded,
+        ExtensionRemoved,
+        GameActorReady,
+    }
+
+    #[cfg(test)]
+    #[test]
+    fn each_built_in_event_is_named_at_its_number() {
+        let named = [
+            (BuiltIn::ReceiverAdded, RECEIVER_ADDED),
+            (BuiltIn::ReceiverRemoved, RECEIVER_REMOVED),
+            (BuiltIn::ExtensionAdded, EXTENSION_ADDED),
+            (BuiltIn::ExtensionRemoved, EXTENSION_REMOVED),
+            (BuiltIn::GameActorReady, GAME_ACTOR_READY),
+        ];
+        for (event, name) in named {
+            assert_eq!(ALL[event as usize], name);
+        }
+    }
 }
 
 /// The component manager's state in one world.
@@ -60,8 +85,8 @@ impl ComponentManager {
         }
     }
 
-    fn event(&self, index: usize) -> Name {
-        self.built_in[index]
+    fn event(&self, event: events::BuiltIn) -> Name {
+        self.built_in[event as usize]
     }
 }
 
@@ -168,7 +193,7 @@ impl World {
         }
         found.receiver = true;
         let levels = found.classes.len();
-        let event = self.manager.event(0);
+        let event = self.manager.event(events::BuiltIn::ReceiverAdded);
         // The chain is borrowed anew at each level rather than held: cloning it would cost an atomic count.
         for level in 0..levels {
             let keys: SmallVec<[RequestKey; 4]> = {
@@ -194,13 +219,13 @@ impl World {
         }
         self.remove_requested_components(actor, |_| true);
         self.actor_mut(actor)?.receiver = false;
-        let event = self.manager.event(1);
+        let event = self.manager.event(events::BuiltIn::ReceiverRemoved);
         self.queue_for_chain(actor, event, false, None)
     }
 
     /// The actor begins play: modular actors send `GameActorReady`.
     pub fn begin_play(&mut self, actor: ActorId) -> Result<(), WorldError> {
-        let event = self.manager.event(4);
+        let event = self.manager.event(events::BuiltIn::GameActorReady);
         self.queue_for_chain(actor, event, false, None)
     }
 
@@ -220,7 +245,7 @@ impl World {
             return Err(WorldError::UnknownClass(receiver_class.to_string()));
         };
         let id = self.manager.handlers.add(owner, &class, number);
-        let event = self.manager.event(2);
+        let event = self.manager.event(events::BuiltIn::ExtensionAdded);
         for actor in self.receivers_of(receiver_class) {
             self.manager.queue.push(Work::Extension {
                 owner,
@@ -243,7 +268,7 @@ impl World {
         let Some(handler) = self.manager.handlers.remove(id) else {
             return;
         };
-        let event = self.manager.event(3);
+        let event = self.manager.event(events::BuiltIn::ExtensionRemoved);
         for actor in self.receivers_of(&handler.receiver_class) {
             self.manager.queue.push(Work::Extension {
                 owner: handler.owner,

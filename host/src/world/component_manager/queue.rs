@@ -49,7 +49,35 @@ pub enum Work {
     },
 }
 
+/// The kinds of work, in the order an instance's work of a round is delivered to it: extension events first
+/// (a handler learns of its receivers before anything about them), chain walks last (they see everything the
+/// round told the instance).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkKind {
+    Extension,
+    InitStateChanged,
+    PropertyChanged,
+    CheckDefaultInitialization,
+    ContinueChain,
+}
+
+impl WorkKind {
+    /// How many kinds there are: `kind as usize` is below it.
+    pub const COUNT: usize = 5;
+}
+
 impl Work {
+    /// What kind of work this is.
+    pub fn kind(&self) -> WorkKind {
+        match self {
+            Work::Extension { .. } => WorkKind::Extension,
+            Work::InitStateChanged { .. } => WorkKind::InitStateChanged,
+            Work::PropertyChanged { .. } => WorkKind::PropertyChanged,
+            Work::CheckDefaultInitialization { .. } => WorkKind::CheckDefaultInitialization,
+            Work::ContinueChain { .. } => WorkKind::ContinueChain,
+        }
+    }
+
     /// The plugin whose call caused this work, when it is a custom event a plugin sent.
     pub fn sender(&self) -> Option<OwnerId> {
         match self {

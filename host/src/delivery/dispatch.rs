@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, VecDeque};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::frame_budget::{FrameCost, FrameSpend};
-use super::rounds::{Chain, Round, RunItems, WavePlanner};
+use super::rounds::{Chain, Round, RunItems, WavePlanner, MAX_BATCH};
 use crate::feature::{
     within_refusal_budget, BatchNames, CallError, ChainBatch, ChainWalk, ExtensionBatch, FeatureBatch, PluginInstance,
     PropertyBatch, ReplicatedBatch, StateChangeBatch,
@@ -34,9 +34,6 @@ pub const MAX_ROUNDS: usize = 10_000;
 
 /// Rounds looked back over to find the plugins keeping a loop going.
 const LOOP_WINDOW: usize = 4;
-
-/// The most entries one batched call carries; more are delivered in further calls.
-pub const MAX_BATCH: usize = 256;
 
 /// How much work one dispatch may do for each plugin that causes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

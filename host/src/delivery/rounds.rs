@@ -8,9 +8,11 @@
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::SmallVec;
 
-use super::dispatch::MAX_BATCH;
-use crate::world::component_manager::{Charge, Name, OwnerId, Work};
+use crate::world::component_manager::{Charge, Name, OwnerId, Work, WorkKind};
 use crate::world::ActorId;
+
+/// The most entries one batched call carries; more are delivered in further calls.
+pub const MAX_BATCH: usize = 256;
 
 /// Consecutive items of one kind for one instance, charged to one plugin (or the host): one batched call. Its
 /// items stay in their round's work and are named by index: moving them into runs copied every item, and copied
@@ -56,23 +58,10 @@ pub(super) struct Round {
     pub senders: Vec<OwnerId>,
 }
 
-/// The kinds of work, in the order an instance's runs of a round are delivered.
-const KINDS: usize = 5;
-
-fn kind(item: &Work) -> usize {
-    match item {
-        Work::Extension { .. } => 0,
-        Work::InitStateChanged { .. } => 1,
-        Work::PropertyChanged { .. } => 2,
-        Work::CheckDefaultInitialization { .. } => 3,
-        Work::ContinueChain { .. } => 4,
-    }
-}
-
 impl Round {
     /// Groups a round's work (see [`Round::groups`]) in one pass over it.
     pub fn gather(work: Vec<(Work, Charge)>) -> Round {
-        let mut groups: Vec<(OwnerId, [Vec<Run>; KINDS])> = Vec::new();
+        let mut groups: Vec<(OwnerId, [Vec<Run>; WorkKind::COUNT])> = Vec::new();
         // Where each owner's group is: a round can hold work for a hundred instances. Consecutive items are
         // usually for the same one, found without a lookup.
         let mut group_of: HashMap<OwnerId, usize> = HashMap::default();
@@ -96,11 +85,13 @@ impl Round {
                     group
                 }
             };
-            let kind = kind(item);
-            let runs = &mut groups[group].1[kind];
+            let kind = item.kind();
+            let runs = &mut groups[group].1[kind as usize];
             let index = index as u32;
             match runs.last_mut() {
-                Some(run) if run.root == charge.root && (kind == 4 || run.items.len() < MAX_BATCH) => {
+                Some(run)
+                    if run.root == charge.root && (kind == WorkKind::ContinueChain || run.items.len() < MAX_BATCH) =>
+                {
                     run.items.push(index)
                 }
                 _ => runs.push(Run { root: charge.root, items: vec![index] }),
