@@ -10,11 +10,11 @@ wasmtime::component::bindgen!({
     // host's own imports never wait.
     exports: { default: async },
     with: {
-        "gamefeature:plugin/components.component-request": crate::runtime::host::components::ComponentRequestResource,
-        "gamefeature:plugin/components.extension-handler": crate::runtime::host::components::ExtensionHandlerResource,
-        "gamefeature:plugin/init-states.subscription": crate::runtime::host::init_states::SubscriptionResource,
-        "gamefeature:plugin/timers.timer": crate::runtime::host::timers::TimerResource,
-        "gamefeature:plugin/components.property-watch": crate::runtime::host::components::PropertyWatchResource,
+        "gamefeature:plugin/components.component-request": crate::runtime::resources::ComponentRequestResource,
+        "gamefeature:plugin/components.extension-handler": crate::runtime::resources::ExtensionHandlerResource,
+        "gamefeature:plugin/init-states.subscription": crate::runtime::resources::SubscriptionResource,
+        "gamefeature:plugin/timers.timer": crate::runtime::resources::TimerResource,
+        "gamefeature:plugin/components.property-watch": crate::runtime::resources::PropertyWatchResource,
     },
 });
 
@@ -46,9 +46,9 @@ pub mod v0_1_0 {
         path: "../wit/0.1.0",
         exports: { default: async },
         with: {
-            "gamefeature:plugin/components.component-request": crate::runtime::host::components::ComponentRequestResource,
-            "gamefeature:plugin/components.extension-handler": crate::runtime::host::components::ExtensionHandlerResource,
-            "gamefeature:plugin/init-states.subscription": crate::runtime::host::init_states::SubscriptionResource,
+            "gamefeature:plugin/components.component-request": crate::runtime::resources::ComponentRequestResource,
+            "gamefeature:plugin/components.extension-handler": crate::runtime::resources::ExtensionHandlerResource,
+            "gamefeature:plugin/init-states.subscription": crate::runtime::resources::SubscriptionResource,
         },
     });
 

@@ -11,8 +11,8 @@ use wasmtime::{Store, UpdateDeadline};
 use super::bindings::{direct, init_state_callbacks, lifecycle, types, v0_1_0, GameFeature, GameFeatureIndices};
 use super::deadline::{self, CallClock, Verdict};
 use super::drive::{Abandoned, WaitBudget};
-use super::host::log::{line_of_plugin, LogBudget, MAX_LINES_PER_CALL};
 use super::limits::Limits;
+use super::plugin_log::{line_of_plugin, LogBudget, MAX_LINES_PER_CALL};
 use super::state::InstanceState;
 use super::{epoch, sandbox, CallPath};
 use crate::feature::{

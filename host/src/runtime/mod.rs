@@ -23,6 +23,8 @@ mod epoch;
 mod host;
 mod instance;
 mod limits;
+mod plugin_log;
+mod resources;
 mod sandbox;
 mod state;
 mod stdio;

@@ -12,7 +12,7 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
 use std::sync::Arc;
 
-use super::host::log::LogBudget;
+use super::plugin_log::LogBudget;
 use super::stdio::PluginOutput;
 use crate::feature::InstanceEnv;
 use crate::timeline::LogLevel;

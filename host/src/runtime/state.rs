@@ -9,7 +9,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::deadline::CallClock;
 use super::drive::WaitBudget;
-use super::host::log::LogBudget;
+use super::plugin_log::LogBudget;
 use crate::feature::{InstanceEnv, Refusals};
 
 /// What host calls of one instance can reach: its WASI context, its limits and its view of the world.

@@ -11,7 +11,7 @@ use std::task::{Context, Poll};
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 
-use super::host::log::{record_line, LogBudget, MAX_LINE};
+use super::plugin_log::{record_line, LogBudget, MAX_LINE};
 use crate::feature::InstanceEnv;
 use crate::timeline::LogLevel;
 

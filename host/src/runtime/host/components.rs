@@ -9,29 +9,10 @@ use crate::runtime::bindings::gamefeature::plugin::components::{
     AddFlags, Host, HostComponentRequest, HostExtensionHandler, HostPropertyWatch,
 };
 use crate::runtime::bindings::types::{ActorId, Error};
+use crate::runtime::resources::{ComponentRequestResource, ExtensionHandlerResource, PropertyWatchResource};
 use crate::runtime::state::InstanceState;
-use crate::world::component_manager::{HandlerId, RequestFlags, RequestHandle, WatchId};
+use crate::world::component_manager::RequestFlags;
 use crate::world::ActorId as Actor;
-
-/// A component request held by a plugin; dropping it releases the request.
-pub struct ComponentRequestResource {
-    handle: Option<RequestHandle>,
-    receiver: String,
-    component: String,
-}
-
-/// An extension handler held by a plugin; dropping it removes the handler.
-pub struct ExtensionHandlerResource {
-    id: HandlerId,
-    receiver: String,
-    tag: u32,
-}
-
-/// A property watch held by a plugin; dropping it stops the watch.
-pub struct PropertyWatchResource {
-    id: WatchId,
-    tag: u32,
-}
 
 impl Host for InstanceState {
     fn event_name(&mut self, event: u32) -> Option<String> {

@@ -7,15 +7,9 @@ use wasmtime::component::Resource;
 use super::Call;
 use crate::runtime::bindings::gamefeature::plugin::init_states::{ChainWork, Host, HostSubscription};
 use crate::runtime::bindings::types::{ActorId, Error};
+use crate::runtime::resources::SubscriptionResource;
 use crate::runtime::state::InstanceState;
-use crate::world::component_manager::SubscriptionId;
 use crate::world::{ActorId as Actor, World, WorldError};
-
-/// A subscription held by a plugin; dropping it stops the notifications.
-pub struct SubscriptionResource {
-    id: SubscriptionId,
-    tag: u32,
-}
 
 fn state_of(world: &World, state: &Option<String>) -> Result<Option<u8>, WorldError> {
     state.as_deref().map(|s| world.state_ordinal(s)).transpose()

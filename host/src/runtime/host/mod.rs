@@ -184,7 +184,7 @@ impl InstanceState {
             "plugin {plugin:?} lacks the {permission} permission (declare it in its plugin.toml and grant it in the \
              host configuration)"
         );
-        log::line_of_plugin(&self.env, LogLevel::Warn, format!("denied: {message}"));
+        crate::runtime::plugin_log::line_of_plugin(&self.env, LogLevel::Warn, format!("denied: {message}"));
         self.refuse(Error::Denied(message))
     }
 

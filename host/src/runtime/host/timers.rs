@@ -5,14 +5,9 @@ use wasmtime::component::Resource;
 use super::Call;
 use crate::runtime::bindings::gamefeature::plugin::timers::{Host, HostTimer};
 use crate::runtime::bindings::types::{Error, Frame};
+use crate::runtime::resources::TimerResource;
 use crate::runtime::state::InstanceState;
-use crate::world::{self, TimerId};
-
-/// A timer held by a plugin; dropping it stops the timer.
-pub struct TimerResource {
-    id: TimerId,
-    tag: u32,
-}
+use crate::world;
 
 impl From<world::Frame> for Frame {
     fn from(frame: world::Frame) -> Self {

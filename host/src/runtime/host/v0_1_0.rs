@@ -4,10 +4,9 @@
 
 use wasmtime::component::Resource;
 
-use super::components::{ComponentRequestResource, ExtensionHandlerResource};
-use super::init_states::SubscriptionResource;
 use crate::runtime::bindings::gamefeature::plugin as latest;
 use crate::runtime::bindings::v0_1_0::gamefeature::plugin::{actors, assets, components, init_states, log, types};
+use crate::runtime::resources::{ComponentRequestResource, ExtensionHandlerResource, SubscriptionResource};
 use crate::runtime::state::InstanceState;
 
 use types::{ActorId, Error, NetMode, Value};
