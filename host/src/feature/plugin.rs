@@ -132,7 +132,7 @@ pub trait PluginInstance: Send {
     /// Delivers init-state notifications.
     fn on_init_states_changed(&mut self, batch: &StateChangeBatch) -> Result<(), CallError>;
 
-    /// Timers of the plugin fired in `frame`: each timer's tag and how many times. Plugins of an API version
+    /// Timers of the plugin fired in `frame`: each timer's number and how many times. Plugins of an API version
     /// without timers never start any.
     fn on_timers(&mut self, _frame: &crate::world::Frame, _fired: &[(u32, u32)]) -> Result<(), CallError> {
         Ok(())

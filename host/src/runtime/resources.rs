@@ -16,23 +16,23 @@ pub struct ComponentRequestResource {
 pub struct ExtensionHandlerResource {
     pub(crate) id: HandlerId,
     pub(crate) receiver: String,
-    pub(crate) tag: u32,
+    pub(crate) number: u32,
 }
 
 /// A property watch held by a plugin; dropping it stops the watch.
 pub struct PropertyWatchResource {
     pub(crate) id: WatchId,
-    pub(crate) tag: u32,
+    pub(crate) number: u32,
 }
 
 /// A subscription held by a plugin; dropping it stops the notifications.
 pub struct SubscriptionResource {
     pub(crate) id: SubscriptionId,
-    pub(crate) tag: u32,
+    pub(crate) number: u32,
 }
 
 /// A timer held by a plugin; dropping it stops the timer.
 pub struct TimerResource {
     pub(crate) id: TimerId,
-    pub(crate) tag: u32,
+    pub(crate) number: u32,
 }

@@ -27,13 +27,13 @@ pub struct TimerId(u64);
 #[derive(Debug)]
 struct Timer {
     owner: OwnerId,
-    tag: u32,
+    number: u32,
     period_us: u64,
     repeating: bool,
     due_us: u64,
 }
 
-/// One owner's timers that fired in a frame: each timer's tag and how many times it fired, in start order.
+/// One owner's timers that fired in a frame: each timer's number and how many times it fired, in start order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fired {
     pub owner: OwnerId,
@@ -57,11 +57,11 @@ impl Clock {
     }
 
     /// Starts a timer that fires every `period_us` of game time (every frame when 0), first one period from now.
-    pub fn start(&mut self, owner: OwnerId, period_us: u64, repeating: bool, tag: u32) -> TimerId {
+    pub fn start(&mut self, owner: OwnerId, period_us: u64, repeating: bool, number: u32) -> TimerId {
         let id = TimerId(self.next);
         self.next += 1;
         let due_us = self.frame.time_us.saturating_add(period_us);
-        self.timers.insert(id, Timer { owner, tag, period_us, repeating, due_us });
+        self.timers.insert(id, Timer { owner, number, period_us, repeating, due_us });
         self.by_owner.entry(owner).or_default().insert(id);
         id
     }
@@ -119,8 +119,8 @@ impl Clock {
             }
             let times = u32::try_from(times).unwrap_or(u32::MAX);
             match fired.iter_mut().find(|f| f.owner == timer.owner) {
-                Some(owner) => owner.timers.push((timer.tag, times)),
-                None => fired.push(Fired { owner: timer.owner, timers: vec![(timer.tag, times)] }),
+                Some(owner) => owner.timers.push((timer.number, times)),
+                None => fired.push(Fired { owner: timer.owner, timers: vec![(timer.number, times)] }),
             }
         }
         for id in finished {
@@ -137,7 +137,7 @@ mod tests {
     const FRAME: Duration = Duration::from_micros(33_333);
 
     fn tags(fired: &[Fired]) -> Vec<(u32, u32, u32)> {
-        fired.iter().flat_map(|f| f.timers.iter().map(move |(tag, n)| (f.owner.0, *tag, *n))).collect()
+        fired.iter().flat_map(|f| f.timers.iter().map(move |(number, n)| (f.owner.0, *number, *n))).collect()
     }
 
     #[test]

@@ -392,8 +392,8 @@ impl World {
     }
 
     /// Starts a timer for a plugin instance (see [`Clock::start`]).
-    pub fn start_timer(&mut self, owner: OwnerId, period_us: u64, repeating: bool, tag: u32) -> TimerId {
-        self.clock.start(owner, period_us, repeating, tag)
+    pub fn start_timer(&mut self, owner: OwnerId, period_us: u64, repeating: bool, number: u32) -> TimerId {
+        self.clock.start(owner, period_us, repeating, number)
     }
 
     /// Stops a timer (a no-op when it already stopped).

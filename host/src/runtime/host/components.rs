@@ -36,7 +36,7 @@ impl Host for InstanceState {
         let watch = self.guard(Call::new_handle_of(actor).names(&names), |w, caller| {
             Ok(w.watch_property(caller.owner, Actor::from_raw(actor), &component, &name, id)?)
         })?;
-        self.push_handle(PropertyWatchResource { id: watch, tag: id }, |w| w.unwatch_property(watch))
+        self.push_handle(PropertyWatchResource { id: watch, number: id }, |w| w.unwatch_property(watch))
     }
 
     fn add_component_request(
@@ -77,7 +77,7 @@ impl Host for InstanceState {
         let id = self.guard(Call::new_handle_of_world().names(&[("receiver class", &receiver)]), |w, caller| {
             Ok(w.add_extension_handler(caller.owner, &receiver, handler)?)
         })?;
-        self.push_handle(ExtensionHandlerResource { id, receiver, tag: handler }, |w| w.remove_extension_handler(id))
+        self.push_handle(ExtensionHandlerResource { id, receiver, number: handler }, |w| w.remove_extension_handler(id))
     }
 
     fn send_extension_event(&mut self, actor: ActorId, event: String) -> Result<(), Error> {
@@ -162,7 +162,7 @@ impl HostExtensionHandler for InstanceState {
 
     fn id(&mut self, handler: Resource<ExtensionHandlerResource>) -> u32 {
         // The canonical ABI only lets a live handle of this instance through.
-        self.table.get(&handler).map(|r| r.tag).unwrap_or_default()
+        self.table.get(&handler).map(|r| r.number).unwrap_or_default()
     }
 
     fn drop(&mut self, handler: Resource<ExtensionHandlerResource>) -> wasmtime::Result<()> {
@@ -178,7 +178,7 @@ impl HostExtensionHandler for InstanceState {
 impl HostPropertyWatch for InstanceState {
     fn id(&mut self, watch: Resource<PropertyWatchResource>) -> u32 {
         // The canonical ABI only lets a live handle of this instance through.
-        self.table.get(&watch).map(|w| w.tag).unwrap_or_default()
+        self.table.get(&watch).map(|w| w.number).unwrap_or_default()
     }
 
     fn drop(&mut self, watch: Resource<PropertyWatchResource>) -> wasmtime::Result<()> {

@@ -97,7 +97,7 @@ impl Host for InstanceState {
             let state = state_of(w, &state)?;
             Ok(w.subscribe_actor(caller.owner, Actor::from_raw(actor), feature.as_deref(), state, call_if_reached, id)?)
         })?;
-        self.push_handle(SubscriptionResource { id: subscription, tag: id }, |w| w.unsubscribe(subscription))
+        self.push_handle(SubscriptionResource { id: subscription, number: id }, |w| w.unsubscribe(subscription))
     }
 
     fn subscribe_class(
@@ -117,7 +117,7 @@ impl Host for InstanceState {
             let state = state_of(w, &state)?;
             Ok(w.subscribe_class(caller.owner, &class, feature.as_deref(), state, call_if_reached, id)?)
         })?;
-        self.push_handle(SubscriptionResource { id: subscription, tag: id }, |w| w.unsubscribe(subscription))
+        self.push_handle(SubscriptionResource { id: subscription, number: id }, |w| w.unsubscribe(subscription))
     }
 
     fn continue_init_state_chain(&mut self, actor: ActorId, feature: String) -> Result<(), Error> {
@@ -195,7 +195,7 @@ impl Host for InstanceState {
 impl HostSubscription for InstanceState {
     fn id(&mut self, subscription: Resource<SubscriptionResource>) -> u32 {
         // The canonical ABI only lets a live handle of this instance through.
-        self.table.get(&subscription).map(|r| r.tag).unwrap_or_default()
+        self.table.get(&subscription).map(|r| r.number).unwrap_or_default()
     }
 
     fn drop(&mut self, subscription: Resource<SubscriptionResource>) -> wasmtime::Result<()> {

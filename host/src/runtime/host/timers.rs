@@ -20,7 +20,7 @@ impl Host for InstanceState {
         let timer = self.guard(Call::new_handle_of_world(), |w, caller| {
             Ok(w.start_timer(caller.owner, period_us, repeating, id))
         })?;
-        self.push_handle(TimerResource { id: timer, tag: id }, |w| w.stop_timer(timer))
+        self.push_handle(TimerResource { id: timer, number: id }, |w| w.stop_timer(timer))
     }
 
     fn now(&mut self) -> Frame {
@@ -32,7 +32,7 @@ impl Host for InstanceState {
 impl HostTimer for InstanceState {
     fn id(&mut self, timer: Resource<TimerResource>) -> u32 {
         // The canonical ABI only lets a live handle of this instance through.
-        self.table.get(&timer).map(|t| t.tag).unwrap_or_default()
+        self.table.get(&timer).map(|t| t.number).unwrap_or_default()
     }
 
     fn drop(&mut self, timer: Resource<TimerResource>) -> wasmtime::Result<()> {
