@@ -150,3 +150,38 @@ fn every_gfhost_command_in_the_manual_is_one_gfhost_takes() {
     assert!(checked >= 20, "the manual's gfhost commands were found: {checked}");
     assert!(stale.is_empty(), "commands the manual shows that gfhost does not take:\n{}", stale.join("\n"));
 }
+
+/// The JavaScript helper's type declarations (`guest-sdk/js/gamefeature.d.ts`) hold for the helper's users: the
+/// example JavaScript plugins type-check against them with TypeScript (installed by `./dev setup`), as an
+/// editor checks a modder's plugin.
+#[test]
+fn the_javascript_helpers_types_check_the_example_plugins() {
+    let root = repository();
+    let tsc = root.join("toolchains/js/node_modules/.bin/tsc");
+    assert!(tsc.is_file(), "{} is not installed: run ./dev setup", tsc.display());
+    let mut plugins: Vec<String> = std::fs::read_dir(root.join("plugins"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path().join("plugin.js"))
+        .filter(|path| path.is_file())
+        .map(|path| path.display().to_string())
+        .collect();
+    plugins.sort();
+    assert!(!plugins.is_empty(), "the examples include a JavaScript plugin");
+    let folder = tempfile::tempdir().unwrap();
+    let declarations = root.join("guest-sdk/js/gamefeature.d.ts").canonicalize().unwrap();
+    let config = serde_json::json!({
+        "compilerOptions": {
+            "noEmit": true, "allowJs": true, "checkJs": true, "target": "es2022", "module": "es2022",
+            "moduleResolution": "bundler", "lib": ["es2022", "dom"], "types": [],
+            "paths": { "gamefeature": [declarations.display().to_string()] }
+        },
+        "files": plugins,
+    });
+    std::fs::write(folder.path().join("tsconfig.json"), config.to_string()).unwrap();
+    let plugins_checked = Command::new(&tsc).arg("-p").arg(folder.path().join("tsconfig.json")).output().unwrap();
+    assert!(plugins_checked.status.success(), "{}", String::from_utf8_lossy(&plugins_checked.stdout));
+    // The declarations themselves, strictly.
+    let strict =
+        Command::new(&tsc).args(["--noEmit", "--strict", "--lib", "es2022"]).arg(&declarations).output().unwrap();
+    assert!(strict.status.success(), "{}", String::from_utf8_lossy(&strict.stdout));
+}

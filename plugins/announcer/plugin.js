@@ -82,6 +82,7 @@ export default class Announcer extends Plugin {
     }
   }
 
+  /** @returns {import('gamefeature').Deactivation} */
   onDeactivating(context) {
     for (const hero of [...this.heroes.keys()]) this.leave(hero);
     this.handler.release();
