@@ -50,10 +50,12 @@ impl Language {
         }
     }
 
-    /// The language named `name` (its short name, or `javascript`).
+    /// The language named `name`: its short name, or `javascript`, `py` or `rs`.
     pub fn parse(name: &str) -> Option<Language> {
         match name.to_ascii_lowercase().as_str() {
             "javascript" => Some(Language::JavaScript),
+            "py" => Some(Language::Python),
+            "rs" => Some(Language::Rust),
             lower => Language::ALL.into_iter().find(|language| language.name() == lower),
         }
     }
@@ -191,6 +193,8 @@ mod tests {
         assert_eq!(Language::parse("js"), Some(Language::JavaScript));
         assert_eq!(Language::parse("JavaScript"), Some(Language::JavaScript));
         assert_eq!(Language::parse("c"), Some(Language::C));
+        assert_eq!(Language::parse("py"), Some(Language::Python));
+        assert_eq!(Language::parse("rs"), Some(Language::Rust));
         assert_eq!(Language::parse("cobol"), None);
     }
 }

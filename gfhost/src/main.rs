@@ -389,10 +389,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Build { paths } => {
             let paths = if paths.is_empty() { cli.plugin_dirs } else { paths };
+            let mut failures = 0;
             for path in paths {
-                for packaged in package::build_plugins(&path)? {
+                let built = package::build_plugins(&path)?;
+                for packaged in &built.packaged {
                     println!("{}: {}", packaged.plugin, packaged.component.display());
                 }
+                for failure in &built.failures {
+                    eprintln!("error: {failure:#}");
+                }
+                failures += built.failures.len();
+            }
+            if failures > 0 {
+                eprintln!("{failures} build(s) failed; the other plugins were built");
+                return Ok(ExitCode::FAILURE);
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -32,23 +32,45 @@ pub struct Packaged {
     pub component: PathBuf,
 }
 
+/// What a build did: the plugins built, and each failure (a plugin, or a cargo workspace of them), the others
+/// built all the same.
+#[derive(Default)]
+pub struct Built {
+    pub packaged: Vec<Packaged>,
+    pub failures: Vec<anyhow::Error>,
+}
+
+impl Built {
+    fn take(&mut self, result: Result<Vec<Packaged>>) {
+        match result {
+            Ok(packaged) => self.packaged.extend(packaged),
+            Err(failure) => self.failures.push(failure),
+        }
+    }
+}
+
 /// Builds plugins from source and puts each component at the path its manifest names. `path` is a plugin
 /// folder (a manifest beside its sources) or a directory of plugin folders. In a directory, the members of its
 /// cargo workspace (if it has one) are built together, and every crate that is a workspace of its own (as
 /// `gfhost new` makes them) on its own — all into one target directory, the directory's `target/` (or
 /// `CARGO_TARGET_DIR`), so they share their compiled dependencies; plugins in other languages are built
-/// alongside, two at a time. Folders without sources are prebuilt packages and are left as they are.
-pub fn build_plugins(path: &Path) -> Result<Vec<Packaged>> {
+/// alongside, two at a time. Folders without sources are prebuilt packages and are left as they are. A plugin
+/// that fails to build does not stop the others: its failure is in [`Built::failures`].
+pub fn build_plugins(path: &Path) -> Result<Built> {
+    let mut built = Built::default();
     if path.join(MANIFEST_FILE).is_file() {
-        return match Language::of(path)? {
-            Some(Language::Rust) => package(&[path.to_path_buf()], &cargo_build(&path.join("Cargo.toml"), None)?),
-            Some(language) => build_others(&[(path.to_path_buf(), language)]),
+        match Language::of(path)? {
+            Some(Language::Rust) => {
+                built.take(cargo_build(&path.join("Cargo.toml"), None).and_then(|b| package(&[path.to_path_buf()], &b)))
+            }
+            Some(language) => built = build_others(&[(path.to_path_buf(), language)]),
             None => bail!(
                 "{} has no sources to build (plugin.toml beside Cargo.toml, plugin.py, plugin.js or \
                            plugin.c)",
                 path.display()
             ),
         };
+        return Ok(built);
     }
     let target_dir = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| path.join("target"), PathBuf::from);
     let mut rust = Vec::new();
@@ -69,20 +91,20 @@ pub fn build_plugins(path: &Path) -> Result<Vec<Packaged>> {
     }
     let (own, members): (Vec<PathBuf>, Vec<PathBuf>) =
         rust.into_iter().partition(|folder| is_own_workspace(&folder.join("Cargo.toml")));
-    let mut packaged = build_others(&others)?;
+    built = build_others(&others);
     if !members.is_empty() {
-        packaged.extend(package(&members, &cargo_build(&path.join("Cargo.toml"), Some(&target_dir))?)?);
+        built.take(cargo_build(&path.join("Cargo.toml"), Some(&target_dir)).and_then(|b| package(&members, &b)));
     }
     for folder in &own {
-        let built = cargo_build(&folder.join("Cargo.toml"), Some(&target_dir))?;
-        packaged.extend(package(std::slice::from_ref(folder), &built)?);
+        let result = cargo_build(&folder.join("Cargo.toml"), Some(&target_dir));
+        built.take(result.and_then(|b| package(std::slice::from_ref(folder), &b)));
     }
-    Ok(packaged)
+    Ok(built)
 }
 
 /// Builds plugins written in other languages than Rust, two at a time (their toolchains are single-threaded
 /// and slow: componentize-py and componentize-js take seconds each).
-fn build_others(folders: &[(PathBuf, Language)]) -> Result<Vec<Packaged>> {
+fn build_others(folders: &[(PathBuf, Language)]) -> Built {
     let toolchains = Toolchains::of_repository(&repository());
     let build = |(folder, language): &(PathBuf, Language)| -> Result<Packaged> {
         let target = BuildTarget::read(folder)?;
@@ -90,17 +112,17 @@ fn build_others(folders: &[(PathBuf, Language)]) -> Result<Vec<Packaged>> {
         toolchains.build(*language, &target)?;
         Ok(Packaged { plugin: target.name, component: target.component })
     };
-    let mut packaged = Vec::new();
+    let mut built = Built::default();
     for pair in folders.chunks(2) {
         let results: Vec<Result<Packaged>> = std::thread::scope(|scope| {
             let handles: Vec<_> = pair.iter().map(|item| scope.spawn(move || build(item))).collect();
             handles.into_iter().map(|h| h.join().expect("a build thread does not panic")).collect()
         });
         for result in results {
-            packaged.push(result?);
+            built.take(result.map(|packaged| vec![packaged]));
         }
     }
-    Ok(packaged)
+    built
 }
 
 /// Whether a crate's manifest makes it a workspace of its own.
@@ -147,12 +169,16 @@ fn cargo_build(workspace: &Path, target_dir: Option<&Path>) -> Result<HashMap<Pa
     }
     let mut child = command.stdout(Stdio::piped()).spawn().context("running cargo (is Rust installed?)")?;
     let mut built = HashMap::new();
+    let mut compile_errors = 0;
     let stdout = child.stdout.take().expect("stdout is piped");
     for line in std::io::BufReader::new(stdout).lines() {
         let message: serde_json::Value = match serde_json::from_str(&line?) {
             Ok(message) => message,
             Err(_) => continue,
         };
+        if message["reason"] == "compiler-message" && message["message"]["level"] == "error" {
+            compile_errors += 1;
+        }
         if message["reason"] != "compiler-artifact" {
             continue;
         }
@@ -166,9 +192,14 @@ fn cargo_build(workspace: &Path, target_dir: Option<&Path>) -> Result<HashMap<Pa
         }
     }
     let status = child.wait().context("waiting for cargo")?;
+    if !status.success() && compile_errors > 0 {
+        bail!("the plugins in {} did not compile: {compile_errors} error(s), shown above", workspace.display());
+    }
     if !status.success() {
+        // No compiler error: cargo stopped before compiling, most often for want of the target.
         bail!(
-            "building the plugins in {} failed (is the target installed? `rustup target add {PLUGIN_TARGET}`)",
+            "building the plugins in {} failed (cargo says why above; is the target installed? `rustup target add \
+             {PLUGIN_TARGET}`)",
             workspace.display()
         );
     }

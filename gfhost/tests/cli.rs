@@ -688,3 +688,40 @@ fn check_reports_calls_denials_failures_and_misfits() {
     assert!(text.contains("interface: does not fit"), "{text}");
     assert!(!text.contains("calls (slowest"), "a misfit does not run: {text}");
 }
+
+/// One plugin that does not compile does not stop `gfhost build`: the others are built, the broken one's error
+/// is shown, and the build exits non-zero. A plugin loaded before it was ever built says how to build it.
+#[test]
+fn a_broken_plugin_does_not_stop_the_build_of_the_others() {
+    let root = tempfile::TempDir::new().unwrap();
+    let plugins = root.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    let gfhost_in = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_gfhost"))
+            .args(args)
+            .arg("--plugins")
+            .arg(&plugins)
+            .arg("--cache-dir")
+            .arg(shared_cache())
+            .current_dir(root.path())
+            .env_remove("GFHOST_LOG")
+            .output()
+            .expect("running gfhost")
+    };
+    for name in ["good", "broken"] {
+        let created = gfhost_in(&["new", name, "--lang", "c"]);
+        assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
+    }
+    let unbuilt = gfhost_in(&["inspect", "good"]);
+    let said = format!("{}{}", stdout(&unbuilt), String::from_utf8_lossy(&unbuilt.stderr));
+    assert!(said.contains("not found: build the plugin first (`gfhost build`)"), "{said}");
+    std::fs::write(plugins.join("broken/plugin.c"), "this is not C;\n").unwrap();
+    let built = gfhost_in(&["build"]);
+    let errors = String::from_utf8_lossy(&built.stderr);
+    assert_eq!(built.status.code(), Some(1), "{errors}");
+    assert!(stdout(&built).contains("good: "), "{}", stdout(&built));
+    assert!(plugins.join("good/good.wasm").is_file());
+    assert!(!plugins.join("broken/broken.wasm").exists());
+    assert!(errors.contains("error: plugin broken: clang failed"), "{errors}");
+    assert!(errors.contains("1 build(s) failed; the other plugins were built"), "{errors}");
+}

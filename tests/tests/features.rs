@@ -261,7 +261,11 @@ async fn a_missing_component_file_fails_loading_with_its_path() {
     let error = session.features().load("base-gameplay").await.unwrap_err();
     assert_eq!(
         error.to_string(),
-        format!("plugin \"base-gameplay\" failed while Loading: component file {} not found", component.display())
+        format!(
+            "plugin \"base-gameplay\" failed while Loading: component file {} not found: build the plugin first \
+             (`gfhost build`)",
+            component.display()
+        )
     );
     assert!(
         matches!(session.features().state("base-gameplay"), Some(PluginState::Error(e)) if e.during == Transition::Loading)

@@ -27,7 +27,7 @@ pub trait PluginLoader: Send + Sync {
 /// Why a plugin's code could not be loaded. Every variant names the file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LoadError {
-    #[error("component file {path} not found")]
+    #[error("component file {path} not found: build the plugin first (`gfhost build`)")]
     MissingComponent { path: String },
     #[error("component file {path} is not a valid WebAssembly component: {cause}")]
     Invalid { path: String, cause: String },
