@@ -38,6 +38,7 @@ fn main() {
     let mut plugins = Vec::new();
     for workspace in [root.join("plugins"), root.join("tests").join("plugins")] {
         let built = build(&workspace, &target_dir);
+        let others = own_plugins_in_other_languages(&workspace);
         let mut folders: Vec<PathBuf> = std::fs::read_dir(&workspace)
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -50,6 +51,8 @@ fn main() {
             println!("cargo:rerun-if-changed={}", folder.join("plugin.toml").display());
             match Language::of(&folder).unwrap() {
                 Some(Language::Rust) | None => {}
+                // A plugin a modder added is theirs to build (`gfhost build`): a broken one must not break ours.
+                Some(_) if others.as_ref().is_some_and(|own| !own.contains(&name)) => continue,
                 Some(language) => {
                     plugins.push((name, folder.clone(), build_other(&toolchains, language, &folder, &out_dir)));
                     continue;
@@ -185,6 +188,15 @@ fn files_in(dir: &Path) -> Vec<PathBuf> {
         }
     }
     files
+}
+
+/// The plugins in other languages than Rust the project keeps in `workspace`, as its `Cargo.toml` lists them
+/// (`[workspace.metadata.gamefeature] examples-in-other-languages`); `None`: every one (the test fixtures).
+fn own_plugins_in_other_languages(workspace: &Path) -> Option<Vec<String>> {
+    let text = std::fs::read_to_string(workspace.join("Cargo.toml")).ok()?;
+    let table: toml::Table = text.parse().ok()?;
+    let list = table.get("workspace")?.get("metadata")?.get("gamefeature")?.get("examples-in-other-languages")?;
+    Some(list.as_array()?.iter().filter_map(|name| name.as_str().map(str::to_string)).collect())
 }
 
 fn constant(name: &str) -> String {
