@@ -33,7 +33,8 @@ use gamefeature_host::{Session, SessionOptions};
 #[derive(Parser)]
 #[command(version, about)]
 struct Cli {
-    /// Directory whose sub-folders are plugin packages (repeatable).
+    /// Directory whose sub-folders are plugin packages (repeatable; naming any replaces the default, so
+    /// `--plugins plugins --plugins mods` looks in both).
     #[arg(long = "plugins", global = true, default_value = "plugins")]
     plugin_dirs: Vec<PathBuf>,
     /// Where compiled components are cached [default: $GFHOST_CACHE_DIR, else ~/.cache/gamefeature].
