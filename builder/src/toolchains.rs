@@ -60,3 +60,75 @@ impl Toolchains {
         Ok(path)
     }
 }
+
+/// The environment variables that choose a toolchain: a build with another is another build.
+const TOOLCHAIN_VARIABLES: [&str; 4] =
+    ["GFHOST_COMPONENTIZE_PY", "GFHOST_COMPONENTIZE_JS", "GFHOST_NODE", "GFHOST_CLANG"];
+
+impl Toolchains {
+    /// What a plugin's build of `language` in `folder` depends on, as one SHA-256 (hex): the plugin's sources
+    /// and manifest, the language's helper library, the WIT packages, the toolchain's pin, and the variables
+    /// choosing a toolchain — each file by its path under its root and its bytes. The same digest as at the
+    /// last build, with its component in place, means building again would make the same component.
+    pub fn inputs_digest(&self, language: Language, folder: &Path) -> Result<String> {
+        use sha2::{Digest, Sha256};
+        let mut hasher = Sha256::new();
+        let mut add_file = |root: &Path, path: &Path| -> Result<()> {
+            let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+            let relative = path.strip_prefix(root).unwrap_or(path);
+            hasher.update(relative.to_string_lossy().as_bytes());
+            hasher.update((bytes.len() as u64).to_le_bytes());
+            hasher.update(&bytes);
+            Ok(())
+        };
+        let mut sources = language.sources(folder);
+        sources.push(folder.join("plugin.toml"));
+        sources.sort();
+        for source in &sources {
+            add_file(folder, source)?;
+        }
+        let helper = self.sdk.join(match language {
+            Language::Python => "python",
+            Language::JavaScript => "js",
+            Language::C => "c",
+            Language::Rust => "src",
+        });
+        for root in [helper, self.wit.clone()] {
+            let mut files = files_under(&root);
+            files.sort();
+            for file in &files {
+                add_file(&root, file)?;
+            }
+        }
+        let pin = match language {
+            Language::Python => Some(self.dir.join("python/requirements.txt")),
+            Language::JavaScript => Some(self.dir.join("js/package-lock.json")),
+            Language::C | Language::Rust => None,
+        };
+        if let Some(pin) = pin.filter(|pin| pin.is_file()) {
+            add_file(&self.dir, &pin)?;
+        }
+        for variable in TOOLCHAIN_VARIABLES {
+            hasher.update(variable.as_bytes());
+            hasher.update(std::env::var_os(variable).unwrap_or_default().as_encoded_bytes());
+        }
+        Ok(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    }
+}
+
+/// Every file under `dir`, caches left out.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() && entry.file_name() != "__pycache__" => pending.push(path),
+                Ok(kind) if kind.is_file() => files.push(path),
+                _ => {}
+            }
+        }
+    }
+    files
+}

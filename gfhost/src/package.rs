@@ -26,6 +26,10 @@ pub fn repository() -> PathBuf {
 /// The target plugins are built for.
 pub const PLUGIN_TARGET: &str = "wasm32-wasip2";
 
+/// The file beside a plugin in another language than Rust that records what its component was built from
+/// (see `Toolchains::inputs_digest`).
+pub const BUILD_STAMP: &str = ".gfhost-build";
+
 /// A plugin whose component was built and put in place.
 pub struct Packaged {
     pub plugin: String,
@@ -108,8 +112,19 @@ fn build_others(folders: &[(PathBuf, Language)]) -> Built {
     let toolchains = Toolchains::of_repository(&repository());
     let build = |(folder, language): &(PathBuf, Language)| -> Result<Packaged> {
         let target = BuildTarget::read(folder)?;
-        eprintln!("   Building {} ({language})", target.name);
-        toolchains.build(*language, &target)?;
+        // Built from exactly these inputs already: the same component (and so a compile-cache hit) without the
+        // toolchain's seconds.
+        let inputs = toolchains.inputs_digest(*language, folder)?;
+        let stamp = folder.join(BUILD_STAMP);
+        let fresh = target.component.is_file() && std::fs::read_to_string(&stamp).is_ok_and(|done| done == inputs);
+        if fresh {
+            eprintln!("       Fresh {} ({language})", target.name);
+        } else {
+            eprintln!("   Building {} ({language})", target.name);
+            let _ = std::fs::remove_file(&stamp);
+            toolchains.build(*language, &target)?;
+            std::fs::write(&stamp, inputs).with_context(|| format!("writing {}", stamp.display()))?;
+        }
         Ok(Packaged { plugin: target.name, component: target.component })
     };
     let mut built = Built::default();

@@ -725,3 +725,36 @@ fn a_broken_plugin_does_not_stop_the_build_of_the_others() {
     assert!(errors.contains("error: plugin broken: clang failed"), "{errors}");
     assert!(errors.contains("1 build(s) failed; the other plugins were built"), "{errors}");
 }
+
+/// `gfhost build` builds a plugin again only when what it is built from changed: a second build finds it fresh
+/// and leaves its component as it was (so the compile cache hits); an edited source builds it again.
+#[test]
+fn a_plugin_is_built_again_only_when_its_sources_change() {
+    let root = tempfile::TempDir::new().unwrap();
+    let plugins = root.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    let gfhost_in = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_gfhost"))
+            .args(args)
+            .arg("--plugins")
+            .arg(&plugins)
+            .current_dir(root.path())
+            .env_remove("GFHOST_LOG")
+            .output()
+            .expect("running gfhost")
+    };
+    assert!(gfhost_in(&["new", "steady", "--lang", "c"]).status.success());
+    let first = gfhost_in(&["build"]);
+    assert!(String::from_utf8_lossy(&first.stderr).contains("Building steady (C)"), "{first:?}");
+    let component = plugins.join("steady/steady.wasm");
+    let modified = std::fs::metadata(&component).unwrap().modified().unwrap();
+    let second = gfhost_in(&["build"]);
+    assert!(second.status.success());
+    assert!(String::from_utf8_lossy(&second.stderr).contains("Fresh steady (C)"), "{second:?}");
+    assert_eq!(std::fs::metadata(&component).unwrap().modified().unwrap(), modified, "left as it was");
+    let source = plugins.join("steady/plugin.c");
+    let edited = std::fs::read_to_string(&source).unwrap() + "\n/* edited */\n";
+    std::fs::write(&source, edited).unwrap();
+    let third = gfhost_in(&["build"]);
+    assert!(String::from_utf8_lossy(&third.stderr).contains("Building steady (C)"), "{third:?}");
+}
