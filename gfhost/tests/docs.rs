@@ -185,3 +185,32 @@ fn the_javascript_helpers_types_check_the_example_plugins() {
         Command::new(&tsc).args(["--noEmit", "--strict", "--lib", "es2022"]).arg(&declarations).output().unwrap();
     assert!(strict.status.success(), "{}", String::from_utf8_lossy(&strict.stdout));
 }
+
+/// The Python helper's type hints hold for its users: the helper (marked `py.typed`) and the example Python
+/// plugins type-check with mypy (installed by `./dev setup`), as an editor checks a modder's plugin.
+#[test]
+fn the_python_helpers_types_check_the_example_plugins() {
+    let root = repository();
+    let mypy = root.join("toolchains/python/venv/bin/mypy");
+    assert!(mypy.is_file(), "{} is not installed: run ./dev setup", mypy.display());
+    assert!(root.join("guest-sdk/python/gamefeature/py.typed").is_file());
+    let mut plugins: Vec<PathBuf> = std::fs::read_dir(root.join("plugins"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path().join("plugin.py"))
+        .filter(|path| path.is_file())
+        .collect();
+    plugins.sort();
+    assert!(!plugins.is_empty(), "the examples include a Python plugin");
+    let cache = tempfile::tempdir().unwrap();
+    let checked = Command::new(&mypy)
+        // The bindings componentize-py generates at build time (`wit_world`) are not there to read; a plugin's
+        // hooks carry no annotations, and are checked all the same.
+        .args(["--ignore-missing-imports", "--check-untyped-defs", "--no-color-output", "--cache-dir"])
+        .arg(cache.path())
+        .arg(root.join("guest-sdk/python/gamefeature"))
+        .args(&plugins)
+        .env("MYPYPATH", root.join("guest-sdk/python"))
+        .output()
+        .unwrap();
+    assert!(checked.status.success(), "{}", String::from_utf8_lossy(&checked.stdout));
+}

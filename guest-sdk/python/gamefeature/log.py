@@ -1,8 +1,10 @@
 """Logging into the host's log; the host tags each line with the plugin's name."""
 
+from typing import TypeAlias
+
 from wit_world.imports import log as _log
 
-Level = _log.Level
+Level: TypeAlias = _log.Level
 _enabled = {}
 
 

@@ -1,14 +1,14 @@
 """Queries about the plugin's world: its net mode, actors, classes and properties."""
 
-from typing import List, Optional
+from typing import List, Optional, TypeAlias
 
 from wit_world.imports import actors as _actors
 from wit_world.imports import types as _types
 
 from ._host import Value, call, from_wit, to_wit
 
-NetMode = _types.NetMode
-NetRole = _types.NetRole
+NetMode: TypeAlias = _types.NetMode
+NetRole: TypeAlias = _types.NetRole
 
 
 def net_mode() -> "NetMode":
