@@ -131,6 +131,15 @@ fn import_problem(name: &str) -> Option<String> {
     }
     if let Some(rest) = bare.strip_prefix("wasi:") {
         let package = rest.split('/').next().unwrap_or_default();
+        if package == "http" {
+            // componentize-js adds wasi:http unless told not to; `gfhost build` tells it.
+            return Some(
+                "the host does not link wasi:http (plugins have no network); a JavaScript plugin built with \
+                 componentize-js by hand needs `--disable http fetch-event`, as `gfhost build` \
+                 builds it"
+                    .to_string(),
+            );
+        }
         if !WASI_PACKAGES.contains(&package) {
             return Some(format!("the host does not link wasi:{package}"));
         }
@@ -197,6 +206,7 @@ mod tests {
         let problems: Vec<&str> = fit.imports.iter().map(|l| l.problem.as_deref().unwrap()).collect();
         assert!(problems[0].contains("version 9.0.0"), "{problems:?}");
         assert!(problems[1].contains("wasi:http"), "{problems:?}");
+        assert!(problems[1].contains("`--disable http fetch-event`"), "{problems:?}");
         assert!(problems[2].contains("not provided"), "{problems:?}");
         assert_eq!(fit.needed_exports[0].problem.as_deref(), Some("exported as gamefeature:plugin/lifecycle@9.0.0"));
         assert_eq!(fit.needed_exports[1].problem.as_deref(), Some("missing"));

@@ -453,8 +453,20 @@ impl Runtime {
             );
             return Err(LoadError::Incompatible { path: shown, cause });
         }
-        let incompatible =
-            |e: wasmtime::Error| LoadError::Incompatible { path: shown.clone(), cause: one_line(&format!("{e:#}")) };
+        // wasmtime names the first import it cannot satisfy; the fit check says why, and what to do.
+        let unsatisfied: Vec<String> = interface
+            .fit()
+            .imports
+            .into_iter()
+            .filter_map(|line| Some(format!("{}: {}", line.name, line.problem?)))
+            .collect();
+        let incompatible = |e: wasmtime::Error| {
+            let mut cause = one_line(&format!("{e:#}"));
+            if !unsatisfied.is_empty() {
+                cause = format!("{cause} ({})", unsatisfied.join("; "));
+            }
+            LoadError::Incompatible { path: shown.clone(), cause }
+        };
         // Where the world's exports are, found (and type-checked) once per component; each instance looks them
         // up at its first call.
         let (direct, call_path) = if same_api(&version, "0.1.0") {
