@@ -140,13 +140,19 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
         health.set_ready(max_players.is_none_or(|max| playing < max));
         health.frame_done();
         if let Some(orchestrator) = orchestrator.as_mut() {
-            if let Some(allocation) = orchestrator.allocation()? {
-                match allocated(&mut server, allocation, &experience_name) {
-                    Ok(()) => match_end.allocated(),
-                    Err(why) => {
-                        eprintln!("error: {why}");
-                        break EndedBy::MatchOver(why);
-                    }
+            // An allocation the server cannot take (another experience, an unreadable ticket key) ends it,
+            // cleanly, saying why: the orchestrator replaces it.
+            let taken =
+                orchestrator.allocation().map_err(|e| format!("{e:#}")).and_then(|allocation| match allocation {
+                    Some(allocation) => allocated(&mut server, allocation, &experience_name).map(|()| true),
+                    None => Ok(false),
+                });
+            match taken {
+                Ok(true) => match_end.allocated(),
+                Ok(false) => {}
+                Err(why) => {
+                    eprintln!("error: {why}");
+                    break EndedBy::MatchOver(why);
                 }
             }
             orchestrator.players(playing);
