@@ -114,7 +114,8 @@ fn build_others(folders: &[(PathBuf, Language)]) -> Built {
         let target = BuildTarget::read(folder)?;
         // Built from exactly these inputs already: the same component (and so a compile-cache hit) without the
         // toolchain's seconds.
-        let inputs = toolchains.inputs_digest(*language, folder)?;
+        // This gfhost's own build is an input too: a new one may build differently.
+        let inputs = format!("{} {}", toolchains.inputs_digest(*language, folder)?, builder_identity());
         let stamp = folder.join(BUILD_STAMP);
         let fresh = target.component.is_file() && std::fs::read_to_string(&stamp).is_ok_and(|done| done == inputs);
         if fresh {
@@ -138,6 +139,17 @@ fn build_others(folders: &[(PathBuf, Language)]) -> Built {
         }
     }
     built
+}
+
+/// Which build of gfhost this is, as precisely as it can tell: its version and when its executable was written.
+fn builder_identity() -> String {
+    let written = std::env::current_exe()
+        .and_then(std::fs::metadata)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    format!("gfhost {} {written}", env!("CARGO_PKG_VERSION"))
 }
 
 /// Whether a crate's manifest makes it a workspace of its own.
