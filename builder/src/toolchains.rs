@@ -132,3 +132,53 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
     }
     files
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A repository of its own: a helper library, a WIT package, a pin, and one Python plugin.
+    fn repository() -> (tempfile::TempDir, Toolchains, PathBuf) {
+        let root = tempfile::tempdir().unwrap();
+        let toolchains = Toolchains::of_repository(root.path());
+        for (path, text) in [
+            ("guest-sdk/python/gamefeature/__init__.py", "x = 1\n"),
+            ("wit/0.2.0/world.wit", "package a:b@0.2.0;\n"),
+            ("toolchains/python/requirements.txt", "componentize-py==0.25.1\n"),
+            ("plugins/p/plugin.toml", "[plugin]\nname = \"p\"\n"),
+            ("plugins/p/plugin.py", "print(1)\n"),
+        ] {
+            let path = root.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let plugin = root.path().join("plugins/p");
+        (root, toolchains, plugin)
+    }
+
+    #[test]
+    fn the_inputs_digest_changes_with_any_input_and_only_then() {
+        let (root, toolchains, plugin) = repository();
+        let digest = || toolchains.inputs_digest(Language::Python, &plugin).unwrap();
+        let first = digest();
+        assert_eq!(digest(), first, "the same inputs");
+        // Caches and outputs are not inputs.
+        std::fs::create_dir_all(root.path().join("guest-sdk/python/gamefeature/__pycache__")).unwrap();
+        std::fs::write(root.path().join("guest-sdk/python/gamefeature/__pycache__/x.pyc"), "cache").unwrap();
+        std::fs::write(plugin.join("p.wasm"), "output").unwrap();
+        assert_eq!(digest(), first, "a cache and the output change nothing");
+        let mut seen = vec![first];
+        for (path, text) in [
+            ("plugins/p/plugin.py", "print(2)\n"),
+            ("plugins/p/plugin.toml", "[plugin]\nname = \"p\"\nversion = \"2\"\n"),
+            ("guest-sdk/python/gamefeature/__init__.py", "x = 2\n"),
+            ("wit/0.2.0/world.wit", "package a:b@0.2.0;\n// edited\n"),
+            ("toolchains/python/requirements.txt", "componentize-py==0.26.0\n"),
+        ] {
+            std::fs::write(root.path().join(path), text).unwrap();
+            let now = digest();
+            assert!(!seen.contains(&now), "{path} changed the digest");
+            seen.push(now);
+        }
+    }
+}
