@@ -286,6 +286,21 @@ mod agones {
         let (status, text) = server.finish();
         assert_eq!(status.code(), Some(0), "{text}");
         assert!(text.ends_with("stopped"), "{text}");
+
+        // A fleet's next server, allocated with a ticket key it cannot read: its match ends at once, cleanly,
+        // saying why, and the orchestrator is told to replace it.
+        let mut command = gfhost(plugins.path(), &cache);
+        command.arg("server").arg(experiences.path().join("default.toml"));
+        command.args(["--listen", "127.0.0.1:0", "--agones"]);
+        let mut server = Running::start(command);
+        server.wait_for(|l| l == "agones: Ready");
+        allocate(&serde_json::json!({"gamefeature.dev/match-id": "m-9", "gamefeature.dev/ticket-key": "not base64!"}));
+        let over = server.wait_for(|l| l.starts_with("match over: "));
+        assert!(over.contains("gamefeature.dev/ticket-key is not base64"), "{over}");
+        server.wait_for(|l| l == "agones: Shutdown");
+        server.signal(libc::SIGTERM);
+        let (status, text) = server.finish();
+        assert_eq!(status.code(), Some(0), "{text}");
         drop(sdk_server);
     }
 }
