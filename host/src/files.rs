@@ -106,7 +106,9 @@ mod tests {
 /// following links.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
+    /// Bytes of the files.
     pub bytes: u64,
+    /// Files, directories and links.
     pub entries: u64,
 }
 

@@ -16,8 +16,11 @@ pub const PLAYER_STATE_REPLICATED: &str = "PlayerStateReplicated";
 /// One player's actors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Player {
+    /// The player's controller (Unreal's `AController`).
     pub controller: ActorId,
+    /// The player's state (Unreal's `APlayerState`).
     pub player_state: ActorId,
+    /// The pawn the controller possesses.
     pub pawn: ActorId,
 }
 
@@ -36,6 +39,8 @@ pub fn hand_player_to(world: &mut World, player: &Player, owner: PlayerOwner) ->
     Ok(())
 }
 
+/// Spawns a player for `owner`: its controller, its player state, then its pawn (of `pawn_class`), each a
+/// receiver that begins play. [`possess`] then makes the controller possess the pawn.
 pub fn spawn_player_for(world: &mut World, pawn_class: &str, owner: PlayerOwner) -> Result<Player, WorldError> {
     let controller = world.spawn_actor("PlayerController", None, false)?;
     world.actor_mut(controller)?.player = Some(owner);

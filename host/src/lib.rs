@@ -20,20 +20,32 @@
 //!
 //! [`Session`] ties them together for one process.
 
+// Every public item says what it is for: the lint holds new modules to it. The modules allowed below predate
+// it and still have undocumented items (fields and accessors mostly), which are to be documented, module by
+// module, until the allowances are gone.
+#![warn(missing_docs)]
+
+#[allow(missing_docs)]
 pub mod assets;
+#[allow(missing_docs)]
 pub mod config;
 pub mod cpu_clock;
 pub mod delivery;
+#[allow(missing_docs)]
 pub mod experience;
+#[allow(missing_docs)]
 pub mod feature;
 pub mod files;
 pub mod game;
 pub mod live;
+#[allow(missing_docs)]
 pub mod net;
 pub mod runtime;
 mod session;
 pub mod text;
+#[allow(missing_docs)]
 pub mod timeline;
+#[allow(missing_docs)]
 pub mod world;
 
 pub use experience::{ExperienceLoadState, ExperienceManager};

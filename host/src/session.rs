@@ -16,6 +16,7 @@ use crate::world::{NetMode, World};
 pub struct SessionOptions {
     /// Directories whose sub-folders are plugin packages.
     pub plugin_dirs: Vec<PathBuf>,
+    /// The runtime's configuration: engine, limits, compile cache.
     pub runtime: RuntimeConfig,
     /// Options for every world's experience manager.
     pub manager: ManagerOptions,
@@ -47,14 +48,17 @@ impl Session {
         Ok(Session { plugin_dirs, runtime, features, timeline, discovery, manager_options: options.manager })
     }
 
+    /// The Wasm runtime the session's plugins run in.
     pub fn runtime(&self) -> &Arc<Runtime> {
         &self.runtime
     }
 
+    /// The feature subsystem: every plugin in the process and its state.
     pub fn features(&self) -> &Arc<FeatureSubsystem> {
         &self.features
     }
 
+    /// The timeline every world of the session records into.
     pub fn timeline(&self) -> &Timeline {
         &self.timeline
     }

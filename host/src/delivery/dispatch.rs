@@ -59,13 +59,16 @@ impl Default for DispatchLimits {
 
 /// A plugin instance the dispatcher can deliver to.
 pub struct LiveInstance {
+    /// The plugin the instance is of.
     pub plugin: String,
+    /// The instance, behind the seam the runtime implements.
     pub instance: Box<dyn PluginInstance>,
     /// What its calls have cost in the current frame (see [`FrameCost`]).
     cost: FrameCost,
 }
 
 impl LiveInstance {
+    /// A live instance of `plugin`, nothing charged to it yet.
     pub fn new(plugin: impl Into<String>, instance: Box<dyn PluginInstance>) -> Self {
         LiveInstance { plugin: plugin.into(), instance, cost: FrameCost::default() }
     }
@@ -95,9 +98,13 @@ impl LiveInstance {
 /// (then `call` names what it did).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeliveryFailure {
+    /// The instance that failed.
     pub owner: OwnerId,
+    /// Its plugin.
     pub plugin: String,
+    /// The export it failed in, or what it was quarantined for.
     pub call: &'static str,
+    /// How it failed.
     pub error: CallError,
 }
 
@@ -110,22 +117,27 @@ pub struct Instances {
 }
 
 impl Instances {
+    /// No instances yet, delivering within `limits`.
     pub fn with_limits(limits: DispatchLimits) -> Self {
         Instances { live: BTreeMap::new(), limits, planner: WavePlanner::default() }
     }
 
+    /// Adds an instance; work queued for `owner` is delivered to it from now on.
     pub fn insert(&mut self, owner: OwnerId, instance: LiveInstance) {
         self.live.insert(owner, instance);
     }
 
+    /// Takes an instance out (it is called no more).
     pub fn remove(&mut self, owner: OwnerId) -> Option<LiveInstance> {
         self.live.remove(&owner)
     }
 
+    /// The instance of `owner`, to call it directly.
     pub fn get_mut(&mut self, owner: OwnerId) -> Option<&mut LiveInstance> {
         self.live.get_mut(&owner)
     }
 
+    /// Whether `owner` has a live instance.
     pub fn contains(&self, owner: OwnerId) -> bool {
         self.live.contains_key(&owner)
     }
@@ -392,7 +404,9 @@ fn call_batch(
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("plugins kept causing work for {rounds} rounds; delivery stopped")]
 pub struct PumpOverflow {
+    /// The rounds delivered before it gave up.
     pub rounds: usize,
+    /// The deliveries that failed in them.
     pub failures: Vec<DeliveryFailure>,
 }
 

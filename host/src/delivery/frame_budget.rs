@@ -21,7 +21,9 @@ pub struct FrameCost {
 /// operator watches per plugin (`gfhost server --admin`'s metrics, `gfhost check`).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct FrameSpend {
+    /// CPU time of its calls, with time parked in WASI.
     pub cpu: Duration,
+    /// Calls into it.
     pub calls: u32,
 }
 
@@ -30,7 +32,9 @@ pub struct FrameSpend {
 pub struct Overrun {
     /// What it used in the last of those frames.
     pub used: Duration,
+    /// The budget it went over.
     pub budget: Duration,
+    /// Frames in a row it went over.
     pub frames: u32,
 }
 

@@ -19,7 +19,9 @@ use crate::world;
 pub enum Command {
     /// Lists the installed plugins: version, state, whether this world runs them.
     Features,
+    /// Activates a plugin in this world (applied to every actor that exists).
     Activate(String),
+    /// Deactivates a plugin in this world, leaving nothing of it behind.
     Deactivate(String),
     /// Hot-reloads a plugin from its files as they are now.
     Reload(String),
@@ -27,6 +29,7 @@ pub enum Command {
     Install(PathBuf),
     /// Installs the plugin folders that appeared in the plugin directories.
     Rescan,
+    /// Takes a plugin out of every world and the process.
     Uninstall(String),
     /// Spawns players (pawn, controller, player state), as the game mode does.
     Spawn(usize),
@@ -36,6 +39,7 @@ pub enum Command {
     Trace(PathBuf),
     /// Lets time pass (in a script).
     Wait(Duration),
+    /// Ends play and stops.
     Quit,
 }
 
@@ -90,6 +94,7 @@ impl<'s> LiveWorld<'s> {
         LiveWorld { session, manager }
     }
 
+    /// The world's experience manager, for what the commands do not cover.
     pub fn manager(&mut self) -> &mut ExperienceManager {
         &mut self.manager
     }

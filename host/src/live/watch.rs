@@ -49,6 +49,7 @@ pub struct FolderWatcher {
 }
 
 impl FolderWatcher {
+    /// Watches `folders` (see [`follow`](Self::follow)).
     pub fn new(folders: &[PathBuf]) -> notify::Result<Self> {
         let (sender, events) = channel();
         let watcher = notify::recommended_watcher(move |event| {

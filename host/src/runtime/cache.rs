@@ -69,10 +69,12 @@ pub fn entry_key(engine: &Engine, wasm: &[u8]) -> EntryKey {
 }
 
 impl ComponentCache {
+    /// A cache of compiled components in `dir` (created when first written).
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         ComponentCache { dir: dir.into(), secret: Arc::default() }
     }
 
+    /// The folder the entries are in.
     pub fn dir(&self) -> &Path {
         &self.dir
     }

@@ -164,7 +164,9 @@ pub struct RuntimeError(String);
 /// How the components this process loaded got their code: read from the compile cache, or compiled (a miss).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct CompileCounts {
+    /// Components read from the compile cache.
     pub cache_hits: u64,
+    /// Components compiled (cache misses, or no cache).
     pub compiled: u64,
 }
 
@@ -278,6 +280,7 @@ fn is_core_module(bytes: &[u8]) -> bool {
 pub const PERF_MAP_VARIABLE: &str = "GAMEFEATURE_PERF_MAP";
 
 impl Runtime {
+    /// A runtime configured by `config`: its engine, linkers, compile cache and the threads it needs.
     pub fn new(config: RuntimeConfig) -> Result<Arc<Self>, RuntimeError> {
         let mut wasm = Config::new();
         wasm.epoch_interruption(true);
@@ -341,6 +344,7 @@ impl Runtime {
         }))
     }
 
+    /// The wasmtime engine every component is compiled for.
     pub fn engine(&self) -> &Engine {
         &self.engine
     }
@@ -353,6 +357,7 @@ impl Runtime {
         }
     }
 
+    /// The compile cache, when there is one.
     pub fn cache(&self) -> Option<&ComponentCache> {
         self.cache.as_ref()
     }
@@ -506,10 +511,13 @@ struct Compiled {
 /// the world, if it does not.
 #[derive(Debug)]
 pub struct Inspection {
+    /// How its code was obtained (compiled, or from the cache).
     pub provenance: Provenance,
+    /// What it imports and exports.
     pub interface: ComponentInterface,
     /// How its calls are made, when it fits.
     pub call_path: Option<CallPath>,
+    /// Why it does not fit the world, if it does not.
     pub problem: Option<LoadError>,
 }
 
