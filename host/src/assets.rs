@@ -16,8 +16,11 @@ use crate::world::NetMode;
 /// One of Lyra's three bundles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
 pub enum BundleName {
+    /// Loaded in every net mode.
     Equipped,
+    /// Loaded where there is a local player: not on a dedicated server.
     Client,
+    /// Loaded where the game is served: not on a client.
     Server,
 }
 
@@ -79,8 +82,10 @@ pub fn read_within(base: &Path, relative: &str, max: u64) -> Result<Vec<u8>, Rea
 #[derive(Debug, thiserror::Error)]
 pub enum ReadWithinError {
     #[error(transparent)]
+    /// The path leads out of its folder.
     Escapes(PathEscapes),
     #[error(transparent)]
+    /// The file could not be read.
     Io(std::io::Error),
 }
 
@@ -94,9 +99,13 @@ pub enum ReadWithinError {
     shown(&path.display().to_string(), MAX_CAUSE)
 )]
 pub struct AssetReadError {
+    /// The asset's name in its bundle.
     pub name: String,
+    /// The bundle that declares it.
     pub bundle: BundleName,
+    /// The file it names.
     pub path: PathBuf,
+    /// Why reading it failed.
     pub cause: std::io::Error,
 }
 
@@ -174,6 +183,7 @@ impl Assets {
 pub struct UnknownAsset(String);
 
 impl UnknownAsset {
+    /// The error for the asset `name`, quoted cut and escaped.
     pub fn new(name: &str) -> Self {
         UnknownAsset(shown(name, MAX_NAME))
     }
@@ -183,6 +193,7 @@ impl UnknownAsset {
         &self.0
     }
 
+    /// The name as quoted, taken out of the error.
     pub fn into_name(self) -> String {
         self.0
     }
@@ -192,8 +203,10 @@ impl UnknownAsset {
 #[derive(Debug, thiserror::Error)]
 pub enum AssetLoadError {
     #[error(transparent)]
+    /// A bundle's path leads out of its folder.
     Escapes(PathEscapes),
     #[error(transparent)]
+    /// A bundle's file could not be read.
     Read(AssetReadError),
 }
 

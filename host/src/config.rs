@@ -34,10 +34,13 @@ use crate::feature::{GrantPolicy, Permissions};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct LimitOverrides {
+    /// CPU time one call into the plugin may use (`call-deadline-ms`).
     pub call_deadline_ms: Option<u64>,
     /// CPU time instantiation (the plugin's start-up code) may use.
     pub instantiate_deadline_ms: Option<u64>,
+    /// The most linear memory an instance may have (`memory-mib`).
     pub memory_mib: Option<u64>,
+    /// Fuel (wasmtime's instruction budget) one call may use; none by default.
     pub fuel: Option<u64>,
     /// World changes (events, requests, spawns, init-state changes…) one call may make.
     pub world_changes: Option<u32>,
@@ -95,26 +98,32 @@ impl LimitOverrides {
         Ok(())
     }
 
+    /// `call-deadline-ms` as a duration.
     pub fn call_deadline(&self) -> Option<Duration> {
         self.call_deadline_ms.map(Duration::from_millis)
     }
 
+    /// `frame-budget-ms` as a duration.
     pub fn frame_budget(&self) -> Option<Duration> {
         self.frame_budget_ms.map(Duration::from_millis)
     }
 
+    /// `instantiate-deadline-ms` as a duration.
     pub fn instantiate_deadline(&self) -> Option<Duration> {
         self.instantiate_deadline_ms.map(Duration::from_millis)
     }
 
+    /// `memory-mib` in bytes.
     pub fn memory_bytes(&self) -> Option<usize> {
         self.memory_mib.map(|mib| (mib as usize).saturating_mul(1 << 20))
     }
 
+    /// `data-quota-mib` in bytes.
     pub fn data_quota_bytes(&self) -> Option<u64> {
         self.data_quota_mib.map(|mib| mib.saturating_mul(1 << 20))
     }
 
+    /// `host-memory-mib` in bytes.
     pub fn host_memory_bytes(&self) -> Option<usize> {
         self.host_memory_mib.map(|mib| (mib as usize).saturating_mul(1 << 20))
     }
@@ -123,6 +132,7 @@ impl LimitOverrides {
 /// A parsed host configuration file.
 #[derive(Debug, Clone, Default)]
 pub struct HostConfig {
+    /// Which permissions each plugin is granted (`[grants.<plugin>]`).
     pub grants: GrantPolicy,
     /// Defaults for every plugin (`[sandbox]`).
     pub defaults: LimitOverrides,
@@ -167,7 +177,9 @@ struct SandboxSection {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}: {problem}", path.display())]
 pub struct ConfigError {
+    /// The file.
     pub path: PathBuf,
+    /// What is wrong with it.
     pub problem: String,
 }
 

@@ -25,9 +25,7 @@
 // module, until the allowances are gone.
 #![warn(missing_docs)]
 
-#[allow(missing_docs)]
 pub mod assets;
-#[allow(missing_docs)]
 pub mod config;
 pub mod cpu_clock;
 pub mod delivery;
@@ -43,7 +41,6 @@ pub mod net;
 pub mod runtime;
 mod session;
 pub mod text;
-#[allow(missing_docs)]
 pub mod timeline;
 #[allow(missing_docs)]
 pub mod world;

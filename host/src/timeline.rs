@@ -14,10 +14,15 @@ use serde_json::{json, Value};
 /// The severity of a plugin's log line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum LogLevel {
+    /// Detail for finding a problem.
     Trace,
+    /// Detail for a developer.
     Debug,
+    /// What happened.
     Info,
+    /// Something unexpected that did not stop anything.
     Warn,
+    /// Something failed.
     Error,
 }
 
@@ -45,8 +50,11 @@ pub enum EventKind {
 pub struct TimelineEvent {
     /// Time since the timeline started.
     pub at: Duration,
+    /// The track it is on (see [`track`]).
     pub track: String,
+    /// What kind of event it is.
     pub kind: EventKind,
+    /// What happened, as shown.
     pub text: String,
     /// How long the call it records took, for calls into plugins.
     pub took: Option<Duration>,
@@ -61,8 +69,11 @@ pub struct EventId(u64);
 pub struct PluginTime {
     /// The instance's track, `plugin@world`.
     pub track: String,
+    /// Calls made.
     pub calls: u32,
+    /// Their time in all.
     pub total: Duration,
+    /// The slowest one's time.
     pub slowest: Duration,
     /// The text of its slowest call (the hook and its batch size).
     pub slowest_call: String,
@@ -377,15 +388,19 @@ fn category(kind: EventKind) -> &'static str {
 
 /// Track names, so every recorder spells them the same way.
 pub mod track {
+    /// A world's experience: `experience@<world>`.
     pub fn experience(world: &str) -> String {
         format!("experience@{world}")
     }
+    /// A plugin's process-wide states: `plugin:<name>`.
     pub fn plugin(name: &str) -> String {
         format!("plugin:{name}")
     }
+    /// A plugin's instance in a world: `plugin:<plugin>@<world>`.
     pub fn instance(plugin: &str, world: &str) -> String {
         format!("plugin:{plugin}@{world}")
     }
+    /// What happens to a world's actors: `world@<world>`.
     pub fn world(world: &str) -> String {
         format!("world@{world}")
     }
