@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 
-pub use toolchains::Toolchains;
+pub use toolchains::{files_under, Toolchains};
 
 /// The world every plugin implements, in each version of the `gamefeature:plugin` package.
 pub const WORLD: &str = "game-feature";

@@ -116,8 +116,9 @@ impl Toolchains {
     }
 }
 
-/// Every file under `dir`, caches left out.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
+/// Every file under `dir`, but Python's caches (componentize-py writes them while building): what a build
+/// reads of a helper library or a WIT package.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(dir) = pending.pop() {

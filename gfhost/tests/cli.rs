@@ -22,6 +22,30 @@ fn gfhost(args: &[&str], plugins: &Path, cache: &Path) -> Output {
         .expect("running gfhost")
 }
 
+/// A folder of a modder's own with an empty `plugins/` in it, as `gfhost new` starts from.
+fn modder_folder() -> (tempfile::TempDir, std::path::PathBuf) {
+    let root = tempfile::TempDir::new().unwrap();
+    let plugins = root.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    (root, plugins)
+}
+
+/// `gfhost` run from a modder's folder on its `plugins`.
+fn gfhost_as_modder(root: &Path, plugins: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gfhost"))
+        .args(args)
+        .arg("--plugins")
+        .arg(plugins)
+        .arg("--cache-dir")
+        .arg(shared_cache())
+        .current_dir(root)
+        // The plugins' own target directory already holds the SDK built for wasm32-wasip2.
+        .env("CARGO_TARGET_DIR", Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/target"))
+        .env_remove("GFHOST_LOG")
+        .output()
+        .expect("running gfhost")
+}
+
 /// The compile cache the tests share (see `shared_cache`), for tests that are not about the cache.
 struct SharedCache(std::path::PathBuf);
 
@@ -375,23 +399,8 @@ fn inspect_shows_a_misfit_component_beside_the_world() {
 /// edited after the build is reported as newer than the component.
 #[test]
 fn a_new_plugin_in_each_language_builds_loads_and_logs_on_the_first_run() {
-    let root = tempfile::TempDir::new().unwrap();
-    let plugins = root.path().join("plugins");
-    std::fs::create_dir(&plugins).unwrap();
-    let gfhost_in = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_gfhost"))
-            .args(args)
-            .arg("--plugins")
-            .arg(&plugins)
-            .arg("--cache-dir")
-            .arg(shared_cache())
-            .current_dir(root.path())
-            // The plugins' own target directory already holds the SDK built for wasm32-wasip2.
-            .env("CARGO_TARGET_DIR", Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/target"))
-            .env_remove("GFHOST_LOG")
-            .output()
-            .expect("running gfhost")
-    };
+    let (root, plugins) = modder_folder();
+    let gfhost_in = |args: &[&str]| gfhost_as_modder(root.path(), &plugins, args);
     let languages = [("rust", "src/lib.rs"), ("python", "plugin.py"), ("js", "plugin.js"), ("c", "plugin.c")];
     for (language, _) in languages {
         let created = gfhost_in(&["new", &format!("hello-{language}"), "--lang", language]);
@@ -693,21 +702,8 @@ fn check_reports_calls_denials_failures_and_misfits() {
 /// is shown, and the build exits non-zero. A plugin loaded before it was ever built says how to build it.
 #[test]
 fn a_broken_plugin_does_not_stop_the_build_of_the_others() {
-    let root = tempfile::TempDir::new().unwrap();
-    let plugins = root.path().join("plugins");
-    std::fs::create_dir(&plugins).unwrap();
-    let gfhost_in = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_gfhost"))
-            .args(args)
-            .arg("--plugins")
-            .arg(&plugins)
-            .arg("--cache-dir")
-            .arg(shared_cache())
-            .current_dir(root.path())
-            .env_remove("GFHOST_LOG")
-            .output()
-            .expect("running gfhost")
-    };
+    let (root, plugins) = modder_folder();
+    let gfhost_in = |args: &[&str]| gfhost_as_modder(root.path(), &plugins, args);
     for name in ["good", "broken"] {
         let created = gfhost_in(&["new", name, "--lang", "c"]);
         assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
@@ -730,19 +726,8 @@ fn a_broken_plugin_does_not_stop_the_build_of_the_others() {
 /// and leaves its component as it was (so the compile cache hits); an edited source builds it again.
 #[test]
 fn a_plugin_is_built_again_only_when_its_sources_change() {
-    let root = tempfile::TempDir::new().unwrap();
-    let plugins = root.path().join("plugins");
-    std::fs::create_dir(&plugins).unwrap();
-    let gfhost_in = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_gfhost"))
-            .args(args)
-            .arg("--plugins")
-            .arg(&plugins)
-            .current_dir(root.path())
-            .env_remove("GFHOST_LOG")
-            .output()
-            .expect("running gfhost")
-    };
+    let (root, plugins) = modder_folder();
+    let gfhost_in = |args: &[&str]| gfhost_as_modder(root.path(), &plugins, args);
     assert!(gfhost_in(&["new", "steady", "--lang", "c"]).status.success());
     let first = gfhost_in(&["build"]);
     assert!(String::from_utf8_lossy(&first.stderr).contains("Building steady (C)"), "{first:?}");

@@ -155,8 +155,8 @@ fn build_other(toolchains: &Toolchains, language: Language, folder: &Path, out_d
     let inputs = sources
         .into_iter()
         .chain([folder.join("plugin.toml"), toolchains.dir.join(pin)])
-        .chain(files_in(&toolchains.sdk.join(helper)))
-        .chain(files_in(&toolchains.wit.join(&target.api)));
+        .chain(gamefeature_builder::files_under(&toolchains.sdk.join(helper)))
+        .chain(gamefeature_builder::files_under(&toolchains.wit.join(&target.api)));
     let built = modified(&target.component);
     if built.is_some() && inputs.map(|input| modified(&input)).all(|changed| changed < built) {
         return target.component;
@@ -169,25 +169,6 @@ fn build_other(toolchains: &Toolchains, language: Language, folder: &Path, out_d
 
 fn modified(path: &Path) -> Option<std::time::SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
-}
-
-/// Every file under `dir`, but Python's caches (componentize-py writes them while building).
-fn files_in(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                if !path.ends_with("__pycache__") {
-                    pending.push(path);
-                }
-            } else {
-                files.push(path);
-            }
-        }
-    }
-    files
 }
 
 /// The plugins in other languages than Rust the project keeps in `workspace`, as its `Cargo.toml` lists them
