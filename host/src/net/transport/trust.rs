@@ -72,17 +72,22 @@ pub enum ServerTrust {
     InsecureLoopback,
 }
 
+/// The certificates of a PEM file, at least one; an error names the file.
+fn certificates_in(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
+    let certificates: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if certificates.is_empty() {
+        return Err(format!("{}: no certificate in it", path.display()));
+    }
+    Ok(certificates)
+}
+
 impl ServerTrust {
     /// Certificate authorities from a PEM file, for a server certified for `name`.
     pub fn roots_from_file(path: &Path, name: &str) -> Result<Self, String> {
-        let roots: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
-            .map_err(|e| format!("{}: {e}", path.display()))?
-            .collect::<Result<_, _>>()
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        if roots.is_empty() {
-            return Err(format!("{}: no certificate in it", path.display()));
-        }
-        Ok(ServerTrust::Roots { roots, name: name.to_string() })
+        Ok(ServerTrust::Roots { roots: certificates_in(path)?, name: name.to_string() })
     }
 
     /// The name the client asks the server's certificate to be for.
@@ -140,13 +145,7 @@ impl ServerIdentity {
 
     /// A certificate chain and its key from PEM files (e.g. issued by a CA).
     pub fn from_files(chain: &Path, key: &Path) -> Result<Self, String> {
-        let chain_certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(chain)
-            .map_err(|e| format!("{}: {e}", chain.display()))?
-            .collect::<Result<_, _>>()
-            .map_err(|e| format!("{}: {e}", chain.display()))?;
-        if chain_certs.is_empty() {
-            return Err(format!("{}: no certificate in it", chain.display()));
-        }
+        let chain_certs = certificates_in(chain)?;
         let key = PrivateKeyDer::from_pem_file(key).map_err(|e| format!("{}: {e}", key.display()))?;
         Ok(ServerIdentity { chain: chain_certs, key })
     }
