@@ -38,6 +38,7 @@ pub mod game;
 pub mod live;
 #[allow(missing_docs)]
 pub mod net;
+pub mod package;
 pub mod runtime;
 mod session;
 pub mod text;

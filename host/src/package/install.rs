@@ -1,0 +1,121 @@
+//! Installing a package into a plugin directory, and checking an installed one again when it is loaded.
+//!
+//! A package is unpacked into a temporary folder beside its destination and renamed into place, so a plugin
+//! directory never holds half a package: a failure leaves what was there before. The folder keeps a record of
+//! the package it came from (`.gfpackage.json`: name, version, digest, signature); loading packs the folder
+//! again and refuses it if the digest changed since, or if the signature is no longer trusted. Folders without
+//! the record are the operator's own (a modder's plugins built from source), as before packages existed.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::{Package, PackageError, PackageSummary, Signature, TrustError, TrustPolicy, Verdict};
+
+/// The record of the package a plugin folder was installed from.
+pub const PROVENANCE_FILE: &str = ".gfpackage.json";
+
+/// Where an installed plugin folder came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// The package installed.
+    pub package: PackageSummary,
+    /// Its publisher's signature, if it was signed.
+    pub signature: Option<Signature>,
+}
+
+/// Why a package could not be installed, or an installed one may not be loaded.
+#[derive(Debug, thiserror::Error)]
+#[allow(missing_docs)] // fields: each variant's message says what they are
+pub enum InstallError {
+    /// A file or folder could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    /// The host does not accept the package.
+    #[error(transparent)]
+    Trust(#[from] TrustError),
+    /// The installed folder no longer packs.
+    #[error("{}: {problem}", folder.display())]
+    Package { problem: PackageError, folder: PathBuf },
+    /// The installed folder is not the package it was installed from.
+    #[error("{}: changed since package {name} {version} was installed ({digest}); reinstall it", folder.display())]
+    Modified { folder: PathBuf, name: String, version: String, digest: String },
+    /// The record of where the folder came from cannot be read.
+    #[error("{}: {PROVENANCE_FILE} is malformed: {cause}", folder.display())]
+    BadRecord { folder: PathBuf, cause: String },
+}
+
+/// Installs `package` as `plugins_dir/<name>/`, replacing what was there, once `policy` accepts it.
+pub fn install(
+    package: &Package,
+    signature: Option<&Signature>,
+    plugins_dir: &Path,
+    policy: &TrustPolicy,
+) -> Result<(PathBuf, Verdict), InstallError> {
+    let verdict = policy.check(package.summary(), signature)?;
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| InstallError::Io { path, source }
+    };
+    std::fs::create_dir_all(plugins_dir).map_err(io(plugins_dir))?;
+    let staging = tempfile::Builder::new().prefix(".installing-").tempdir_in(plugins_dir).map_err(io(plugins_dir))?;
+    for (relative, bytes) in package.files() {
+        let path = staging.path().join(relative);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(io(parent))?;
+        }
+        std::fs::write(&path, bytes).map_err(io(&path))?;
+    }
+    let record = Provenance { package: package.summary().clone(), signature: signature.cloned() };
+    let record_path = staging.path().join(PROVENANCE_FILE);
+    let text = serde_json::to_vec_pretty(&record).expect("a provenance record always serializes");
+    std::fs::write(&record_path, text).map_err(io(&record_path))?;
+
+    let target = plugins_dir.join(package.name());
+    if target.exists() {
+        // Moved aside, not deleted, until the new folder is in place: a failed rename keeps the old plugin.
+        let aside = tempfile::Builder::new().prefix(".replaced-").tempdir_in(plugins_dir).map_err(io(plugins_dir))?;
+        let old = aside.path().join(package.name());
+        std::fs::rename(&target, &old).map_err(io(&target))?;
+        if let Err(source) = std::fs::rename(staging.path(), &target) {
+            let _ = std::fs::rename(&old, &target);
+            return Err(InstallError::Io { path: target, source });
+        }
+    } else {
+        std::fs::rename(staging.path(), &target).map_err(io(&target))?;
+    }
+    // The staging folder was renamed away; forget it rather than delete the installed plugin.
+    let _ = staging.keep();
+    Ok((target, verdict))
+}
+
+/// The record of the package `folder` was installed from, if it was installed from one.
+pub fn provenance(folder: &Path) -> Result<Option<Provenance>, InstallError> {
+    let path = folder.join(PROVENANCE_FILE);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let text = crate::files::read_text(&path, crate::files::MAX_TEXT_FILE_BYTES)
+        .map_err(|source| InstallError::Io { path: path.clone(), source })?;
+    let record = serde_json::from_str(&text)
+        .map_err(|e| InstallError::BadRecord { folder: folder.to_path_buf(), cause: e.to_string() })?;
+    Ok(Some(record))
+}
+
+/// Checks an installed plugin folder before it is loaded: `None` for a folder not installed from a package;
+/// otherwise the folder still packs to the package it was installed from, and `policy` accepts that package.
+pub fn verify_installed(folder: &Path, policy: &TrustPolicy) -> Result<Option<Verdict>, InstallError> {
+    let Some(record) = provenance(folder)? else {
+        return Ok(None);
+    };
+    let package = Package::from_folder(folder).map_err(|problem| InstallError::Package { problem, folder: folder.to_path_buf() })?;
+    if package.summary() != &record.package {
+        return Err(InstallError::Modified {
+            folder: folder.to_path_buf(),
+            name: record.package.name,
+            version: record.package.version,
+            digest: record.package.digest,
+        });
+    }
+    Ok(Some(policy.check(&record.package, record.signature.as_ref())?))
+}
