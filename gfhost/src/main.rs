@@ -2,11 +2,12 @@
 //! build plugins.
 
 mod admin;
+mod build;
 mod check;
 mod fleet;
 mod net;
 mod pace;
-mod package;
+mod packages;
 mod play;
 mod progress;
 mod template;
@@ -221,6 +222,35 @@ enum Command {
         /// Plugin folders, or directories of them [default: the --plugins directories].
         paths: Vec<PathBuf>,
     },
+    /// Pack a built plugin folder into one package file (`NAME-VERSION.gfpkg`, an OCI image layout archive),
+    /// signed with a publisher key.
+    Pack {
+        /// Plugin name, or the path of a plugin folder.
+        plugin: String,
+        /// The publisher's secret key (see `gfhost keygen`); without it the package is unsigned.
+        #[arg(long)]
+        key: Option<PathBuf>,
+        /// The name the publisher signs as [default: the key file's name without its extension].
+        #[arg(long, requires = "key")]
+        publisher: Option<String>,
+        /// Where to write the package.
+        #[arg(long, default_value = ".")]
+        out: PathBuf,
+    },
+    /// Install a package file into a plugin directory, if its publisher is trusted (`[publishers]` in the
+    /// configuration); a plugin already there of that name is replaced.
+    Install {
+        /// The package file.
+        package: PathBuf,
+        /// The plugin directory to install into [default: the first --plugins directory].
+        #[arg(long)]
+        into: Option<PathBuf>,
+    },
+    /// Make a publisher key: writes the secret key (PKCS#8 PEM) and prints the public key for hosts to trust.
+    Keygen {
+        /// The secret key file to write; it must not exist yet.
+        out: PathBuf,
+    },
     /// Create a plugin: a manifest and the sources of a first plugin whose hooks log; it builds and loads
     /// unchanged.
     New {
@@ -307,11 +337,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Run { experience, net_mode, chaos_delay, seed, trace, players, clients, seconds, tick_rate } => {
             let chaos = chaos_delay.map(|(min, random)| ChaosDelay::new(min, random, seed)).transpose();
             let chaos = chaos.map_err(anyhow::Error::msg)?;
+            let trust = config.trust.clone();
             let options = SessionOptions {
                 plugin_dirs: cli.plugin_dirs,
                 runtime,
                 // The timeline is for reading what plugins do: show their debug lines too.
                 manager: ManagerOptions { chaos, ..manager_options(config, LogLevel::Debug) },
+                trust,
             };
             if clients > 0 {
                 let args =
@@ -333,11 +365,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             admin,
             agones,
         } => {
-            let options = SessionOptions {
-                plugin_dirs: cli.plugin_dirs,
-                runtime,
-                manager: manager_options(config, LogLevel::Info),
-            };
+            let options = session_options(cli.plugin_dirs, runtime, config, LogLevel::Info);
             let token = token.secret()?;
             let certificate = cert.zip(key);
             let max_players = max_players.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
@@ -368,11 +396,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Client { connect, trust, server_name, token, experiences, seconds } => {
-            let options = SessionOptions {
-                plugin_dirs: cli.plugin_dirs,
-                runtime,
-                manager: manager_options(config, LogLevel::Info),
-            };
+            let options = session_options(cli.plugin_dirs, runtime, config, LogLevel::Info);
             let (trust, token) = (trust.trust(&server_name)?, token.secret()?);
             net::join(net::ClientArgs { connect, trust, token, experiences, seconds }, options)
         }
@@ -380,11 +404,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if !experience.is_file() {
                 bail!("experience file {} not found", experience.display());
             }
-            let options = SessionOptions {
-                plugin_dirs: cli.plugin_dirs,
-                runtime,
-                manager: manager_options(config, LogLevel::Info),
-            };
+            let options = session_options(cli.plugin_dirs, runtime, config, LogLevel::Info);
             let play_options = play::PlayOptions { net_mode, players, script: script.as_deref(), watch, tick_rate };
             play::play(&experience, play_options, options)
         }
@@ -392,7 +412,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let paths = if paths.is_empty() { cli.plugin_dirs } else { paths };
             let mut failures = 0;
             for path in paths {
-                let built = package::build_plugins(&path)?;
+                let built = build::build_plugins(&path)?;
                 for packaged in &built.packaged {
                     println!("{}: {}", packaged.plugin, packaged.component.display());
                 }
@@ -407,6 +427,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Pack { plugin, key, publisher, out } => {
+            let (name, plugin_dirs) = plugin_and_dirs(&plugin, cli.plugin_dirs)?;
+            packages::pack(&name, &plugin_dirs, key.as_deref(), publisher.as_deref(), &out)
+        }
+        Command::Install { package, into } => {
+            let into = into.or_else(|| cli.plugin_dirs.first().cloned()).unwrap_or_else(|| PathBuf::from("plugins"));
+            packages::install(&package, &into, &config.trust)
+        }
+        Command::Keygen { out } => packages::keygen(&out),
         Command::New { name, lang, dir } => {
             let parent = dir.or_else(|| cli.plugin_dirs.first().cloned()).unwrap_or_else(|| PathBuf::from("plugins"));
             let (folder, files) = template::new_plugin(&parent, &name, lang)?;
@@ -417,18 +446,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Plugins { dir } => {
             let plugin_dirs = dir.map(|d| vec![d]).unwrap_or(cli.plugin_dirs);
             let manager = ManagerOptions { grants: config.grants, ..ManagerOptions::default() };
-            list_plugins(SessionOptions { plugin_dirs, runtime, manager })
+            list_plugins(SessionOptions { plugin_dirs, runtime, manager, trust: config.trust })
         }
         Command::Check { plugin, experience } => {
             let (name, plugin_dirs) = plugin_and_dirs(&plugin, cli.plugin_dirs)?;
-            let manager = manager_options(config, LogLevel::Info);
             let default = Path::new("experiences/default.toml");
             let game = experience.or_else(|| default.is_file().then(|| default.to_path_buf()));
-            check::check_plugin(&name, game.as_deref(), SessionOptions { plugin_dirs, runtime, manager })
+            check::check_plugin(&name, game.as_deref(), session_options(plugin_dirs, runtime, config, LogLevel::Info))
         }
         Command::Inspect { plugin } => {
             let (name, plugin_dirs) = plugin_and_dirs(&plugin, cli.plugin_dirs)?;
-            inspect_plugin(&name, SessionOptions { plugin_dirs, runtime, ..SessionOptions::default() })
+            let options = SessionOptions { plugin_dirs, runtime, trust: config.trust, ..SessionOptions::default() };
+            inspect_plugin(&name, options)
         }
     }
 }
@@ -442,6 +471,17 @@ fn plugin_and_dirs(plugin: &str, plugin_dirs: Vec<PathBuf>) -> Result<(String, V
     }
     let manifest = gamefeature_host::feature::PluginManifest::read(path)?;
     Ok((manifest.name, vec![path.parent().unwrap_or(Path::new(".")).to_path_buf()]))
+}
+
+/// A session of the plugins in `plugin_dirs`, configured by the host configuration.
+fn session_options(
+    plugin_dirs: Vec<PathBuf>,
+    runtime: RuntimeConfig,
+    config: HostConfig,
+    plugin_log_level: LogLevel,
+) -> SessionOptions {
+    let trust = config.trust.clone();
+    SessionOptions { plugin_dirs, runtime, manager: manager_options(config, plugin_log_level), trust }
 }
 
 /// What a world's experience manager takes from the host configuration.
@@ -667,7 +707,7 @@ fn warn_stale_components(session: &Session) {
 /// Warns when a plugin's component is older than its sources (it is not what the user last wrote, and may have
 /// been built against an earlier draft of the WIT).
 fn warn_if_stale(manifest: &gamefeature_host::feature::PluginManifest) {
-    if let Some(source) = package::newer_source(manifest) {
+    if let Some(source) = build::newer_source(manifest) {
         eprintln!(
             "warning: plugin {}: {} is older than {}; rebuild it with `gfhost build`",
             manifest.name,

@@ -20,6 +20,13 @@
 //! [grants.my-plugin]             # what a plugin may do beyond its sandbox (see `Permissions`)
 //! spawn-actors = true
 //! fs.data = true
+//!
+//! [publishers.lyra-team]         # a publisher whose packages this host installs and loads (see `TrustPolicy`)
+//! key = "ed25519:…"
+//! permissions = { send-events = true }  # optional: the most its plugins may be granted
+//!
+//! [packages]
+//! allow-untrusted = false        # true accepts unsigned packages and unknown publishers: development only
 //! ```
 
 use std::collections::BTreeMap;
@@ -29,6 +36,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::feature::{GrantPolicy, Permissions};
+use crate::package::{TrustPolicy, TrustedPublisher};
 
 /// Limits a plugin's instances run under; every field left out keeps the host's default.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -142,6 +150,8 @@ pub struct HostConfig {
     pub data_dir: Option<PathBuf>,
     /// Deliveries one plugin's work may reach in one dispatch (`[sandbox] work-per-dispatch`).
     pub work_per_dispatch: Option<usize>,
+    /// Which packages may be installed and loaded (`[publishers.<name>]`, `[packages]`).
+    pub trust: TrustPolicy,
 }
 
 #[derive(Debug, Deserialize)]
@@ -153,6 +163,18 @@ struct ConfigFile {
     limits: BTreeMap<String, LimitOverrides>,
     #[serde(default)]
     grants: BTreeMap<String, Permissions>,
+    #[serde(default)]
+    publishers: BTreeMap<String, TrustedPublisher>,
+    #[serde(default)]
+    packages: PackagesSection,
+}
+
+/// `[packages]`: how packages from publishers not trusted are treated.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+struct PackagesSection {
+    #[serde(default)]
+    allow_untrusted: bool,
 }
 
 /// `[sandbox]`: the limits of [`LimitOverrides`] plus the data directory. (Spelled out rather than a
@@ -218,6 +240,7 @@ impl HostConfig {
             defaults,
             limits: file.limits,
             data_dir: sandbox.data_dir.map(|dir| base.join(dir)),
+            trust: TrustPolicy { publishers: file.publishers, allow_untrusted: file.packages.allow_untrusted },
             work_per_dispatch: match sandbox.work_per_dispatch {
                 Some(0) => return Err("[sandbox] work-per-dispatch = 0 would stop every plugin".into()),
                 work => work,
@@ -250,6 +273,20 @@ mod tests {
         let declared = Permissions { fs: crate::feature::FsPermissions { data: true }, ..Permissions::default() };
         assert!(config.grants.effective("sim", &declared).fs.data);
         assert!(!config.grants.effective("other", &declared).fs.data);
+    }
+
+    #[test]
+    fn reads_trusted_publishers_with_their_permission_ceilings() {
+        let key = crate::package::SecretKey::generate().public_key();
+        let text = format!("[publishers.team]\nkey = \"{key}\"\npermissions = {{ send-events = true }}\n");
+        let config = HostConfig::parse(&text, Path::new(".")).unwrap();
+        assert_eq!(config.trust.publishers["team"].key, key);
+        assert!(config.trust.publishers["team"].permissions.as_ref().unwrap().send_events);
+        assert!(!config.trust.allow_untrusted);
+        let bad = HostConfig::parse("[publishers.team]\nkey = \"ed25519:nope\"\n", Path::new(".")).unwrap_err();
+        assert!(bad.contains("ed25519:nope"), "{bad}");
+        let open = HostConfig::parse("[packages]\nallow-untrusted = true\n", Path::new(".")).unwrap();
+        assert!(open.trust.allow_untrusted);
     }
 
     #[test]

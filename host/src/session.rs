@@ -7,6 +7,7 @@ use crate::experience::{ExperienceManager, ManagerOptions};
 use crate::feature::{
     Destination, DiscoveryReport, FeatureSubsystem, PluginState, Provenance, StateChange, Transition,
 };
+use crate::package::TrustPolicy;
 use crate::runtime::{Runtime, RuntimeConfig, RuntimeError};
 use crate::timeline::{track, EventKind, Timeline};
 use crate::world::{NetMode, World};
@@ -20,11 +21,14 @@ pub struct SessionOptions {
     pub runtime: RuntimeConfig,
     /// Options for every world's experience manager.
     pub manager: ManagerOptions,
+    /// Which installed packages may load: the publishers trusted, and the most their plugins may be granted.
+    pub trust: TrustPolicy,
 }
 
 /// Everything one process needs to run experiences: plugins are discovered once and shared by every world.
 pub struct Session {
     plugin_dirs: Vec<PathBuf>,
+    trust: TrustPolicy,
     runtime: Arc<Runtime>,
     features: Arc<FeatureSubsystem>,
     timeline: Timeline,
@@ -41,11 +45,19 @@ impl Session {
         let timeline = Timeline::new();
         features.add_observer(state_recorder(timeline.clone(), Arc::downgrade(&features)));
         let plugin_dirs = options.plugin_dirs.clone();
-        let discovery = features.discover(&plugin_dirs);
+        let discovery = features.discover(&plugin_dirs, &options.trust);
         for error in &discovery.errors {
             timeline.record("discovery", EventKind::Failure, error.clone());
         }
-        Ok(Session { plugin_dirs, runtime, features, timeline, discovery, manager_options: options.manager })
+        Ok(Session {
+            plugin_dirs,
+            trust: options.trust,
+            runtime,
+            features,
+            timeline,
+            discovery,
+            manager_options: options.manager,
+        })
     }
 
     /// The Wasm runtime the session's plugins run in.
@@ -72,7 +84,7 @@ impl Session {
     /// names, and the problems found (bad manifests, duplicate names), as discovery does.
     pub fn rescan(&self) -> (Vec<String>, Vec<String>) {
         let before: Vec<String> = self.features.list().into_iter().map(|p| p.manifest.name.clone()).collect();
-        let report = self.features.discover(&self.plugin_dirs);
+        let report = self.features.discover(&self.plugin_dirs, &self.trust);
         for error in &report.errors {
             self.timeline.record("discovery", EventKind::Failure, error.clone());
         }

@@ -99,9 +99,10 @@ impl FeatureSubsystem {
         self.observers.lock().unwrap_or_else(|e| e.into_inner()).push(observer);
     }
 
-    /// Installs every plugin found in `dirs`. Bad manifests are reported and skipped; the rest are installed.
-    pub fn discover(&self, dirs: &[PathBuf]) -> DiscoveryReport {
-        let mut report = discover(dirs);
+    /// Installs every plugin found in `dirs`. Bad manifests, and packages `trust` refuses, are reported and
+    /// skipped; the rest are installed.
+    pub fn discover(&self, dirs: &[PathBuf], trust: &crate::package::TrustPolicy) -> DiscoveryReport {
+        let mut report = discover(dirs, trust);
         let manifests = std::mem::take(&mut report.found);
         for manifest in manifests {
             match self.install(manifest.clone()) {

@@ -116,7 +116,8 @@ pub fn read(reader: impl Read, limits: PackageLimits) -> Result<(Package, Option
         *slot = Some(read_all(MAX_METADATA_BYTES)?);
     }
     let layout = layout.ok_or_else(|| bad("it has no oci-layout: not an OCI image layout".into()))?;
-    let version: serde_json::Value = serde_json::from_slice(&layout).map_err(|_| bad("oci-layout is not JSON".into()))?;
+    let version: serde_json::Value =
+        serde_json::from_slice(&layout).map_err(|_| bad("oci-layout is not JSON".into()))?;
     if version.get("imageLayoutVersion").and_then(|v| v.as_str()) != Some("1.0.0") {
         return Err(bad("oci-layout is not image layout version 1.0.0".into()));
     }

@@ -151,10 +151,8 @@ impl Package {
         }));
         let config_descriptor = descriptor(CONFIG_MEDIA_TYPE, &config);
         blobs.insert(sha256_digest(&config), config);
-        let mut annotations = HashMap::from([
-            (TITLE.to_string(), plugin.name.clone()),
-            (VERSION.to_string(), plugin.version.clone()),
-        ]);
+        let mut annotations =
+            HashMap::from([(TITLE.to_string(), plugin.name.clone()), (VERSION.to_string(), plugin.version.clone())]);
         if !plugin.description.is_empty() {
             annotations.insert(DESCRIPTION.to_string(), plugin.description.clone());
         }
@@ -207,21 +205,21 @@ impl Package {
         let text = std::str::from_utf8(&kept[&plugin_toml.digest])
             .map_err(|_| PackageError::PluginManifest("is not UTF-8 text".into()))?;
         // Parsed as if unpacked under a folder of its own: only relative paths matter here.
-        let plugin = PluginManifest::parse(Path::new(""), text).map_err(|e| PackageError::PluginManifest(e.to_string()))?;
+        let plugin =
+            PluginManifest::parse(Path::new(""), text).map_err(|e| PackageError::PluginManifest(e.to_string()))?;
         let annotation = |key: &str| manifest.annotations().as_ref().and_then(|a| a.get(key)).cloned();
         for (annotated, declared) in [(annotation(TITLE), &plugin.name), (annotation(VERSION), &plugin.version)] {
             if annotated.as_ref() != Some(declared) {
-                return Err(PackageError::Disagrees { annotated: annotated.unwrap_or_default(), declared: declared.clone() });
+                return Err(PackageError::Disagrees {
+                    annotated: annotated.unwrap_or_default(),
+                    declared: declared.clone(),
+                });
             }
         }
         check_declared(&files, layers, &plugin)?;
         let config = manifest.config().digest().to_string();
-        let summary = PackageSummary {
-            name: plugin.name,
-            version: plugin.version,
-            digest: sha256_digest(&manifest_bytes),
-            size,
-        };
+        let summary =
+            PackageSummary { name: plugin.name, version: plugin.version, digest: sha256_digest(&manifest_bytes), size };
         Ok(Package { summary, manifest: manifest_bytes, blobs: kept, config, files })
     }
 
@@ -267,7 +265,8 @@ impl Package {
 }
 
 fn descriptor(media_type: &str, bytes: &[u8]) -> Descriptor {
-    let digest = oci_spec::image::Digest::try_from(sha256_digest(bytes)).expect("a SHA-256 digest is a valid OCI digest");
+    let digest =
+        oci_spec::image::Digest::try_from(sha256_digest(bytes)).expect("a SHA-256 digest is a valid OCI digest");
     Descriptor::new(MediaType::from(media_type), bytes.len() as u64, digest)
 }
 
@@ -276,8 +275,7 @@ fn parse_manifest(bytes: &[u8]) -> Result<ImageManifest, PackageError> {
     if bytes.len() > MAX_MANIFEST_BYTES {
         return Err(PackageError::Manifest(format!("it is over {MAX_MANIFEST_BYTES} bytes")));
     }
-    let manifest: ImageManifest =
-        serde_json::from_slice(bytes).map_err(|e| PackageError::Manifest(e.to_string()))?;
+    let manifest: ImageManifest = serde_json::from_slice(bytes).map_err(|e| PackageError::Manifest(e.to_string()))?;
     if manifest.schema_version() != 2 {
         return Err(PackageError::Manifest(format!("schema version {} is not 2", manifest.schema_version())));
     }
@@ -331,8 +329,15 @@ fn check_declared(files: &[PackageFile], layers: &[Descriptor], plugin: &PluginM
         }
         let is_component = layer.media_type().as_ref() == COMPONENT_MEDIA_TYPE;
         if is_component != (file.path == component) {
-            let what = if is_component { "is a component but not the one plugin.toml names" } else { "is not the component layer" };
-            return Err(PackageError::PluginManifest(format!("names component {component:?}, but {:?} {what}", file.path)));
+            let what = if is_component {
+                "is a component but not the one plugin.toml names"
+            } else {
+                "is not the component layer"
+            };
+            return Err(PackageError::PluginManifest(format!(
+                "names component {component:?}, but {:?} {what}",
+                file.path
+            )));
         }
     }
     if let Some(missing) = declared.iter().find(|path| !files.iter().any(|f| &f.path == *path)) {
@@ -344,7 +349,11 @@ fn check_declared(files: &[PackageFile], layers: &[Descriptor], plugin: &PluginM
 /// `relative` as a package path (`a/b.txt`, no `.` or `..` steps, no empty steps), or `None` if it is not a
 /// plain relative path of printable text.
 fn plain_path(relative: &str) -> Option<String> {
-    if relative.is_empty() || relative.len() > MAX_PATH || !crate::text::is_printable(relative) || relative.contains('\\') {
+    if relative.is_empty()
+        || relative.len() > MAX_PATH
+        || !crate::text::is_printable(relative)
+        || relative.contains('\\')
+    {
         return None;
     }
     let mut steps = Vec::new();

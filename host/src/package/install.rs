@@ -108,7 +108,8 @@ pub fn verify_installed(folder: &Path, policy: &TrustPolicy) -> Result<Option<Ve
     let Some(record) = provenance(folder)? else {
         return Ok(None);
     };
-    let package = Package::from_folder(folder).map_err(|problem| InstallError::Package { problem, folder: folder.to_path_buf() })?;
+    let package = Package::from_folder(folder)
+        .map_err(|problem| InstallError::Package { problem, folder: folder.to_path_buf() })?;
     if package.summary() != &record.package {
         return Err(InstallError::Modified {
             folder: folder.to_path_buf(),

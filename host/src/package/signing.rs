@@ -100,16 +100,17 @@ impl Signature {
     /// Returns that key (whether the host trusts it is the trust policy's question).
     pub fn verify(&self, package: &PackageSummary) -> Result<PublisherKey, SignatureError> {
         let key: PublisherKey = self.key.parse()?;
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(&self.signature)
-            .map_err(|_| SignatureError::Malformed)?;
+        let bytes =
+            base64::engine::general_purpose::STANDARD.decode(&self.signature).map_err(|_| SignatureError::Malformed)?;
         let bytes: [u8; ed25519_dalek::SIGNATURE_LENGTH] = bytes.try_into().map_err(|_| SignatureError::Malformed)?;
         let signature = ed25519_dalek::Signature::from_bytes(&bytes);
-        key.0.verify_strict(&statement(&self.publisher, package), &signature).map_err(|_| SignatureError::Mismatch {
-            publisher: self.publisher.clone(),
-            name: package.name.clone(),
-            version: package.version.clone(),
-            digest: package.digest.clone(),
+        key.0.verify_strict(&statement(&self.publisher, package), &signature).map_err(|_| {
+            SignatureError::Mismatch {
+                publisher: self.publisher.clone(),
+                name: package.name.clone(),
+                version: package.version.clone(),
+                digest: package.digest.clone(),
+            }
         })?;
         Ok(key)
     }

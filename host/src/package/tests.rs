@@ -103,9 +103,12 @@ fn a_package_whose_files_leave_the_folder_or_disagree_with_its_manifest_is_refus
     let package = Package::from_folder(&plugin_folder(root.path())).unwrap();
     let title = "org.opencontainers.image.title";
 
-    for (path, expected) in [("../escape.txt", "not a plain relative path"), ("/etc/passwd", "not a plain"),
-        (".gfpackage.json", "not a plain"), ("plugin.toml", "twice")]
-    {
+    for (path, expected) in [
+        ("../escape.txt", "not a plain relative path"),
+        ("/etc/passwd", "not a plain"),
+        (".gfpackage.json", "not a plain"),
+        ("plugin.toml", "twice"),
+    ] {
         let (mut manifest, blobs) = parts(&package);
         manifest["layers"][2]["annotations"][title] = path.into();
         let error = repack(&manifest, blobs).unwrap_err().to_string();

@@ -58,12 +58,16 @@ pub enum Verdict {
 #[allow(missing_docs)] // fields: each variant's message says what they are
 pub enum TrustError {
     /// Unsigned, and the host accepts only trusted publishers.
-    #[error("package {name} {version} is unsigned, and this host accepts only trusted publishers' packages \
-             (sign it with `gfhost pack --key`, or set [packages] allow-untrusted = true to develop)")]
+    #[error(
+        "package {name} {version} is unsigned, and this host accepts only trusted publishers' packages \
+             (sign it with `gfhost pack --key`, or set [packages] allow-untrusted = true to develop)"
+    )]
     Unsigned { name: String, version: String },
     /// Signed by a key the host does not trust.
-    #[error("package {name} {version} is signed by {claimed:?} with key {key}, which this host does not trust \
-             (add it under [publishers] in gfhost.toml to trust it)")]
+    #[error(
+        "package {name} {version} is signed by {claimed:?} with key {key}, which this host does not trust \
+             (add it under [publishers] in gfhost.toml to trust it)"
+    )]
     Untrusted { name: String, version: String, claimed: String, key: String },
     /// The signature does not match the package.
     #[error("package {name} {version}: {cause}")]

@@ -1,0 +1,108 @@
+//! `gfhost keygen`, `pack` and `install`: plugins as signed package files (see the library's `package`).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use gamefeature_host::package::{
+    archive, install as installing, Package, PackageLimits, SecretKey, TrustPolicy, Verdict,
+};
+
+/// Writes a new publisher key to `out` (readable by its owner only) and prints its public key.
+pub fn keygen(out: &Path) -> Result<ExitCode> {
+    let key = SecretKey::generate();
+    let mut file = secret_file(out).with_context(|| format!("cannot create {}", out.display()))?;
+    file.write_all(key.to_pem().as_bytes()).with_context(|| format!("cannot write {}", out.display()))?;
+    let public = key.public_key();
+    println!("wrote the secret key to {} (keep it secret; sign with `gfhost pack --key`)", out.display());
+    println!("public key: {public}");
+    println!("hosts trust it with, in gfhost.toml:\n\n[publishers.{}]\nkey = \"{public}\"", publisher_of(out));
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(unix)]
+fn secret_file(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)
+}
+
+#[cfg(not(unix))]
+fn secret_file(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new().write(true).create_new(true).open(path)
+}
+
+/// The publisher name a key file stands for: its file name without the extension.
+fn publisher_of(key_file: &Path) -> String {
+    key_file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "publisher".into())
+}
+
+/// Packs the plugin `name` (found in `plugin_dirs`) into `out/NAME-VERSION.gfpkg`, signed with `key` if given.
+pub fn pack(
+    name: &str,
+    plugin_dirs: &[PathBuf],
+    key: Option<&Path>,
+    publisher: Option<&str>,
+    out: &Path,
+) -> Result<ExitCode> {
+    let folder = plugin_folder(name, plugin_dirs)?;
+    let package = Package::from_folder(&folder).with_context(|| format!("cannot pack {}", folder.display()))?;
+    let signature = match key {
+        Some(path) => {
+            let text = gamefeature_host::files::read_text(path, 64 << 10)
+                .with_context(|| format!("cannot read the key {}", path.display()))?;
+            let secret = SecretKey::from_pem(&text).with_context(|| path.display().to_string())?;
+            let publisher = publisher.map(str::to_string).unwrap_or_else(|| publisher_of(path));
+            Some(secret.sign(&publisher, package.summary()))
+        }
+        None => None,
+    };
+    let bytes = archive::write(&package, signature.as_ref());
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let file = out.join(format!("{}-{}.{}", package.name(), package.version(), archive::EXTENSION));
+    std::fs::write(&file, &bytes).with_context(|| format!("cannot write {}", file.display()))?;
+    let signed = match &signature {
+        Some(signature) => format!("signed by {} ({})", signature.publisher, signature.key),
+        None => "unsigned: hosts install it only with [packages] allow-untrusted = true".to_string(),
+    };
+    println!(
+        "{}: {} {} {} ({} bytes), {signed}",
+        file.display(),
+        package.name(),
+        package.version(),
+        package.digest(),
+        bytes.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Installs the package file at `path` into the plugin directory `into`, if `trust` accepts it.
+pub fn install(path: &Path, into: &Path, trust: &TrustPolicy) -> Result<ExitCode> {
+    let file = gamefeature_host::files::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let (package, signature) = archive::read(std::io::BufReader::new(file), PackageLimits::default())
+        .with_context(|| format!("{}: refused", path.display()))?;
+    let (folder, verdict) = installing::install(&package, signature.as_ref(), into, trust)
+        .with_context(|| format!("{}: refused", path.display()))?;
+    let from = match verdict {
+        Verdict::Trusted { publisher, .. } => format!("published by {publisher}"),
+        Verdict::AllowedUntrusted => "from a publisher not trusted (allowed by [packages] allow-untrusted)".into(),
+    };
+    println!(
+        "installed {} {} ({}) into {}, {from}",
+        package.name(),
+        package.version(),
+        package.digest(),
+        folder.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The folder of the plugin `name` in `plugin_dirs`.
+fn plugin_folder(name: &str, plugin_dirs: &[PathBuf]) -> Result<PathBuf> {
+    let any = TrustPolicy { allow_untrusted: true, ..TrustPolicy::default() };
+    let found = gamefeature_host::feature::discover(plugin_dirs, &any);
+    match found.found.into_iter().find(|manifest| manifest.name == name) {
+        Some(manifest) => Ok(manifest.dir),
+        None => bail!("no plugin named {name:?} in {}", crate::display_dirs(plugin_dirs)),
+    }
+}
