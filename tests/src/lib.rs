@@ -49,7 +49,8 @@ pub fn session_with(plugins: &PluginDir, cache_dir: Option<&Path>, manager: Mana
 /// A session over one plugin directory with a runtime configuration of its own.
 pub fn session_with_runtime(plugins: &PluginDir, runtime: RuntimeConfig, manager: ManagerOptions) -> Session {
     let plugin_dirs = vec![plugins.path().to_path_buf()];
-    Session::new(SessionOptions { plugin_dirs, runtime, manager }).expect("the runtime starts")
+    Session::new(SessionOptions { plugin_dirs, runtime, manager, ..SessionOptions::default() })
+        .expect("the runtime starts")
 }
 
 /// A batch of `events` extension events named `Tick` for handler 1, about actors 0, 1, 2, ...: what the

@@ -156,6 +156,32 @@ impl ExperienceDefinition {
         })
     }
 
+    /// Every file the experience is made of, by path relative to its folder: the experience file first, then
+    /// each action set, then the bundle files the experience and its action sets declare — what a client needs
+    /// beside the plugins to play it. Each path stays inside the folder (checked when the files were read).
+    pub fn files(&self) -> Vec<String> {
+        let dir = self.dir();
+        let relative = |path: &Path| path.strip_prefix(dir).ok().and_then(|p| p.to_str()).map(str::to_string);
+        let mut files: Vec<String> = Vec::new();
+        let mut add = |path: Option<String>| {
+            if let Some(path) = path.filter(|p| !files.contains(p)) {
+                files.push(path);
+            }
+        };
+        add(self.path.file_name().and_then(|n| n.to_str()).map(str::to_string));
+        for set in &self.action_sets {
+            add(relative(&set.path));
+        }
+        for (base, bundles) in std::iter::once((dir, &self.bundles))
+            .chain(self.action_sets.iter().map(|set| (set.path.parent().unwrap_or(dir), &set.bundles)))
+        {
+            for file in bundles.values().flat_map(|bundle| bundle.values()) {
+                add(relative(&base.join(file)));
+            }
+        }
+        files
+    }
+
     /// Every feature to enable, from the experience then its action sets, each once (Lyra's `AddUnique`).
     pub fn all_features(&self) -> Vec<String> {
         let mut all: Vec<String> = Vec::new();

@@ -2,13 +2,17 @@
 //!
 //! It says hello, is welcomed (or refused, with why), and then applies what the server sends: when the
 //! experience arrives it loads it itself — its own bundles, its own client-side components, the same load
-//! states as the server — and then the actors, their replicated components and values. Each frame it advances
+//! states as the server — and then the actors, their replicated components and values. With mod sync
+//! ([`ModSync`]) it first fetches the plugins it lacks from the server (see [`super::mod_sync`]), holding the
+//! updates that follow until the experience has loaded. Each frame it advances
 //! its world, tells its plugins which replicated values changed, and acknowledges the values it received.
 
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::protocol::{decode, encode, ClientMessage, ServerMessage, PROTOCOL_VERSION};
+use super::mod_sync::{store_experience, Fetch, ModSync};
+use super::protocol::{decode, encode, ClientMessage, ExperienceContent, ServerMessage, Update, PROTOCOL_VERSION};
 use super::transport::{Channel, ClientEvent, ClientTransport};
 use super::{BufferStats, ClientReplication, SessionEvent, IN_FLIGHT_PACKETS};
 use crate::experience::ExperienceManager;
@@ -35,7 +39,12 @@ pub enum ClientError {
     Protocol(String),
     #[error("the server's experience {name:?} could not be loaded: {cause}")]
     Experience { name: String, cause: String },
+    #[error("the server's plugins could not be synced: {0}")]
+    ModSync(String),
 }
+
+/// Updates a client holds while it fetches plugins, at most: a server sending more is broken.
+pub const MAX_HELD_UPDATES: usize = 1 << 18;
 
 /// A world played from a server.
 pub struct GameClient {
@@ -44,6 +53,11 @@ pub struct GameClient {
     transport: Box<dyn ClientTransport>,
     experiences: PathBuf,
     state: ClientState,
+    mod_sync: Option<ModSync>,
+    /// The fetch in progress, with the experience (name, content) it is for.
+    fetching: Option<(Fetch, String, ExperienceContent)>,
+    /// Updates that arrived during the fetch, applied in order once the experience has loaded.
+    held: VecDeque<(u64, Update)>,
 }
 
 impl GameClient {
@@ -64,7 +78,17 @@ impl GameClient {
             transport,
             experiences: experiences.to_path_buf(),
             state: ClientState::Connecting,
+            mod_sync: None,
+            fetching: None,
+            held: VecDeque::new(),
         }
+    }
+
+    /// Fetches the plugins and experience files the server offers and this client lacks, as `sync` allows,
+    /// instead of loading the experience from its own folder.
+    pub fn with_mod_sync(mut self, sync: ModSync) -> Self {
+        self.mod_sync = Some(sync);
+        self
     }
 
     pub fn manager(&self) -> &ExperienceManager {
@@ -96,6 +120,10 @@ impl GameClient {
                 ClientEvent::Received(frame) => self.received(&frame).await,
                 ClientEvent::Disconnected(reason) => Err(ClientError::ServerGone(reason)),
             };
+            let outcome = match outcome {
+                Ok(true) => self.apply_held().await,
+                other => other,
+            };
             match outcome {
                 Ok(true) => {}
                 Ok(false) => return Ok(()),
@@ -126,32 +154,99 @@ impl GameClient {
             }
             ServerMessage::Welcome { .. } => return Err(ClientError::Protocol("a second welcome".into())),
             ServerMessage::Refused { reason } => return Err(ClientError::Refused(reason)),
-            ServerMessage::Update { seq, update } => {
-                let Some(replication) = &mut self.replication else {
-                    return Err(ClientError::Protocol("an update before the welcome".into()));
-                };
-                let mut notes = Vec::new();
-                let event = replication
-                    .apply_update(&mut world::lock(self.manager.world()), seq, update, &mut notes)
-                    .map_err(|e| ClientError::Protocol(e.to_string()))?;
-                self.manager.pump();
-                self.manager.notify_replicated(notes);
-                match event {
-                    Some(SessionEvent::Experience(name)) => self.load(&name).await?,
-                    Some(SessionEvent::EndPlay(reason)) => {
-                        self.end(&format!("the server ended play: {reason}")).await;
-                        return Ok(false);
-                    }
-                    None => {}
+            ServerMessage::Update { seq, update } if self.fetching.is_some() || !self.held.is_empty() => {
+                if self.held.len() >= MAX_HELD_UPDATES {
+                    return Err(ClientError::Protocol(format!("over {MAX_HELD_UPDATES} updates during a fetch")));
                 }
+                self.held.push_back((seq, update));
             }
+            ServerMessage::Update { seq, update } => return self.apply(seq, update).await,
             ServerMessage::Mutations { packet, mutations } => {
-                // Values that overtook the welcome are dropped unacknowledged; the server sends them again.
-                if let Some(replication) = &mut self.replication {
+                // Values that overtook the welcome, or arrive while plugins are fetched, are dropped
+                // unacknowledged; the server sends them again.
+                if let (Some(replication), None) = (&mut self.replication, &self.fetching) {
                     let mut notes = Vec::new();
                     replication.apply_mutations(&mut world::lock(self.manager.world()), packet, mutations, &mut notes);
                     self.manager.notify_replicated(notes);
                 }
+            }
+            ServerMessage::Chunk { digest, offset, total, bytes } => {
+                let Some((fetch, _, _)) = &mut self.fetching else {
+                    return Err(ClientError::Protocol("a package chunk nobody asked for".into()));
+                };
+                fetch.received(&digest, offset, total, bytes).map_err(ClientError::ModSync)?;
+                self.continue_fetch().await?;
+            }
+        }
+        Ok(true)
+    }
+
+    /// Applies one reliable update; `false` once play has ended.
+    async fn apply(&mut self, seq: u64, update: Update) -> Result<bool, ClientError> {
+        let Some(replication) = &mut self.replication else {
+            return Err(ClientError::Protocol("an update before the welcome".into()));
+        };
+        let mut notes = Vec::new();
+        let event = replication
+            .apply_update(&mut world::lock(self.manager.world()), seq, update, &mut notes)
+            .map_err(|e| ClientError::Protocol(e.to_string()))?;
+        self.manager.pump();
+        self.manager.notify_replicated(notes);
+        match event {
+            Some(SessionEvent::Experience { name, content }) => match (content, self.mod_sync.clone()) {
+                (Some(content), Some(sync)) => {
+                    let features = self.manager.features().clone();
+                    let local_digest = |plugin: &str| {
+                        let manifest = features.manifest(plugin)?;
+                        Some(crate::package::Package::from_folder(&manifest.dir).ok()?.digest().to_string())
+                    };
+                    let fetch = Fetch::plan(&content, local_digest, &sync).map_err(ClientError::ModSync)?;
+                    self.fetching = Some((fetch, name, content));
+                    self.continue_fetch().await?;
+                }
+                _ => self.load(&name).await?,
+            },
+            Some(SessionEvent::EndPlay(reason)) => {
+                self.end(&format!("the server ended play: {reason}")).await;
+                return Ok(false);
+            }
+            None => {}
+        }
+        Ok(true)
+    }
+
+    /// Asks for the next chunks; once every plugin is ready, installs them in place of any local copies and
+    /// loads the experience from the files the server sent.
+    async fn continue_fetch(&mut self) -> Result<(), ClientError> {
+        let Some((fetch, _, _)) = &mut self.fetching else { return Ok(()) };
+        for request in fetch.requests() {
+            self.transport.send(Channel::Reliable, encode(&request));
+        }
+        if !fetch.is_done() {
+            return Ok(());
+        }
+        let (fetch, name, content) = self.fetching.take().expect("a fetch is in progress");
+        let sync = self.mod_sync.as_ref().expect("fetching needs mod sync");
+        let features = self.manager.features().clone();
+        for manifest in fetch.into_ready() {
+            let failed = |e: crate::feature::FeatureError| ClientError::ModSync(e.to_string());
+            if features.manifest(&manifest.name).is_some() {
+                features.uninstall(&manifest.name).await.map_err(failed)?;
+            }
+            features.install(manifest).map_err(failed)?;
+        }
+        let path = store_experience(&sync.cache_dir, &content).map_err(ClientError::ModSync)?;
+        let failed = |cause: String| ClientError::Experience { name: name.clone(), cause };
+        self.manager.load(&path).await.map_err(|e| failed(e.to_string()))?;
+        Ok(())
+    }
+
+    /// Applies the updates held during a fetch, once it is over; `false` once play has ended.
+    async fn apply_held(&mut self) -> Result<bool, ClientError> {
+        while self.fetching.is_none() {
+            let Some((seq, update)) = self.held.pop_front() else { break };
+            if !self.apply(seq, update).await? {
+                return Ok(false);
             }
         }
         Ok(true)

@@ -14,6 +14,7 @@ use super::transport::{Channel, ServerEvent, ServerTransport};
 use super::{Outgoing, ServerReplication};
 
 use super::greeting::{Greeting, HELLO_WAIT};
+use super::mod_sync::Offers;
 use crate::experience::{ExperienceError, ExperienceManager};
 use crate::game::{self, Player};
 use crate::world::{self, ClientId, PlayerOwner};
@@ -104,7 +105,15 @@ pub struct GameServer {
     identities: BTreeMap<ClientId, super::ticket::Ticket>,
     /// Ticketed players whose connection ended, by player id: their actors wait [`RECONNECT_GRACE`] for them.
     parked: BTreeMap<String, (Player, std::time::Instant)>,
+    /// The packages of the experience, for clients that fetch them.
+    offers: Offers,
+    /// Package bytes sent to each client: at most [`MAX_FETCH_ROUNDS`] times what is offered.
+    fetched: BTreeMap<ClientId, u64>,
 }
+
+/// How many times over a client may fetch what the server offers (a client that lost its cache mid-fetch
+/// fetches again; one asking for the same chunks without end is flooding).
+pub const MAX_FETCH_ROUNDS: u64 = 3;
 
 impl GameServer {
     /// A server for `manager`'s world (not yet loaded), listening through `transport`.
@@ -127,15 +136,27 @@ impl GameServer {
             gone_last_frame: Vec::new(),
             identities: BTreeMap::new(),
             parked: BTreeMap::new(),
+            offers: Offers::default(),
+            fetched: BTreeMap::new(),
         }
     }
 
-    /// Loads the experience at `path`; clients are told its file name, and load the file of that name from
-    /// their own experience folder.
+    /// Loads the experience at `path`. Clients are told its file name and offered what it is made of (see
+    /// [`super::mod_sync`]); where it cannot be packed they load the file of that name from their own folder.
     pub async fn load(&mut self, path: &Path) -> Result<(), ExperienceError> {
         self.manager.load(path).await?;
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let outgoing = self.replication.set_experience(&name);
+        let content = match Offers::of(&self.manager) {
+            Ok((content, offers)) => {
+                self.offers = offers;
+                Some(content)
+            }
+            Err(why) => {
+                tracing::warn!("clients must have experience {name} installed: it cannot travel: {why}");
+                None
+            }
+        };
+        let outgoing = self.replication.set_experience(&name, content);
         self.send(outgoing);
         Ok(())
     }
@@ -290,14 +311,34 @@ impl GameServer {
             ClientMessage::Ack { packets } if self.players.contains_key(&client) => {
                 self.replication.acknowledge(client, &packets)
             }
+            ClientMessage::Fetch { digest, offset } if self.players.contains_key(&client) => {
+                self.fetch(client, &digest, offset, notes)
+            }
             other => {
                 let what = match other {
                     ClientMessage::Hello { .. } => "a second hello",
                     ClientMessage::Ack { .. } => "an acknowledgement before its hello",
+                    ClientMessage::Fetch { .. } => "a fetch before its hello",
                 };
                 self.drop_client(client, format!("out of protocol: {what}"), notes)
             }
         }
+    }
+
+    /// Sends a client the chunk of a package it asked for, on the bulk channel.
+    fn fetch(&mut self, client: ClientId, digest: &str, offset: u64, notes: &mut Vec<ServerNote>) {
+        let Some(chunk) = self.offers.chunk(digest, offset) else {
+            let why = format!("out of protocol: it asked for package {digest} at {offset}, which is not offered");
+            return self.drop_client(client, why, notes);
+        };
+        let ServerMessage::Chunk { bytes, .. } = &chunk else { unreachable!("offers hand out chunks") };
+        let fetched = self.fetched.entry(client).or_default();
+        *fetched += bytes.len() as u64;
+        if *fetched > MAX_FETCH_ROUNDS * self.offers.total_bytes() {
+            let why = format!("flooding: it fetched the offered packages more than {MAX_FETCH_ROUNDS} times over");
+            return self.drop_client(client, why, notes);
+        }
+        self.transport.send(client, Channel::Bulk, encode(&chunk));
     }
 
     /// A client said a good hello: it is told who it is and everything it must know, and its player spawns —
@@ -430,6 +471,7 @@ impl GameServer {
     /// A client is gone: nothing more is sent to it, and its player's actors — controller, player state, pawn,
     /// and their components — leave the world (clients still playing hear they were destroyed).
     fn forget(&mut self, client: ClientId) {
+        self.fetched.remove(&client);
         self.greeting.forget(client);
         self.identities.remove(&client);
         self.replication.leave(client);

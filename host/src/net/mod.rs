@@ -7,6 +7,7 @@
 mod game_client;
 mod game_server;
 mod greeting;
+pub mod mod_sync;
 pub mod protocol;
 mod receive;
 mod replicate;

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::world::{ActorId, ClientId, Value};
 
 /// Bumped whenever a message changes shape; a client and server must agree on it.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// The largest message either side accepts: a larger one closes the connection that sent it.
 pub const MAX_FRAME: usize = 1 << 20;
@@ -27,6 +27,8 @@ pub enum ClientMessage {
     Hello { protocol: u32, token: Option<String> },
     /// Mutation packets received since the last acknowledgement.
     Ack { packets: Vec<u64> },
+    /// Send the package of this digest from `offset` on (a client fetching a plugin it lacks, a chunk at a time).
+    Fetch { digest: String, offset: u64 },
 }
 
 /// What a server says.
@@ -40,14 +42,18 @@ pub enum ServerMessage {
     Update { seq: u64, update: Update },
     /// An unreliable packet of replicated property values.
     Mutations { packet: u64, mutations: Vec<Mutation> },
+    /// Part of a package archive a client asked for, on the bulk channel: `bytes` from `offset` of `total`.
+    Chunk { digest: String, offset: u64, total: u64, bytes: Vec<u8> },
 }
 
 /// A reliable, ordered change of what the client has.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Update {
-    /// The experience the server plays: the client loads the experience file of this name.
+    /// The experience the server plays: the client loads the experience file of this name — the one in
+    /// `content`, with the plugins offered there, where the server sends it; otherwise its own.
     Experience {
         name: String,
+        content: Option<ExperienceContent>,
     },
     /// An actor, with the replicated components it has. `player`: the client whose player it belongs to.
     Spawn {
@@ -72,6 +78,25 @@ pub enum Update {
     EndPlay {
         reason: String,
     },
+}
+
+/// What an experience is made of, for clients to play it without having it: its files, and a package of each
+/// plugin it plays.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExperienceContent {
+    /// The experience file (first), its action sets and the bundle files they declare, by path relative to
+    /// the experience's folder.
+    pub files: Vec<(String, Vec<u8>)>,
+    pub packages: Vec<PackageOffer>,
+}
+
+/// A plugin package a server offers: what it is, who signed it, and how large its archive is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageOffer {
+    pub package: crate::package::PackageSummary,
+    pub signature: Option<crate::package::Signature>,
+    /// The bytes of its archive, as the chunks carry it.
+    pub archive_size: u64,
 }
 
 /// A replicated component on the server. Each time a component is added it is a new `incarnation` (numbered by

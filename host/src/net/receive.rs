@@ -19,8 +19,8 @@ pub const MAX_BUFFERED_PER_ACTOR: usize = 1_024;
 /// An update the game around the world must act on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SessionEvent {
-    /// Load this experience.
-    Experience(String),
+    /// Load this experience: the file of this name, or the content the server sent.
+    Experience { name: String, content: Option<super::protocol::ExperienceContent> },
     /// The server ended play.
     EndPlay(String),
 }
@@ -102,7 +102,7 @@ impl ClientReplication {
 
     fn apply(&mut self, world: &mut World, update: Update) -> Result<Option<SessionEvent>, WorldError> {
         match update {
-            Update::Experience { name } => return Ok(Some(SessionEvent::Experience(name))),
+            Update::Experience { name, content } => return Ok(Some(SessionEvent::Experience { name, content })),
             Update::EndPlay { reason } => return Ok(Some(SessionEvent::EndPlay(reason))),
             Update::Spawn { actor, class, receiver, player, components } => {
                 let role = if player == Some(self.me) { NetRole::AutonomousProxy } else { NetRole::SimulatedProxy };

@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::protocol::{encode, ComponentRef, Mutation, ServerMessage, Update, MAX_PACKET};
+use super::protocol::{encode, ComponentRef, ExperienceContent, Mutation, ServerMessage, Update, MAX_PACKET};
 use crate::world::{ActorId, ClientId, Component, PlayerOwner, Touched, Value, World};
 
 /// Frames after which a value a client has not acknowledged is sent again.
@@ -95,7 +95,7 @@ pub struct ServerReplication {
     destroyed_in_order: usize,
     props: BTreeMap<PropKey, Prop>,
     next_version: u64,
-    experience: Option<String>,
+    experience: Option<(String, Option<ExperienceContent>)>,
     clients: BTreeMap<ClientId, ClientView>,
     frame: u64,
 }
@@ -105,11 +105,12 @@ impl ServerReplication {
         Self::default()
     }
 
-    /// The experience the server plays, told to every client now and to those joining later.
-    pub fn set_experience(&mut self, name: &str) -> Vec<Outgoing> {
-        self.experience = Some(name.to_string());
+    /// The experience the server plays (with what it is made of, for clients that lack it), told to every
+    /// client now and to those joining later.
+    pub fn set_experience(&mut self, name: &str, content: Option<ExperienceContent>) -> Vec<Outgoing> {
+        self.experience = Some((name.to_string(), content.clone()));
         let mut out = Vec::new();
-        self.broadcast(Update::Experience { name: name.to_string() }, &mut out);
+        self.broadcast(Update::Experience { name: name.to_string(), content }, &mut out);
         out
     }
 
@@ -126,8 +127,9 @@ impl ServerReplication {
     pub fn join(&mut self, client: ClientId) -> Vec<Outgoing> {
         let mut view = ClientView::default();
         let mut out = Vec::new();
-        if let Some(name) = &self.experience {
-            Self::send_update(&mut view, client, Update::Experience { name: name.clone() }, &mut out);
+        if let Some((name, content)) = &self.experience {
+            let update = Update::Experience { name: name.clone(), content: content.clone() };
+            Self::send_update(&mut view, client, update, &mut out);
         }
         for actor in self.order.iter().filter(|a| self.known.contains_key(a)) {
             let known = &self.known[actor];

@@ -461,6 +461,20 @@ impl ExperienceManager {
         Ok(())
     }
 
+    /// The feature subsystem the world's plugins come from.
+    pub fn features(&self) -> &Arc<FeatureSubsystem> {
+        &self.features
+    }
+
+    /// Every plugin the current experience plays: its features and its action sets', with their dependencies,
+    /// each after what it depends on. Empty when no experience is loaded.
+    pub fn played_plugins(&self) -> Vec<String> {
+        match &self.current {
+            Some(definition) => self.all_feature_closure(&definition.all_features()),
+            None => Vec::new(),
+        }
+    }
+
     fn all_feature_closure(&self, features: &[String]) -> Vec<String> {
         let mut all: Vec<String> = Vec::new();
         for feature in features {

@@ -63,7 +63,7 @@ struct State {
 impl State {
     fn send(&mut self, from: Endpoint, to: Endpoint, channel: Channel, frame: Vec<u8>) {
         let copies = match channel {
-            Channel::Reliable => 1,
+            Channel::Reliable | Channel::Bulk => 1,
             Channel::Unreliable if self.rng.random_bool(self.conditions.loss) => 0,
             Channel::Unreliable if self.rng.random_bool(self.conditions.duplication) => 2,
             Channel::Unreliable => 1,
@@ -71,7 +71,7 @@ impl State {
         for _ in 0..copies {
             let jitter = self.conditions.jitter.mul_f64(self.rng.random::<f64>());
             let mut at = self.now + self.conditions.latency + jitter;
-            if channel == Channel::Reliable {
+            if channel != Channel::Unreliable {
                 let last = self.last_reliable.entry((from, to)).or_default();
                 at = at.max(*last);
                 *last = at;

@@ -18,6 +18,9 @@ pub enum Channel {
     Reliable,
     /// May be lost, duplicated or reordered (property values, re-sent until acknowledged).
     Unreliable,
+    /// Delivered once, in the order sent among bulk frames, but behind everything else and never holding it
+    /// up: large transfers (packages a client fetches) that must not delay gameplay.
+    Bulk,
 }
 
 /// What a server's transport saw happen.

@@ -1,7 +1,8 @@
 //! QUIC over UDP (quinn): one connection per client. Reliable frames travel on one bidirectional stream,
 //! length-delimited and capped at [`MAX_FRAME`](crate::net::protocol::MAX_FRAME) — a larger one closes the
 //! connection that sent it; unreliable frames travel as QUIC datagrams (on the stream when one is too large for
-//! a datagram). The server shows a certificate of its own or a self-signed one made at start; a client
+//! a datagram); bulk frames travel on a unidirectional stream of the server's, opened at the first, at a lower
+//! priority than the reliable stream, so a package being fetched never holds up an update. The server shows a certificate of its own or a self-signed one made at start; a client
 //! verifies it before it says a word (see [`super::trust`]): pinned, against authorities, or — for a
 //! development server on this machine only — not at all.
 //!
@@ -94,16 +95,24 @@ enum Outbound {
     Close(String),
 }
 
-/// Writes reliable frames in order (counting down `queued` as they go); on `Close`, waits (boundedly) for the
-/// peer to have them, then closes.
+/// Writes `first` (if any), then the frames `outbound` receives, in order (counting down `queued` as they go);
+/// on `Close`, waits (boundedly) for the peer to have them, then closes.
 async fn write_frames(
     send: SendStream,
+    mut first: Option<Outbound>,
     mut outbound: UnboundedReceiver<Outbound>,
     connection: Connection,
     queued: Arc<AtomicUsize>,
 ) {
     let mut frames = FramedWrite::new(send, codec());
-    while let Some(next) = outbound.recv().await {
+    loop {
+        let next = match first.take() {
+            Some(next) => next,
+            None => match outbound.recv().await {
+                Some(next) => next,
+                None => return,
+            },
+        };
         match next {
             Outbound::Frame(frame) => {
                 let len = frame.len();
@@ -163,18 +172,53 @@ struct Link {
     connection: Connection,
     outbound: UnboundedSender<Outbound>,
     queued: Arc<AtomicUsize>,
+    /// Bulk frames, written by a task that opens the bulk stream when the first arrives.
+    bulk: Option<(UnboundedSender<Outbound>, Arc<AtomicUsize>)>,
     /// Bytes received from the peer that the game's loop has not read yet.
     unread: Arc<AtomicUsize>,
 }
 
 impl Link {
-    /// Queues a reliable frame, unless the peer is too far behind: then its connection is closed.
-    fn queue(&self, frame: Bytes) {
-        if self.queued.fetch_add(frame.len(), Ordering::Relaxed) + frame.len() > MAX_QUEUED {
+    /// Queues a frame on the reliable stream, or the bulk stream where there is one and it is asked for, unless
+    /// the peer is too far behind: then its connection is closed.
+    fn queue(&self, channel: Channel, frame: Bytes) {
+        let (outbound, queued) = match (&self.bulk, channel) {
+            (Some((outbound, queued)), Channel::Bulk) => (outbound, queued),
+            _ => (&self.outbound, &self.queued),
+        };
+        if queued.fetch_add(frame.len(), Ordering::Relaxed) + frame.len() > MAX_QUEUED {
             self.connection.close(2u32.into(), b"too slow: it stopped taking what was sent to it");
             return;
         }
-        let _ = self.outbound.send(Outbound::Frame(frame));
+        let _ = outbound.send(Outbound::Frame(frame));
+    }
+}
+
+/// The priority of the bulk stream: below the reliable stream's (0), so quinn sends it only when the reliable
+/// stream has nothing waiting.
+const BULK_PRIORITY: i32 = -1;
+
+/// Writes bulk frames on a unidirectional stream opened when the first is queued.
+async fn write_bulk(connection: Connection, mut outbound: UnboundedReceiver<Outbound>, queued: Arc<AtomicUsize>) {
+    let Some(first) = outbound.recv().await else { return };
+    let Ok(send) = connection.open_uni().await else { return };
+    let _ = send.set_priority(BULK_PRIORITY);
+    write_frames(send, Some(first), outbound, connection, queued).await;
+}
+
+/// Reads the bulk streams a server opens, handing each frame to `received`, until the connection ends.
+async fn read_bulk(connection: Connection, received: impl Fn(Vec<u8>) -> Result<(), String> + Send + Sync + 'static) {
+    let received = Arc::new(received);
+    while let Ok(recv) = connection.accept_uni().await {
+        let received = received.clone();
+        tokio::spawn(async move {
+            let mut frames = FramedRead::new(recv, codec());
+            while let Some(Ok(frame)) = frames.next().await {
+                if received(frame.to_vec()).is_err() {
+                    return;
+                }
+            }
+        });
     }
 }
 
@@ -262,12 +306,21 @@ async fn serve(
     let (outbound, waiting) = unbounded_channel();
     let queued = Arc::new(AtomicUsize::new(0));
     let unread = Arc::new(AtomicUsize::new(0));
-    let link = Link { connection: connection.clone(), outbound, queued: queued.clone(), unread: unread.clone() };
+    let (bulk, bulk_waiting) = unbounded_channel();
+    let bulk_queued = Arc::new(AtomicUsize::new(0));
+    tokio::spawn(write_bulk(connection.clone(), bulk_waiting, bulk_queued.clone()));
+    let link = Link {
+        connection: connection.clone(),
+        outbound,
+        queued: queued.clone(),
+        bulk: Some((bulk, bulk_queued)),
+        unread: unread.clone(),
+    };
     links.lock().unwrap_or_else(|e| e.into_inner()).insert(client, link);
     if events.send(ServerEvent::Connected(client)).is_err() {
         return;
     }
-    tokio::spawn(write_frames(send, waiting, connection.clone(), queued));
+    tokio::spawn(write_frames(send, None, waiting, connection.clone(), queued));
     let closer = connection.clone();
     let reason = read_frames(recv, connection, |frame| {
         let len = frame.len();
@@ -305,7 +358,7 @@ impl ServerTransport for QuicServer {
             if channel == Channel::Unreliable && fits {
                 let _ = link.connection.send_datagram(frame);
             } else {
-                link.queue(frame);
+                link.queue(channel, frame);
             }
         });
     }
@@ -384,8 +437,12 @@ impl QuicClient {
         let (send, recv) = connection.open_bi().await.map_err(|e| failed(why(&e)))?;
         let (outbound, waiting) = unbounded_channel();
         let queued = Arc::new(AtomicUsize::new(0));
-        tokio::spawn(write_frames(send, waiting, connection.clone(), queued.clone()));
+        tokio::spawn(write_frames(send, None, waiting, connection.clone(), queued.clone()));
         let (events_in, events) = channel();
+        let bulk_events = events_in.clone();
+        tokio::spawn(read_bulk(connection.clone(), move |frame| {
+            bulk_events.send(ClientEvent::Received(frame)).map_err(|_| NOBODY_LISTENING.to_string())
+        }));
         let reader = connection.clone();
         tokio::spawn(async move {
             let received =
@@ -394,7 +451,7 @@ impl QuicClient {
             let _ = events_in.send(ClientEvent::Disconnected(reason));
         });
         let unread = Arc::default();
-        Ok(QuicClient { endpoint, events, link: Link { connection, outbound, queued, unread } })
+        Ok(QuicClient { endpoint, events, link: Link { connection, outbound, queued, bulk: None, unread } })
     }
 }
 
@@ -409,7 +466,7 @@ impl ClientTransport for QuicClient {
         if channel == Channel::Unreliable && fits {
             let _ = self.link.connection.send_datagram(frame);
         } else {
-            self.link.queue(frame);
+            self.link.queue(channel, frame);
         }
     }
 

@@ -1,0 +1,286 @@
+//! Mod sync on join: a client plays the server's experience without having installed it.
+//!
+//! The server tells each client what its experience is made of ([`ExperienceContent`]): the experience's
+//! files, and a package of every plugin it plays (name, version, digest, signature, size). A client uses its
+//! own copy of a plugin where it packs to the same digest, a copy it fetched before (cached by digest) where it
+//! has one, and fetches the rest over the game connection — on the bulk channel, a chunk at a time with a few
+//! chunks in flight, so the server holds at most [`WINDOW`] chunks per client and gameplay traffic goes first.
+//!
+//! The client decides what it runs ([`ModSync`]): it fetches only what its policy allows (publishers it trusts,
+//! anyone, or nothing), checks each package's signature before asking for a byte, and each archive against the
+//! offered digest when it arrives; fetched plugins get at most the permissions it chooses (nothing beyond the
+//! sandbox by default). What it refuses is named in its error, and in the reason its connection closes with.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::protocol::{ClientMessage, ExperienceContent, PackageOffer, ServerMessage};
+use crate::experience::ExperienceManager;
+use crate::feature::{Permissions, PluginManifest};
+use crate::package::install::{install, provenance, verify_installed};
+use crate::package::{archive, sha256_digest, Package, PackageLimits, TrustPolicy};
+
+/// The bytes of package archive one chunk carries (a frame is at most 1 MiB).
+pub const CHUNK: u64 = 256 << 10;
+
+/// Chunks a client keeps asked for and not yet received.
+pub const WINDOW: u64 = 4;
+
+/// The most an experience's own files (not its plugins) may hold to travel with it.
+pub const MAX_EXPERIENCE_BYTES: usize = 512 << 10;
+
+/// What a server offers: the experience's content, and the archive of each package by digest.
+#[derive(Debug, Default)]
+pub struct Offers {
+    archives: BTreeMap<String, Arc<Vec<u8>>>,
+}
+
+impl Offers {
+    /// Packs what `manager`'s loaded experience is made of. A plugin folder installed from a package keeps
+    /// that package's signature; one built here (a modder's) travels unsigned.
+    pub fn of(manager: &ExperienceManager) -> Result<(ExperienceContent, Offers), String> {
+        let definition = manager.current().ok_or("no experience is loaded")?;
+        let dir = definition.dir();
+        let mut files = Vec::new();
+        let mut total = 0;
+        for relative in definition.files() {
+            let bytes = crate::assets::read_within(dir, &relative, MAX_EXPERIENCE_BYTES as u64)
+                .map_err(|e| format!("{}: {e}", dir.join(&relative).display()))?;
+            total += bytes.len();
+            if total > MAX_EXPERIENCE_BYTES {
+                return Err(format!("its files hold more than the {MAX_EXPERIENCE_BYTES} bytes that travel"));
+            }
+            files.push((relative, bytes));
+        }
+        let mut offers = Offers::default();
+        let mut packages = Vec::new();
+        for name in manager.played_plugins() {
+            let manifest = manager.features().manifest(&name).ok_or_else(|| format!("plugin {name:?} is gone"))?;
+            let package = Package::from_folder(&manifest.dir).map_err(|e| format!("plugin {name:?}: {e}"))?;
+            let record = provenance(&manifest.dir).ok().flatten();
+            let signature = record.filter(|r| &r.package == package.summary()).and_then(|r| r.signature);
+            let bytes = archive::write(&package, signature.as_ref());
+            packages.push(PackageOffer {
+                package: package.summary().clone(),
+                signature,
+                archive_size: bytes.len() as u64,
+            });
+            offers.archives.insert(package.digest().to_string(), Arc::new(bytes));
+        }
+        Ok((ExperienceContent { files, packages }, offers))
+    }
+
+    /// The bytes of every archive offered.
+    pub fn total_bytes(&self) -> u64 {
+        self.archives.values().map(|a| a.len() as u64).sum()
+    }
+
+    /// The chunk of the package `digest` from `offset`, if it is offered and `offset` is inside it.
+    pub fn chunk(&self, digest: &str, offset: u64) -> Option<ServerMessage> {
+        let archive = self.archives.get(digest)?;
+        let total = archive.len() as u64;
+        if offset >= total {
+            return None;
+        }
+        let end = total.min(offset + CHUNK);
+        let bytes = archive[offset as usize..end as usize].to_vec();
+        Some(ServerMessage::Chunk { digest: digest.to_string(), offset, total, bytes })
+    }
+}
+
+/// Which packages a client fetches from the servers it joins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FetchPolicy {
+    /// Nothing: every plugin must be installed already, in the version the server plays.
+    Never,
+    /// Packages signed by a publisher the client trusts.
+    Trusted,
+    /// Any package, signed or not (they still run in the sandbox, with the permissions [`ModSync`] gives).
+    Any,
+}
+
+/// How a client syncs the plugins of the servers it joins.
+#[derive(Debug, Clone)]
+pub struct ModSync {
+    pub policy: FetchPolicy,
+    /// The publishers the client trusts.
+    pub trust: TrustPolicy,
+    /// The most a fetched plugin may be granted: nothing beyond the sandbox by default.
+    pub permissions: Permissions,
+    /// Where fetched packages and experiences are kept, by digest.
+    pub cache_dir: PathBuf,
+    /// The largest package archive fetched.
+    pub max_package_bytes: u64,
+}
+
+impl ModSync {
+    /// Fetches from trusted publishers into `cache_dir`; fetched plugins get nothing beyond the sandbox.
+    pub fn new(cache_dir: PathBuf, trust: TrustPolicy) -> ModSync {
+        ModSync {
+            policy: FetchPolicy::Trusted,
+            trust,
+            permissions: Permissions::default(),
+            cache_dir,
+            max_package_bytes: PackageLimits::default().max_bytes,
+        }
+    }
+
+    /// The trust packages are checked against under this policy.
+    fn effective_trust(&self) -> TrustPolicy {
+        TrustPolicy {
+            allow_untrusted: self.policy == FetchPolicy::Any || self.trust.allow_untrusted,
+            ..self.trust.clone()
+        }
+    }
+
+    /// Where the package of `digest` is unpacked.
+    fn package_dir(&self, digest: &str) -> PathBuf {
+        self.cache_dir.join("plugins").join(digest.replace(':', "-"))
+    }
+}
+
+/// A client's fetch of what an experience is made of, from the offer to every plugin ready to install.
+#[derive(Debug)]
+pub struct Fetch {
+    sync: ModSync,
+    waiting: VecDeque<PackageOffer>,
+    current: Option<Download>,
+    /// Plugin folders fetched or found in the cache, to install in place of any local copy.
+    ready: Vec<PluginManifest>,
+}
+
+#[derive(Debug)]
+struct Download {
+    offer: PackageOffer,
+    bytes: Vec<u8>,
+    /// The next offset to ask for.
+    asked: u64,
+}
+
+impl Fetch {
+    /// Plans the fetch of what `content` offers: `local_digest` gives the digest of this client's own copy of a
+    /// plugin (if any). Refused — before a byte is fetched — if a package the client lacks is one its policy
+    /// does not fetch.
+    pub fn plan(
+        content: &ExperienceContent,
+        local_digest: impl Fn(&str) -> Option<String>,
+        sync: &ModSync,
+    ) -> Result<Fetch, String> {
+        let mut fetch = Fetch { sync: sync.clone(), waiting: VecDeque::new(), current: None, ready: Vec::new() };
+        let trust = sync.effective_trust();
+        for offer in &content.packages {
+            let package = &offer.package;
+            if local_digest(&package.name).as_deref() == Some(package.digest.as_str()) {
+                continue;
+            }
+            let cached = sync.package_dir(&package.digest).join(&package.name);
+            if let Ok(Some(_)) = verify_installed(&cached, &trust) {
+                let manifest = PluginManifest::read(&cached).map_err(|e| e.to_string())?;
+                fetch.ready.push(manifest);
+                continue;
+            }
+            let lacks = format!("plugin {} {} ({})", package.name, package.version, package.digest);
+            if sync.policy == FetchPolicy::Never {
+                return Err(format!("{lacks} is not installed here, and this client fetches no plugins"));
+            }
+            if offer.archive_size > sync.max_package_bytes {
+                let max = sync.max_package_bytes;
+                return Err(format!("{lacks} is {} bytes, over this client's limit of {max}", offer.archive_size));
+            }
+            trust.check(package, offer.signature.as_ref()).map_err(|e| format!("refused {lacks}: {e}"))?;
+            fetch.waiting.push_back(offer.clone());
+        }
+        Ok(fetch)
+    }
+
+    /// Whether every plugin is ready.
+    pub fn is_done(&self) -> bool {
+        self.current.is_none() && self.waiting.is_empty()
+    }
+
+    /// What to ask the server for now: the next chunks of the package being fetched, keeping [`WINDOW`] asked.
+    pub fn requests(&mut self) -> Vec<ClientMessage> {
+        if self.current.is_none() {
+            if let Some(offer) = self.waiting.pop_front() {
+                self.current = Some(Download { offer, bytes: Vec::new(), asked: 0 });
+            }
+        }
+        let Some(download) = &mut self.current else { return Vec::new() };
+        let mut requests = Vec::new();
+        let total = download.offer.archive_size;
+        let received = download.bytes.len() as u64;
+        while download.asked < total && download.asked < received + WINDOW * CHUNK {
+            requests
+                .push(ClientMessage::Fetch { digest: download.offer.package.digest.clone(), offset: download.asked });
+            download.asked += CHUNK;
+        }
+        requests
+    }
+
+    /// A chunk arrived. Chunks come in the order asked; one that does not fit, or an archive that is not the
+    /// package offered, ends the fetch.
+    pub fn received(&mut self, digest: &str, offset: u64, total: u64, bytes: Vec<u8>) -> Result<(), String> {
+        let Some(download) = &mut self.current else {
+            return Err("a package chunk nobody asked for".into());
+        };
+        let expected = download.bytes.len() as u64;
+        let offer = &download.offer;
+        if digest != offer.package.digest || offset != expected || total != offer.archive_size {
+            return Err(format!("a chunk of {digest} at {offset} of {total}, not the one asked for"));
+        }
+        if bytes.is_empty() || expected + bytes.len() as u64 > total {
+            return Err(format!("a chunk of {digest} runs past its end"));
+        }
+        download.bytes.extend_from_slice(&bytes);
+        if (download.bytes.len() as u64) < total {
+            return Ok(());
+        }
+        let download = self.current.take().expect("a download is in progress");
+        let manifest = self.unpack(download)?;
+        self.ready.push(manifest);
+        Ok(())
+    }
+
+    /// Checks a complete archive against its offer and installs it into the cache.
+    fn unpack(&self, download: Download) -> Result<PluginManifest, String> {
+        let offer = download.offer;
+        let named = format!("package {} {}", offer.package.name, offer.package.version);
+        let limits = PackageLimits { max_bytes: self.sync.max_package_bytes, ..PackageLimits::default() };
+        let (package, signature) =
+            archive::read(download.bytes.as_slice(), limits).map_err(|e| format!("{named} refused: {e}"))?;
+        if package.summary() != &offer.package || signature != offer.signature {
+            return Err(format!("{named} refused: it is not the package offered ({})", package.digest()));
+        }
+        let into = self.sync.package_dir(package.digest());
+        let (folder, _) = install(&package, signature.as_ref(), &into, &self.sync.effective_trust())
+            .map_err(|e| format!("{named} refused: {e}"))?;
+        PluginManifest::read(&folder).map_err(|e| e.to_string())
+    }
+
+    /// The plugins to install: their manifests, asking for no more than the client gives fetched plugins.
+    pub fn into_ready(self) -> Vec<PluginManifest> {
+        let permissions = self.sync.permissions;
+        (self.ready.into_iter())
+            .map(|mut manifest| {
+                manifest.permissions = manifest.permissions.intersect(&permissions);
+                manifest
+            })
+            .collect()
+    }
+}
+
+/// Writes an experience's files under the cache (by their digest) and returns the experience file's path.
+pub fn store_experience(cache_dir: &Path, content: &ExperienceContent) -> Result<PathBuf, String> {
+    let (first, _) = content.files.first().ok_or("the experience has no files")?;
+    let digest = sha256_digest(&crate::net::protocol::encode(&content.files));
+    let dir = cache_dir.join("experiences").join(digest.replace(':', "-"));
+    for (relative, bytes) in &content.files {
+        let path = crate::assets::resolve_within(&dir, relative).map_err(|e| e.to_string())?;
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        }
+        std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    crate::assets::resolve_within(&dir, first).map_err(|e| e.to_string())
+}

@@ -1,0 +1,172 @@
+//! Mod sync on join: a client with no plugins and no experience joins a server playing the default experience
+//! (Rust, Python, JavaScript and C plugins, installed there from signed packages), fetches every package over
+//! the game connection, checks it, and plays; a client that does not trust the publisher, or fetches nothing,
+//! refuses — saying which package — and the server's log says why the client left.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use gamefeature_host::experience::ExperienceLoadState;
+use gamefeature_host::net::mod_sync::{Fetch, FetchPolicy, ModSync};
+use gamefeature_host::net::transport::memory::{Conditions, MemoryNetwork};
+use gamefeature_host::net::{ClientError, GameClient, GameServer, ServerNote, ServerOptions};
+use gamefeature_host::package::{install, Package, SecretKey, TrustPolicy, TrustedPublisher};
+use gamefeature_host::world::{self, NetMode};
+use gamefeature_host::{Session, SessionOptions};
+use gamefeature_tests::*;
+
+const FRAME: Duration = Duration::from_millis(33);
+
+fn trusting(key: &SecretKey) -> TrustPolicy {
+    let publisher = TrustedPublisher { key: key.public_key(), permissions: None };
+    TrustPolicy { publishers: BTreeMap::from([("studio".to_string(), publisher)]), allow_untrusted: false }
+}
+
+fn session_over(dir: &Path, trust: TrustPolicy) -> Session {
+    let options = SessionOptions {
+        plugin_dirs: vec![dir.to_path_buf()],
+        runtime: runtime_config(Some(&shared_cache())),
+        manager: trusted(),
+        trust,
+    };
+    Session::new(options).expect("the runtime starts")
+}
+
+/// A server whose plugins were installed from packages `key` signed, over a simulated network.
+struct Served {
+    network: MemoryNetwork,
+    server: GameServer,
+    notes: Vec<ServerNote>,
+    _session: Session,
+    _installed: tempfile::TempDir,
+    _experiences: ExperienceDir,
+}
+
+async fn serve_signed(key: &SecretKey) -> Served {
+    let built = PluginDir::with(&DEFAULT_PLUGINS);
+    let installed = tempfile::tempdir().unwrap();
+    for plugin in &DEFAULT_PLUGINS {
+        let package = Package::from_folder(&built.folder(plugin)).unwrap();
+        let signature = key.sign("studio", package.summary());
+        install::install(&package, Some(&signature), installed.path(), &trusting(key)).unwrap();
+    }
+    let session = session_over(installed.path(), trusting(key));
+    assert!(session.discovery().errors.is_empty(), "{:?}", session.discovery().errors);
+    let experiences = default_experience();
+    let network = MemoryNetwork::new(7, Conditions::PERFECT);
+    let manager = session.create_world("server", NetMode::DedicatedServer);
+    let mut server =
+        GameServer::new(manager, Box::new(network.server()), ServerOptions { tick_rate: 30, ..Default::default() });
+    server.load(&experiences.path().join("default.toml")).await.unwrap();
+    Served { network, server, notes: Vec::new(), _session: session, _installed: installed, _experiences: experiences }
+}
+
+/// A client world with an empty plugin folder and an empty experience folder.
+struct Joiner {
+    client: GameClient,
+    session: Session,
+    cache: tempfile::TempDir,
+    _empty: tempfile::TempDir,
+}
+
+fn join(served: &Served, sync: impl FnOnce(PathBuf) -> ModSync, cache: Option<tempfile::TempDir>) -> Joiner {
+    let empty = tempfile::tempdir().unwrap();
+    let cache = cache.unwrap_or_else(|| tempfile::tempdir().unwrap());
+    let session = session_over(empty.path(), TrustPolicy::default());
+    let manager = session.create_world("client", NetMode::Client);
+    let client = GameClient::connect(manager, Box::new(served.network.connect()), None, empty.path())
+        .with_mod_sync(sync(cache.path().to_path_buf()));
+    Joiner { client, session, cache, _empty: empty }
+}
+
+/// Frames on both sides until `done` or the client fails (at most `limit` frames).
+async fn play(
+    served: &mut Served,
+    joiner: &mut Joiner,
+    limit: usize,
+    done: impl Fn(&Joiner) -> bool,
+) -> Result<(), ClientError> {
+    for _ in 0..limit {
+        if done(joiner) {
+            return Ok(());
+        }
+        served.notes.extend(served.server.frame(FRAME));
+        served.network.advance(FRAME);
+        joiner.client.frame(FRAME).await?;
+    }
+    assert!(done(joiner), "not reached in {limit} frames; server notes {:?}", served.notes);
+    Ok(())
+}
+
+fn loaded(joiner: &Joiner) -> bool {
+    joiner.client.manager().state() == ExperienceLoadState::Loaded
+}
+
+#[tokio::test]
+async fn a_client_with_no_plugins_fetches_the_servers_signed_packages_and_plays() {
+    let key = SecretKey::generate();
+    let mut served = serve_signed(&key).await;
+    let mut joiner = join(&served, |cache| ModSync::new(cache, trusting(&key)), None);
+    play(&mut served, &mut joiner, 600, loaded).await.unwrap();
+
+    // Every plugin the experience plays now runs here, from the cache, in the server's version.
+    let report = joiner.client.manager().report().clone();
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    assert_eq!(report.active, served.server.manager().report().active);
+    for plugin in joiner.client.manager().played_plugins() {
+        let manifest = joiner.session.features().manifest(&plugin).unwrap();
+        assert!(manifest.dir.starts_with(joiner.cache.path()), "{plugin} runs from {}", manifest.dir.display());
+        // Fetched plugins get nothing beyond the sandbox unless the client says otherwise.
+        assert_eq!(manifest.permissions, Default::default(), "{plugin}");
+    }
+    // The client's player arrives, with the server's actors.
+    play(&mut served, &mut joiner, 60, |j| {
+        let me = j.client.id();
+        let w = world::lock(j.client.manager().world());
+        let arrived =
+            w.actors().any(|a| a.class() == "HeroCharacter" && a.player == me.map(world::PlayerOwner::Remote));
+        arrived
+    })
+    .await
+    .unwrap();
+
+    // A second visit finds everything in the cache: nothing left to fetch.
+    let content = served_content(&served);
+    let sync = ModSync::new(joiner.cache.path().to_path_buf(), trusting(&key));
+    let again = Fetch::plan(&content, |_| None, &sync).unwrap();
+    assert!(again.is_done(), "every package is cached");
+}
+
+/// What the server offers, as a joining client receives it.
+fn served_content(served: &Served) -> gamefeature_host::net::protocol::ExperienceContent {
+    let (content, _) = gamefeature_host::net::mod_sync::Offers::of(served.server.manager()).unwrap();
+    assert_eq!(content.packages.len(), DEFAULT_PLUGINS.len());
+    content
+}
+
+#[tokio::test]
+async fn a_client_refuses_packages_it_may_not_fetch_naming_them_on_both_sides() {
+    let key = SecretKey::generate();
+    let mut served = serve_signed(&key).await;
+
+    // A client trusting another publisher refuses before fetching a byte.
+    let stranger = SecretKey::generate();
+    let mut joiner = join(&served, |cache| ModSync::new(cache, trusting(&stranger)), None);
+    let error = play(&mut served, &mut joiner, 100, loaded).await.unwrap_err().to_string();
+    assert!(error.contains("refused plugin") && error.contains("does not trust"), "{error}");
+    for _ in 0..5 {
+        served.notes.extend(served.server.frame(FRAME));
+        served.network.advance(FRAME);
+    }
+    let left: Vec<String> =
+        served.notes.iter().filter(|n| matches!(n, ServerNote::Left(..))).map(|n| n.to_string()).collect();
+    assert!(left.iter().any(|n| n.contains("does not trust")), "the server's log names the refusal: {left:?}");
+    assert_eq!(std::fs::read_dir(joiner.cache.path()).unwrap().count(), 0, "nothing was fetched");
+
+    // A client that fetches nothing says which plugin it lacks.
+    let mut never =
+        join(&served, |cache| ModSync { policy: FetchPolicy::Never, ..ModSync::new(cache, trusting(&key)) }, None);
+    let error = play(&mut served, &mut never, 100, loaded).await.unwrap_err().to_string();
+    assert!(error.contains("is not installed here, and this client fetches no plugins"), "{error}");
+}
