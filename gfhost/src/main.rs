@@ -24,6 +24,7 @@ use gamefeature_host::delivery::DispatchLimits;
 use gamefeature_host::experience::{ChaosDelay, ManagerOptions};
 use gamefeature_host::feature::{Provenance, API_VERSION};
 use gamefeature_host::game;
+use gamefeature_host::net::mod_sync::{FetchPolicy, ModSync};
 use gamefeature_host::net::ticket::TicketKey;
 use gamefeature_host::runtime::{Limits, RuntimeConfig};
 use gamefeature_host::timeline::LogLevel;
@@ -168,9 +169,14 @@ enum Command {
         server_name: String,
         #[command(flatten)]
         token: TokenArgs,
-        /// Where the experiences the server names are.
+        /// Where the experiences the server names are, when it does not send them.
         #[arg(long, default_value = "experiences")]
         experiences: PathBuf,
+        /// Which of the server's plugin packages to fetch when this client lacks them: `trusted` (signed by a
+        /// publisher in [publishers]), `any`, or `never` [default: the configuration's [mod-sync] fetch, else
+        /// trusted]. Fetched plugins are cached under the cache directory's `mods/`.
+        #[arg(long, value_parser = parse_fetch_policy)]
+        fetch: Option<FetchPolicy>,
         /// Leave after this many seconds instead of playing until the server ends.
         #[arg(long, value_parser = parse_seconds)]
         seconds: Option<f64>,
@@ -264,6 +270,15 @@ enum Command {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
+}
+
+fn parse_fetch_policy(name: &str) -> Result<FetchPolicy, String> {
+    match name {
+        "trusted" => Ok(FetchPolicy::Trusted),
+        "any" => Ok(FetchPolicy::Any),
+        "never" => Ok(FetchPolicy::Never),
+        other => Err(format!("{other:?}: expected trusted, any or never")),
+    }
 }
 
 fn parse_language(name: &str) -> Result<gamefeature_builder::Language, String> {
@@ -395,10 +410,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
             println!("{}", key.mint(&gamefeature_host::net::ticket::Ticket { player, name, match_id, expires }));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Client { connect, trust, server_name, token, experiences, seconds } => {
+        Command::Client { connect, trust, server_name, token, experiences, fetch, seconds } => {
+            let mod_sync = ModSync {
+                policy: fetch.unwrap_or(config.mod_sync.fetch),
+                trust: config.trust.clone(),
+                permissions: config.mod_sync.permissions.clone(),
+                cache_dir: cli.cache_dir.clone().unwrap_or_else(default_cache_dir).join("mods"),
+                max_package_bytes: config.mod_sync.max_package_mib.saturating_mul(1 << 20),
+            };
             let options = session_options(cli.plugin_dirs, runtime, config, LogLevel::Info);
             let (trust, token) = (trust.trust(&server_name)?, token.secret()?);
-            net::join(net::ClientArgs { connect, trust, token, experiences, seconds }, options)
+            net::join(net::ClientArgs { connect, trust, token, experiences, mod_sync, seconds }, options)
         }
         Command::Play { experience, net_mode, players, script, watch, tick_rate } => {
             if !experience.is_file() {

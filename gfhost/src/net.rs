@@ -288,6 +288,8 @@ pub struct ClientArgs {
     pub trust: ServerTrust,
     pub token: Option<String>,
     pub experiences: PathBuf,
+    /// Which of the server's plugins to fetch, and what they may do.
+    pub mod_sync: gamefeature_host::net::mod_sync::ModSync,
     /// Leave after this long; by default play until the server ends play.
     pub seconds: Option<f64>,
 }
@@ -302,7 +304,8 @@ pub fn join(args: ClientArgs, options: SessionOptions) -> Result<ExitCode> {
     }
     let transport = tokio.block_on(QuicClient::connect(args.connect, &args.trust, CONNECT_WAIT))?;
     let manager = session.create_world("client", NetMode::Client);
-    let mut client = GameClient::connect(manager, Box::new(transport), args.token, &args.experiences);
+    let mut client =
+        GameClient::connect(manager, Box::new(transport), args.token, &args.experiences).with_mod_sync(args.mod_sync);
     let frame = frame_of(CLIENT_FRAME_RATE);
     let mut pace = Pace::new(frame);
     let started = Instant::now();

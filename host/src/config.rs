@@ -27,6 +27,11 @@
 //!
 //! [packages]
 //! allow-untrusted = false        # true accepts unsigned packages and unknown publishers: development only
+//!
+//! [mod-sync]                     # what a client fetches from the servers it joins (see `net::mod_sync`)
+//! fetch = "trusted"              # "trusted" publishers' packages, "any", or "never"
+//! permissions = {}               # the most a fetched plugin may be granted: nothing beyond the sandbox
+//! max-package-mib = 256          # the largest package fetched
 //! ```
 
 use std::collections::BTreeMap;
@@ -36,6 +41,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::feature::{GrantPolicy, Permissions};
+use crate::net::mod_sync::FetchPolicy;
 use crate::package::{TrustPolicy, TrustedPublisher};
 
 /// Limits a plugin's instances run under; every field left out keeps the host's default.
@@ -152,6 +158,41 @@ pub struct HostConfig {
     pub work_per_dispatch: Option<usize>,
     /// Which packages may be installed and loaded (`[publishers.<name>]`, `[packages]`).
     pub trust: TrustPolicy,
+    /// What a client fetches from the servers it joins (`[mod-sync]`).
+    pub mod_sync: ModSyncSection,
+}
+
+/// `[mod-sync]`: which packages a client fetches from the servers it joins, and what their plugins may do.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct ModSyncSection {
+    /// Which packages are fetched.
+    #[serde(default = "trusted_only")]
+    pub fetch: FetchPolicy,
+    /// The most a fetched plugin may be granted.
+    #[serde(default)]
+    pub permissions: Permissions,
+    /// The largest package fetched, in MiB.
+    #[serde(default = "default_max_package_mib")]
+    pub max_package_mib: u64,
+}
+
+impl Default for ModSyncSection {
+    fn default() -> Self {
+        ModSyncSection {
+            fetch: trusted_only(),
+            permissions: Permissions::default(),
+            max_package_mib: default_max_package_mib(),
+        }
+    }
+}
+
+fn trusted_only() -> FetchPolicy {
+    FetchPolicy::Trusted
+}
+
+fn default_max_package_mib() -> u64 {
+    crate::files::MAX_COMPONENT_BYTES >> 20
 }
 
 #[derive(Debug, Deserialize)]
@@ -167,6 +208,8 @@ struct ConfigFile {
     publishers: BTreeMap<String, TrustedPublisher>,
     #[serde(default)]
     packages: PackagesSection,
+    #[serde(default)]
+    mod_sync: ModSyncSection,
 }
 
 /// `[packages]`: how packages from publishers not trusted are treated.
@@ -241,6 +284,7 @@ impl HostConfig {
             limits: file.limits,
             data_dir: sandbox.data_dir.map(|dir| base.join(dir)),
             trust: TrustPolicy { publishers: file.publishers, allow_untrusted: file.packages.allow_untrusted },
+            mod_sync: file.mod_sync,
             work_per_dispatch: match sandbox.work_per_dispatch {
                 Some(0) => return Err("[sandbox] work-per-dispatch = 0 would stop every plugin".into()),
                 work => work,
@@ -287,6 +331,10 @@ mod tests {
         assert!(bad.contains("ed25519:nope"), "{bad}");
         let open = HostConfig::parse("[packages]\nallow-untrusted = true\n", Path::new(".")).unwrap();
         assert!(open.trust.allow_untrusted);
+        assert_eq!(open.mod_sync.fetch, FetchPolicy::Trusted, "clients fetch only trusted publishers' packages");
+        let sync = HostConfig::parse("[mod-sync]\nfetch = \"never\"\n", Path::new(".")).unwrap().mod_sync;
+        assert_eq!(sync.fetch, FetchPolicy::Never);
+        assert!(HostConfig::parse("[mod-sync]\nfetch = \"sometimes\"\n", Path::new(".")).is_err());
     }
 
     #[test]

@@ -25,7 +25,7 @@ use crate::package::{archive, sha256_digest, Package, PackageLimits, TrustPolicy
 pub const CHUNK: u64 = 256 << 10;
 
 /// Chunks a client keeps asked for and not yet received.
-pub const WINDOW: u64 = 4;
+pub const WINDOW: u64 = 16;
 
 /// The most an experience's own files (not its plugins) may hold to travel with it.
 pub const MAX_EXPERIENCE_BYTES: usize = 512 << 10;
@@ -90,7 +90,8 @@ impl Offers {
 }
 
 /// Which packages a client fetches from the servers it joins.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum FetchPolicy {
     /// Nothing: every plugin must be installed already, in the version the server plays.
     Never,
