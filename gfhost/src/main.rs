@@ -177,6 +177,9 @@ enum Command {
         /// trusted]. Fetched plugins are cached under the cache directory's `mods/`.
         #[arg(long, value_parser = parse_fetch_policy)]
         fetch: Option<FetchPolicy>,
+        /// Where fetched plugins and experiences are kept, by digest [default: the cache directory's mods/].
+        #[arg(long)]
+        mods_dir: Option<PathBuf>,
         /// Leave after this many seconds instead of playing until the server ends.
         #[arg(long, value_parser = parse_seconds)]
         seconds: Option<f64>,
@@ -410,12 +413,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             println!("{}", key.mint(&gamefeature_host::net::ticket::Ticket { player, name, match_id, expires }));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Client { connect, trust, server_name, token, experiences, fetch, seconds } => {
+        Command::Client { connect, trust, server_name, token, experiences, fetch, mods_dir, seconds } => {
             let mod_sync = ModSync {
                 policy: fetch.unwrap_or(config.mod_sync.fetch),
                 trust: config.trust.clone(),
                 permissions: config.mod_sync.permissions.clone(),
-                cache_dir: cli.cache_dir.clone().unwrap_or_else(default_cache_dir).join("mods"),
+                cache_dir: mods_dir
+                    .unwrap_or_else(|| cli.cache_dir.clone().unwrap_or_else(default_cache_dir).join("mods")),
                 max_package_bytes: config.mod_sync.max_package_mib.saturating_mul(1 << 20),
             };
             let options = session_options(cli.plugin_dirs, runtime, config, LogLevel::Info);

@@ -310,6 +310,7 @@ pub fn join(args: ClientArgs, options: SessionOptions) -> Result<ExitCode> {
     let mut pace = Pace::new(frame);
     let started = Instant::now();
     let stop = stop_on_signal(&tokio);
+    let mut loaded = false;
     let outcome = loop {
         if stop.load(Ordering::SeqCst) {
             // Stopped by a signal: the server is told the player left, rather than finding the connection dead.
@@ -318,6 +319,10 @@ pub fn join(args: ClientArgs, options: SessionOptions) -> Result<ExitCode> {
         }
         if let Err(e) = tokio.block_on(client.frame(frame)) {
             break Err(e);
+        }
+        if !loaded && client.manager().state() == gamefeature_host::ExperienceLoadState::Loaded {
+            loaded = true;
+            announce_loaded(&client);
         }
         if let ClientState::Ended(reason) = client.state() {
             break Ok(reason.clone());
@@ -328,6 +333,8 @@ pub fn join(args: ClientArgs, options: SessionOptions) -> Result<ExitCode> {
         }
         pace.wait();
     };
+    // The server hears why this client went, before the process exits.
+    tokio.block_on(client.closed());
     print!("{}", session.timeline().render_world_text("client"));
     match outcome {
         Ok(reason) => {
@@ -337,6 +344,19 @@ pub fn join(args: ClientArgs, options: SessionOptions) -> Result<ExitCode> {
         Err(ClientError::Refused(reason)) => bail!("the server at {} refused this client: {reason}", args.connect),
         Err(e) => bail!("{e}"),
     }
+}
+
+/// Says (at once, not with the timeline at the end) that the server's experience is playing, and which of its
+/// plugins were fetched from it.
+fn announce_loaded(client: &GameClient) {
+    let name = client.manager().current().map(|d| d.name.clone()).unwrap_or_default();
+    let fetched = client.fetched();
+    let bytes: u64 = fetched.iter().map(|p| p.size).sum();
+    println!("playing {name:?}: {} plugin(s) fetched from the server ({bytes} bytes)", fetched.len());
+    for package in fetched {
+        println!("  fetched {} {} ({})", package.name, package.version, package.digest);
+    }
+    let _ = std::io::Write::flush(&mut std::io::stdout());
 }
 
 pub struct RunArgs<'a> {

@@ -16,7 +16,18 @@ pub fn setup() -> (PluginDir, ExperienceDir) {
     (PluginDir::with(&DEFAULT_PLUGINS), default_experience())
 }
 
+/// `gfhost` over a plugin folder and a cache, configured by the repository's `gfhost.toml`.
 pub fn gfhost(plugins: &Path, cache: &Path) -> Command {
+    gfhost_configured(plugins, cache, &Path::new(env!("CARGO_MANIFEST_DIR")).join("../gfhost.toml"))
+}
+
+/// The repository's host configuration, as text to add to.
+pub fn repository_config() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../gfhost.toml")).unwrap()
+}
+
+/// `gfhost` over a plugin folder and a cache, configured by `config`.
+pub fn gfhost_configured(plugins: &Path, cache: &Path, config: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_gfhost"));
     command
         .arg("--plugins")
@@ -25,7 +36,7 @@ pub fn gfhost(plugins: &Path, cache: &Path) -> Command {
         .arg(cache)
         // CPU-time deadlines generous enough for the unoptimised test build on a busy machine.
         .args(["--call-deadline-ms", "1000", "--config"])
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../gfhost.toml"))
+        .arg(config)
         .env_remove("GFHOST_LOG");
     command
 }

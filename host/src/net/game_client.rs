@@ -58,6 +58,7 @@ pub struct GameClient {
     fetching: Option<(Fetch, String, ExperienceContent)>,
     /// Updates that arrived during the fetch, applied in order once the experience has loaded.
     held: VecDeque<(u64, Update)>,
+    fetched: Vec<crate::package::PackageSummary>,
 }
 
 impl GameClient {
@@ -81,6 +82,7 @@ impl GameClient {
             mod_sync: None,
             fetching: None,
             held: VecDeque::new(),
+            fetched: Vec::new(),
         }
     }
 
@@ -228,6 +230,7 @@ impl GameClient {
         let (fetch, name, content) = self.fetching.take().expect("a fetch is in progress");
         let sync = self.mod_sync.as_ref().expect("fetching needs mod sync");
         let features = self.manager.features().clone();
+        self.fetched.extend(fetch.downloaded().iter().cloned());
         for manifest in fetch.into_ready() {
             let failed = |e: crate::feature::FeatureError| ClientError::ModSync(e.to_string());
             if features.manifest(&manifest.name).is_some() {
@@ -278,6 +281,16 @@ impl GameClient {
         if !matches!(self.state, ClientState::Ended(_)) {
             self.end("the client left").await;
         }
+    }
+
+    /// Once play has ended: resolves when the server has been told why (boundedly), for a process about to exit.
+    pub async fn closed(&mut self) {
+        self.transport.closed().await;
+    }
+
+    /// The packages fetched from the server (not found here or in the cache), in the order they arrived.
+    pub fn fetched(&self) -> &[crate::package::PackageSummary] {
+        &self.fetched
     }
 
     /// Gives back the world's manager (for reports once play has ended).

@@ -19,7 +19,7 @@ use super::protocol::{ClientMessage, ExperienceContent, PackageOffer, ServerMess
 use crate::experience::ExperienceManager;
 use crate::feature::{Permissions, PluginManifest};
 use crate::package::install::{install, provenance, verify_installed};
-use crate::package::{archive, sha256_digest, Package, PackageLimits, TrustPolicy};
+use crate::package::{archive, sha256_digest, Package, PackageLimits, PackageSummary, TrustPolicy};
 
 /// The bytes of package archive one chunk carries (a frame is at most 1 MiB).
 pub const CHUNK: u64 = 256 << 10;
@@ -149,6 +149,8 @@ pub struct Fetch {
     current: Option<Download>,
     /// Plugin folders fetched or found in the cache, to install in place of any local copy.
     ready: Vec<PluginManifest>,
+    /// The packages fetched (rather than found in the cache).
+    downloaded: Vec<PackageSummary>,
 }
 
 #[derive(Debug)]
@@ -168,7 +170,13 @@ impl Fetch {
         local_digest: impl Fn(&str) -> Option<String>,
         sync: &ModSync,
     ) -> Result<Fetch, String> {
-        let mut fetch = Fetch { sync: sync.clone(), waiting: VecDeque::new(), current: None, ready: Vec::new() };
+        let mut fetch = Fetch {
+            sync: sync.clone(),
+            waiting: VecDeque::new(),
+            current: None,
+            ready: Vec::new(),
+            downloaded: Vec::new(),
+        };
         let trust = sync.effective_trust();
         for offer in &content.packages {
             let package = &offer.package;
@@ -238,9 +246,16 @@ impl Fetch {
             return Ok(());
         }
         let download = self.current.take().expect("a download is in progress");
+        let summary = download.offer.package.clone();
         let manifest = self.unpack(download)?;
         self.ready.push(manifest);
+        self.downloaded.push(summary);
         Ok(())
+    }
+
+    /// The packages fetched so far (rather than found in the cache).
+    pub fn downloaded(&self) -> &[PackageSummary] {
+        &self.downloaded
     }
 
     /// Checks a complete archive against its offer and installs it into the cache.

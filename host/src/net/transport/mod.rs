@@ -84,4 +84,10 @@ pub trait ClientTransport: Send {
     fn poll(&mut self) -> Vec<ClientEvent>;
     fn send(&mut self, channel: Channel, frame: Vec<u8>);
     fn disconnect(&mut self, reason: &str);
+
+    /// After [`disconnect`](Self::disconnect): resolves once the server has been told why (or a bound has
+    /// passed), so a process about to exit does not cut its goodbye short.
+    fn closed(&mut self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        Box::pin(std::future::ready(()))
+    }
 }

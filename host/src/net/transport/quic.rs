@@ -473,6 +473,18 @@ impl ClientTransport for QuicClient {
     fn disconnect(&mut self, reason: &str) {
         let _ = self.link.outbound.send(Outbound::Close(reason.to_string()));
     }
+
+    /// Waits (at most twice [`FLUSH_ON_CLOSE`]) for the connection to close and its close to be sent.
+    fn closed(&mut self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        let (connection, endpoint) = (self.link.connection.clone(), self.endpoint.clone());
+        Box::pin(async move {
+            let _ = tokio::time::timeout(FLUSH_ON_CLOSE * 2, async {
+                connection.closed().await;
+                endpoint.wait_idle().await;
+            })
+            .await;
+        })
+    }
 }
 
 impl Drop for QuicClient {
