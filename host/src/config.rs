@@ -208,7 +208,7 @@ struct ConfigFile {
     publishers: BTreeMap<String, TrustedPublisher>,
     #[serde(default)]
     packages: PackagesSection,
-    #[serde(default)]
+    #[serde(default, rename = "mod-sync")]
     mod_sync: ModSyncSection,
 }
 

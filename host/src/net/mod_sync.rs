@@ -300,3 +300,122 @@ pub fn store_experience(cache_dir: &Path, content: &ExperienceContent) -> Result
     }
     crate::assets::resolve_within(&dir, first).map_err(|e| e.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::package::SecretKey;
+
+    /// A signed package of a small plugin, offered as a server offers it.
+    fn offered(key: &SecretKey) -> (PackageOffer, Vec<u8>, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("hud");
+        std::fs::create_dir_all(&folder).unwrap();
+        let manifest = "[plugin]\nname = \"hud\"\nversion = \"1.0.0\"\napi = \"0.2.0\"\ncomponent = \"hud.wasm\"\n";
+        std::fs::write(folder.join("plugin.toml"), manifest).unwrap();
+        // Large enough to take several chunks.
+        std::fs::write(folder.join("hud.wasm"), vec![7u8; (CHUNK * 3) as usize]).unwrap();
+        let package = Package::from_folder(&folder).unwrap();
+        let signature = key.sign("studio", package.summary());
+        let archive = archive::write(&package, Some(&signature));
+        let offer = PackageOffer {
+            package: package.summary().clone(),
+            signature: Some(signature),
+            archive_size: archive.len() as u64,
+        };
+        (offer, archive, dir)
+    }
+
+    fn sync(key: &SecretKey, cache: &Path) -> ModSync {
+        let publisher = crate::package::TrustedPublisher { key: key.public_key(), permissions: None };
+        let trust = TrustPolicy { publishers: BTreeMap::from([("studio".into(), publisher)]), allow_untrusted: false };
+        ModSync::new(cache.to_path_buf(), trust)
+    }
+
+    fn content(offer: &PackageOffer) -> ExperienceContent {
+        ExperienceContent { files: vec![("x.toml".into(), Vec::new())], packages: vec![offer.clone()] }
+    }
+
+    /// Answers every request from `archive`, letting `tamper` change each chunk first.
+    fn serve(fetch: &mut Fetch, archive: &[u8], tamper: impl Fn(u64, &mut Vec<u8>)) -> Result<(), String> {
+        for _ in 0..1000 {
+            let requests = fetch.requests();
+            if requests.is_empty() {
+                return Ok(());
+            }
+            for request in requests {
+                let ClientMessage::Fetch { digest, offset } = request else { unreachable!() };
+                let end = (offset + CHUNK).min(archive.len() as u64);
+                let mut bytes = archive[offset as usize..end as usize].to_vec();
+                tamper(offset, &mut bytes);
+                fetch.received(&digest, offset, archive.len() as u64, bytes)?;
+            }
+        }
+        panic!("the fetch never ended")
+    }
+
+    #[test]
+    fn a_package_arrives_in_windows_of_chunks_and_is_cached_by_digest() {
+        let key = SecretKey::generate();
+        let (offer, archive, _dir) = offered(&key);
+        let cache = tempfile::tempdir().unwrap();
+        let mut fetch = Fetch::plan(&content(&offer), |_| None, &sync(&key, cache.path())).unwrap();
+        let first = fetch.requests();
+        assert_eq!(first.len() as u64, WINDOW.min(offer.archive_size.div_ceil(CHUNK)));
+        assert!(fetch.requests().is_empty(), "no more than the window is asked for");
+        // Answer the first window, then the rest.
+        for request in first {
+            let ClientMessage::Fetch { digest, offset } = request else { unreachable!() };
+            let end = (offset + CHUNK).min(archive.len() as u64);
+            fetch
+                .received(&digest, offset, archive.len() as u64, archive[offset as usize..end as usize].to_vec())
+                .unwrap();
+        }
+        serve(&mut fetch, &archive, |_, _| {}).unwrap();
+        assert!(fetch.is_done());
+        assert_eq!(fetch.downloaded(), [offer.package.clone()]);
+        let ready = fetch.into_ready();
+        assert_eq!(ready[0].name, "hud");
+        assert!(ready[0].dir.starts_with(cache.path()));
+        // Found again in the cache, and not fetched; nor when this client has the same plugin itself.
+        let again = Fetch::plan(&content(&offer), |_| None, &sync(&key, cache.path())).unwrap();
+        assert!(again.is_done() && again.downloaded().is_empty());
+        let digest = offer.package.digest.clone();
+        let local =
+            Fetch::plan(&content(&offer), |_| Some(digest.clone()), &sync(&key, tempfile::tempdir().unwrap().path()));
+        assert!(local.unwrap().into_ready().is_empty(), "its own copy is used");
+    }
+
+    #[test]
+    fn tampered_misplaced_and_oversized_packages_are_refused_and_nothing_is_cached() {
+        let key = SecretKey::generate();
+        let (offer, archive, _dir) = offered(&key);
+        let cache = tempfile::tempdir().unwrap();
+        let plan = || Fetch::plan(&content(&offer), |_| None, &sync(&key, cache.path())).unwrap();
+
+        let mut fetch = plan();
+        let error = serve(&mut fetch, &archive, |offset, bytes| {
+            if offset == CHUNK {
+                bytes[100] ^= 1;
+            }
+        })
+        .unwrap_err();
+        assert!(error.contains("refused") && error.contains("tampered"), "{error}");
+        assert!(!cache.path().join("plugins").exists(), "nothing half installed");
+
+        let mut fetch = plan();
+        let requests = fetch.requests();
+        let ClientMessage::Fetch { digest, .. } = &requests[0] else { unreachable!() };
+        let error = fetch.received(digest, CHUNK, archive.len() as u64, vec![0; 10]).unwrap_err();
+        assert!(error.contains("not the one asked for"), "{error}");
+
+        let small = ModSync { max_package_bytes: 1000, ..sync(&key, cache.path()) };
+        let error = Fetch::plan(&content(&offer), |_| None, &small).unwrap_err();
+        assert!(error.contains("over this client's limit of 1000"), "{error}");
+        let unsigned = PackageOffer { signature: None, ..offer.clone() };
+        let error = Fetch::plan(&content(&unsigned), |_| None, &sync(&key, cache.path())).unwrap_err();
+        assert!(error.contains("refused plugin hud 1.0.0") && error.contains("unsigned"), "{error}");
+        let any = ModSync { policy: FetchPolicy::Any, ..sync(&key, cache.path()) };
+        assert!(Fetch::plan(&content(&unsigned), |_| None, &any).is_ok(), "anyone's, when the client says so");
+    }
+}

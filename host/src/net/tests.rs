@@ -126,6 +126,7 @@ impl Client {
                     }
                 }
                 ServerMessage::Refused { reason } => panic!("refused: {reason}"),
+                ServerMessage::Chunk { .. } => panic!("a package chunk nobody asked for"),
             }
         }
         if let Some(replication) = &mut self.replication {
@@ -195,7 +196,7 @@ fn play(seed: u64, conditions: Conditions) -> (Server, Vec<Client>) {
     server_world.start_journal();
     std::mem::forget(server_world.add_component_request(OwnerId::HOST, "Pawn", "Armor", RequestFlags::default()));
     let mut server = Server { world: server_world, replication: ServerReplication::new(), transport: network.server() };
-    let experience = server.replication.set_experience("test.toml");
+    let experience = server.replication.set_experience("test.toml", None);
     server.send(experience);
     let mut clients = vec![Client::new(&network), Client::new(&network)];
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
