@@ -40,6 +40,7 @@ fn frame_cost(c: &mut Criterion) {
         plugin_dirs: vec![plugins.path().to_path_buf()],
         runtime: RuntimeConfig { max_instances: INSTANCES as u32 + 8, ..runtime_config(Some(cache.path())) },
         manager: trusted(),
+        ..SessionOptions::default()
     })
     .unwrap();
     let mut manager = session.create_world("bench", NetMode::Standalone);

@@ -49,6 +49,7 @@ fn main() {
                     ..RuntimeConfig::default()
                 },
                 manager: trusted(),
+                ..SessionOptions::default()
             })
             .unwrap()
         };

@@ -33,6 +33,7 @@ fn custom_session(
         plugin_dirs: vec![plugins.path().to_path_buf()],
         runtime: runtime_config(None),
         manager: trusted(),
+        ..SessionOptions::default()
     };
     runtime(&mut options.runtime);
     manager(&mut options.manager);

@@ -373,7 +373,7 @@ mod tests {
         }
         serve(&mut fetch, &archive, |_, _| {}).unwrap();
         assert!(fetch.is_done());
-        assert_eq!(fetch.downloaded(), [offer.package.clone()]);
+        assert_eq!(fetch.downloaded(), std::slice::from_ref(&offer.package));
         let ready = fetch.into_ready();
         assert_eq!(ready[0].name, "hud");
         assert!(ready[0].dir.starts_with(cache.path()));

@@ -51,8 +51,8 @@ pub enum SignatureError {
     #[error("the signature is not 64 bytes of base64")]
     Malformed,
     /// The key did not sign this package (tampered with, or signed for another).
-    #[error("the signature by {publisher:?} does not match {name} {version} ({digest})")]
-    Mismatch { publisher: String, name: String, version: String, digest: String },
+    #[error("the signature by {publisher:?} does not match the package (tampered with, or signed for another)")]
+    Mismatch { publisher: String },
     /// A secret key file that is not one.
     #[error("secret key file: {0}")]
     BadSecretKey(String),
@@ -104,14 +104,9 @@ impl Signature {
             base64::engine::general_purpose::STANDARD.decode(&self.signature).map_err(|_| SignatureError::Malformed)?;
         let bytes: [u8; ed25519_dalek::SIGNATURE_LENGTH] = bytes.try_into().map_err(|_| SignatureError::Malformed)?;
         let signature = ed25519_dalek::Signature::from_bytes(&bytes);
-        key.0.verify_strict(&statement(&self.publisher, package), &signature).map_err(|_| {
-            SignatureError::Mismatch {
-                publisher: self.publisher.clone(),
-                name: package.name.clone(),
-                version: package.version.clone(),
-                digest: package.digest.clone(),
-            }
-        })?;
+        key.0
+            .verify_strict(&statement(&self.publisher, package), &signature)
+            .map_err(|_| SignatureError::Mismatch { publisher: self.publisher.clone() })?;
         Ok(key)
     }
 }
