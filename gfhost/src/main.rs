@@ -10,6 +10,7 @@ mod pace;
 mod packages;
 mod play;
 mod progress;
+mod registry;
 mod template;
 
 use std::io::IsTerminal;
@@ -246,14 +247,30 @@ enum Command {
         #[arg(long, default_value = ".")]
         out: PathBuf,
     },
-    /// Install a package file into a plugin directory, if its publisher is trusted (`[publishers]` in the
-    /// configuration); a plugin already there of that name is replaced.
+    /// Install a package into a plugin directory, if its publisher is trusted (`[publishers]` in the
+    /// configuration); a plugin already there of that name is replaced. From a registry, the version is
+    /// recorded in the lock file; with no package, exactly what the lock file lists is installed.
     Install {
-        /// The package file.
-        package: PathBuf,
+        /// A package file, or NAME@RANGE from --registry (a Cargo-style semver range: `lyra@^1.2`,
+        /// `lyra@=1.2.3`; `lyra` alone is the newest). None: everything the lock file lists.
+        package: Option<String>,
         /// The plugin directory to install into [default: the first --plugins directory].
         #[arg(long)]
         into: Option<PathBuf>,
+        /// The OCI registry and namespace to install from: host[:port]/namespace.
+        #[arg(long)]
+        registry: Option<String>,
+        /// The lock file recording what was installed from registries.
+        #[arg(long, default_value = "gfhost.lock")]
+        lock: PathBuf,
+    },
+    /// Publish a package file to an OCI registry, as NAMESPACE/NAME:VERSION (with its signature beside it).
+    Publish {
+        /// The package file (see `gfhost pack`).
+        package: PathBuf,
+        /// The OCI registry and namespace: host[:port]/namespace.
+        #[arg(long)]
+        registry: String,
     },
     /// Make a publisher key: writes the secret key (PKCS#8 PEM) and prints the public key for hosts to trust.
     Keygen {
@@ -457,10 +474,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let (name, plugin_dirs) = plugin_and_dirs(&plugin, cli.plugin_dirs)?;
             packages::pack(&name, &plugin_dirs, key.as_deref(), publisher.as_deref(), &out)
         }
-        Command::Install { package, into } => {
+        Command::Install { package, into, registry, lock } => {
             let into = into.or_else(|| cli.plugin_dirs.first().cloned()).unwrap_or_else(|| PathBuf::from("plugins"));
-            packages::install(&package, &into, &config.trust)
+            match package {
+                Some(file) if Path::new(&file).is_file() => packages::install(Path::new(&file), &into, &config.trust),
+                Some(spec) => packages::install_from_registry(&spec, registry.as_deref(), &into, &lock, &config.trust),
+                None => packages::install_locked(&lock, &into, &config.trust),
+            }
         }
+        Command::Publish { package, registry } => packages::publish(&package, &registry),
         Command::Keygen { out } => packages::keygen(&out),
         Command::New { name, lang, dir } => {
             let parent = dir.or_else(|| cli.plugin_dirs.first().cloned()).unwrap_or_else(|| PathBuf::from("plugins"));

@@ -1,13 +1,17 @@
-//! `gfhost keygen`, `pack` and `install`: plugins as signed package files (see the library's `package`).
+//! `gfhost keygen`, `pack`, `publish` and `install`: plugins as signed package files and in OCI registries
+//! (see the library's `package`), with a lock file of what was installed.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
+use gamefeature_host::package::lock::{LockFile, Locked};
 use gamefeature_host::package::{
-    archive, install as installing, Package, PackageLimits, SecretKey, TrustPolicy, Verdict,
+    archive, install as installing, Package, PackageLimits, SecretKey, Signature, TrustPolicy, Verdict,
 };
+
+use crate::registry::Registry;
 
 /// Writes a new publisher key to `out` (readable by its owner only) and prints its public key.
 pub fn keygen(out: &Path) -> Result<ExitCode> {
@@ -76,25 +80,120 @@ pub fn pack(
     Ok(ExitCode::SUCCESS)
 }
 
+/// Reads the package file at `path`.
+fn read_package(path: &Path) -> Result<(Package, Option<Signature>)> {
+    let file = gamefeature_host::files::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    archive::read(std::io::BufReader::new(file), PackageLimits::default())
+        .with_context(|| format!("{}: refused", path.display()))
+}
+
 /// Installs the package file at `path` into the plugin directory `into`, if `trust` accepts it.
 pub fn install(path: &Path, into: &Path, trust: &TrustPolicy) -> Result<ExitCode> {
-    let file = gamefeature_host::files::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let (package, signature) = archive::read(std::io::BufReader::new(file), PackageLimits::default())
-        .with_context(|| format!("{}: refused", path.display()))?;
-    let (folder, verdict) = installing::install(&package, signature.as_ref(), into, trust)
-        .with_context(|| format!("{}: refused", path.display()))?;
-    let from = match verdict {
-        Verdict::Trusted { publisher, .. } => format!("published by {publisher}"),
-        Verdict::AllowedUntrusted => "from a publisher not trusted (allowed by [packages] allow-untrusted)".into(),
-    };
-    println!(
-        "installed {} {} ({}) into {}, {from}",
-        package.name(),
-        package.version(),
-        package.digest(),
-        folder.display()
-    );
+    let (package, signature) = read_package(path)?;
+    let what = path.display().to_string();
+    install_package(&package, signature.as_ref(), into, trust, &what)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Installs `package` (from `what`) once `trust` accepts it; returns the publisher it was trusted as.
+fn install_package(
+    package: &Package,
+    signature: Option<&Signature>,
+    into: &Path,
+    trust: &TrustPolicy,
+    what: &str,
+) -> Result<Option<String>> {
+    let (folder, verdict) =
+        installing::install(package, signature, into, trust).with_context(|| format!("{what}: refused"))?;
+    let (from, publisher) = match verdict {
+        Verdict::Trusted { publisher, .. } => (format!("published by {publisher}"), Some(publisher)),
+        Verdict::AllowedUntrusted => {
+            ("from a publisher not trusted (allowed by [packages] allow-untrusted)".to_string(), None)
+        }
+    };
+    let (name, version, digest) = (package.name(), package.version(), package.digest());
+    println!("installed {name} {version} ({digest}) into {}, {from}", folder.display());
+    Ok(publisher)
+}
+
+/// Publishes the package file at `path` to `registry`.
+pub fn publish(path: &Path, registry: &str) -> Result<ExitCode> {
+    let (package, signature) = read_package(path)?;
+    let registry = Registry::new(registry)?;
+    let url = block_on(registry.publish(&package, signature.as_ref()))?;
+    let signed = if signature.is_some() { "signed" } else { "unsigned" };
+    println!("published {} {} ({}, {signed}) as {url}", package.name(), package.version(), package.digest());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Installs NAME@RANGE from `registry` and records it in the lock file.
+pub fn install_from_registry(
+    spec: &str,
+    registry: Option<&str>,
+    into: &Path,
+    lock_path: &Path,
+    trust: &TrustPolicy,
+) -> Result<ExitCode> {
+    let Some(registry) = registry else {
+        bail!(
+            "{spec:?} is not a package file; to install it from a registry, name one with --registry \
+             host:port/namespace"
+        );
+    };
+    let (name, range) = spec.split_once('@').unwrap_or((spec, "*"));
+    let range: semver::VersionReq =
+        range.parse().with_context(|| format!("{spec:?}: {range:?} is not a semver range (e.g. ^1.2)"))?;
+    let mut lock = LockFile::read(lock_path).map_err(anyhow::Error::msg)?;
+    let registry = Registry::new(registry)?;
+    let (package, signature) = block_on(async {
+        let version = registry.resolve(name, &range).await?;
+        registry.pull(name, &version.to_string(), None).await
+    })?;
+    let what = format!("{name} {} from {}", package.version(), registry.location());
+    let publisher = install_package(&package, signature.as_ref(), into, trust, &what)?;
+    lock.record(Locked {
+        name: package.name().to_string(),
+        version: package.version().to_string(),
+        digest: package.digest().to_string(),
+        publisher,
+        source: registry.location(),
+    });
+    lock.write(lock_path).map_err(anyhow::Error::msg)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Installs exactly what the lock file lists: each package by digest, from where it came, by the publisher
+/// recorded.
+pub fn install_locked(lock_path: &Path, into: &Path, trust: &TrustPolicy) -> Result<ExitCode> {
+    let lock = LockFile::read(lock_path).map_err(anyhow::Error::msg)?;
+    if lock.packages.is_empty() {
+        bail!("{} lists no packages: install one with `gfhost install NAME@RANGE --registry …`", lock_path.display());
+    }
+    for locked in &lock.packages {
+        let registry = Registry::new(&locked.source)?;
+        let (package, signature) = block_on(registry.pull(&locked.name, &locked.version, Some(&locked.digest)))?;
+        let what = format!("{} {} ({}) from {}", locked.name, locked.version, locked.digest, locked.source);
+        if package.digest() != locked.digest || package.version() != locked.version {
+            bail!("{what}: refused: the registry served {} {} instead", package.version(), package.digest());
+        }
+        let checked = trust.check(package.summary(), signature.as_ref()).with_context(|| format!("{what}: refused"))?;
+        let publisher = match checked {
+            Verdict::Trusted { publisher, .. } => Some(publisher),
+            Verdict::AllowedUntrusted => None,
+        };
+        if publisher != locked.publisher {
+            let locked_by = locked.publisher.as_deref().unwrap_or("nobody");
+            bail!("{what}: refused: the lock file says it was published by {locked_by}, not {publisher:?}");
+        }
+        install_package(&package, signature.as_ref(), into, trust, &what)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs a registry request to its end.
+fn block_on<T>(future: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().context("starting tokio")?;
+    runtime.block_on(future)
 }
 
 /// The folder of the plugin `name` in `plugin_dirs`.

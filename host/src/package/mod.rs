@@ -25,6 +25,7 @@
 pub mod archive;
 mod contents;
 pub mod install;
+pub mod lock;
 pub mod signing;
 pub mod trust;
 

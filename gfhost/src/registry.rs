@@ -1,0 +1,218 @@
+//! Plugin packages in an OCI registry (oci-client): `gfhost publish` pushes a package as
+//! `REGISTRY/NAMESPACE/NAME:VERSION`, byte for byte, so its digest is the same everywhere; `gfhost install
+//! NAME@RANGE` picks the newest version tag in the range and pulls it, each blob checked against its digest.
+//!
+//! A signature travels as an artifact of its own tagged `sha256-<hex>.sig` beside the package (cosign's tag
+//! convention, which registries without the OCI 1.1 referrers API, such as distribution 2.8, serve), with the
+//! package's manifest as its `subject`.
+
+use std::collections::BTreeMap;
+
+use anyhow::{anyhow, bail, Context, Result};
+use futures_util::StreamExt;
+use gamefeature_host::package::{Package, PackageLimits, Signature, MANIFEST_MEDIA_TYPE};
+use oci_client::client::{ClientConfig, ClientProtocol};
+use oci_client::secrets::RegistryAuth;
+use oci_client::{Client, Reference};
+
+/// The media type of a signature artifact and of its one layer.
+const SIGNATURE_MEDIA_TYPE: &str = "application/vnd.gamefeature.signature.v1+json";
+/// The OCI empty config (`{}`), for artifacts with nothing to configure.
+const EMPTY_MEDIA_TYPE: &str = "application/vnd.oci.empty.v1+json";
+
+/// A registry and namespace: `host[:port]/namespace`.
+pub struct Registry {
+    client: Client,
+    registry: String,
+    namespace: String,
+}
+
+impl Registry {
+    /// The registry at `location` (`host[:port]/namespace`). Registries on this machine (`localhost`,
+    /// `127.0.0.1`, `[::1]`) are spoken to over plain HTTP, every other over HTTPS.
+    pub fn new(location: &str) -> Result<Registry> {
+        let (registry, namespace) = location
+            .split_once('/')
+            .filter(|(registry, namespace)| !registry.is_empty() && !namespace.is_empty())
+            .ok_or_else(|| {
+                anyhow!("registry {location:?}: expected host[:port]/namespace, e.g. 127.0.0.1:5000/studio")
+            })?;
+        // reqwest is built without a TLS provider of its own: the one the host already uses serves it.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let host = registry.rsplit_once(':').map_or(registry, |(host, _)| host);
+        let local = ["localhost", "127.0.0.1", "[::1]"].contains(&host);
+        let protocol = if local { ClientProtocol::Http } else { ClientProtocol::Https };
+        let client = Client::new(ClientConfig { protocol, ..ClientConfig::default() });
+        Ok(Registry { client, registry: registry.to_string(), namespace: namespace.to_string() })
+    }
+
+    /// `host[:port]/namespace`, as lock files record it.
+    pub fn location(&self) -> String {
+        format!("{}/{}", self.registry, self.namespace)
+    }
+
+    fn reference(&self, name: &str, tag: &str) -> Reference {
+        Reference::with_tag(self.registry.clone(), format!("{}/{name}", self.namespace), tag.to_string())
+    }
+
+    fn by_digest(&self, name: &str, digest: &str) -> Reference {
+        Reference::with_digest(self.registry.clone(), format!("{}/{name}", self.namespace), digest.to_string())
+    }
+
+    /// Pushes `package` (and its signature) under its version's tag.
+    pub async fn publish(&self, package: &Package, signature: Option<&Signature>) -> Result<String> {
+        let reference = self.reference(package.name(), package.version());
+        for (digest, bytes) in package.blobs() {
+            self.client
+                .push_blob(&reference, bytes.to_vec(), digest)
+                .await
+                .with_context(|| format!("pushing blob {digest} to {}", self.location()))?;
+        }
+        let content_type = MANIFEST_MEDIA_TYPE.parse().expect("a media type is a header value");
+        let url = self
+            .client
+            .push_manifest_raw(&reference, package.manifest_bytes().to_vec(), content_type)
+            .await
+            .with_context(|| format!("pushing the manifest of {} {}", package.name(), package.version()))?;
+        if let Some(signature) = signature {
+            self.publish_signature(package, signature).await?;
+        }
+        Ok(url)
+    }
+
+    async fn publish_signature(&self, package: &Package, signature: &Signature) -> Result<()> {
+        let tag = signature_tag(package.digest());
+        let reference = self.reference(package.name(), &tag);
+        let layer = serde_json::to_vec(signature).expect("a signature always serializes");
+        let layer_digest = gamefeature_host::package::sha256_digest(&layer);
+        let empty = b"{}".to_vec();
+        let empty_digest = gamefeature_host::package::sha256_digest(&empty);
+        for (bytes, digest) in [(layer.clone(), &layer_digest), (empty, &empty_digest)] {
+            self.client.push_blob(&reference, bytes, digest).await.context("pushing the signature")?;
+        }
+        let manifest = serde_json::json!({
+            "schemaVersion": 2,
+            "mediaType": MANIFEST_MEDIA_TYPE,
+            "artifactType": SIGNATURE_MEDIA_TYPE,
+            "config": { "mediaType": EMPTY_MEDIA_TYPE, "digest": empty_digest, "size": 2 },
+            "layers": [{ "mediaType": SIGNATURE_MEDIA_TYPE, "digest": layer_digest, "size": layer.len() }],
+            "subject": {
+                "mediaType": MANIFEST_MEDIA_TYPE,
+                "digest": package.digest(),
+                "size": package.manifest_bytes().len(),
+            },
+        });
+        let content_type = MANIFEST_MEDIA_TYPE.parse().expect("a media type is a header value");
+        self.client
+            .push_manifest_raw(&reference, serde_json::to_vec(&manifest)?, content_type)
+            .await
+            .context("pushing the signature's manifest")?;
+        Ok(())
+    }
+
+    /// The versions of `name` the registry holds, oldest first.
+    pub async fn versions(&self, name: &str) -> Result<Vec<semver::Version>> {
+        let reference = self.reference(name, "latest");
+        let tags = self
+            .client
+            .list_tags(&reference, &RegistryAuth::Anonymous, None, None)
+            .await
+            .with_context(|| format!("{name} is not in {}", self.location()))?;
+        let mut versions: Vec<semver::Version> = tags.tags.iter().filter_map(|t| t.parse().ok()).collect();
+        versions.sort();
+        Ok(versions)
+    }
+
+    /// The newest version of `name` that `range` allows.
+    pub async fn resolve(&self, name: &str, range: &semver::VersionReq) -> Result<semver::Version> {
+        let versions = self.versions(name).await?;
+        match versions.iter().rev().find(|v| range.matches(v)) {
+            Some(version) => Ok(version.clone()),
+            None => {
+                let held: Vec<String> = versions.iter().map(|v| v.to_string()).collect();
+                let held = if held.is_empty() { "none".to_string() } else { held.join(", ") };
+                bail!("{name}@{range} is not in {}: it holds versions {held}", self.location())
+            }
+        }
+    }
+
+    /// Pulls `name` at `version` (or, with `digest`, exactly that package), each blob checked against its
+    /// digest, with its signature if it has one.
+    pub async fn pull(&self, name: &str, version: &str, digest: Option<&str>) -> Result<(Package, Option<Signature>)> {
+        let reference = match digest {
+            Some(digest) => self.by_digest(name, digest),
+            None => self.reference(name, version),
+        };
+        let (manifest, _) = self
+            .client
+            .pull_manifest_raw(&reference, &RegistryAuth::Anonymous, &[MANIFEST_MEDIA_TYPE])
+            .await
+            .with_context(|| format!("{name} {version} is not in {}", self.location()))?;
+        let limits = PackageLimits::default();
+        let parsed: serde_json::Value = serde_json::from_slice(&manifest).context("its manifest is not JSON")?;
+        let descriptors = std::iter::once(&parsed["config"]).chain(parsed["layers"].as_array().into_iter().flatten());
+        let mut blobs = BTreeMap::new();
+        let mut total = 0u64;
+        for descriptor in descriptors {
+            let (Some(digest), Some(size)) = (descriptor["digest"].as_str(), descriptor["size"].as_u64()) else {
+                bail!("{name} {version}: its manifest names a blob without a digest or size");
+            };
+            total = total.saturating_add(size);
+            if total > limits.max_bytes {
+                bail!("{name} {version} is over {} bytes", limits.max_bytes);
+            }
+            let bytes = self.pull_blob(&reference, digest, size).await?;
+            blobs.insert(digest.to_string(), bytes);
+        }
+        let package = Package::from_parts(manifest.to_vec(), blobs, limits)
+            .with_context(|| format!("{name} {version} from {} refused", self.location()))?;
+        if package.name() != name {
+            bail!("{} refused: {name} {version} holds plugin {:?}", self.location(), package.name());
+        }
+        let signature = self.pull_signature(&package).await?;
+        Ok((package, signature))
+    }
+
+    /// A blob, read up to its declared size (more is refused rather than read).
+    async fn pull_blob(&self, reference: &Reference, digest: &str, size: u64) -> Result<Vec<u8>> {
+        let refused = || format!("blob {digest} from {} refused", self.location());
+        let mut stream = self.client.pull_blob_stream(reference, digest).await.with_context(refused)?;
+        let mut bytes = Vec::with_capacity(size.min(1 << 24) as usize);
+        while let Some(chunk) = stream.stream.next().await {
+            let chunk = chunk.with_context(refused)?;
+            if bytes.len() as u64 + chunk.len() as u64 > size {
+                bail!("{}: it is larger than its manifest says ({size} bytes)", refused());
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok(bytes)
+    }
+
+    /// The signature published beside `package`, if there is one.
+    async fn pull_signature(&self, package: &Package) -> Result<Option<Signature>> {
+        let reference = self.reference(package.name(), &signature_tag(package.digest()));
+        let Ok((manifest, _)) =
+            self.client.pull_manifest_raw(&reference, &RegistryAuth::Anonymous, &[MANIFEST_MEDIA_TYPE]).await
+        else {
+            return Ok(None);
+        };
+        let manifest: serde_json::Value = serde_json::from_slice(&manifest).context("a malformed signature")?;
+        let layer = &manifest["layers"][0];
+        let (Some(digest), Some(size)) = (layer["digest"].as_str(), layer["size"].as_u64()) else {
+            bail!("{} {}: a malformed signature artifact", package.name(), package.version());
+        };
+        if size > 64 << 10 {
+            bail!("{} {}: a signature of {size} bytes", package.name(), package.version());
+        }
+        let bytes = self.pull_blob(&reference, digest, size).await?;
+        if gamefeature_host::package::sha256_digest(&bytes) != digest {
+            bail!("{} {}: its signature blob does not match its digest", package.name(), package.version());
+        }
+        Ok(Some(serde_json::from_slice(&bytes).context("a malformed signature")?))
+    }
+}
+
+/// The tag a package's signature is published under (cosign's convention).
+fn signature_tag(digest: &str) -> String {
+    format!("{}.sig", digest.replacen(':', "-", 1))
+}

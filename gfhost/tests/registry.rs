@@ -1,0 +1,166 @@
+//! Packages through a real OCI registry (Debian's docker-registry, the CNCF distribution registry, started on
+//! loopback by the test): publish two versions, install by semver range with a lock file, reinstall exactly
+//! what the lock says, and refuse a missing version, a tampered blob and an untrusted publisher by name.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use common::{gfhost_configured, repository_config};
+use gamefeature_plugin_artifacts::*;
+
+/// A registry process on a free loopback port, storing into a temporary folder; stopped when dropped.
+struct TestRegistry {
+    child: Child,
+    port: u16,
+    storage: tempfile::TempDir,
+}
+
+impl TestRegistry {
+    fn start() -> TestRegistry {
+        let storage = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let config = storage.path().join("config.yml");
+        let root = storage.path().join("store");
+        let yaml = format!(
+            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n",
+            root.display()
+        );
+        std::fs::write(&config, yaml).unwrap();
+        let child = Command::new("docker-registry")
+            .arg("serve")
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("docker-registry is not installed: run ./dev setup");
+        let registry = TestRegistry { child, port, storage };
+        // Bounded: a registry that never answers fails the test rather than hanging it.
+        for _ in 0..600 {
+            if ureq::get(&format!("http://127.0.0.1:{port}/v2/")).call().is_ok() {
+                return registry;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("the registry never answered on port {port}");
+    }
+
+    fn location(&self) -> String {
+        format!("127.0.0.1:{}/studio", self.port)
+    }
+
+    /// The file holding the blob of `digest` in the registry's storage.
+    fn blob_file(&self, digest: &str) -> PathBuf {
+        let hex = digest.trim_start_matches("sha256:");
+        self.storage.path().join(format!("store/docker/registry/v2/blobs/sha256/{}/{hex}/data", &hex[..2]))
+    }
+}
+
+impl Drop for TestRegistry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn run(mut command: Command) -> (bool, String) {
+    let output = command.output().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    (output.status.success(), text)
+}
+
+fn installed_digest(plugins: &Path, name: &str) -> String {
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(plugins.join(name).join(".gfpackage.json")).unwrap()).unwrap();
+    record["package"]["digest"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn publish_install_by_range_lock_and_reinstall_exactly_against_a_real_registry() {
+    let registry = TestRegistry::start();
+    let work = tempfile::tempdir().unwrap();
+    let built = PluginDir::with(&[LYRA_CHARACTER]);
+    let cache = shared_cache();
+    let plain = work.path().join("plain.toml");
+    std::fs::write(&plain, repository_config()).unwrap();
+    let gfhost = |config: &Path| {
+        let mut command = gfhost_configured(built.path(), &cache, config);
+        command.current_dir(work.path());
+        command
+    };
+
+    // The studio's key, and two versions of lyra-character signed with it.
+    let mut keygen = gfhost(&plain);
+    keygen.arg("keygen").arg(work.path().join("studio.pem"));
+    let (ok, text) = run(keygen);
+    assert!(ok, "{text}");
+    let key = text.lines().find_map(|l| l.strip_prefix("public key: ")).unwrap().to_string();
+    let studio = work.path().join("studio.toml");
+    std::fs::write(&studio, format!("{}\n[publishers.studio]\nkey = \"{key}\"\n", repository_config())).unwrap();
+    let newer = work.path().join("newer/lyra-character");
+    std::fs::create_dir_all(&newer).unwrap();
+    for entry in std::fs::read_dir(built.folder(&LYRA_CHARACTER)).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), newer.join(entry.file_name())).unwrap();
+    }
+    let manifest = std::fs::read_to_string(newer.join("plugin.toml")).unwrap();
+    std::fs::write(newer.join("plugin.toml"), manifest.replace("version = \"0.1.0\"", "version = \"0.2.0\"")).unwrap();
+    for folder in [built.folder(&LYRA_CHARACTER), newer] {
+        let mut pack = gfhost(&plain);
+        pack.arg("pack").arg(folder).arg("--key").arg(work.path().join("studio.pem")).args(["--out", "packages"]);
+        let (ok, text) = run(pack);
+        assert!(ok, "{text}");
+    }
+    for version in ["0.1.0", "0.2.0"] {
+        let mut publish = gfhost(&plain);
+        publish.arg("publish").arg(format!("packages/lyra-character-{version}.gfpkg"));
+        publish.args(["--registry", &registry.location()]);
+        let (ok, text) = run(publish);
+        assert!(ok && text.contains(&format!("published lyra-character {version}")), "{text}");
+    }
+
+    let install = |config: &Path, spec: Option<&str>, into: &str| {
+        let mut command = gfhost(config);
+        command.arg("install");
+        if let Some(spec) = spec {
+            command.arg(spec).args(["--registry", &registry.location()]);
+        }
+        command.args(["--into", into]);
+        run(command)
+    };
+    // By range: the newest version the range allows, recorded in the lock file.
+    let (ok, text) = install(&studio, Some("lyra-character@^0.1"), "server-plugins");
+    assert!(ok && text.contains("installed lyra-character 0.1.0") && text.contains("published by studio"), "{text}");
+    let lock = std::fs::read_to_string(work.path().join("gfhost.lock")).unwrap();
+    assert!(lock.contains("version = \"0.1.0\"") && lock.contains("publisher = \"studio\""), "{lock}");
+    let (ok, text) = install(&studio, Some("lyra-character@>=0.1"), "server-plugins");
+    assert!(ok && text.contains("installed lyra-character 0.2.0"), "{text}");
+    let tested = installed_digest(&work.path().join("server-plugins"), "lyra-character");
+
+    // Another machine installs exactly what the lock file says.
+    let (ok, text) = install(&studio, None, "fleet-plugins");
+    assert!(ok, "{text}");
+    assert_eq!(installed_digest(&work.path().join("fleet-plugins"), "lyra-character"), tested);
+
+    // A version the registry does not hold is named, with those it holds.
+    let (ok, text) = install(&studio, Some("lyra-character@^9"), "server-plugins");
+    assert!(
+        !ok && text.contains("lyra-character@^9 is not in") && text.contains("holds versions 0.1.0, 0.2.0"),
+        "{text}"
+    );
+    // A host that does not trust the studio refuses its package.
+    let (ok, text) = install(&plain, Some("lyra-character@^0.2"), "stranger-plugins");
+    assert!(!ok && text.contains("does not trust"), "{text}");
+    assert!(!work.path().join("stranger-plugins/lyra-character").exists());
+
+    // A blob changed in the registry's storage is refused, and what was installed stays.
+    let component = std::fs::read(work.path().join("server-plugins/lyra-character/lyra_character.wasm")).unwrap();
+    let blob = registry.blob_file(&gamefeature_host::package::sha256_digest(&component));
+    let mut bytes = std::fs::read(&blob).unwrap();
+    bytes[1000] ^= 0x55;
+    std::fs::write(&blob, bytes).unwrap();
+    let (ok, text) = install(&studio, None, "fleet-plugins");
+    assert!(!ok && text.contains("refused"), "{text}");
+    assert_eq!(installed_digest(&work.path().join("fleet-plugins"), "lyra-character"), tested);
+}
