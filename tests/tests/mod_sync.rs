@@ -39,7 +39,7 @@ struct Served {
     server: GameServer,
     notes: Vec<ServerNote>,
     _session: Session,
-    _installed: tempfile::TempDir,
+    installed: tempfile::TempDir,
     _experiences: ExperienceDir,
 }
 
@@ -59,7 +59,7 @@ async fn serve_signed(key: &SecretKey) -> Served {
     let mut server =
         GameServer::new(manager, Box::new(network.server()), ServerOptions { tick_rate: 30, ..Default::default() });
     server.load(&experiences.path().join("default.toml")).await.unwrap();
-    Served { network, server, notes: Vec::new(), _session: session, _installed: installed, _experiences: experiences }
+    Served { network, server, notes: Vec::new(), _session: session, installed, _experiences: experiences }
 }
 
 /// A client world with an empty plugin folder and an empty experience folder.
@@ -169,4 +169,42 @@ async fn a_client_refuses_packages_it_may_not_fetch_naming_them_on_both_sides() 
         join(&served, |cache| ModSync { policy: FetchPolicy::Never, ..ModSync::new(cache, trusting(&key)) }, None);
     let error = play(&mut served, &mut never, 100, loaded).await.unwrap_err().to_string();
     assert!(error.contains("is not installed here, and this client fetches no plugins"), "{error}");
+}
+
+#[tokio::test]
+async fn a_plugin_reloaded_on_the_server_runs_in_its_new_version_on_the_client_without_reconnecting() {
+    let key = SecretKey::generate();
+    let mut served = serve_signed(&key).await;
+    let mut joiner = join(&served, |cache| ModSync::new(cache, trusting(&key)), None);
+    play(&mut served, &mut joiner, 600, loaded).await.unwrap();
+    let me = joiner.client.id();
+
+    // The studio ships score-keeper 0.1.1; the server installs it and hot-reloads it.
+    let source = tempfile::tempdir().unwrap();
+    let built = PluginDir::with(&[SCORE_KEEPER]);
+    let folder = source.path().join("score-keeper");
+    std::fs::create_dir(&folder).unwrap();
+    for entry in std::fs::read_dir(built.folder(&SCORE_KEEPER)).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), folder.join(entry.file_name())).unwrap();
+    }
+    let manifest = std::fs::read_to_string(folder.join("plugin.toml")).unwrap();
+    std::fs::write(folder.join("plugin.toml"), manifest.replace("version = \"0.1.0\"", "version = \"0.1.1\"")).unwrap();
+    let package = Package::from_folder(&folder).unwrap();
+    let signature = key.sign("studio", package.summary());
+    install::install(&package, Some(&signature), served.installed.path(), &trusting(&key)).unwrap();
+    let said = served.server.reload("score-keeper").await.unwrap();
+    assert!(said.contains("0.1.0 -> 0.1.1"), "{said}");
+
+    // Within a few frames the client runs 0.1.1, fetched and checked like any package, on the same connection.
+    let version = |j: &Joiner| j.session.features().manifest("score-keeper").map(|m| m.version.clone());
+    play(&mut served, &mut joiner, 100, |j| version(j).as_deref() == Some("0.1.1")).await.unwrap();
+    assert_eq!(joiner.client.id(), me, "the same connection");
+    assert!(joiner.client.manager().live_features().contains(&"score-keeper".to_string()));
+    let dir = joiner.session.features().manifest("score-keeper").unwrap().dir.clone();
+    assert!(dir.to_string_lossy().contains(&package.digest().replace(':', "-")), "{}", dir.display());
+    assert_eq!(joiner.client.fetched().last(), Some(package.summary()));
+    // Play goes on: the replicated scores keep arriving and the client's plugins keep running.
+    let errors = joiner.client.manager().report().failures.clone();
+    assert!(errors.is_empty(), "{errors:?}");
 }

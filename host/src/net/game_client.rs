@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::mod_sync::{store_experience, Fetch, ModSync};
-use super::protocol::{decode, encode, ClientMessage, ExperienceContent, ServerMessage, Update, PROTOCOL_VERSION};
+use super::protocol::{
+    decode, encode, ClientMessage, ExperienceContent, PackageOffer, ServerMessage, Update, PROTOCOL_VERSION,
+};
 use super::transport::{Channel, ClientEvent, ClientTransport};
 use super::{BufferStats, ClientReplication, SessionEvent, IN_FLIGHT_PACKETS};
 use crate::experience::ExperienceManager;
@@ -43,6 +45,14 @@ pub enum ClientError {
     ModSync(String),
 }
 
+/// What a client fetches packages for.
+enum Purpose {
+    /// The experience it joins: updates are held until it has loaded.
+    Join { name: String, content: ExperienceContent },
+    /// A new version of a plugin it plays, hot-reloaded once fetched while play goes on.
+    Update { plugin: String },
+}
+
 /// Updates a client holds while it fetches plugins, at most: a server sending more is broken.
 pub const MAX_HELD_UPDATES: usize = 1 << 18;
 
@@ -54,8 +64,10 @@ pub struct GameClient {
     experiences: PathBuf,
     state: ClientState,
     mod_sync: Option<ModSync>,
-    /// The fetch in progress, with the experience (name, content) it is for.
-    fetching: Option<(Fetch, String, ExperienceContent)>,
+    /// The fetch in progress, with what it is for.
+    fetching: Option<(Fetch, Purpose)>,
+    /// New versions of plugins the server announced, waiting for the fetch in progress.
+    updates: VecDeque<PackageOffer>,
     /// Updates that arrived during the fetch, applied in order once the experience has loaded.
     held: VecDeque<(u64, Update)>,
     fetched: Vec<crate::package::PackageSummary>,
@@ -81,6 +93,7 @@ impl GameClient {
             state: ClientState::Connecting,
             mod_sync: None,
             fetching: None,
+            updates: VecDeque::new(),
             held: VecDeque::new(),
             fetched: Vec::new(),
         }
@@ -156,7 +169,7 @@ impl GameClient {
             }
             ServerMessage::Welcome { .. } => return Err(ClientError::Protocol("a second welcome".into())),
             ServerMessage::Refused { reason } => return Err(ClientError::Refused(reason)),
-            ServerMessage::Update { seq, update } if self.fetching.is_some() || !self.held.is_empty() => {
+            ServerMessage::Update { seq, update } if self.joining() || !self.held.is_empty() => {
                 if self.held.len() >= MAX_HELD_UPDATES {
                     return Err(ClientError::Protocol(format!("over {MAX_HELD_UPDATES} updates during a fetch")));
                 }
@@ -164,16 +177,17 @@ impl GameClient {
             }
             ServerMessage::Update { seq, update } => return self.apply(seq, update).await,
             ServerMessage::Mutations { packet, mutations } => {
-                // Values that overtook the welcome, or arrive while plugins are fetched, are dropped
-                // unacknowledged; the server sends them again.
-                if let (Some(replication), None) = (&mut self.replication, &self.fetching) {
+                // Values that overtook the welcome, or arrive while the experience's plugins are fetched, are
+                // dropped unacknowledged; the server sends them again.
+                let joining = self.joining();
+                if let (Some(replication), false) = (&mut self.replication, joining) {
                     let mut notes = Vec::new();
                     replication.apply_mutations(&mut world::lock(self.manager.world()), packet, mutations, &mut notes);
                     self.manager.notify_replicated(notes);
                 }
             }
             ServerMessage::Chunk { digest, offset, total, bytes } => {
-                let Some((fetch, _, _)) = &mut self.fetching else {
+                let Some((fetch, _)) = &mut self.fetching else {
                     return Err(ClientError::Protocol("a package chunk nobody asked for".into()));
                 };
                 fetch.received(&digest, offset, total, bytes).map_err(ClientError::ModSync)?;
@@ -197,17 +211,27 @@ impl GameClient {
         match event {
             Some(SessionEvent::Experience { name, content }) => match (content, self.mod_sync.clone()) {
                 (Some(content), Some(sync)) => {
-                    let features = self.manager.features().clone();
-                    let local_digest = |plugin: &str| {
-                        let manifest = features.manifest(plugin)?;
-                        Some(crate::package::Package::from_folder(&manifest.dir).ok()?.digest().to_string())
-                    };
-                    let fetch = Fetch::plan(&content, local_digest, &sync).map_err(ClientError::ModSync)?;
-                    self.fetching = Some((fetch, name, content));
+                    let fetch = Fetch::plan(&content, self.local_digests(), &sync).map_err(ClientError::ModSync)?;
+                    self.fetching = Some((fetch, Purpose::Join { name, content }));
                     self.continue_fetch().await?;
                 }
                 _ => self.load(&name).await?,
             },
+            Some(SessionEvent::Package(offer)) => {
+                if self.mod_sync.is_none() {
+                    let package = &offer.package;
+                    tracing::warn!(
+                        "the server plays {} {} now; this client keeps its own",
+                        package.name,
+                        package.version
+                    );
+                    return Ok(true);
+                }
+                self.updates.push_back(offer);
+                if self.fetching.is_none() {
+                    self.continue_fetch().await?;
+                }
+            }
             Some(SessionEvent::EndPlay(reason)) => {
                 self.end(&format!("the server ended play: {reason}")).await;
                 return Ok(false);
@@ -217,30 +241,93 @@ impl GameClient {
         Ok(true)
     }
 
-    /// Asks for the next chunks; once every plugin is ready, installs them in place of any local copies and
-    /// loads the experience from the files the server sent.
-    async fn continue_fetch(&mut self) -> Result<(), ClientError> {
-        let Some((fetch, _, _)) = &mut self.fetching else { return Ok(()) };
-        for request in fetch.requests() {
-            self.transport.send(Channel::Reliable, encode(&request));
+    /// Whether the client is fetching the plugins of the experience it joins (and so holds updates back).
+    fn joining(&self) -> bool {
+        matches!(self.fetching, Some((_, Purpose::Join { .. })))
+    }
+
+    /// The plugins this client has, by the digest of their package, for a fetch to leave out.
+    fn local_digests(&self) -> impl Fn(&str) -> Option<String> {
+        let features = self.manager.features().clone();
+        move |plugin: &str| {
+            let manifest = features.manifest(plugin)?;
+            Some(crate::package::Package::from_folder(&manifest.dir).ok()?.digest().to_string())
         }
-        if !fetch.is_done() {
+    }
+
+    /// Starts fetching the next new version the server announced, if there is one.
+    fn start_next_update(&mut self) -> Result<bool, ClientError> {
+        let (Some(offer), Some(sync)) = (self.updates.pop_front(), self.mod_sync.clone()) else { return Ok(false) };
+        let plugin = offer.package.name.clone();
+        let content = ExperienceContent { files: Vec::new(), packages: vec![offer] };
+        let fetch = Fetch::plan(&content, self.local_digests(), &sync).map_err(ClientError::ModSync)?;
+        self.fetching = Some((fetch, Purpose::Update { plugin }));
+        Ok(true)
+    }
+
+    /// Asks for the next chunks; once every plugin is ready, installs them in place of any local copies and
+    /// loads the experience from the files the server sent — or hot-reloads the plugin that has a new version
+    /// and goes on to the next.
+    async fn continue_fetch(&mut self) -> Result<(), ClientError> {
+        loop {
+            if self.fetching.is_none() && !self.start_next_update()? {
+                return Ok(());
+            }
+            let Some((fetch, _)) = &mut self.fetching else { return Ok(()) };
+            for request in fetch.requests() {
+                self.transport.send(Channel::Reliable, encode(&request));
+            }
+            if !fetch.is_done() {
+                return Ok(());
+            }
+            let (fetch, purpose) = self.fetching.take().expect("a fetch is in progress");
+            self.fetched.extend(fetch.downloaded().iter().cloned());
+            match purpose {
+                Purpose::Join { name, content } => {
+                    let sync = self.mod_sync.as_ref().expect("fetching needs mod sync");
+                    let features = self.manager.features().clone();
+                    for manifest in fetch.into_ready() {
+                        let failed = |e: crate::feature::FeatureError| ClientError::ModSync(e.to_string());
+                        if features.manifest(&manifest.name).is_some() {
+                            features.uninstall(&manifest.name).await.map_err(failed)?;
+                        }
+                        features.install(manifest).map_err(failed)?;
+                    }
+                    let path = store_experience(&sync.cache_dir, &content).map_err(ClientError::ModSync)?;
+                    let failed = |cause: String| ClientError::Experience { name: name.clone(), cause };
+                    self.manager.load(&path).await.map_err(|e| failed(e.to_string()))?;
+                }
+                Purpose::Update { plugin } => {
+                    // A failed reload leaves the old version running (or the plugin quarantined), as on the
+                    // server; play goes on.
+                    if let Err(e) = self.reload(&plugin, fetch.into_ready()).await {
+                        tracing::warn!("the server's new version of {plugin} could not be loaded here: {e}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Hot-reloads `plugin` from the folder fetched for it (or, when this client's own copy already is the new
+    /// version, from its own folder), keeping its state.
+    async fn reload(&mut self, plugin: &str, ready: Vec<crate::feature::PluginManifest>) -> Result<(), String> {
+        if !self.manager.live_features().iter().any(|f| f == plugin) {
             return Ok(());
         }
-        let (fetch, name, content) = self.fetching.take().expect("a fetch is in progress");
-        let sync = self.mod_sync.as_ref().expect("fetching needs mod sync");
-        let features = self.manager.features().clone();
-        self.fetched.extend(fetch.downloaded().iter().cloned());
-        for manifest in fetch.into_ready() {
-            let failed = |e: crate::feature::FeatureError| ClientError::ModSync(e.to_string());
-            if features.manifest(&manifest.name).is_some() {
-                features.uninstall(&manifest.name).await.map_err(failed)?;
+        let new = match ready.into_iter().next() {
+            Some(fetched) => {
+                let mut new =
+                    crate::experience::NewVersion::prepare_from(self.manager.features(), plugin, &fetched.dir)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                new.limit_permissions(&fetched.permissions);
+                new
             }
-            features.install(manifest).map_err(failed)?;
-        }
-        let path = store_experience(&sync.cache_dir, &content).map_err(ClientError::ModSync)?;
-        let failed = |cause: String| ClientError::Experience { name: name.clone(), cause };
-        self.manager.load(&path).await.map_err(|e| failed(e.to_string()))?;
+            None => crate::experience::NewVersion::prepare(self.manager.features(), plugin)
+                .await
+                .map_err(|e| e.to_string())?,
+        };
+        self.manager.apply_new_version(new).await.map_err(|e| e.to_string())?;
         Ok(())
     }
 

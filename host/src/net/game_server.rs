@@ -161,6 +161,16 @@ impl GameServer {
         Ok(())
     }
 
+    /// Hot-reloads `plugin` from its files as they are now, keeping its state, and offers its new version to
+    /// every client, which fetches and hot-reloads it in turn.
+    pub async fn reload(&mut self, plugin: &str) -> Result<String, String> {
+        let reloaded = self.manager.reload_feature(plugin).await.map_err(|e| e.to_string())?;
+        let offer = self.offers.pack(&self.manager, plugin)?;
+        let outgoing = self.replication.update_package(offer);
+        self.send(outgoing);
+        Ok(format!("{} reloaded: {} -> {}; clients follow", reloaded.plugin, reloaded.from, reloaded.to))
+    }
+
     pub fn manager(&self) -> &ExperienceManager {
         &self.manager
     }

@@ -56,19 +56,21 @@ impl Offers {
         let mut offers = Offers::default();
         let mut packages = Vec::new();
         for name in manager.played_plugins() {
-            let manifest = manager.features().manifest(&name).ok_or_else(|| format!("plugin {name:?} is gone"))?;
-            let package = Package::from_folder(&manifest.dir).map_err(|e| format!("plugin {name:?}: {e}"))?;
-            let record = provenance(&manifest.dir).ok().flatten();
-            let signature = record.filter(|r| &r.package == package.summary()).and_then(|r| r.signature);
-            let bytes = archive::write(&package, signature.as_ref());
-            packages.push(PackageOffer {
-                package: package.summary().clone(),
-                signature,
-                archive_size: bytes.len() as u64,
-            });
-            offers.archives.insert(package.digest().to_string(), Arc::new(bytes));
+            packages.push(offers.pack(manager, &name)?);
         }
         Ok((ExperienceContent { files, packages }, offers))
+    }
+
+    /// Packs the plugin `name` as it is now (after a reload, its new version) and offers it.
+    pub fn pack(&mut self, manager: &ExperienceManager, name: &str) -> Result<PackageOffer, String> {
+        let manifest = manager.features().manifest(name).ok_or_else(|| format!("plugin {name:?} is gone"))?;
+        let package = Package::from_folder(&manifest.dir).map_err(|e| format!("plugin {name:?}: {e}"))?;
+        let record = provenance(&manifest.dir).ok().flatten();
+        let signature = record.filter(|r| &r.package == package.summary()).and_then(|r| r.signature);
+        let bytes = archive::write(&package, signature.as_ref());
+        let offer = PackageOffer { package: package.summary().clone(), signature, archive_size: bytes.len() as u64 };
+        self.archives.insert(package.digest().to_string(), Arc::new(bytes));
+        Ok(offer)
     }
 
     /// The bytes of every archive offered.

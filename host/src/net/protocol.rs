@@ -74,6 +74,11 @@ pub enum Update {
         actor: ActorId,
         component: ComponentRef,
     },
+    /// A plugin the experience plays has a new version on the server (hot-reloaded there): fetch its package
+    /// as on joining, and hot-reload it, keeping its state.
+    Package {
+        offer: PackageOffer,
+    },
     /// The server ended play; the client ends its own and disconnects.
     EndPlay {
         reason: String,

@@ -21,6 +21,8 @@ pub const MAX_BUFFERED_PER_ACTOR: usize = 1_024;
 pub enum SessionEvent {
     /// Load this experience: the file of this name, or the content the server sent.
     Experience { name: String, content: Option<super::protocol::ExperienceContent> },
+    /// A plugin has a new version on the server.
+    Package(super::protocol::PackageOffer),
     /// The server ended play.
     EndPlay(String),
 }
@@ -104,6 +106,7 @@ impl ClientReplication {
         match update {
             Update::Experience { name, content } => return Ok(Some(SessionEvent::Experience { name, content })),
             Update::EndPlay { reason } => return Ok(Some(SessionEvent::EndPlay(reason))),
+            Update::Package { offer } => return Ok(Some(SessionEvent::Package(offer))),
             Update::Spawn { actor, class, receiver, player, components } => {
                 let role = if player == Some(self.me) { NetRole::AutonomousProxy } else { NetRole::SimulatedProxy };
                 world.spawn_replica(actor, &class, role, player.map(PlayerOwner::Remote))?;

@@ -9,7 +9,9 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::protocol::{encode, ComponentRef, ExperienceContent, Mutation, ServerMessage, Update, MAX_PACKET};
+use super::protocol::{
+    encode, ComponentRef, ExperienceContent, Mutation, PackageOffer, ServerMessage, Update, MAX_PACKET,
+};
 use crate::world::{ActorId, ClientId, Component, PlayerOwner, Touched, Value, World};
 
 /// Frames after which a value a client has not acknowledged is sent again.
@@ -111,6 +113,18 @@ impl ServerReplication {
         self.experience = Some((name.to_string(), content.clone()));
         let mut out = Vec::new();
         self.broadcast(Update::Experience { name: name.to_string(), content }, &mut out);
+        out
+    }
+
+    /// A plugin of the experience has a new version: every client is told, and clients joining later are
+    /// offered it in place of the old one.
+    pub fn update_package(&mut self, offer: PackageOffer) -> Vec<Outgoing> {
+        if let Some((_, Some(content))) = &mut self.experience {
+            content.packages.retain(|p| p.package.name != offer.package.name);
+            content.packages.push(offer.clone());
+        }
+        let mut out = Vec::new();
+        self.broadcast(Update::Package { offer }, &mut out);
         out
     }
 

@@ -514,8 +514,19 @@ impl NewVersion {
     /// Reads the plugin's files as they are now and compiles its component (on a blocking-task thread).
     pub async fn prepare(features: &crate::feature::FeatureSubsystem, name: &str) -> Result<Self, ReloadError> {
         let old = features.manifest(name).ok_or_else(|| ReloadError::NotInWorld(name.to_string()))?;
+        Self::prepare_from(features, name, &old.dir).await
+    }
+
+    /// Reads the plugin's new version from the folder `dir` (a package fetched into a folder of its own) and
+    /// compiles its component; the plugin comes from there from now on.
+    pub async fn prepare_from(
+        features: &crate::feature::FeatureSubsystem,
+        name: &str,
+        dir: &std::path::Path,
+    ) -> Result<Self, ReloadError> {
+        let old = features.manifest(name).ok_or_else(|| ReloadError::NotInWorld(name.to_string()))?;
         let refused = |cause: String| ReloadError::Refused { plugin: name.to_string(), cause };
-        let manifest = crate::feature::PluginManifest::read(&old.dir).map_err(|e| refused(e.to_string()))?;
+        let manifest = crate::feature::PluginManifest::read(dir).map_err(|e| refused(e.to_string()))?;
         if manifest.name != name {
             return Err(refused(format!("its manifest now names it {:?}", manifest.name)));
         }
@@ -525,6 +536,11 @@ impl NewVersion {
 
     pub fn plugin(&self) -> &str {
         &self.manifest.name
+    }
+
+    /// Lets the new version ask for no more than `ceiling` (a fetched plugin gets what its client allows).
+    pub fn limit_permissions(&mut self, ceiling: &crate::feature::Permissions) {
+        self.manifest.permissions = self.manifest.permissions.intersect(ceiling);
     }
 }
 
