@@ -138,6 +138,10 @@ enum Command {
         /// loop, the match (id, ticket key) read from the allocation, Shutdown when its last player has left.
         #[arg(long)]
         agones: bool,
+        /// Hot-reload a plugin whenever its component or plugin.toml changes on disk; connected clients fetch
+        /// and hot-reload its new version too.
+        #[arg(long)]
+        watch: bool,
     },
     /// Sign a join ticket, as a matchmaker does: a player's id and name, for a match, for a while. Prints it.
     Ticket {
@@ -399,6 +403,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             match_id,
             admin,
             agones,
+            watch,
         } => {
             let options = session_options(cli.plugin_dirs, runtime, config, LogLevel::Info);
             let token = token.secret()?;
@@ -421,6 +426,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 tickets,
                 admin,
                 fleet: if agones { net::Fleet::Agones } else { net::Fleet::Standalone },
+                watch,
             };
             net::serve(args, options)
         }

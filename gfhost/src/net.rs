@@ -44,6 +44,8 @@ pub struct ServerArgs<'a> {
     pub admin: Option<SocketAddr>,
     /// The orchestrator that runs this server, if any.
     pub fleet: Fleet,
+    /// Hot-reload plugins whose files change, and have clients follow.
+    pub watch: bool,
 }
 
 /// Which orchestrator a server answers to.
@@ -119,6 +121,10 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
     if let Some(orchestrator) = orchestrator.as_mut() {
         orchestrator.ready(&experience_name, &server_fingerprint.to_string())?;
     }
+    let mut watcher = match args.watch {
+        true => Some(watch_played(&server)?),
+        false => None,
+    };
     let frame = frame_of(args.tick_rate.into());
     let mut pace = Pace::new(frame);
     let mut match_end = MatchEnd::default();
@@ -132,6 +138,14 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
             println!("{}", logged(&server, &note));
         }
         metrics.observe_frame(&server, started.elapsed());
+        if let Some(watcher) = &mut watcher {
+            for plugin in gamefeature_host::live::plugins_of(server.manager(), &watcher.changed()) {
+                match tokio.block_on(server.reload(&plugin)) {
+                    Ok(said) => println!("{said}"),
+                    Err(why) => println!("error: reloading {plugin}: {why}"),
+                }
+            }
+        }
         if frames % u64::from(args.tick_rate) == 0 {
             metrics.observe_clients(&server, session.runtime().compile_counts());
         }
@@ -311,6 +325,7 @@ pub fn join(args: ClientArgs, options: SessionOptions) -> Result<ExitCode> {
     let started = Instant::now();
     let stop = stop_on_signal(&tokio);
     let mut loaded = false;
+    let mut announced = 0;
     let outcome = loop {
         if stop.load(Ordering::SeqCst) {
             // Stopped by a signal: the server is told the player left, rather than finding the connection dead.
@@ -323,6 +338,15 @@ pub fn join(args: ClientArgs, options: SessionOptions) -> Result<ExitCode> {
         if !loaded && client.manager().state() == gamefeature_host::ExperienceLoadState::Loaded {
             loaded = true;
             announce_loaded(&client);
+            announced = client.fetched().len();
+        }
+        // New versions the server hot-reloaded, which this client fetched and hot-reloaded in turn.
+        for package in client.fetched().iter().skip(announced) {
+            println!(
+                "the server updated {} to {}: fetched ({}) and reloaded",
+                package.name, package.version, package.digest
+            );
+            announced += 1;
         }
         if let ClientState::Ended(reason) = client.state() {
             break Ok(reason.clone());
@@ -344,6 +368,20 @@ pub fn join(args: ClientArgs, options: SessionOptions) -> Result<ExitCode> {
         Err(ClientError::Refused(reason)) => bail!("the server at {} refused this client: {reason}", args.connect),
         Err(e) => bail!("{e}"),
     }
+}
+
+/// Watches the folders of the plugins `server` plays.
+fn watch_played(server: &GameServer) -> Result<gamefeature_host::live::FolderWatcher> {
+    let features = server.manager().features();
+    let folders: Vec<PathBuf> = server
+        .manager()
+        .played_plugins()
+        .iter()
+        .filter_map(|name| features.manifest(name))
+        .map(|m| m.dir.clone())
+        .collect();
+    println!("watching the folders of {} plugin(s) for new versions", folders.len());
+    gamefeature_host::live::FolderWatcher::new(&folders).context("watching the plugin folders")
 }
 
 /// Says (at once, not with the timeline at the end) that the server's experience is playing, and which of its

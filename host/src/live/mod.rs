@@ -82,6 +82,29 @@ impl FromStr for Command {
     }
 }
 
+/// The plugins `manager`'s world runs whose component or manifest is among `files`, each once: what a watcher's
+/// changes mean. Paths are compared as the files they name: a watcher reports absolute paths, a plugin folder
+/// given as `--plugins plugins` makes relative ones.
+pub fn plugins_of(manager: &ExperienceManager, files: &[PathBuf]) -> Vec<String> {
+    let live = manager.live_features();
+    let files: Vec<PathBuf> = files.iter().map(|file| same_file_key(file)).collect();
+    let plugins_list = manager.features().list();
+    let changed = |file: &Path| {
+        plugins_list.iter().find(|p| {
+            live.contains(&p.manifest.name)
+                && (same_file_key(&p.manifest.component_path) == file
+                    || same_file_key(&p.manifest.manifest_path) == file)
+        })
+    };
+    let mut plugins: Vec<String> = Vec::new();
+    for plugin in files.iter().filter_map(|f| changed(f)) {
+        if !plugins.contains(&plugin.manifest.name) {
+            plugins.push(plugin.manifest.name.clone());
+        }
+    }
+    plugins
+}
+
 /// A loaded experience's world, kept running and changed by commands.
 pub struct LiveWorld<'s> {
     session: &'s crate::Session,
@@ -170,27 +193,9 @@ impl<'s> LiveWorld<'s> {
             .collect()
     }
 
-    /// The plugins this world runs whose component or manifest is among `files`, each once. Paths are
-    /// compared as the files they name: a watcher reports absolute paths, a plugin folder given as
-    /// `--plugins plugins` makes relative ones.
+    /// The plugins this world runs whose component or manifest is among `files` (see [`plugins_of`]).
     pub fn plugins_of(&self, files: &[PathBuf]) -> Vec<String> {
-        let live = self.manager.live_features();
-        let files: Vec<PathBuf> = files.iter().map(|file| same_file_key(file)).collect();
-        let plugins_list = self.session.features().list();
-        let changed = |file: &Path| {
-            plugins_list.iter().find(|p| {
-                live.contains(&p.manifest.name)
-                    && (same_file_key(&p.manifest.component_path) == file
-                        || same_file_key(&p.manifest.manifest_path) == file)
-            })
-        };
-        let mut plugins: Vec<String> = Vec::new();
-        for plugin in files.iter().filter_map(|f| changed(f)) {
-            if !plugins.contains(&plugin.manifest.name) {
-                plugins.push(plugin.manifest.name.clone());
-            }
-        }
-        plugins
+        plugins_of(&self.manager, files)
     }
 
     /// Hot-reloads the plugins this world runs whose component or manifest is among `files`, each once;
