@@ -41,8 +41,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::feature::{GrantPolicy, Permissions};
-use crate::net::mod_sync::FetchPolicy;
-use crate::package::{TrustPolicy, TrustedPublisher};
+use crate::package::{FetchPolicy, TrustPolicy, TrustedPublisher};
 
 /// Limits a plugin's instances run under; every field left out keeps the host's default.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]

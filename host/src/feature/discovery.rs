@@ -1,13 +1,13 @@
-//! Finding plugins on disk: every folder directly under a plugin directory that holds a `plugin.toml`.
-//!
-//! A folder installed from a package is checked again before it is found: it must still be the package it was
-//! installed from, signed by a publisher the host trusts; its plugin then asks for no more than that publisher
-//! may be granted.
+//! Finding plugins on disk: every folder directly under a plugin directory that holds a `plugin.toml`, each
+//! vetted by the caller before it is found (the session checks folders installed from packages again).
 
 use std::path::PathBuf;
 
 use super::manifest::{PluginManifest, MANIFEST_FILE};
-use crate::package::{install::verify_installed, TrustPolicy};
+
+/// Checks a plugin folder's manifest before it is found, and may narrow it (what it may ask for); an error
+/// refuses the folder, with why.
+pub type Vet<'a> = &'a dyn Fn(&mut PluginManifest) -> Result<(), String>;
 
 /// What a scan found: the manifests that validated, and one message per problem (naming the file).
 #[derive(Debug, Default)]
@@ -16,9 +16,9 @@ pub struct DiscoveryReport {
     pub errors: Vec<String>,
 }
 
-/// Scans each directory for plugin folders, in name order so results do not depend on the filesystem. Folders
-/// installed from packages are found only if `trust` accepts them.
-pub fn discover(dirs: &[PathBuf], trust: &TrustPolicy) -> DiscoveryReport {
+/// Scans each directory for plugin folders, in name order so results do not depend on the filesystem; each
+/// manifest is found only if `vet` accepts it.
+pub fn discover(dirs: &[PathBuf], vet: Vet<'_>) -> DiscoveryReport {
     let mut report = DiscoveryReport::default();
     for dir in dirs {
         let entries = match std::fs::read_dir(dir) {
@@ -41,13 +41,8 @@ pub fn discover(dirs: &[PathBuf], trust: &TrustPolicy) -> DiscoveryReport {
                     continue;
                 }
             };
-            match verify_installed(&folder, trust) {
-                Ok(verdict) => {
-                    if let Some(ceiling) = verdict.as_ref().and_then(|v| v.ceiling()) {
-                        manifest.permissions = manifest.permissions.intersect(ceiling);
-                    }
-                    report.found.push(manifest);
-                }
+            match vet(&mut manifest) {
+                Ok(()) => report.found.push(manifest),
                 Err(e) => report.errors.push(format!("plugin {:?} refused: {e}", manifest.name)),
             }
         }

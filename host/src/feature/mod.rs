@@ -19,7 +19,7 @@ pub use batch::{
     BatchNames, ChainBatch, ChainFacts, ChainWalk, ExtensionBatch, FeatureBatch, PropertyBatch, ReplicatedBatch,
     StateChangeBatch,
 };
-pub use discovery::{discover, DiscoveryReport};
+pub use discovery::{discover, DiscoveryReport, Vet};
 pub use interface::{host_interfaces, plugin_exports, ComponentInterface, Fit, FitLine};
 pub use manifest::{
     api_versions_shown, is_valid_plugin_name, same_api, Dependency, ManifestError, ManifestProblem, PluginManifest,

@@ -99,10 +99,10 @@ impl FeatureSubsystem {
         self.observers.lock().unwrap_or_else(|e| e.into_inner()).push(observer);
     }
 
-    /// Installs every plugin found in `dirs`. Bad manifests, and packages `trust` refuses, are reported and
+    /// Installs every plugin found in `dirs`. Bad manifests, and folders `vet` refuses, are reported and
     /// skipped; the rest are installed.
-    pub fn discover(&self, dirs: &[PathBuf], trust: &crate::package::TrustPolicy) -> DiscoveryReport {
-        let mut report = discover(dirs, trust);
+    pub fn discover(&self, dirs: &[PathBuf], vet: super::discovery::Vet<'_>) -> DiscoveryReport {
+        let mut report = discover(dirs, vet);
         let manifests = std::mem::take(&mut report.found);
         for manifest in manifests {
             match self.install(manifest.clone()) {

@@ -19,6 +19,7 @@ use super::protocol::{ClientMessage, ExperienceContent, PackageOffer, ServerMess
 use crate::experience::ExperienceManager;
 use crate::feature::{Permissions, PluginManifest};
 use crate::package::install::{install, provenance, verify_installed};
+pub use crate::package::FetchPolicy;
 use crate::package::{archive, sha256_digest, Package, PackageLimits, PackageSummary, TrustPolicy};
 
 /// The bytes of package archive one chunk carries (a frame is at most 1 MiB).
@@ -89,18 +90,6 @@ impl Offers {
         let bytes = archive[offset as usize..end as usize].to_vec();
         Some(ServerMessage::Chunk { digest: digest.to_string(), offset, total, bytes })
     }
-}
-
-/// Which packages a client fetches from the servers it joins.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FetchPolicy {
-    /// Nothing: every plugin must be installed already, in the version the server plays.
-    Never,
-    /// Packages signed by a publisher the client trusts.
-    Trusted,
-    /// Any package, signed or not (they still run in the sandbox, with the permissions [`ModSync`] gives).
-    Any,
 }
 
 /// How a client syncs the plugins of the servers it joins.

@@ -34,7 +34,7 @@ mod tests;
 
 pub use contents::{Package, PackageError, PackageLimits, PackageSummary};
 pub use signing::{PublisherKey, SecretKey, Signature, SignatureError};
-pub use trust::{TrustError, TrustPolicy, TrustedPublisher, Verdict};
+pub use trust::{FetchPolicy, TrustError, TrustPolicy, TrustedPublisher, Verdict};
 
 /// The media type of a package's manifest (an OCI image manifest).
 pub const MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";

@@ -39,6 +39,18 @@ pub struct TrustedPublisher {
     pub permissions: Option<Permissions>,
 }
 
+/// Which packages a client fetches from the servers it joins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FetchPolicy {
+    /// Nothing: every plugin must be installed already, in the version the server plays.
+    Never,
+    /// Packages signed by a publisher the client trusts.
+    Trusted,
+    /// Any package, signed or not (they still run in the sandbox, with the permissions the client gives).
+    Any,
+}
+
 /// Why a package was accepted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
