@@ -55,6 +55,7 @@ impl Hasher for Sha256Hasher {
 
 /// What the cache found for a component.
 pub enum Lookup {
+    /// The entry checked out: the component, its code read from the cache.
     Hit(Component),
     /// Nothing usable: no entry, or one that was refused (the reason is logged).
     Miss,

@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-pub use cache::{ComponentCache, EntryKey};
+pub use cache::{entry_key, ComponentCache, EntryKey, Lookup};
 pub use direct::CallPath;
 pub use host::DEFAULT_MAX_HANDLES;
 pub use instance::{WasmInstance, WasmPlugin};
@@ -55,7 +55,6 @@ use crate::feature::{
 };
 use crate::text::one_line;
 use bindings::{v0_1_0, GameFeature, GameFeatureIndices};
-use cache::Lookup;
 use epoch::EpochTicker;
 use instance::Pre;
 use state::InstanceState;

@@ -1,0 +1,110 @@
+//! Writes the seed inputs of the targets whose inputs are encodings (messages, package archives) into
+//! `fuzz/corpus/`: run once when a target or an encoding changes, and commit what it writes.
+//!
+//! ```sh
+//! cargo run -p gamefeature-fuzz-targets --example seeds
+//! ```
+
+use std::path::Path;
+
+use gamefeature_host::net::protocol::{
+    encode, ClientMessage, ComponentRef, ExperienceContent, Mutation, PackageOffer, ServerMessage, Update,
+};
+use gamefeature_host::package::{archive, Package, SecretKey};
+use gamefeature_host::world::{ActorId, ClientId, Value};
+
+fn write(target: &str, name: &str, bytes: &[u8]) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus").join(target);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(name), bytes).unwrap();
+}
+
+fn main() {
+    let clients = [
+        ("hello", ClientMessage::Hello { protocol: 2, token: Some("sesame".into()) }),
+        ("ack", ClientMessage::Ack { packets: vec![1, 2, 3, 1000] }),
+        ("fetch", ClientMessage::Fetch { digest: format!("sha256:{}", "ab".repeat(32)), offset: 262_144 }),
+    ];
+    for (name, message) in clients {
+        write("client_message", name, &encode(&message));
+    }
+
+    // A small signed package, for the package target and the offers servers make.
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("hud");
+    std::fs::create_dir_all(folder.join("data")).unwrap();
+    let manifest = "[plugin]\nname = \"hud\"\nversion = \"1.0.0\"\napi = \"0.2.0\"\ncomponent = \"hud.wasm\"\n\
+                    [bundles.Client]\nlayout = \"data/layout.txt\"\n";
+    std::fs::write(folder.join("plugin.toml"), manifest).unwrap();
+    std::fs::write(folder.join("hud.wasm"), b"\0asm\x0d\0\x01\0").unwrap();
+    std::fs::write(folder.join("data/layout.txt"), b"top-left").unwrap();
+    let package = Package::from_folder(&folder).unwrap();
+    let signature = SecretKey::generate().sign("studio", package.summary());
+    let bytes = archive::write(&package, Some(&signature));
+    write("package_archive", "signed", &bytes);
+    write("package_archive", "unsigned", &archive::write(&package, None));
+
+    let offer = PackageOffer {
+        package: package.summary().clone(),
+        signature: Some(signature),
+        archive_size: bytes.len() as u64,
+    };
+    let content = ExperienceContent {
+        files: vec![("default.toml".into(), b"[experience]\n".to_vec())],
+        packages: vec![offer.clone()],
+    };
+    let component = ComponentRef { class: "HealthComponent".into(), incarnation: 3 };
+    let servers = [
+        ("welcome", ServerMessage::Welcome { client: ClientId(7), tick_rate: 30 }),
+        ("refused", ServerMessage::Refused { reason: "the server is full".into() }),
+        (
+            "experience",
+            ServerMessage::Update {
+                seq: 1,
+                update: Update::Experience { name: "default.toml".into(), content: Some(content) },
+            },
+        ),
+        (
+            "spawn",
+            ServerMessage::Update {
+                seq: 2,
+                update: Update::Spawn {
+                    actor: ActorId::from_raw(5),
+                    class: "HeroCharacter".into(),
+                    receiver: true,
+                    player: Some(ClientId(7)),
+                    components: vec![component.clone()],
+                },
+            },
+        ),
+        ("package", ServerMessage::Update { seq: 3, update: Update::Package { offer } }),
+        (
+            "mutations",
+            ServerMessage::Mutations {
+                packet: 9,
+                mutations: vec![Mutation {
+                    actor: ActorId::from_raw(5),
+                    component: "HealthComponent".into(),
+                    incarnation: 3,
+                    after: 2,
+                    property: "health".into(),
+                    version: 4,
+                    value: Some(Value::Integer(-3)),
+                }],
+            },
+        ),
+        (
+            "chunk",
+            ServerMessage::Chunk {
+                digest: package.digest().into(),
+                offset: 0,
+                total: 8,
+                bytes: b"\0asm\x0d\0\x01\0".to_vec(),
+            },
+        ),
+        ("end", ServerMessage::Update { seq: 4, update: Update::EndPlay { reason: "match over".into() } }),
+    ];
+    for (name, message) in servers {
+        write("server_message", name, &encode(&message));
+    }
+}
