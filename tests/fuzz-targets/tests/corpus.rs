@@ -92,4 +92,13 @@ macro_rules! fuzz_tests {
     };
 }
 
-fuzz_tests!(client_message, server_message, plugin_manifest, experience, host_config, package_archive, cache_entry);
+fuzz_tests!(
+    client_message,
+    server_message,
+    plugin_manifest,
+    experience,
+    host_config,
+    package_archive,
+    cache_entry,
+    server_frames,
+);
