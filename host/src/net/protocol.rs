@@ -160,4 +160,26 @@ mod tests {
         assert!(matches!(decode::<ClientMessage>(&[0xff, 0xff, 0xff]), Err(FrameError::Malformed(_))));
         assert_eq!(decode::<ClientMessage>(&vec![0; MAX_FRAME + 1]), Err(FrameError::TooLarge(MAX_FRAME + 1)));
     }
+
+    #[test]
+    fn a_nan_value_travels_bit_for_bit() {
+        // Found by fuzzing (fuzz/regressions/server_message/nan-float-value): NaN equals nothing, so a message
+        // carrying one is compared by its encoding.
+        let nan = f64::from_bits(0x7ff8_0000_dead_beef);
+        let mutation = Mutation {
+            actor: ActorId::from_raw(1),
+            component: "C".into(),
+            incarnation: 1,
+            after: 1,
+            property: "p".into(),
+            version: 1,
+            value: Some(Value::Float(nan)),
+        };
+        let message = ServerMessage::Mutations { packet: 1, mutations: vec![mutation] };
+        let bytes = encode(&message);
+        let ServerMessage::Mutations { mutations, .. } = decode::<ServerMessage>(&bytes).unwrap() else { panic!() };
+        let Some(Value::Float(arrived)) = mutations[0].value else { panic!() };
+        assert_eq!(arrived.to_bits(), nan.to_bits());
+        assert_eq!(encode(&ServerMessage::Mutations { packet: 1, mutations }), bytes);
+    }
 }
