@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{gfhost, gfhost_configured, repository_config, setup, Running};
+use common::{gfhost, gfhost_configured, repository_config, setup, start_server, Running};
 use gamefeature_plugin_artifacts::*;
 
 /// A configuration: the repository's grants, trusting `key` as the publisher "studio".
@@ -48,12 +48,7 @@ fn a_player_with_no_plugins_joins_a_server_of_signed_packages_and_plays() {
 
     let mut server_command = gfhost_configured(&server_plugins, &cache, &studio);
     server_command.arg("server").arg(experiences.path().join("default.toml")).args(["--listen", "127.0.0.1:0"]);
-    let mut server = Running::start(server_command);
-    let listening = server.wait_for(|l| l.starts_with("listening on "));
-    let addr = listening.trim_start_matches("listening on ").split_whitespace().next().unwrap().to_string();
-    let pin = server.wait_for(|l| l.starts_with("certificate sha256: "));
-    let pin = pin.trim_start_matches("certificate sha256: ").to_string();
-    server.wait_for(|l| l.starts_with("ready: "));
+    let (mut server, addr, pin) = start_server(server_command);
 
     // A player's machine: no plugins, no experiences, a fresh mods folder; it trusts the studio.
     let empty = work.path().join("player-plugins");

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{gfhost, setup, Running};
+use common::{gfhost, setup, start_server, Running};
 use gamefeature_plugin_artifacts::*;
 
 #[test]
@@ -71,12 +71,7 @@ fn a_dedicated_server_process_serves_two_client_processes_and_stops_cleanly_on_s
     let token_file = secrets.path().join("token");
     std::fs::write(&token_file, "sesame\n").unwrap();
     server_command.arg("--token-file").arg(&token_file);
-    let mut server = Running::start(server_command);
-    let listening = server.wait_for(|l| l.starts_with("listening on "));
-    let addr = listening.trim_start_matches("listening on ").split_whitespace().next().unwrap().to_string();
-    let pin = server.wait_for(|l| l.starts_with("certificate sha256: "));
-    let pin = pin.trim_start_matches("certificate sha256: ").to_string();
-    server.wait_for(|l| l.starts_with("ready: "));
+    let (mut server, addr, pin) = start_server(server_command);
 
     let client = |token: &str| {
         let mut command = gfhost(plugins.path(), &cache);

@@ -98,15 +98,9 @@ fn publish_install_by_range_lock_and_reinstall_exactly_against_a_real_registry()
     let key = text.lines().find_map(|l| l.strip_prefix("public key: ")).unwrap().to_string();
     let studio = work.path().join("studio.toml");
     std::fs::write(&studio, format!("{}\n[publishers.studio]\nkey = \"{key}\"\n", repository_config())).unwrap();
-    let newer = work.path().join("newer/lyra-character");
-    std::fs::create_dir_all(&newer).unwrap();
-    for entry in std::fs::read_dir(built.folder(&LYRA_CHARACTER)).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), newer.join(entry.file_name())).unwrap();
-    }
-    let manifest = std::fs::read_to_string(newer.join("plugin.toml")).unwrap();
-    std::fs::write(newer.join("plugin.toml"), manifest.replace("version = \"0.1.0\"", "version = \"0.2.0\"")).unwrap();
-    for folder in [built.folder(&LYRA_CHARACTER), newer] {
+    let newer = PluginDir::with(&[LYRA_CHARACTER]);
+    newer.edit_manifest(&LYRA_CHARACTER, |text| text.replace("version = \"0.1.0\"", "version = \"0.2.0\""));
+    for folder in [built.folder(&LYRA_CHARACTER), newer.folder(&LYRA_CHARACTER)] {
         let mut pack = gfhost(&plain);
         pack.arg("pack").arg(folder).arg("--key").arg(work.path().join("studio.pem")).args(["--out", "packages"]);
         let (ok, text) = run(pack);

@@ -180,17 +180,9 @@ async fn a_plugin_reloaded_on_the_server_runs_in_its_new_version_on_the_client_w
     let me = joiner.client.id();
 
     // The studio ships score-keeper 0.1.1; the server installs it and hot-reloads it.
-    let source = tempfile::tempdir().unwrap();
-    let built = PluginDir::with(&[SCORE_KEEPER]);
-    let folder = source.path().join("score-keeper");
-    std::fs::create_dir(&folder).unwrap();
-    for entry in std::fs::read_dir(built.folder(&SCORE_KEEPER)).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), folder.join(entry.file_name())).unwrap();
-    }
-    let manifest = std::fs::read_to_string(folder.join("plugin.toml")).unwrap();
-    std::fs::write(folder.join("plugin.toml"), manifest.replace("version = \"0.1.0\"", "version = \"0.1.1\"")).unwrap();
-    let package = Package::from_folder(&folder).unwrap();
+    let newer = PluginDir::with(&[SCORE_KEEPER]);
+    newer.edit_manifest(&SCORE_KEEPER, |text| text.replace("version = \"0.1.0\"", "version = \"0.1.1\""));
+    let package = Package::from_folder(&newer.folder(&SCORE_KEEPER)).unwrap();
     let signature = key.sign("studio", package.summary());
     install::install(&package, Some(&signature), served.installed.path(), &trusting(&key)).unwrap();
     let said = served.server.reload("score-keeper").await.unwrap();
@@ -207,4 +199,36 @@ async fn a_plugin_reloaded_on_the_server_runs_in_its_new_version_on_the_client_w
     // Play goes on: the replicated scores keep arriving and the client's plugins keep running.
     let errors = joiner.client.manager().report().failures.clone();
     assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[tokio::test]
+async fn a_client_fetching_without_end_is_dropped_while_an_honest_one_joins() {
+    use gamefeature_host::net::protocol::{encode, ClientMessage, PROTOCOL_VERSION};
+    use gamefeature_host::net::transport::{Channel, ClientTransport};
+
+    let key = SecretKey::generate();
+    let mut served = serve_signed(&key).await;
+    let largest = served_content(&served).packages.into_iter().max_by_key(|p| p.archive_size).unwrap();
+    let mut flooder = served.network.connect();
+    flooder.send(Channel::Reliable, encode(&ClientMessage::Hello { protocol: PROTOCOL_VERSION, token: None }));
+    let mut joiner = join(&served, |cache| ModSync::new(cache, trusting(&key)), None);
+    // The flooder asks for the first chunk of the largest package over and over, forty times a frame.
+    let flood = encode(&ClientMessage::Fetch { digest: largest.package.digest.clone(), offset: 0 });
+    for _ in 0..600 {
+        if loaded(&joiner) && served.notes.iter().any(|n| matches!(n, ServerNote::Dropped(..))) {
+            break;
+        }
+        for _ in 0..40 {
+            flooder.send(Channel::Reliable, flood.clone());
+        }
+        let _ = flooder.poll();
+        served.notes.extend(served.server.frame(FRAME));
+        served.network.advance(FRAME);
+        joiner.client.frame(FRAME).await.unwrap();
+    }
+    assert!(loaded(&joiner), "the honest client joined; server notes {:?}", served.notes);
+    let dropped: Vec<String> =
+        served.notes.iter().filter(|n| matches!(n, ServerNote::Dropped(..))).map(|n| n.to_string()).collect();
+    assert_eq!(dropped.len(), 1, "{dropped:?}");
+    assert!(dropped[0].contains("flooding: it fetched the offered packages more than 3 times over"), "{dropped:?}");
 }

@@ -94,6 +94,18 @@ impl Drop for Running {
     }
 }
 
+/// Starts a `gfhost server` command and waits until it has loaded its experience: the process, the address it
+/// listens on and the certificate sha256 clients pin.
+pub fn start_server(command: Command) -> (Running, String, String) {
+    let mut server = Running::start(command);
+    let listening = server.wait_for(|l| l.starts_with("listening on "));
+    let addr = listening.trim_start_matches("listening on ").split_whitespace().next().unwrap().to_string();
+    let pin = server.wait_for(|l| l.starts_with("certificate sha256: "));
+    let pin = pin.trim_start_matches("certificate sha256: ").to_string();
+    server.wait_for(|l| l.starts_with("ready: "));
+    (server, addr, pin)
+}
+
 impl Running {
     /// Sends the process a signal, as an orchestrator or a terminal does.
     pub fn signal(&self, signal: i32) {
