@@ -101,7 +101,6 @@ pub struct Package {
     summary: PackageSummary,
     manifest: Vec<u8>,
     blobs: BTreeMap<String, Vec<u8>>,
-    config: String,
     files: Vec<PackageFile>,
 }
 
@@ -217,10 +216,9 @@ impl Package {
             }
         }
         check_declared(&files, layers, &plugin)?;
-        let config = manifest.config().digest().to_string();
         let summary =
             PackageSummary { name: plugin.name, version: plugin.version, digest: sha256_digest(&manifest_bytes), size };
-        Ok(Package { summary, manifest: manifest_bytes, blobs: kept, config, files })
+        Ok(Package { summary, manifest: manifest_bytes, blobs: kept, files })
     }
 
     /// Name, version, digest and size.
@@ -251,11 +249,6 @@ impl Package {
     /// Every blob (the config and each file), by digest.
     pub fn blobs(&self) -> impl Iterator<Item = (&str, &[u8])> {
         self.blobs.iter().map(|(digest, bytes)| (digest.as_str(), bytes.as_slice()))
-    }
-
-    /// The digest of the config blob.
-    pub fn config_digest(&self) -> &str {
-        &self.config
     }
 
     /// Every file, by its path in the plugin folder.
