@@ -19,7 +19,9 @@ pub use game_server::{ClientStats, GameServer, ServerNote, ServerOptions, Ticket
 pub use receive::{
     BufferStats, ClientReplication, ReplicationError, SessionEvent, MAX_BUFFERED, MAX_BUFFERED_PER_ACTOR,
 };
-pub use replicate::{Outgoing, ServerReplication, IN_FLIGHT_PACKETS, RESEND_AFTER_FRAMES};
+pub use replicate::{
+    replicated_state, Outgoing, ReplicatedState, ServerReplication, IN_FLIGHT_PACKETS, RESEND_AFTER_FRAMES,
+};
 
 #[cfg(test)]
 mod tests;

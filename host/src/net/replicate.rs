@@ -21,6 +21,34 @@ pub const RESEND_AFTER_FRAMES: u64 = 4;
 /// are sent again anyway if still unacknowledged. Also the most packets one acknowledgement may name.
 pub const IN_FLIGHT_PACKETS: usize = 1024;
 
+/// What replication makes equal on a server and each of its clients: every actor, by id, with its class and
+/// its replicated components' replicated values.
+pub type ReplicatedState = BTreeMap<ActorId, (String, BTreeMap<String, BTreeMap<String, Value>>)>;
+
+/// The state of `world` that replication carries (see [`ReplicatedState`]).
+pub fn replicated_state(world: &World) -> ReplicatedState {
+    world
+        .actors()
+        .map(|actor| {
+            let components = actor
+                .components
+                .iter()
+                .filter(|c| c.replicated)
+                .map(|c| {
+                    let values = c
+                        .properties
+                        .iter()
+                        .filter(|(name, _)| world.replicated_classes().replicates(&c.class, name))
+                        .map(|(name, value)| (name.to_string(), value.clone()))
+                        .collect();
+                    (c.class.to_string(), values)
+                })
+                .collect();
+            (actor.id, (actor.class().to_string(), components))
+        })
+        .collect()
+}
+
 /// A replicated property of one component incarnation.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 struct PropKey {

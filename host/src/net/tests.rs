@@ -11,7 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use super::protocol::{decode, encode, ClientMessage, ServerMessage};
 use super::transport::memory::{Conditions, MemoryClient, MemoryNetwork, MemoryServer};
 use super::transport::{Channel, ClientEvent, ClientTransport, ServerEvent, ServerTransport};
-use super::{ClientReplication, ServerReplication};
+use super::{replicated_state, ClientReplication, ServerReplication};
 use crate::world::component_manager::{OwnerId, RequestFlags, RequestHandle};
 use crate::world::RepNotify;
 use crate::world::{ActorId, ClientId, NetMode, NetRole, Value, World};
@@ -25,32 +25,6 @@ fn world(mode: NetMode) -> World {
     world.declare_replicated("Armor", ["ar"]);
     world.declare_creation("Armor", crate::world::CreationPolicy::Lazy);
     world
-}
-
-/// Every replicated actor with its replicated components and their replicated values.
-type Replicated = BTreeMap<ActorId, (String, BTreeMap<String, BTreeMap<String, Value>>)>;
-
-fn replicated_state(world: &World) -> Replicated {
-    world
-        .actors()
-        .map(|actor| {
-            let components = actor
-                .components
-                .iter()
-                .filter(|c| c.replicated)
-                .map(|c| {
-                    let values = c
-                        .properties
-                        .iter()
-                        .filter(|(name, _)| world.replicated_classes().replicates(&c.class, name))
-                        .map(|(name, value)| (name.to_string(), value.clone()))
-                        .collect();
-                    (c.class.to_string(), values)
-                })
-                .collect();
-            (actor.id, (actor.class().to_string(), components))
-        })
-        .collect()
 }
 
 struct Server {

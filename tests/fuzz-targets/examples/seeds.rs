@@ -12,6 +12,8 @@ use gamefeature_host::net::protocol::{
 };
 use gamefeature_host::package::{archive, Package, SecretKey};
 use gamefeature_host::world::{ActorId, ClientId, Value};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
 fn write(target: &str, name: &str, bytes: &[u8]) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus").join(target);
@@ -106,5 +108,20 @@ fn main() {
     ];
     for (name, message) in servers {
         write("server_message", name, &encode(&message));
+    }
+
+    // The replication target reads steps, every byte meaningful: one hand-written session (spawn, Health, a
+    // write of each kind, a frame, a late join, every kind of delivery) and random ones of several lengths.
+    #[rustfmt::skip]
+    let session = [
+        0, 0, 0, 0, 2, 0, 3, 0, 0, 0, 1, 0, 7, 3, 0, 1, 2, 0, 0, 0, 0, 0, 0, 248, 127, 3, 0, 0, 3, 3, 4, b'h', b'i',
+        b'!', b'?', 6, 0, 15, 0, 8, 0, 8, 1, 8, 2, 12, 0, 0, 9, 0, 1, 11, 1, 0, 13, 0, 14, 0, 1, 0, 3, 1, 1, 3, 1, 3,
+        6, 0,
+    ];
+    write("replication", "session", &session);
+    let mut rng = ChaCha8Rng::seed_from_u64(2);
+    for length in [16, 64, 256, 1024, 4096] {
+        let steps: Vec<u8> = (0..length).map(|_| rng.random()).collect();
+        write("replication", &format!("random-{length}"), &steps);
     }
 }

@@ -101,4 +101,5 @@ fuzz_tests!(
     package_archive,
     cache_entry,
     server_frames,
+    replication,
 );
