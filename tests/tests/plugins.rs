@@ -824,6 +824,33 @@ async fn event_sink_c() {
     event_sink_in(EVENT_SINK_C).await;
 }
 
+/// The host-call fuzz target's plugin (`tests/fuzz-targets` feeds it arbitrary programs): a program calling
+/// every import runs to its end beside lyra-character, whose player still reaches GameplayReady, and play ends
+/// leaving nothing behind.
+#[tokio::test]
+async fn call_fuzzer() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER, CALL_FUZZER]);
+    let session = session(&plugins);
+    let experiences = ExperienceDir::new();
+    let path = call_fuzzer::experience(&experiences);
+    call_fuzzer::set_program(&experiences, &call_fuzzer::every_import_program());
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    gamefeature_tests::hostile::play_one_player(&mut manager, "every import");
+    for _ in 0..40 {
+        manager.tick(std::time::Duration::from_millis(33));
+    }
+    let lines = session.timeline().texts(&track::instance("call-fuzzer", "w"), EventKind::Log(LogLevel::Info));
+    assert!(lines.iter().any(|l| l.starts_with("program done:") && l.ends_with("of 44 kinds")), "{lines:?}");
+    assert_eq!(manager.live_features(), ["call-fuzzer", "lyra-character"]);
+    manager.end_play().await.unwrap();
+    let w = world::lock(manager.world());
+    assert_eq!(
+        (w.live_handlers(), w.live_subscriptions(), w.live_timers(), w.requested_component_count()),
+        (0, 0, 0, 0)
+    );
+}
+
 macro_rules! assert_plugin_has_a_test {
     ($name:ident, $constant:ident) => {
         #[allow(unused_imports)]

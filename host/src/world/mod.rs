@@ -12,6 +12,7 @@ mod class_map;
 mod clock;
 pub mod component_manager;
 mod creation;
+mod invariants;
 mod net;
 mod properties;
 mod replication;

@@ -124,4 +124,17 @@ fn main() {
         let steps: Vec<u8> = (0..length).map(|_| rng.random()).collect();
         write("replication", &format!("random-{length}"), &steps);
     }
+
+    // The host-call target's input is call-fuzzer's program: every import once under each set of flags (none;
+    // others' actors; others' actors, forged handles and its own answers), and random programs.
+    let every = gamefeature_tests::call_fuzzer::every_import_program();
+    for (name, flags) in [("every-import", 0), ("every-import-others", 1), ("every-import-all-flags", 7)] {
+        let mut program = every.clone();
+        program[0] = flags;
+        write("host_calls", name, &program);
+    }
+    for length in [64, 512, 2048] {
+        let program: Vec<u8> = (0..length).map(|_| rng.random()).collect();
+        write("host_calls", &format!("random-{length}"), &program);
+    }
 }

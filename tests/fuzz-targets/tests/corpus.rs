@@ -8,9 +8,6 @@ use gamefeature_fuzz_targets::{Target, TARGETS};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-/// Mutated inputs run per target, beside the corpus and the regressions.
-const MUTATIONS: usize = 2_000;
-
 fn fuzz_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz")
 }
@@ -65,7 +62,7 @@ fn run(target: &Target) {
     }
     let seed = target.name.bytes().fold(0u64, |hash, b| hash.wrapping_mul(31).wrapping_add(u64::from(b)));
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    for round in 0..MUTATIONS {
+    for round in 0..target.mutations {
         let (_, base) = &corpus[rng.random_range(0..corpus.len())];
         let input = mutate(&mut rng, base);
         let outcome = std::panic::catch_unwind(|| (target.run)(&input));
@@ -102,4 +99,5 @@ fuzz_tests!(
     cache_entry,
     server_frames,
     replication,
+    host_calls,
 );

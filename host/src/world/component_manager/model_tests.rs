@@ -192,6 +192,8 @@ proptest! {
             }
             prop_assert_eq!(world.live_handlers(), model.handlers.len());
             prop_assert_eq!(world.live_request_handles(), model.requests.len());
+            // The world's own statement of the model (what the fuzz targets check) agrees with the model.
+            prop_assert_eq!(world.check_invariants(), Ok(()), "after {:?}", op);
         }
     }
 }

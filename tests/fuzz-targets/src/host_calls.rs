@@ -1,0 +1,88 @@
+//! Arbitrary host calls from a plugin beside lyra-character: the input is the program of the `call-fuzzer`
+//! plugin (`tests/plugins/call-fuzzer`: every import of the 0.2.0 world, arbitrary arguments, its own and —
+//! when the program's flags allow — others' actors, handles held, dropped and forged), run as it activates and
+//! in every callback while a player is brought through Lyra's init chain and the world ticks.
+//!
+//! The host never panics; the component model holds after every frame ([`World::check_invariants`]);
+//! lyra-character is never stopped, and — unless the program may name others' actors — its player's pawn reaches
+//! GameplayReady; at end of play nothing of either plugin is left in the world.
+//!
+//! [`World::check_invariants`]: gamefeature_host::World::check_invariants
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use gamefeature_host::game;
+use gamefeature_host::world::{self, NetMode};
+use gamefeature_host::{ExperienceManager, Session};
+use gamefeature_tests::{call_fuzzer, session, ExperienceDir, PluginDir, CALL_FUZZER, LYRA_CHARACTER};
+
+use crate::TOKIO;
+
+/// The program's flag letting it name any actor (`call-fuzzer`'s `OTHERS`).
+const OTHERS: u8 = 1;
+/// Frames the world ticks once the player is in: timers fire, watches and events are delivered.
+const FRAMES: usize = 8;
+const FRAME: Duration = Duration::from_millis(33);
+
+struct Fixture {
+    /// A world that keeps both plugins active, so that no input's end of play unloads them (and the next input
+    /// compiles them again).
+    _keeper: ExperienceManager,
+    _plugins: PluginDir,
+    experiences: ExperienceDir,
+    experience: PathBuf,
+    session: Session,
+}
+
+thread_local! {
+    /// One session for every input this thread runs (plugins compile once); a world per input.
+    static FIXTURE: Fixture = {
+        let plugins = PluginDir::with(&[LYRA_CHARACTER, CALL_FUZZER]);
+        let experiences = ExperienceDir::new();
+        let experience = call_fuzzer::experience(&experiences);
+        let session = session(&plugins);
+        let mut keeper = session.create_world("keeper", NetMode::Standalone);
+        TOKIO.with(|tokio| tokio.block_on(keeper.load(&experience))).expect("the experience loads");
+        Fixture { _keeper: keeper, _plugins: plugins, experiences, experience, session }
+    };
+}
+
+/// See the module's documentation.
+pub fn host_calls(program: &[u8]) {
+    FIXTURE.with(|fixture| {
+        call_fuzzer::set_program(&fixture.experiences, program);
+        TOKIO.with(|tokio| tokio.block_on(play(fixture, program)));
+    })
+}
+
+async fn play(fixture: &Fixture, program: &[u8]) {
+    let mut manager = fixture.session.create_world("w", NetMode::Standalone);
+    manager.load(&fixture.experience).await.expect("the experience loads whatever call-fuzzer does");
+    let player = manager.with_world(|w| game::spawn_player(w, "Character")).expect("the game spawns its player");
+    manager.with_world(|w| game::possess(w, &player)).expect("the controller possesses the pawn");
+    manager.with_world(|w| game::replicate_player_state(w, &player)).expect("the player state arrives");
+    for frame in 0..FRAMES {
+        manager.tick(FRAME);
+        if let Err(broken) = world::lock(manager.world()).check_invariants() {
+            panic!("after frame {frame}: {broken}");
+        }
+    }
+    assert!(manager.live_features().iter().any(|f| f == "lyra-character"), "lyra-character was stopped");
+    let blocked_allowed = program.first().is_some_and(|flags| flags & OTHERS != 0);
+    if !blocked_allowed {
+        let w = world::lock(manager.world());
+        for feature in ["PawnExtension", "Hero"] {
+            let state = w.feature_state(player.pawn, feature).ok().and_then(|s| w.state_text(s));
+            assert_eq!(state, Some("InitState.GameplayReady"), "{feature} of the player's pawn");
+        }
+    }
+    manager.end_play().await.expect("play ends");
+    let w = world::lock(manager.world());
+    let left = (w.live_handlers(), w.live_subscriptions(), w.live_features(), w.requested_component_count());
+    assert_eq!(left, (0, 0, 0, 0), "handlers, subscriptions, init-state features, requested components left");
+    assert_eq!((w.live_timers(), w.live_watches()), (0, 0), "timers and property watches left");
+    if let Err(broken) = w.check_invariants() {
+        panic!("after end of play: {broken}");
+    }
+}
