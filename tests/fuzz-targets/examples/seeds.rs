@@ -137,4 +137,12 @@ fn main() {
         let program: Vec<u8> = (0..length).map(|_| rng.random()).collect();
         write("host_calls", &format!("random-{length}"), &program);
     }
+
+    // The live-world target's input is pairs of (command, argument): each command on each plugin, ticks between.
+    let every: Vec<u8> = (0..9u8).flat_map(|kind| (0..11u8).flat_map(move |plugin| [kind, plugin])).collect();
+    for (at, chunk) in every.chunks(48).enumerate() {
+        write("live_world", &format!("commands-{at}"), chunk);
+    }
+    write("live_world", "reload-all", &(0..10u8).flat_map(|plugin| [2, plugin, 8, 3]).collect::<Vec<_>>());
+    write("live_world", "uninstall-reinstall", &[3, 3, 6, 1, 8, 2, 4, 3, 0, 3, 6, 2, 8, 3]);
 }

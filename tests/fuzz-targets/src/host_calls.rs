@@ -17,7 +17,7 @@ use gamefeature_host::world::{self, NetMode};
 use gamefeature_host::{ExperienceManager, Session};
 use gamefeature_tests::{call_fuzzer, session, ExperienceDir, PluginDir, CALL_FUZZER, LYRA_CHARACTER};
 
-use crate::TOKIO;
+use crate::{nothing_left, TOKIO};
 
 /// The program's flag letting it name any actor (`call-fuzzer`'s `OTHERS`).
 const OTHERS: u8 = 1;
@@ -78,11 +78,5 @@ async fn play(fixture: &Fixture, program: &[u8]) {
         }
     }
     manager.end_play().await.expect("play ends");
-    let w = world::lock(manager.world());
-    let left = (w.live_handlers(), w.live_subscriptions(), w.live_features(), w.requested_component_count());
-    assert_eq!(left, (0, 0, 0, 0), "handlers, subscriptions, init-state features, requested components left");
-    assert_eq!((w.live_timers(), w.live_watches()), (0, 0), "timers and property watches left");
-    if let Err(broken) = w.check_invariants() {
-        panic!("after end of play: {broken}");
-    }
+    nothing_left(&world::lock(manager.world()));
 }

@@ -13,6 +13,7 @@ use std::path::Path;
 mod cache;
 mod files;
 mod host_calls;
+mod live_world;
 mod protocol;
 mod replication;
 mod server;
@@ -20,6 +21,7 @@ mod server;
 pub use cache::cache_entry;
 pub use files::{experience, host_config, package_archive, plugin_manifest};
 pub use host_calls::host_calls;
+pub use live_world::live_world;
 pub use protocol::{client_message, server_message};
 pub use replication::replication;
 pub use server::server_frames;
@@ -47,6 +49,7 @@ pub const TARGETS: &[Target] = &[
     Target { name: "server_frames", run: server_frames, mutations: MUTATIONS },
     Target { name: "replication", run: replication, mutations: MUTATIONS },
     Target { name: "host_calls", run: host_calls, mutations: 100 },
+    Target { name: "live_world", run: live_world, mutations: 50 },
 ];
 
 thread_local! {
@@ -67,4 +70,15 @@ pub(crate) fn with_file<R>(name: &str, data: &[u8], f: impl FnOnce(&Path, &Path)
         std::fs::write(&path, data).expect("writing the input");
         f(&dir, &path)
     })
+}
+
+/// Checks that a world whose play ended holds nothing of any plugin: no handlers, subscriptions, init-state
+/// features, requested components, timers or property watches; and that its component model holds.
+pub(crate) fn nothing_left(w: &gamefeature_host::World) {
+    let left = (w.live_handlers(), w.live_subscriptions(), w.live_features(), w.requested_component_count());
+    assert_eq!(left, (0, 0, 0, 0), "handlers, subscriptions, init-state features, requested components left");
+    assert_eq!((w.live_timers(), w.live_watches()), (0, 0), "timers and property watches left");
+    if let Err(broken) = w.check_invariants() {
+        panic!("after end of play: {broken}");
+    }
 }

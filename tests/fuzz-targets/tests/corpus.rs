@@ -100,4 +100,5 @@ fuzz_tests!(
     server_frames,
     replication,
     host_calls,
+    live_world,
 );
