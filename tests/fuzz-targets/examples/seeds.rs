@@ -145,4 +145,18 @@ fn main() {
     }
     write("live_world", "reload-all", &(0..10u8).flat_map(|plugin| [2, plugin, 8, 3]).collect::<Vec<_>>());
     write("live_world", "uninstall-reinstall", &[3, 3, 6, 1, 8, 2, 4, 3, 0, 3, 6, 2, 8, 3]);
+
+    // The components target: each real component unchanged and with a few bytes changed (modes 1 and 2 pick
+    // the API version), generated ones, and raw bytes.
+    for pick in 0..3u8 {
+        write("components", &format!("real-{pick}"), &[1, pick]);
+        write("components", &format!("real-{pick}-legacy-api"), &[2, pick]);
+        let edits: Vec<u8> = (0..4).flat_map(|_| [rng.random::<u8>() & !3, rng.random(), rng.random(), 0, 0]).collect();
+        write("components", &format!("changed-{pick}"), &[[1, pick].as_slice(), &edits].concat());
+    }
+    for length in [64, 512, 4096] {
+        let bytes: Vec<u8> = std::iter::once(0).chain((0..length).map(|_| rng.random())).collect();
+        write("components", &format!("generated-{length}"), &bytes);
+    }
+    write("components", "empty-component", b"\x03\0asm\x0d\0\x01\0");
 }

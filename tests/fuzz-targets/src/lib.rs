@@ -11,6 +11,7 @@
 use std::path::Path;
 
 mod cache;
+mod components;
 mod files;
 mod host_calls;
 mod live_world;
@@ -19,6 +20,7 @@ mod replication;
 mod server;
 
 pub use cache::cache_entry;
+pub use components::components;
 pub use files::{experience, host_config, package_archive, plugin_manifest};
 pub use host_calls::host_calls;
 pub use live_world::live_world;
@@ -50,6 +52,7 @@ pub const TARGETS: &[Target] = &[
     Target { name: "replication", run: replication, mutations: MUTATIONS },
     Target { name: "host_calls", run: host_calls, mutations: 100 },
     Target { name: "live_world", run: live_world, mutations: 50 },
+    Target { name: "components", run: components, mutations: 200 },
 ];
 
 thread_local! {

@@ -101,4 +101,5 @@ fuzz_tests!(
     replication,
     host_calls,
     live_world,
+    components,
 );
