@@ -824,12 +824,12 @@ async fn event_sink_c() {
     event_sink_in(EVENT_SINK_C).await;
 }
 
-/// The host-call fuzz target's plugin (`tests/fuzz-targets` feeds it arbitrary programs): a program calling
-/// every import runs to its end beside lyra-character, whose player still reaches GameplayReady, and play ends
-/// leaving nothing behind.
+/// The host-call fuzz target's plugins (`tests/fuzz-targets` feeds them arbitrary programs): a program calling
+/// every import of each WIT version runs to its end beside lyra-character, whose player still reaches
+/// GameplayReady, and play ends leaving nothing behind.
 #[tokio::test]
 async fn call_fuzzer() {
-    let plugins = PluginDir::with(&[LYRA_CHARACTER, CALL_FUZZER]);
+    let plugins = PluginDir::with(&[LYRA_CHARACTER, CALL_FUZZER, CALL_FUZZER_LEGACY]);
     let session = session(&plugins);
     let experiences = ExperienceDir::new();
     let path = call_fuzzer::experience(&experiences);
@@ -840,9 +840,12 @@ async fn call_fuzzer() {
     for _ in 0..40 {
         manager.tick(std::time::Duration::from_millis(33));
     }
-    let lines = session.timeline().texts(&track::instance("call-fuzzer", "w"), EventKind::Log(LogLevel::Info));
-    assert!(lines.iter().any(|l| l.starts_with("program done:") && l.ends_with("of 44 kinds")), "{lines:?}");
-    assert_eq!(manager.live_features(), ["call-fuzzer", "lyra-character"]);
+    for (plugin, kinds) in [("call-fuzzer", 44), ("call-fuzzer-legacy", 32)] {
+        let lines = session.timeline().texts(&track::instance(plugin, "w"), EventKind::Log(LogLevel::Info));
+        let done = format!("of {kinds} kinds");
+        assert!(lines.iter().any(|l| l.starts_with("program done:") && l.ends_with(&done)), "{plugin}: {lines:?}");
+    }
+    assert_eq!(manager.live_features(), ["call-fuzzer", "call-fuzzer-legacy", "lyra-character"]);
     manager.end_play().await.unwrap();
     let w = world::lock(manager.world());
     assert_eq!(
@@ -850,6 +853,9 @@ async fn call_fuzzer() {
         (0, 0, 0, 0)
     );
 }
+
+// One test runs both call-fuzzers.
+use self::call_fuzzer as call_fuzzer_legacy;
 
 macro_rules! assert_plugin_has_a_test {
     ($name:ident, $constant:ident) => {

@@ -1,11 +1,12 @@
-//! Arbitrary host calls from a plugin beside lyra-character: the input is the program of the `call-fuzzer`
-//! plugin (`tests/plugins/call-fuzzer`: every import of the 0.2.0 world, arbitrary arguments, its own and —
-//! when the program's flags allow — others' actors, handles held, dropped and forged), run as it activates and
-//! in every callback while a player is brought through Lyra's init chain and the world ticks.
+//! Arbitrary host calls from plugins beside lyra-character: the input is the program of the `call-fuzzer`
+//! plugins (`tests/plugins/call-fuzzer`: every import of the 0.2.0 world; `call-fuzzer-legacy`: every import
+//! of 0.1.0; arbitrary arguments, their own and — when the program's flags allow — others' actors, handles
+//! held, dropped and forged), run as they activate and in every callback while a player is brought through
+//! Lyra's init chain and the world ticks.
 //!
 //! The host never panics; the component model holds after every frame ([`World::check_invariants`]);
 //! lyra-character is never stopped, and — unless the program may name others' actors — its player's pawn reaches
-//! GameplayReady; at end of play nothing of either plugin is left in the world.
+//! GameplayReady; at end of play nothing of any plugin is left in the world.
 //!
 //! [`World::check_invariants`]: gamefeature_host::World::check_invariants
 
@@ -15,7 +16,9 @@ use std::time::Duration;
 use gamefeature_host::game;
 use gamefeature_host::world::{self, NetMode};
 use gamefeature_host::{ExperienceManager, Session};
-use gamefeature_tests::{call_fuzzer, session, ExperienceDir, PluginDir, CALL_FUZZER, LYRA_CHARACTER};
+use gamefeature_tests::{
+    call_fuzzer, session, ExperienceDir, PluginDir, CALL_FUZZER, CALL_FUZZER_LEGACY, LYRA_CHARACTER,
+};
 
 use crate::{nothing_left, TOKIO};
 
@@ -38,7 +41,7 @@ struct Fixture {
 thread_local! {
     /// One session for every input this thread runs (plugins compile once); a world per input.
     static FIXTURE: Fixture = {
-        let plugins = PluginDir::with(&[LYRA_CHARACTER, CALL_FUZZER]);
+        let plugins = PluginDir::with(&[LYRA_CHARACTER, CALL_FUZZER, CALL_FUZZER_LEGACY]);
         let experiences = ExperienceDir::new();
         let experience = call_fuzzer::experience(&experiences);
         let session = session(&plugins);
@@ -58,7 +61,7 @@ pub fn host_calls(program: &[u8]) {
 
 async fn play(fixture: &Fixture, program: &[u8]) {
     let mut manager = fixture.session.create_world("w", NetMode::Standalone);
-    manager.load(&fixture.experience).await.expect("the experience loads whatever call-fuzzer does");
+    manager.load(&fixture.experience).await.expect("the experience loads whatever the call-fuzzers do");
     let player = manager.with_world(|w| game::spawn_player(w, "Character")).expect("the game spawns its player");
     manager.with_world(|w| game::possess(w, &player)).expect("the controller possesses the pawn");
     manager.with_world(|w| game::replicate_player_state(w, &player)).expect("the player state arrives");
