@@ -234,7 +234,7 @@ fn cargo_build(workspace: &Path, target_dir: Option<&Path>) -> Result<HashMap<Pa
 }
 
 /// The sub-folders of `dir` holding a plugin manifest, sorted.
-fn plugin_folders(dir: &Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn plugin_folders(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut folders: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("reading {}", dir.display()))?
         .filter_map(|entry| entry.ok().map(|e| e.path()))

@@ -10,6 +10,7 @@ mod pace;
 mod packages;
 mod play;
 mod progress;
+mod rebuild;
 mod registry;
 mod template;
 
@@ -235,6 +236,9 @@ enum Command {
     Build {
         /// Plugin folders, or directories of them [default: the --plugins directories].
         paths: Vec<PathBuf>,
+        /// After building, keep watching: build a plugin again whenever one of its sources is saved.
+        #[arg(long)]
+        watch: bool,
     },
     /// Pack a built plugin folder into one package file (`NAME-VERSION.gfpkg`, an OCI image layout archive),
     /// signed with a publisher key.
@@ -457,11 +461,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let play_options = play::PlayOptions { net_mode, players, script: script.as_deref(), watch, tick_rate };
             play::play(&experience, play_options, options)
         }
-        Command::Build { paths } => {
+        Command::Build { paths, watch } => {
             let paths = if paths.is_empty() { cli.plugin_dirs } else { paths };
             let mut failures = 0;
-            for path in paths {
-                let built = build::build_plugins(&path)?;
+            for path in &paths {
+                let built = build::build_plugins(path)?;
                 for packaged in &built.packaged {
                     println!("{}: {}", packaged.plugin, packaged.component.display());
                 }
@@ -472,7 +476,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             if failures > 0 {
                 eprintln!("{failures} build(s) failed; the other plugins were built");
-                return Ok(ExitCode::FAILURE);
+                if !watch {
+                    return Ok(ExitCode::FAILURE);
+                }
+            }
+            if watch {
+                rebuild::watch_and_build(&paths)?;
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -121,10 +121,14 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
     if let Some(orchestrator) = orchestrator.as_mut() {
         orchestrator.ready(&experience_name, &server_fingerprint.to_string())?;
     }
-    let mut watcher = match args.watch {
-        true => Some(watch_played(&server)?),
-        false => None,
+    let (mut watcher, played_folders) = match args.watch {
+        true => {
+            let (watcher, folders) = watch_played(&server)?;
+            (Some(watcher), folders)
+        }
+        false => (None, Vec::new()),
     };
+    let mut rebuilds = crate::rebuild::Rebuilds::default();
     let frame = frame_of(args.tick_rate.into());
     let mut pace = Pace::new(frame);
     let mut match_end = MatchEnd::default();
@@ -139,7 +143,16 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
         }
         metrics.observe_frame(&server, started.elapsed());
         if let Some(watcher) = &mut watcher {
-            for plugin in gamefeature_host::live::plugins_of(server.manager(), &watcher.changed()) {
+            let changed = watcher.changed();
+            for folder in crate::rebuild::with_changed_sources(&played_folders, &changed) {
+                if let Some(line) = rebuilds.start(&tokio, folder) {
+                    println!("{line}");
+                }
+            }
+            for line in rebuilds.finished(&tokio) {
+                println!("{line}");
+            }
+            for plugin in gamefeature_host::live::plugins_of(server.manager(), &changed) {
                 match tokio.block_on(server.reload(&plugin)) {
                     Ok(said) => println!("{said}"),
                     Err(why) => println!("error: reloading {plugin}: {why}"),
@@ -370,8 +383,8 @@ pub fn join(args: ClientArgs, options: SessionOptions) -> Result<ExitCode> {
     }
 }
 
-/// Watches the folders of the plugins `server` plays.
-fn watch_played(server: &GameServer) -> Result<gamefeature_host::live::FolderWatcher> {
+/// Watches the folders of the plugins `server` plays, and their sources; returns the watcher and the folders.
+fn watch_played(server: &GameServer) -> Result<(gamefeature_host::live::FolderWatcher, Vec<PathBuf>)> {
     let features = server.manager().features();
     let folders: Vec<PathBuf> = server
         .manager()
@@ -380,8 +393,13 @@ fn watch_played(server: &GameServer) -> Result<gamefeature_host::live::FolderWat
         .filter_map(|name| features.manifest(name))
         .map(|m| m.dir.clone())
         .collect();
-    println!("watching the folders of {} plugin(s) for new versions", folders.len());
-    gamefeature_host::live::FolderWatcher::new(&folders).context("watching the plugin folders")
+    println!(
+        "watching the folders of {} plugin(s) for new versions (and their sources, to build them again)",
+        folders.len()
+    );
+    let watcher = gamefeature_host::live::FolderWatcher::new(&crate::rebuild::watched_folders(&folders))
+        .context("watching the plugin folders")?;
+    Ok((watcher, folders))
 }
 
 /// Says (at once, not with the timeline at the end) that the server's experience is playing, and which of its

@@ -1,7 +1,7 @@
 //! `gfhost play`: an experience loaded into a world that keeps running until told to stop. The world runs in
 //! frames at its tick rate on the main thread (timers fire, plugins' frame budgets are kept); commands typed at
 //! a console (line editing and history, on a thread of its own) or read from a script, and new versions of
-//! plugins found by `--watch`, are applied between frames.
+//! plugins found by `--watch` (built again first when their sources changed), are applied between frames.
 
 use std::io::{BufRead, IsTerminal};
 use std::path::{Path, PathBuf};
@@ -94,12 +94,18 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
     let mut world = LiveWorld::new(manager, &session);
     // Watching starts before anything is announced: a change made once the world says it is loaded is seen.
     let mut watcher = match play.watch {
-        true => Some(FolderWatcher::new(&world.plugin_folders()).context("watching the plugin folders")?),
+        true => {
+            let folders = crate::rebuild::watched_folders(&world.plugin_folders());
+            Some(FolderWatcher::new(&folders).context("watching the plugin folders")?)
+        }
         false => None,
     };
     println!("{} loaded; commands: {HELP}", path.display());
     if watcher.is_some() {
-        println!("watching the folders of {} plugin(s) for new versions", world.plugin_folders().len());
+        println!(
+            "watching the folders of {} plugin(s) for new versions (and their sources, to build them again)",
+            world.plugin_folders().len()
+        );
     }
     if play.players > 0 {
         println!("{}", tokio.block_on(world.execute(&Command::Spawn(play.players))).unwrap_or_else(|e| e));
@@ -121,8 +127,10 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
     let frame = crate::pace::frame_of(play.tick_rate.into());
     let mut pace = crate::pace::Pace::new(frame);
     let mut waiting_until: Option<Instant> = None;
-    // New versions being compiled off the frame thread, applied between frames once ready.
+    // New versions being compiled off the frame thread, applied between frames once ready; plugins being built
+    // again from changed sources.
     let mut compiling: Vec<tokio::task::JoinHandle<Result<NewVersion, String>>> = Vec::new();
+    let mut rebuilds = crate::rebuild::Rebuilds::default();
     loop {
         if pace.due() {
             world.manager().tick(frame);
@@ -132,6 +140,14 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
         // command.
         if let Some(watcher) = &mut watcher {
             let changed: Vec<PathBuf> = watcher.changed();
+            for folder in crate::rebuild::with_changed_sources(&world.plugin_folders(), &changed) {
+                if let Some(line) = rebuilds.start(&tokio, folder) {
+                    println!("{line}");
+                }
+            }
+            for line in rebuilds.finished(&tokio) {
+                println!("{line}");
+            }
             for plugin in world.plugins_of(&changed) {
                 compiling.push(tokio.spawn(world.prepare(&plugin)));
             }
@@ -184,7 +200,7 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
         // Features activated, installed or gone: their folders are watched from now on (before the outcome is
         // told, so a change made once it is is seen), or no longer.
         if let Some(watcher) = &mut watcher {
-            if let Err(e) = watcher.follow(&world.plugin_folders()) {
+            if let Err(e) = watcher.follow(&crate::rebuild::watched_folders(&world.plugin_folders())) {
                 println!("error: watching the plugin folders: {e}");
             }
         }

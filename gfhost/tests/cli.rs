@@ -525,90 +525,173 @@ fn play_ticks_the_world_so_timers_fire() {
     assert!((1..=4).contains(&seconds), "{seconds} s of match in 3.5 s of play: {text}");
 }
 
+/// A `gfhost` that keeps running (`play`, `build --watch`) with its console on standard input, its output read
+/// a line at a time. Waits are bounded by line,
+/// not timed: each step waits for the line it expects (the bound only stops a broken build from hanging the
+/// suite).
+struct Running {
+    child: std::process::Child,
+    received: std::sync::mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Running {
+    fn start(mut command: Command) -> Self {
+        use std::io::{BufRead, BufReader};
+        use std::process::Stdio;
+        let mut child = command
+            .env_remove("GFHOST_LOG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("running gfhost play");
+        let (lines, received) = std::sync::mpsc::channel();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if lines.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Running { child, received, seen: Vec::new() }
+    }
+
+    /// The first line from now on that `wanted` accepts.
+    fn wait_for(&mut self, wanted: &dyn Fn(&str) -> bool) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+            match self.received.recv_timeout(left) {
+                Ok(line) => {
+                    let found = wanted(&line);
+                    self.seen.push(line);
+                    if found {
+                        return self.seen.last().cloned().unwrap();
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        panic!("the line never came; output so far:\n{}", self.seen.join("\n"));
+    }
+
+    fn send(&mut self, line: &str) {
+        use std::io::Write;
+        self.child.stdin.as_mut().unwrap().write_all(format!("{line}\n").as_bytes()).unwrap();
+    }
+
+    /// Quits, and checks gfhost ended well.
+    fn quit(mut self) {
+        self.send("quit");
+        self.wait_for(&|l| l.starts_with("play ended"));
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "{}", self.seen.join("\n"));
+    }
+}
+
 /// `gfhost play --watch` as a modder uses it: the game runs with its console on standard input; a plugin's
 /// files change on disk and the running world picks up the new version; a broken build is refused and the old
-/// version keeps playing. Waits are bounded by line, not timed: each step waits for the line it expects.
+/// version keeps playing.
 #[test]
 fn play_watch_reloads_a_plugin_changed_on_disk_and_refuses_a_broken_one() {
-    use std::io::{BufRead, BufReader, Write};
-    use std::process::Stdio;
-    use std::sync::mpsc;
-    use std::time::Duration;
-
     let (plugins, experiences) = default_setup();
     let cache = SharedCache::new();
     let experience = experiences.path().join("default.toml");
     // As the README has it: the plugin folder named relative to where gfhost runs (the watcher reports
     // absolute paths; both name the same files).
     let (parent, folder) = (plugins.path().parent().unwrap(), plugins.path().file_name().unwrap());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gfhost"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gfhost"));
+    command
         .current_dir(parent)
         .args(["play", experience.to_str().unwrap(), "--watch", "--plugins"])
         .arg(folder)
         .arg("--cache-dir")
         .arg(cache.path())
         .args(["--call-deadline-ms", "1000", "--config"])
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../gfhost.toml"))
-        .env_remove("GFHOST_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("running gfhost play");
-    let (lines, received) = mpsc::channel();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if lines.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let mut seen = Vec::new();
-    // Generous bounds: they only stop a broken build from hanging the suite.
-    let mut wait_for = |wanted: &dyn Fn(&str) -> bool| {
-        let deadline = std::time::Instant::now() + Duration::from_secs(120);
-        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
-            match received.recv_timeout(left) {
-                Ok(line) => {
-                    let found = wanted(&line);
-                    seen.push(line);
-                    if found {
-                        return seen.last().cloned().unwrap();
-                    }
-                }
-                Err(_) => break,
-            }
-        }
-        panic!("the line never came; output so far:\n{}", seen.join("\n"));
-    };
-    wait_for(&|l| l.contains("loaded; commands"));
-    wait_for(&|l| l.starts_with("spawned"));
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../gfhost.toml"));
+    let mut play = Running::start(command);
+    play.wait_for(&|l| l.contains("loaded; commands"));
+    play.wait_for(&|l| l.starts_with("spawned"));
 
     plugins.edit_manifest(&LYRA_CHARACTER, |text| text.replace("version = \"0.1.0\"", "version = \"0.4.0\""));
-    wait_for(&|l| l.contains("lyra-character reloaded: 0.1.0 -> 0.4.0"));
+    play.wait_for(&|l| l.contains("lyra-character reloaded: 0.1.0 -> 0.4.0"));
 
     let component = plugins.folder(&LYRA_CHARACTER).join("lyra_character.wasm");
     std::fs::write(&component, b"a build that went wrong").unwrap();
-    let refused = wait_for(&|l| l.starts_with("error:") && l.contains("lyra-character"));
+    let refused = play.wait_for(&|l| l.starts_with("error:") && l.contains("lyra-character"));
     assert!(refused.contains("lyra_character.wasm"), "names the file: {refused}");
 
-    let stdin = child.stdin.as_mut().unwrap();
-    stdin.write_all(b"features\n").unwrap();
-    wait_for(&|l| l.contains("lyra-character 0.4.0  [Active]"));
+    play.send("features");
+    play.wait_for(&|l| l.contains("lyra-character 0.4.0  [Active]"));
 
     // A plugin installed while the game runs is watched too.
     let extra = PluginDir::with(&[EVENT_SINK]);
-    stdin.write_all(format!("install {}\n", extra.folder(&EVENT_SINK).display()).as_bytes()).unwrap();
-    wait_for(&|l| l.contains("event-sink installed"));
-    stdin.write_all(b"activate event-sink\n").unwrap();
-    wait_for(&|l| l.contains("event-sink active"));
+    play.send(&format!("install {}", extra.folder(&EVENT_SINK).display()));
+    play.wait_for(&|l| l.contains("event-sink installed"));
+    play.send("activate event-sink");
+    play.wait_for(&|l| l.contains("event-sink active"));
     extra.edit_manifest(&EVENT_SINK, |text| text.replace("version = \"0.1.0\"", "version = \"0.5.0\""));
-    wait_for(&|l| l.contains("event-sink reloaded: 0.1.0 -> 0.5.0"));
-    stdin.write_all(b"quit\n").unwrap();
-    wait_for(&|l| l.starts_with("play ended"));
-    let status = child.wait().unwrap();
-    assert!(status.success(), "{}", seen.join("\n"));
+    play.wait_for(&|l| l.contains("event-sink reloaded: 0.1.0 -> 0.5.0"));
+    play.quit();
+}
+
+/// `gfhost build --watch`: a plugin is built again whenever one of its sources is saved.
+#[test]
+fn build_watch_builds_a_plugin_again_when_a_source_is_saved() {
+    let (root, plugins) = modder_folder();
+    assert!(gfhost_as_modder(root.path(), &plugins, &["new", "greeter", "--lang", "c"]).status.success());
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gfhost"));
+    command.current_dir(root.path()).args(["build", "--watch"]);
+    let mut build = Running::start(command);
+    build.wait_for(&|l| l.starts_with("greeter: "));
+    build.wait_for(&|l| l.starts_with("watching the sources of 1 plugin(s)"));
+    let component = plugins.join("greeter/greeter.wasm");
+    let first = std::fs::read(&component).unwrap();
+    let source = plugins.join("greeter/plugin.c");
+    let text = std::fs::read_to_string(&source).unwrap();
+    std::fs::write(&source, text.replace("hello from", "hello again from")).unwrap();
+    build.wait_for(&|l| l.starts_with("greeter built"));
+    assert_ne!(std::fs::read(&component).unwrap(), first, "a new component");
+    build.child.kill().unwrap();
+    build.child.wait().unwrap();
+}
+
+/// Rebuild on save: with `play --watch` and the default `--plugins plugins`, a saved source is built again and
+/// the new version reloaded into the running world (its new log line is heard); a save that does not compile
+/// shows the compiler's error and the running version plays on.
+#[test]
+fn play_watch_builds_a_saved_source_again_and_keeps_the_running_version_when_it_does_not_compile() {
+    let (root, plugins) = modder_folder();
+    let gfhost_in = |args: &[&str]| gfhost_as_modder(root.path(), &plugins, args);
+    assert!(gfhost_in(&["new", "greeter", "--lang", "c"]).status.success());
+    assert!(gfhost_in(&["build"]).status.success());
+    let experience = root.path().join("e.toml");
+    std::fs::write(
+        &experience,
+        "[experience]\nname = \"e\"\nfeatures = [\"greeter\"]\n[pawn-data]\npawn-class = \"Character\"\n",
+    )
+    .unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gfhost"));
+    command.current_dir(root.path()).args(["play", "e.toml", "--watch", "--cache-dir"]).arg(shared_cache());
+    let mut play = Running::start(command);
+    play.wait_for(&|l| l.contains("loaded; commands"));
+    play.wait_for(&|l| l.contains("hello from greeter in main"));
+
+    let source = plugins.join("greeter/plugin.c");
+    let text = std::fs::read_to_string(&source).unwrap();
+    std::fs::write(&source, text.replace("hello from", "hello again from")).unwrap();
+    play.wait_for(&|l| l.starts_with("building") && l.contains("greeter"));
+    play.wait_for(&|l| l.starts_with("greeter built"));
+    play.wait_for(&|l| l.contains("greeter reloaded: 0.1.0 -> 0.1.0"));
+    play.wait_for(&|l| l.contains("hello again from greeter in main"));
+
+    std::fs::write(&source, "this is not C;\n").unwrap();
+    let failed = play.wait_for(&|l| l.starts_with("error:"));
+    assert!(failed.contains("the running version stays: plugin greeter: clang failed"), "{failed}");
+    play.send("features");
+    play.wait_for(&|l| l.contains("greeter 0.1.0  [Active]"));
+    play.quit();
 }
 
 /// componentize-qjs (QuickJS, from the JavaScript toolchain's lockfile): built with `--sync` it loads and runs

@@ -50,7 +50,9 @@ impl ServerHealth {
         self.ready.store(ready, Ordering::Relaxed);
     }
 
-    /// Whether the frame loop has gone silent for [`STALLED_AFTER`] (a server still loading is not stalled).
+    /// Whether the frame loop has gone silent for [`STALLED_AFTER`] (a server still loading is not stalled): the
+    /// Agones health pings stop when it has.
+    #[cfg(feature = "agones")]
     pub fn is_stalled(&self) -> bool {
         self.stalled_for().is_some()
     }
