@@ -56,8 +56,8 @@ impl Built {
 /// Builds plugins from source and puts each component at the path its manifest names. `path` is a plugin
 /// folder (a manifest beside its sources) or a directory of plugin folders. In a directory, the members of its
 /// cargo workspace (if it has one) are built together, and every crate that is a workspace of its own (as
-/// `gfhost new` makes them) on its own — all into one target directory, the directory's `target/` (or
-/// `CARGO_TARGET_DIR`), so they share their compiled dependencies; plugins in other languages are built
+/// `gfhost new` makes them) on its own — all into one target directory ([`rust_target_dir`], shared with the
+/// example plugins), so they share their compiled dependencies; plugins in other languages are built
 /// alongside, two at a time. Folders without sources are prebuilt packages and are left as they are. A plugin
 /// that fails to build does not stop the others: its failure is in [`Built::failures`].
 pub fn build_plugins(path: &Path) -> Result<Built> {
@@ -65,7 +65,9 @@ pub fn build_plugins(path: &Path) -> Result<Built> {
     if path.join(MANIFEST_FILE).is_file() {
         match Language::of(path)? {
             Some(Language::Rust) => {
-                built.take(cargo_build(&path.join("Cargo.toml"), None).and_then(|b| package(&[path.to_path_buf()], &b)))
+                let target_dir = rust_target_dir();
+                let result = cargo_build(&path.join("Cargo.toml"), target_dir.as_deref());
+                built.take(result.and_then(|b| package(&[path.to_path_buf()], &b)))
             }
             Some(language) => built = build_others(&[(path.to_path_buf(), language)]),
             None => bail!(
@@ -76,7 +78,7 @@ pub fn build_plugins(path: &Path) -> Result<Built> {
         };
         return Ok(built);
     }
-    let target_dir = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| path.join("target"), PathBuf::from);
+    let target_dir = rust_target_dir().unwrap_or_else(|| path.join("target"));
     let mut rust = Vec::new();
     let mut others = Vec::new();
     for folder in plugin_folders(path)? {
@@ -181,6 +183,19 @@ fn package(folders: &[PathBuf], built: &HashMap<PathBuf, PathBuf>) -> Result<Vec
 
 /// Runs cargo and returns the `.wasm` it built for each crate, by the crate's (canonical) folder. Cargo's own
 /// progress and diagnostics go to standard error as usual.
+/// Where Rust plugins build: `CARGO_TARGET_DIR` if set; else the target directory of the repository's example
+/// plugins, whose SDK and wit-bindgen are compiled already with the same profile (a new plugin anywhere then
+/// compiles in seconds, not a minute) — unless it cannot be written, when cargo's own choice stands (`None`).
+pub fn rust_target_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    let shared = repository().join("plugins").join("target");
+    let writable = std::fs::create_dir_all(&shared).is_ok()
+        && std::fs::metadata(&shared).is_ok_and(|m| !m.permissions().readonly());
+    writable.then_some(shared)
+}
+
 fn cargo_build(workspace: &Path, target_dir: Option<&Path>) -> Result<HashMap<PathBuf, PathBuf>> {
     if !workspace.is_file() {
         bail!("{} not found: there is nothing to build", workspace.display());

@@ -39,8 +39,8 @@ fn gfhost_as_modder(root: &Path, plugins: &Path, args: &[&str]) -> Output {
         .arg("--cache-dir")
         .arg(shared_cache())
         .current_dir(root)
-        // The plugins' own target directory already holds the SDK built for wasm32-wasip2.
-        .env("CARGO_TARGET_DIR", Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/target"))
+        // Rust plugins build in the examples' target directory, which holds the SDK built for wasm32-wasip2.
+        .env_remove("CARGO_TARGET_DIR")
         .env_remove("GFHOST_LOG")
         .output()
         .expect("running gfhost")
