@@ -33,6 +33,40 @@ const HELPER_MODULE: &str = "gamefeature";
 /// The entry module's file name in the staging folder.
 const ENTRY_FILE: &str = "__gamefeature_entry.js";
 
+/// Parses each of the plugin's modules with Node before componentize-js runs: componentize-js reports a syntax
+/// error at the end of the bundle, Node at its line and column in the file the modder wrote.
+fn check_syntax(node: &std::ffi::OsStr, staging: &Path, target: &BuildTarget) -> Result<()> {
+    // `--check` takes a `.js` file for a CommonJS script; the plugin's modules are ES modules.
+    let probe = staging.join("__gamefeature_syntax_check.mjs");
+    for source in Language::JavaScript.sources(&target.folder) {
+        if source.extension().is_some_and(|e| e == "json") {
+            continue;
+        }
+        std::fs::copy(&source, &probe)
+            .with_context(|| format!("plugin {}: reading {}", target.name, source.display()))?;
+        let output = Command::new(node).arg("--check").arg(&probe).output().with_context(|| {
+            format!("plugin {}: cannot start {node:?} (Node.js, installed by ./dev setup)", target.name)
+        })?;
+        if !output.status.success() {
+            let said = String::from_utf8_lossy(&output.stderr)
+                .replace(&probe.display().to_string(), &source.display().to_string());
+            let said: Vec<&str> = said
+                .lines()
+                .take_while(|line| !line.trim_start().starts_with("at "))
+                .filter(|line| !line.trim().is_empty())
+                .collect();
+            anyhow::bail!(
+                "plugin {}: {} does not parse:\n    {}",
+                target.name,
+                source.display(),
+                said.join("\n    ").trim_end()
+            );
+        }
+    }
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
 pub fn build(toolchains: &Toolchains, wit: &Path, target: &BuildTarget) -> Result<()> {
     let cli = toolchains.tool(
         target,
@@ -53,6 +87,7 @@ pub fn build(toolchains: &Toolchains, wit: &Path, target: &BuildTarget) -> Resul
     std::fs::write(staging.path().join(ENTRY_FILE), ENTRY).with_context(|| stage("the entry"))?;
 
     let node = std::env::var_os("GFHOST_NODE").unwrap_or_else(|| "node".into());
+    check_syntax(&node, staging.path(), target)?;
     let mut command = Command::new(node);
     command
         .arg(cli)

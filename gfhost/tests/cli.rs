@@ -805,6 +805,25 @@ fn a_broken_plugin_does_not_stop_the_build_of_the_others() {
     assert!(errors.contains("1 build(s) failed; the other plugins were built"), "{errors}");
 }
 
+/// A JavaScript syntax error is reported at its line in the file the modder wrote, before componentize-js
+/// (which would point at the end of its bundle) runs.
+#[test]
+fn a_javascript_syntax_error_is_reported_at_its_line() {
+    let (root, plugins) = modder_folder();
+    let gfhost_in = |args: &[&str]| gfhost_as_modder(root.path(), &plugins, args);
+    assert!(gfhost_in(&["new", "typo", "--lang", "js"]).status.success());
+    let source = plugins.join("typo/plugin.js");
+    let text = std::fs::read_to_string(&source).unwrap();
+    let broken: Vec<String> =
+        text.lines().enumerate().map(|(n, l)| if n == 6 { format!("{l} let = ;") } else { l.to_string() }).collect();
+    std::fs::write(&source, broken.join("\n")).unwrap();
+    let built = gfhost_in(&["build"]);
+    let errors = String::from_utf8_lossy(&built.stderr);
+    assert_eq!(built.status.code(), Some(1), "{errors}");
+    assert!(errors.contains("typo/plugin.js does not parse"), "{errors}");
+    assert!(errors.contains("typo/plugin.js:7") && errors.contains("SyntaxError"), "{errors}");
+}
+
 /// `gfhost build` builds a plugin again only when what it is built from changed: a second build finds it fresh
 /// and leaves its component as it was (so the compile cache hits); an edited source builds it again.
 #[test]
