@@ -102,9 +102,10 @@ impl Language {
                 let name = entry.file_name();
                 let name = name.to_string_lossy();
                 match entry.file_type() {
-                    // Build outputs, dependencies, caches and data are not sources.
+                    // Build outputs, dependencies, caches, data and scenario tests are not sources.
                     Ok(kind) if kind.is_dir() => {
-                        let skipped = matches!(name.as_ref(), "target" | "node_modules" | "__pycache__" | "data");
+                        let skipped =
+                            matches!(name.as_ref(), "target" | "node_modules" | "__pycache__" | "data" | "tests");
                         if !skipped && !name.starts_with('.') {
                             pending.push(path);
                         }

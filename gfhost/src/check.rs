@@ -30,8 +30,9 @@ const SLOW_SHARE: u32 = 4;
 /// features, actions or bundles.
 const GAME_TABLES: [&str; 3] = ["classes", "pawn-data", "component-creation"];
 
-/// The check's experience: the plugin alone, in the game `game` (an experience file) describes.
-fn check_experience(name: &str, game: Option<&Path>) -> Result<String> {
+/// An experience playing `features` (and nothing else) in the game `game` (an experience file) describes: the
+/// world of `gfhost check` and of `gfhost test`'s scenarios.
+pub fn game_experience(title: &str, features: &[String], game: Option<&Path>) -> Result<String> {
     let mut experience = toml::Table::new();
     if let Some(path) = game {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
@@ -43,8 +44,8 @@ fn check_experience(name: &str, game: Option<&Path>) -> Result<String> {
         }
     }
     let mut header = toml::Table::new();
-    header.insert("name".into(), format!("check {name}").into());
-    header.insert("features".into(), toml::Value::Array(vec![name.into()]));
+    header.insert("name".into(), title.into());
+    header.insert("features".into(), toml::Value::Array(features.iter().map(|f| f.as_str().into()).collect()));
     experience.insert("experience".into(), header.into());
     if !experience.contains_key("pawn-data") {
         let mut pawn = toml::Table::new();
@@ -86,7 +87,8 @@ pub fn check_plugin(name: &str, game: Option<&Path>, options: SessionOptions) ->
 
     let folder = tempfile::tempdir().context("creating a folder for the check's experience")?;
     let experience = folder.path().join("check.toml");
-    std::fs::write(&experience, check_experience(name, game)?).context("writing the check's experience")?;
+    let text = game_experience(&format!("check {name}"), &[name.to_string()], game)?;
+    std::fs::write(&experience, text).context("writing the check's experience")?;
     let mut manager = session.create_world(WORLD, NetMode::Standalone);
     tokio.block_on(manager.load(&experience))?;
     let pawn_class = manager.pawn_class();
@@ -103,10 +105,7 @@ pub fn check_plugin(name: &str, game: Option<&Path>, options: SessionOptions) ->
     }
     tokio.block_on(manager.end_play())?;
     let report = manager.report().clone();
-    let left = {
-        let w = world::lock(manager.world());
-        (w.requested_component_count(), w.live_handlers(), w.live_subscriptions(), w.live_features(), w.live_watches())
-    };
+    let left = left_behind(&world::lock(manager.world()));
 
     let instance = track::instance(name, WORLD);
     let events: Vec<_> = session.timeline().events().into_iter().filter(|e| e.track == instance).collect();
@@ -167,12 +166,8 @@ pub fn check_plugin(name: &str, game: Option<&Path>, options: SessionOptions) ->
             println!("    - {line}");
         }
     }
-    let (components, handlers, subscriptions, features, watches) = left;
-    println!(
-        "  after end of play: {components} feature components, {handlers} handlers, {subscriptions} subscriptions, \
-         {features} init-state features, {watches} property watches"
-    );
-    let clean = failures.is_empty() && left == (0, 0, 0, 0, 0);
+    println!("  after end of play: {}", left.as_deref().unwrap_or("nothing left"));
+    let clean = failures.is_empty() && left.is_none();
     println!(
         "{}: {} failure(s), {} denied, {} refused, {slow} slow hook(s)",
         if clean { "ok" } else { "problems found" },
@@ -181,4 +176,18 @@ pub fn check_plugin(name: &str, game: Option<&Path>, options: SessionOptions) ->
         refused.len()
     );
     Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(2) })
+}
+
+/// What plugins left in a world whose play ended, said; `None` when nothing.
+pub fn left_behind(w: &gamefeature_host::World) -> Option<String> {
+    let counts = [
+        (w.requested_component_count(), "feature components"),
+        (w.live_handlers(), "handlers"),
+        (w.live_subscriptions(), "subscriptions"),
+        (w.live_features(), "init-state features"),
+        (w.live_watches(), "property watches"),
+        (w.live_timers(), "timers"),
+    ];
+    let left: Vec<String> = counts.iter().filter(|(n, _)| *n > 0).map(|(n, what)| format!("{n} {what}")).collect();
+    (!left.is_empty()).then(|| format!("{} left", left.join(", ")))
 }

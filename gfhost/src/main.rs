@@ -12,6 +12,7 @@ mod play;
 mod progress;
 mod rebuild;
 mod registry;
+mod scenario;
 mod template;
 
 use std::io::IsTerminal;
@@ -228,6 +229,17 @@ enum Command {
         /// Plugin name, or the path of a plugin folder.
         plugin: String,
         /// The experience whose game (classes, pawn class) the plugin is written for
+        /// [default: experiences/default.toml when present]; its features and bundles are not loaded.
+        #[arg(long)]
+        experience: Option<PathBuf>,
+    },
+    /// Run a plugin's scenario tests (its `tests/*.toml`): each plays the plugin in a fresh headless world,
+    /// step by step, checking what it expects of the log, init states, components and properties, and that
+    /// nothing is left at end of play.
+    Test {
+        /// Plugin name, or the path of a plugin folder.
+        plugin: String,
+        /// The experience whose game (classes, pawn class) the scenarios play in
         /// [default: experiences/default.toml when present]; its features and bundles are not loaded.
         #[arg(long)]
         experience: Option<PathBuf>,
@@ -517,6 +529,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let game = experience.or_else(|| default.is_file().then(|| default.to_path_buf()));
             check::check_plugin(&name, game.as_deref(), session_options(plugin_dirs, runtime, config, LogLevel::Info))
         }
+        Command::Test { plugin, experience } => {
+            let (name, plugin_dirs) = plugin_and_dirs(&plugin, cli.plugin_dirs)?;
+            let default = Path::new("experiences/default.toml");
+            let game = experience.or_else(|| default.is_file().then(|| default.to_path_buf()));
+            scenario::test_plugin(
+                &name,
+                game.as_deref(),
+                session_options(plugin_dirs, runtime, config, LogLevel::Debug),
+            )
+        }
         Command::Inspect { plugin } => {
             let (name, plugin_dirs) = plugin_and_dirs(&plugin, cli.plugin_dirs)?;
             let options = SessionOptions { plugin_dirs, runtime, trust: config.trust, ..SessionOptions::default() };
@@ -598,10 +620,7 @@ fn run_experience(
     tokio.block_on(manager.end_play())?;
     // Failures of every phase — loading, playing, end of play — are in the report by now.
     let report = manager.report().clone();
-    let (leftover, handlers, subscriptions, features) = {
-        let w = world::lock(manager.world());
-        (w.requested_component_count(), w.live_handlers(), w.live_subscriptions(), w.live_features())
-    };
+    let left = check::left_behind(&world::lock(manager.world()));
 
     print!("{}", session.timeline().render_text());
     println!();
@@ -616,11 +635,7 @@ fn run_experience(
     }
     println!("  while playing: {actors} actors, {components} feature components");
     println!("  lazy components: {lazy} created, {avoided} avoided (never needed)");
-    println!(
-        "  after end of play: {leftover} feature components, {handlers} handlers, {subscriptions} subscriptions, \
-         {features} init-state features; experience {}",
-        manager.state()
-    );
+    println!("  after end of play: {}; experience {}", left.as_deref().unwrap_or("nothing left"), manager.state());
     println!("  time in plugins (calls the timeline recorded):");
     print!("{}", session.timeline().render_time_in_plugins());
     if let Some(trace_path) = trace {

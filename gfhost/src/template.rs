@@ -11,7 +11,9 @@ use gamefeature_host::feature::{is_valid_plugin_name, API_VERSION};
 /// Writes a new plugin in `language` under `parent/name`; returns its folder and the files written.
 pub fn new_plugin(parent: &Path, name: &str, language: Language) -> Result<(PathBuf, Vec<&'static str>)> {
     if language == Language::Rust {
-        return Ok((new_rust_plugin(parent, name)?, vec!["plugin.toml", "Cargo.toml", "src/lib.rs"]));
+        let folder = new_rust_plugin(parent, name)?;
+        write_scenario(&folder, name)?;
+        return Ok((folder, vec!["plugin.toml", "Cargo.toml", "src/lib.rs", SCENARIO_FILE]));
     }
     let folder = create_folder(parent, name)?;
     let component = format!("{}.wasm", name.replace('-', "_"));
@@ -23,7 +25,29 @@ pub fn new_plugin(parent: &Path, name: &str, language: Language) -> Result<(Path
         Language::Rust => unreachable!("handled above"),
     };
     write(&folder, file, source)?;
-    Ok((folder, vec!["plugin.toml", file]))
+    write_scenario(&folder, name)?;
+    Ok((folder, vec!["plugin.toml", file, SCENARIO_FILE]))
+}
+
+/// The first scenario `gfhost test` runs, beside every new plugin.
+const SCENARIO_FILE: &str = "tests/hello.toml";
+
+/// Writes the first scenario: what every language's skeleton does, as `gfhost test NAME` checks it.
+fn write_scenario(folder: &Path, name: &str) -> Result<()> {
+    let tests = folder.join(crate::scenario::SCENARIO_FOLDER);
+    std::fs::create_dir_all(&tests).with_context(|| format!("creating {}", tests.display()))?;
+    let text = format!(
+        "# A scenario `gfhost test {name}` runs: {name} plays alone in a fresh headless world of the game, step by\n\
+         # step. Actions: spawn-players, spawn, frames, event, set. Expectations: expect-log, expect-no-log,\n\
+         # expect-state, expect-component, expect-no-component, expect-property. Nothing may be left at end of play.\n\
+         [scenario]\nname = \"says hello, then greets every character that becomes ready\"\n\n\
+         [[step]]\nexpect-log = \"hello from {name} in\"\n\n\
+         [[step]]\nspawn-players = 2\n\n\
+         [[step]]\nframes = 2\n\n\
+         [[step]]\nexpect-log = \"{name} greets character\"\n\n\
+         [[step]]\nexpect-no-log = \"error\"\n"
+    );
+    write(folder, SCENARIO_FILE, text)
 }
 
 fn create_folder(parent: &Path, name: &str) -> Result<PathBuf> {

@@ -89,10 +89,7 @@ fn run_prints_the_timeline_writes_a_trace_and_uses_the_cache_the_second_time() {
         ["Unloaded", "Loading", "LoadingGameFeatures", "ExecutingActions", "Loaded", "Deactivating", "Unloaded"]
     );
     assert!(text.contains("components: 0 loaded from cache, 10 compiled"), "{text}");
-    assert!(
-        text.contains("after end of play: 0 feature components, 0 handlers, 0 subscriptions, 0 init-state features"),
-        "{text}"
-    );
+    assert!(text.contains("after end of play: nothing left"), "{text}");
     // Each pawn goes through the seed's flow: stalled until its data arrives, then all the way.
     for line in [
         "lazy components: 0 created, 200 avoided (never needed)",
@@ -395,7 +392,8 @@ fn inspect_shows_a_misfit_component_beside_the_world() {
 }
 
 /// The README's path for a newcomer, in each language: `gfhost new --lang L`, name the plugin in an experience,
-/// `gfhost build`, `gfhost run` — and the plugin's own log lines are in the timeline of that first run. A source
+/// `gfhost build`, `gfhost run` — and the plugin's own log lines are in the timeline of that first run; `gfhost
+/// test` runs the scenario `gfhost new` wrote. A source
 /// edited after the build is reported as newer than the component.
 #[test]
 fn a_new_plugin_in_each_language_builds_loads_and_logs_on_the_first_run() {
@@ -427,6 +425,24 @@ fn a_new_plugin_in_each_language_builds_loads_and_logs_on_the_first_run() {
         assert!(text.contains(&format!("hello from hello-{language} in main with 0 pawns")), "{language}: {text}");
         assert!(text.contains(&format!("hello-{language} greets character 2")), "{language}: {text}");
     }
+
+    // The scenario `gfhost new` wrote beside each plugin passes; one whose expectation does not hold fails,
+    // naming its step and why, and `gfhost test` exits non-zero.
+    for (language, _) in languages {
+        let tested = gfhost_in(&["test", &format!("hello-{language}")]);
+        let report = stdout(&tested);
+        assert!(tested.status.success(), "{language}: {report}{}", String::from_utf8_lossy(&tested.stderr));
+        assert!(report.contains("  ok    says hello") && report.contains("1 passed, 0 failed"), "{language}: {report}");
+    }
+    let wrong =
+        "[scenario]\nname = \"says goodbye\"\n[[step]]\nspawn-players = 1\n[[step]]\nexpect-log = \"goodbye\"\n";
+    std::fs::write(plugins.join("hello-c/tests/goodbye.toml"), wrong).unwrap();
+    let tested = gfhost_in(&["test", "hello-c"]);
+    let report = stdout(&tested);
+    assert_eq!(tested.status.code(), Some(1), "{report}");
+    assert!(report.contains("FAIL  tests/goodbye.toml: step 2"), "{report}");
+    assert!(report.contains("no line of hello-c's log contains \"goodbye\""), "{report}");
+    assert!(report.contains("1 passed, 1 failed"), "{report}");
 
     // An edit after the build: the component no longer matches its sources, and gfhost says so.
     for (language, source) in languages {
@@ -636,6 +652,24 @@ fn play_watch_reloads_a_plugin_changed_on_disk_and_refuses_a_broken_one() {
     play.quit();
 }
 
+/// `gfhost test lyra-character`: the example's own scenario (init states, components) passes in the default
+/// game.
+#[test]
+fn the_lyra_example_passes_its_own_scenario() {
+    let (plugins, experiences) = default_setup();
+    let cache = SharedCache::new();
+    let scenarios = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/lyra-character/tests");
+    let copy = plugins.folder(&LYRA_CHARACTER).join("tests");
+    std::fs::create_dir_all(&copy).unwrap();
+    std::fs::copy(scenarios.join("hero.toml"), copy.join("hero.toml")).unwrap();
+    let game = experiences.path().join("default.toml");
+    let tested =
+        gfhost(&["test", "lyra-character", "--experience", game.to_str().unwrap()], plugins.path(), cache.path());
+    let report = stdout(&tested);
+    assert!(tested.status.success(), "{report}{}", String::from_utf8_lossy(&tested.stderr));
+    assert!(report.contains("  ok    a player's hero walks its init chain to GameplayReady"), "{report}");
+}
+
 /// `gfhost build --watch`: a plugin is built again whenever one of its sources is saved.
 #[test]
 fn build_watch_builds_a_plugin_again_when_a_source_is_saved() {
@@ -773,7 +807,7 @@ fn check_reports_calls_denials_failures_and_misfits() {
     assert!(text.contains("denied calls: 1"), "{text}");
     assert!(text.contains("lacks the spawn-actors permission"), "{text}");
     assert!(text.contains("damageable-props failed during Activating"), "{text}");
-    assert!(text.contains("after end of play: 0 feature components, 0 handlers"), "{text}");
+    assert!(text.contains("after end of play: nothing left"), "{text}");
 
     let (status, text) = check("missing-exports");
     assert_eq!(status, Some(2), "{text}");
