@@ -6,8 +6,10 @@ use super::component_manager::RequestKey;
 use super::{ComponentOrigin, CreationPolicy, NetRole, World};
 
 impl World {
-    /// Checks the component model: an actor carries at most one component of a class; a component a request
-    /// added sits on a receiver whose class (or an ancestor) the request names, and that request is live;
+    /// Checks the component model: an actor carries at most one component per request (two requests for one
+    /// component class on different classes of its chain give it two, as in Unreal) and at most one of a class
+    /// from any other origin; a component a request added sits on a receiver whose class (or an ancestor) the
+    /// request names, and that request is live;
     /// every receiver carries a component of each live request on its class chain whose component class is
     /// created eagerly where it is. Returns the first broken invariant, described.
     pub fn check_invariants(&self) -> Result<(), String> {
@@ -15,8 +17,9 @@ impl World {
         for actor in self.actors() {
             let chain: Vec<&str> = actor.classes.iter().map(|class| &**class.name()).collect();
             for (at, component) in actor.components.iter().enumerate() {
-                if actor.components[..at].iter().any(|c| c.class == component.class) {
-                    return Err(format!("actor {} carries two {} components", actor.id, component.class));
+                let same = |c: &&super::Component| c.class == component.class && c.origin == component.origin;
+                if actor.components[..at].iter().any(|c| same(&c)) {
+                    return Err(format!("actor {} carries two {} components of one origin", actor.id, component.class));
                 }
                 let ComponentOrigin::Request(key) = &component.origin else { continue };
                 let RequestKey { receiver_class, component_class } = key;
@@ -50,5 +53,38 @@ impl World {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::world::component_manager::{OwnerId, RequestFlags};
+    use crate::world::{NetMode, World};
+
+    #[test]
+    fn two_requests_for_one_class_on_a_chain_give_two_components_and_a_stray_one_is_caught() {
+        let mut world = World::new("w", NetMode::Standalone);
+        let pawn = world.spawn("Character").unwrap();
+        let _on_pawn = world.add_component_request(OwnerId::HOST, "Pawn", "Health", RequestFlags::default()).unwrap();
+        let on_character =
+            world.add_component_request(OwnerId::HOST, "Character", "Health", RequestFlags::default()).unwrap();
+        let healths = world.actor(pawn).unwrap().components.iter().filter(|c| &*c.class == "Health").count();
+        assert_eq!(healths, 2, "one per request, as in Unreal");
+        assert_eq!(world.check_invariants(), Ok(()));
+
+        // A component left behind by a released request breaks the model.
+        let stray = world.actor(pawn).unwrap().components.iter().find(|c| &*c.class == "Health").unwrap().clone();
+        world.release_component_request(on_character);
+        assert_eq!(world.check_invariants(), Ok(()));
+        world.actor_mut(pawn).unwrap().components.push(stray.clone());
+        let broken = world.check_invariants().unwrap_err();
+        assert!(broken.contains("Health"), "{broken}");
+
+        // So does a requested component on an actor that is no receiver.
+        world.actor_mut(pawn).unwrap().components.pop();
+        assert_eq!(world.check_invariants(), Ok(()));
+        let prop = world.spawn_actor("Actor", None, false).unwrap();
+        world.actor_mut(prop).unwrap().components.push(stray);
+        assert!(world.check_invariants().unwrap_err().contains("no receiver"));
     }
 }
