@@ -69,6 +69,7 @@ async fn shooter_core() {
         let existing = world::lock(manager.world()).spawn("Character").unwrap();
         manager.load(&path).await.unwrap();
         let later = world::lock(manager.world()).spawn("Character").unwrap();
+        manager.pump();
         {
             let w = world::lock(manager.world());
             for actor in [existing, later] {
@@ -76,12 +77,12 @@ async fn shooter_core() {
                 assert!(actor.component("HealthComponent").is_some(), "{mode}");
                 assert_eq!(actor.component("NameplateComponent").is_some(), nameplate, "{mode}: client-only component");
             }
-            // The plugin set the starting health on the authority's existing character through the host.
-            assert_eq!(
-                w.property(existing, "HealthComponent", "health").unwrap(),
-                Some(&Value::Integer(175)),
-                "{mode}"
-            );
+            // The plugin set the starting health through the host on the characters the world has authority
+            // over: the one there before it activated, and the one that came after.
+            for actor in [existing, later] {
+                let health = w.property(actor, "HealthComponent", "health").unwrap();
+                assert_eq!(health, Some(&Value::Integer(175)), "{mode}");
+            }
         }
         manager.end_play().await.unwrap();
         assert_eq!(world::lock(manager.world()).requested_component_count(), 0);
