@@ -92,6 +92,8 @@ async fn plugins_install_activate_and_uninstall_while_the_world_runs() {
     let held_before = session.runtime().compiled_components();
     let installed = live.execute(&Command::Install(elsewhere.folder(&BASE_GAMEPLAY))).await.unwrap();
     assert!(installed.starts_with("base-gameplay installed"), "{installed}");
+    let again = live.execute(&Command::Install(elsewhere.folder(&BASE_GAMEPLAY))).await.unwrap();
+    assert!(again.starts_with("base-gameplay is installed already"), "{again}");
     live.execute(&Command::Activate("base-gameplay".into())).await.unwrap();
     assert_eq!(live.manager().live_features(), ["lyra-character", "base-gameplay"]);
     assert_eq!(session.runtime().compiled_components(), held_before + 1);

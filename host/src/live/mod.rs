@@ -144,10 +144,10 @@ impl<'s> LiveWorld<'s> {
                 let reloaded = self.manager.reload_feature(name).await.map_err(|e| e.to_string())?;
                 Ok(format!("{} reloaded: {} -> {}", reloaded.plugin, reloaded.from, reloaded.to))
             }
-            Command::Install(dir) => {
-                let name = self.manager.install_plugin(dir)?;
-                Ok(format!("{name} installed from {}", dir.display()))
-            }
+            Command::Install(dir) => match self.manager.install_plugin(dir)? {
+                (name, true) => Ok(format!("{name} installed from {}", dir.display())),
+                (name, false) => Ok(format!("{name} is installed already, from {}", dir.display())),
+            },
             Command::Rescan => {
                 let (new, problems) = self.session.rescan();
                 let mut text = match new.as_slice() {

@@ -676,12 +676,13 @@ impl ExperienceManager {
     }
 
     /// Installs a plugin folder while the game runs (it goes `Installed`; activate it to use it). Returns its
-    /// name.
-    pub fn install_plugin(&mut self, dir: &std::path::Path) -> Result<String, String> {
+    /// name, and whether it was new: installing a folder already installed changes nothing.
+    pub fn install_plugin(&mut self, dir: &std::path::Path) -> Result<(String, bool), String> {
         let manifest = crate::feature::PluginManifest::read(dir).map_err(|e| e.to_string())?;
         let name = manifest.name.clone();
+        let new = self.features.manifest(&name).is_none();
         self.features.install(manifest).map_err(|e| e.to_string())?;
-        Ok(name)
+        Ok((name, new))
     }
 
     /// Takes a plugin out of this world if it is in it, then out of the process: its compiled code is freed.
