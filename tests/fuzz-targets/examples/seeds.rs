@@ -126,9 +126,10 @@ fn main() {
     }
 
     // The host-call target's input is call-fuzzer's program: every import once under each set of flags (none;
-    // others' actors; others' actors, forged handles and its own answers), and random programs.
+    // others' actors; others' actors, forged handles and its own answers; a reload halfway), and random programs.
     let every = gamefeature_tests::call_fuzzer::every_import_program();
-    for (name, flags) in [("every-import", 0), ("every-import-others", 1), ("every-import-all-flags", 7)] {
+    let flag_sets = [("every-import", 0), ("every-import-others", 1), ("every-import-all-flags", 7)];
+    for (name, flags) in flag_sets.into_iter().chain([("every-import-reloaded", 8)]) {
         let mut program = every.clone();
         program[0] = flags;
         write("host_calls", name, &program);

@@ -2,7 +2,8 @@
 //! plugins (`tests/plugins/call-fuzzer`: every import of the 0.2.0 world; `call-fuzzer-legacy`: every import
 //! of 0.1.0; arbitrary arguments, their own and — when the program's flags allow — others' actors, handles
 //! held, dropped and forged), run as they activate and in every callback while a player is brought through
-//! Lyra's init chain and the world ticks.
+//! Lyra's init chain and the world ticks (and, when the program's flags say so, as call-fuzzer is hot-reloaded
+//! halfway through).
 //!
 //! The host never panics; the component model holds after every frame ([`World::check_invariants`]);
 //! lyra-character is never stopped, and — unless the program may name others' actors — its player's pawn reaches
@@ -24,6 +25,8 @@ use crate::{nothing_left, TOKIO};
 
 /// The program's flag letting it name any actor (`call-fuzzer`'s `OTHERS`).
 const OTHERS: u8 = 1;
+/// A flag of the program's for this target alone: call-fuzzer is hot-reloaded halfway through the frames.
+const RELOAD: u8 = 8;
 /// Frames the world ticks once the player is in: timers fire, watches and events are delivered.
 const FRAMES: usize = 8;
 const FRAME: Duration = Duration::from_millis(33);
@@ -66,6 +69,10 @@ async fn play(fixture: &Fixture, program: &[u8]) {
     manager.with_world(|w| game::possess(w, &player)).expect("the controller possesses the pawn");
     manager.with_world(|w| game::replicate_player_state(w, &player)).expect("the player state arrives");
     for frame in 0..FRAMES {
+        if frame == FRAMES / 2 && program.first().is_some_and(|flags| flags & RELOAD != 0) {
+            // A new instance runs the program again from its start; the old one leaves nothing behind.
+            let _ = manager.reload_feature("call-fuzzer").await;
+        }
         manager.tick(FRAME);
         if let Err(broken) = world::lock(manager.world()).check_invariants() {
             panic!("after frame {frame}: {broken}");

@@ -8,6 +8,7 @@ pub const OTHERS: u8 = 1;
 pub const FORGE: u8 = 2;
 /// Flag: the program answers `can-change-init-state` (else the plugin always says yes).
 pub const ANSWERS: u8 = 4;
+// Flag 8 is the host-call fuzz target's: it hot-reloads call-fuzzer halfway through its frames.
 
 /// Ids no actor has: what an actor id becomes when the program may not name others' actors.
 const NOBODY: u64 = 0xf000_0000_0000_0000;
