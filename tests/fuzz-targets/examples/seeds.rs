@@ -106,9 +106,19 @@ fn main() {
         ),
         ("end", ServerMessage::Update { seq: 4, update: Update::EndPlay { reason: "match over".into() } }),
     ];
-    for (name, message) in servers {
-        write("server_message", name, &encode(&message));
+    for (name, message) in &servers {
+        write("server_message", name, &encode(message));
     }
+    // The client target: a welcome and the experience (0xff), then each of the server's messages on a channel
+    // (0 reliable, 1 unreliable, 2 bulk), frames apart at 0xfe; and the whole session in one input.
+    let frame = |channel: u8, name: &str| {
+        let (_, message) = servers.iter().find(|(n, _)| *n == name).expect("a seed of that name");
+        [vec![0xfe, channel], encode(message)].concat()
+    };
+    let session = [vec![0xff], frame(0, "spawn"), frame(1, "mutations"), frame(0, "package"), frame(2, "chunk")];
+    write("client_frames", "session", &[session.concat(), frame(0, "end")].concat());
+    write("client_frames", "refused", &[vec![0xff], frame(0, "refused")].concat());
+    write("client_frames", "unwelcome", &frame(0, "spawn")[1..]);
 
     // The replication target reads steps, every byte meaningful: one hand-written session (spawn, Health, a
     // write of each kind, a frame, a late join, every kind of delivery) and random ones of several lengths.

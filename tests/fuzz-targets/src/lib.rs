@@ -11,6 +11,7 @@
 use std::path::Path;
 
 mod cache;
+mod client;
 mod components;
 mod files;
 mod host_calls;
@@ -20,6 +21,7 @@ mod replication;
 mod server;
 
 pub use cache::cache_entry;
+pub use client::client_frames;
 pub use components::components;
 pub use files::{experience, host_config, package_archive, plugin_manifest};
 pub use host_calls::host_calls;
@@ -49,6 +51,7 @@ pub const TARGETS: &[Target] = &[
     Target { name: "package_archive", run: package_archive, mutations: MUTATIONS },
     Target { name: "cache_entry", run: cache_entry, mutations: MUTATIONS },
     Target { name: "server_frames", run: server_frames, mutations: MUTATIONS },
+    Target { name: "client_frames", run: client_frames, mutations: MUTATIONS },
     Target { name: "replication", run: replication, mutations: MUTATIONS },
     Target { name: "host_calls", run: host_calls, mutations: 100 },
     Target { name: "live_world", run: live_world, mutations: 50 },

@@ -98,6 +98,7 @@ fuzz_tests!(
     package_archive,
     cache_entry,
     server_frames,
+    client_frames,
     replication,
     host_calls,
     live_world,
