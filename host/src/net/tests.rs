@@ -359,3 +359,35 @@ fn a_value_arriving_before_its_component_waits_for_it_and_a_stale_one_is_dropped
     let late = Update::Destroy { actor: pawn };
     assert!(replication.apply_update(&mut world, 5, late, &mut notes).is_err());
 }
+
+/// A server replicates one component of a class per actor, with a valid name: a second of a class, or a
+/// nameless one, is refused as the server breaking the protocol (found by the `client_frames` fuzz target).
+#[test]
+fn a_second_replicated_component_of_a_class_or_a_nameless_one_is_refused() {
+    use super::protocol::{ComponentRef, Update};
+    use super::ReplicationError;
+    let pawn = ActorId::from_raw(4);
+    let spawn = |components: Vec<ComponentRef>| Update::Spawn {
+        actor: pawn,
+        class: "Pawn".into(),
+        receiver: true,
+        player: None,
+        components,
+    };
+    let health = |incarnation| ComponentRef { class: "Health".into(), incarnation };
+    let nameless = ComponentRef { class: String::new(), incarnation: 3 };
+    for components in [vec![health(1), health(2)], vec![nameless]] {
+        let mut world = world(NetMode::Client);
+        let mut replication = ClientReplication::new(ClientId(1));
+        let refused = replication.apply_update(&mut world, 1, spawn(components), &mut Vec::new()).unwrap_err();
+        assert!(matches!(refused, ReplicationError::Rejected { seq: 1, .. }), "{refused}");
+        assert_eq!(world.check_invariants(), Ok(()));
+    }
+    // Added later, the same.
+    let mut world = world(NetMode::Client);
+    let mut replication = ClientReplication::new(ClientId(1));
+    replication.apply_update(&mut world, 1, spawn(vec![health(1)]), &mut Vec::new()).unwrap();
+    let again = Update::AddComponent { actor: pawn, component: health(2) };
+    assert!(replication.apply_update(&mut world, 2, again, &mut Vec::new()).is_err());
+    assert_eq!(world.actor(pawn).unwrap().components.iter().filter(|c| &*c.class == "Health").count(), 1);
+}

@@ -796,6 +796,14 @@ impl World {
 
     /// A client receives a replicated component its server added.
     pub fn attach_replicated_component(&mut self, actor: ActorId, class: &str) -> Result<(), WorldError> {
+        if !is_valid_class_name(class) {
+            return Err(ClassError::InvalidName(class.to_string()).into());
+        }
+        // A server replicates one component of a class per actor (see `create_requested_component`): clients
+        // tell them apart by class. A second is the server breaking the protocol.
+        if self.actor(actor)?.components.iter().any(|c| c.replicated && &*c.class == class) {
+            return Err(WorldError::Invalid(format!("actor {actor} has a replicated {class:?} component already")));
+        }
         let class_name = self.component_class(class);
         let component = self.new_component(class_name, ComponentOrigin::Replicated, true);
         self.actor_mut(actor)?.components.push(component);
