@@ -11,7 +11,7 @@ impl World {
     /// from any other origin; a component a request added sits on a receiver whose class (or an ancestor) the
     /// request names, and that request is live;
     /// every receiver carries a component of each live request on its class chain whose component class is
-    /// created eagerly where it is. Returns the first broken invariant, described.
+    /// created eagerly where it is (unless the request was added unique). Returns the first broken invariant, described.
     pub fn check_invariants(&self) -> Result<(), String> {
         let requests = &self.manager.requests;
         for actor in self.actors() {
@@ -41,9 +41,12 @@ impl World {
             }
             for key in requests.components_for(&chain) {
                 let class = &key.component_class;
-                // Lazy components wait for their first use; replicated ones come from the authority.
+                // Lazy components wait for their first use; replicated ones come from the authority; a request
+                // added unique skipped an actor that had one then, and (as in Unreal) does not fill in when that
+                // one goes.
                 let eager = self.creation_policy(class) == CreationPolicy::Always
-                    && (actor.role == NetRole::Authority || !self.replicated_classes().is_replicated(class));
+                    && (actor.role == NetRole::Authority || !self.replicated_classes().is_replicated(class))
+                    && !requests.flags(key).add_unique;
                 if eager && !actor.components.iter().any(|c| c.class == *class) {
                     return Err(format!(
                         "receiver {} ({}) lacks {class}, requested on {}",
@@ -86,5 +89,19 @@ mod tests {
         let prop = world.spawn_actor("Actor", None, false).unwrap();
         world.actor_mut(prop).unwrap().components.push(stray);
         assert!(world.check_invariants().unwrap_err().contains("no receiver"));
+    }
+
+    /// Found by the host_calls fuzz target: a request added unique skipped an actor that had the class from
+    /// another request; when that one goes, the actor has none, as in Unreal.
+    #[test]
+    fn a_unique_request_that_skipped_an_actor_does_not_fill_in_later() {
+        let mut world = World::new("w", NetMode::Standalone);
+        let character = world.spawn("Character").unwrap();
+        let on_pawn = world.add_component_request(OwnerId::HOST, "Pawn", "Badge", RequestFlags::default()).unwrap();
+        let unique = RequestFlags { add_unique: true };
+        let _unique = world.add_component_request(OwnerId::HOST, "Character", "Badge", unique).unwrap();
+        world.release_component_request(on_pawn);
+        assert!(world.actor(character).unwrap().component("Badge").is_none());
+        assert_eq!(world.check_invariants(), Ok(()));
     }
 }
