@@ -9,6 +9,7 @@ use gamefeature_host::net::transport::{Channel, ServerEvent, ServerTransport};
 use gamefeature_host::net::GameClient;
 use gamefeature_host::world::{self, NetMode};
 
+use crate::server::SESSION;
 use crate::{SCRATCH, TOKIO};
 
 /// The most frames one input sends, and the client frames it plays.
@@ -18,15 +19,6 @@ const FRAME: Duration = Duration::from_millis(33);
 
 /// The experience the client finds in its own folder (no features: the client needs no plugins).
 pub const EXPERIENCE: &str = "arena.toml";
-
-thread_local! {
-    static SESSION: gamefeature_host::Session = {
-        let empty = SCRATCH.with(|s| s.path().join("client-plugins"));
-        std::fs::create_dir_all(&empty).expect("the scratch folder");
-        let options = gamefeature_host::SessionOptions { plugin_dirs: vec![empty], ..Default::default() };
-        gamefeature_host::Session::new(options).expect("the runtime starts")
-    };
-}
 
 /// Frames split at `0xfe`; each one's first byte picks its channel (and, with `0xff`, a well-formed welcome and
 /// experience instead of the bytes), the rest is sent as it is. The client never panics: it plays, or ends its

@@ -11,10 +11,10 @@ use std::path::Path;
 use arbitrary::{Arbitrary, Unstructured};
 use gamefeature_host::feature::{ActivationContext, LoadError, PluginLoader, PluginManifest};
 use gamefeature_host::world::NetMode;
-use gamefeature_host::Session;
 use gamefeature_tests::{standalone_env, LEGACY_PAWN_COUNTER, MISSING_EXPORTS, WRONG_WIT_VERSION};
 
-use crate::{with_file, SCRATCH};
+use crate::server::SESSION;
+use crate::with_file;
 
 /// Real components the mutations start from: small ones (compiling is most of an input's cost), built against
 /// each WIT version.
@@ -27,13 +27,6 @@ fn originals() -> Vec<Vec<u8>> {
 
 thread_local! {
     static ORIGINALS: Vec<Vec<u8>> = originals();
-    /// A session without plugins or compile cache: its runtime compiles what each input holds.
-    static SESSION: Session = {
-        let empty = SCRATCH.with(|s| s.path().join("no-plugins"));
-        std::fs::create_dir_all(&empty).expect("the scratch folder");
-        let options = gamefeature_host::SessionOptions { plugin_dirs: vec![empty], ..Default::default() };
-        Session::new(options).expect("the runtime starts")
-    };
 }
 
 /// The component an input describes (see the module's documentation).

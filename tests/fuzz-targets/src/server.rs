@@ -9,7 +9,7 @@ use crate::{SCRATCH, TOKIO};
 thread_local! {
     /// One session (engine and plugin subsystem, no plugins) for every server this thread fuzzes: a world costs
     /// little, an engine does not.
-    static SESSION: gamefeature_host::Session = {
+    pub(crate) static SESSION: gamefeature_host::Session = {
         let empty = SCRATCH.with(|s| s.path().join("no-plugins"));
         std::fs::create_dir_all(&empty).expect("the scratch folder");
         let options = gamefeature_host::SessionOptions { plugin_dirs: vec![empty], ..Default::default() };

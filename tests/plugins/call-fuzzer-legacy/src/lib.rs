@@ -148,15 +148,10 @@ impl Fuzzer {
 
     /// Lets go of a held handle.
     fn drop_a_handle(&mut self) {
-        fn take<T>(from: &mut Vec<T>, program: &mut Program) {
-            if let Some(at) = program.pick(from.len()) {
-                from.swap_remove(at);
-            }
-        }
         match self.program.byte() % 3 {
-            0 => take(&mut self.requests, &mut self.program),
-            1 => take(&mut self.handlers, &mut self.program),
-            _ => take(&mut self.subscriptions, &mut self.program),
+            0 => self.program.drop_one(&mut self.requests),
+            1 => self.program.drop_one(&mut self.handlers),
+            _ => self.program.drop_one(&mut self.subscriptions),
         }
     }
 

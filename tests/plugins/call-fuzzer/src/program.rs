@@ -189,6 +189,13 @@ impl Program {
         (names, numbers)
     }
 
+    /// Lets go of one of the handles in `held` (the program picks which), if any are held.
+    pub fn drop_one<T>(&mut self, held: &mut Vec<T>) {
+        if let Some(at) = self.pick(held.len()) {
+            held.swap_remove(at);
+        }
+    }
+
     /// The index of a held handle among `held`, if any are held.
     pub fn pick(&mut self, held: usize) -> Option<usize> {
         let at = usize::from(self.byte());
