@@ -29,21 +29,17 @@ pub mod assets;
 pub mod config;
 pub mod cpu_clock;
 pub mod delivery;
-#[allow(missing_docs)]
 pub mod experience;
-#[allow(missing_docs)]
 pub mod feature;
 pub mod files;
 pub mod game;
 pub mod live;
-#[allow(missing_docs)]
 pub mod net;
 pub mod package;
 pub mod runtime;
 mod session;
 pub mod text;
 pub mod timeline;
-#[allow(missing_docs)]
 pub mod world;
 
 pub use experience::{ExperienceLoadState, ExperienceManager};

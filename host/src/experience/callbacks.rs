@@ -8,15 +8,20 @@ use crate::world::SharedWorld;
 /// The order in which loaded callbacks run: every high one, then normal, then low.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Priority {
+    /// Runs first, before every normal and low callback.
     High,
+    /// Runs after every high-priority callback.
     Normal,
+    /// Runs last, after every high and normal callback.
     Low,
 }
 
 /// What a loaded callback is given.
 #[derive(Clone)]
 pub struct LoadedExperience {
+    /// The experience that loaded.
     pub definition: Arc<ExperienceDefinition>,
+    /// The world it loaded into.
     pub world: SharedWorld,
 }
 

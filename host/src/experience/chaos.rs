@@ -12,6 +12,7 @@ pub struct ChaosDelay {
     pub min_secs: f64,
     /// Up to this many seconds more, chosen by the seeded generator (`...RandomSecs`).
     pub random_secs: f64,
+    /// Seeds the generator that picks the random part, so runs with the same seed wait alike.
     pub seed: u64,
 }
 

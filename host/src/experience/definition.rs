@@ -69,34 +69,51 @@ struct ActionSetSection {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct PawnData {
+    /// The actor class players' pawns spawn as (`pawn-class`): one of the game's classes or one the experience
+    /// declares.
     pub pawn_class: String,
 }
 
 /// A reusable bundle of features, actions and assets that experiences share.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ActionSet {
+    /// The set's name, from its `[action-set]` section.
     pub name: String,
+    /// The set's file, as resolved against the directory of the experience naming it.
     pub path: PathBuf,
+    /// Plugins the set enables, added to the experience's own.
     pub features: Vec<String>,
+    /// Built-in actions the set runs after the features' actions, as the experience's own do.
     pub actions: Vec<ActionDef>,
+    /// The set's asset bundles, with paths relative to the set's own directory.
     pub bundles: BundleDeclarations,
 }
 
 /// A validated experience with its action sets read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExperienceDefinition {
+    /// The experience's name, from its `[experience]` section.
     pub name: String,
+    /// A free text describing the experience; empty when the file gives none.
     pub description: String,
+    /// The experience file read; relative paths in it are resolved against its directory
+    /// ([`dir`](ExperienceDefinition::dir)).
     pub path: PathBuf,
+    /// Plugins the experience enables (its `features`), in the file's order;
+    /// [`all_features`](ExperienceDefinition::all_features) adds its action sets'.
     pub features: Vec<String>,
+    /// The action sets the experience names (`action-sets`), each read, in the file's order.
     pub action_sets: Vec<ActionSet>,
+    /// What players' pawns are; `None` leaves them `Character`.
     pub pawn_data: Option<PawnData>,
     /// Actor classes this experience adds, with their parents, each after its parent when the experience
     /// declares both (whatever their order in the file).
     pub classes: Vec<(String, String)>,
     /// Component creation policies overriding the plugins' declarations.
     pub component_creation: BTreeMap<String, crate::world::CreationPolicy>,
+    /// Built-in actions the experience runs itself, after every feature's actions, and undoes at end of play.
     pub actions: Vec<ActionDef>,
+    /// The experience's asset bundles, with paths relative to its directory.
     pub bundles: BundleDeclarations,
     /// The world's ordered init states, when the experience replaces Lyra's.
     pub init_states: Option<Vec<String>>,
@@ -106,7 +123,9 @@ pub struct ExperienceDefinition {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}: {problem}", path.display())]
 pub struct DefinitionError {
+    /// The experience file refused (a fault in one of its action sets names the set in the problem).
     pub path: PathBuf,
+    /// What is wrong with it; whatever it quotes from the file is cut and escaped.
     pub problem: String,
 }
 

@@ -8,6 +8,7 @@ use std::fmt;
 /// `LoadingChaosTestingDelay` unless a chaos delay is configured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ExperienceLoadState {
+    /// No experience: the state before loading and after end of play, and after a load that failed.
     Unloaded,
     /// Reading the definition, its action sets and the bundles for this net mode.
     Loading,
@@ -17,6 +18,7 @@ pub enum ExperienceLoadState {
     LoadingChaosTestingDelay,
     /// Running every feature's actions in this world.
     ExecutingActions,
+    /// Every action has run: the game plays, and loaded callbacks have been called.
     Loaded,
     /// End of play: undoing every action, waiting for plugins that hold deactivation open.
     Deactivating,

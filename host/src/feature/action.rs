@@ -20,7 +20,9 @@ pub enum ActionDef {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct AddComponents {
+    /// The receiver class (`actor-class`) whose actors, and those of its subclasses, get the component.
     pub actor_class: String,
+    /// The component class (`component-class`) added to each of those actors.
     pub component_class: String,
     /// Create it in worlds with a local player (everything but a dedicated server).
     #[serde(default = "yes")]

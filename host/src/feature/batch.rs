@@ -15,6 +15,7 @@ pub struct BatchNames {
     indices: HashMap<Name, u32>,
     /// The name looked up last: a batch's items mostly share their name (one event sent to many actors).
     last: Option<(Name, u32)>,
+    /// The batch's names, each once, in order of first use: the list the batch sends.
     pub names: Vec<String>,
 }
 
@@ -62,15 +63,21 @@ impl BatchNames {
 /// Extension events: handler `handlers[i]` gets event `names[events[i]]` about `actors[i]`.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct ExtensionBatch {
+    /// For each event, the plugin's own number for the handler that hears it.
     pub handlers: Vec<u32>,
+    /// For each event, the raw id of the actor it is about.
     pub actors: Vec<u64>,
+    /// For each event, the index of its name in `names`.
     pub events: Vec<u32>,
+    /// The event names, each once: `ReceiverAdded`, `ExtensionRemoved` and the other built-in ones, or a custom
+    /// event's.
     pub names: Vec<String>,
 }
 
 // Batches are built from a run of known length: each list is sized once rather than grown entry by entry.
 
 impl ExtensionBatch {
+    /// An empty batch with room for `entries` events.
     pub fn with_capacity(entries: usize) -> Self {
         ExtensionBatch {
             handlers: Vec::with_capacity(entries),
@@ -87,10 +94,16 @@ impl ExtensionBatch {
 /// `reads.get(j)` for `j` in `read_starts[i]..read_starts[i + 1]`, the properties the plugin asked for.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct ChainFacts {
+    /// For each entry, where its actor's features start in `feature_names` and `feature_states`; they end where the
+    /// next entry's start (the last entry's at the end).
     pub feature_starts: Vec<u32>,
+    /// Each feature registered on an entry's actor, as an index into the batch's names.
     pub feature_names: Vec<u32>,
+    /// Each of those features' init state now, as an ordinal (`0`: no state).
     pub feature_states: Vec<u8>,
+    /// For each entry, where its property reads start in `reads`; they end where the next entry's start.
     pub read_starts: Vec<u32>,
+    /// The properties the plugin asked to have read for each entry's feature, as the world answered them when asked.
     pub reads: PropertyReads,
 }
 
@@ -98,15 +111,23 @@ pub struct ChainFacts {
 /// ordinal `currents[i]` to `desireds[i]`; when asking, with the `facts` the answers need.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct ChainBatch {
+    /// For each entry, the raw id of its actor; no actor appears twice in a batch.
     pub actors: Vec<u64>,
+    /// For each entry, the index in `names` of the feature that walks its chain.
     pub features: Vec<u32>,
+    /// For each entry, the feature's init state now, as an ordinal into the world's init states (`0`: no state).
     pub currents: Vec<u8>,
+    /// For each entry, the state of the walk's first step, as an ordinal.
     pub desireds: Vec<u8>,
+    /// The feature names the batch uses, each once.
     pub names: Vec<String>,
+    /// What the plugin's decisions need to know without calling the host; empty in the second call of an API version
+    /// that asks and prepares a step apart.
     pub facts: ChainFacts,
 }
 
 impl ChainBatch {
+    /// An empty batch with room for `entries` entries.
     pub fn with_capacity(entries: usize) -> Self {
         ChainBatch {
             actors: Vec::with_capacity(entries),
@@ -137,7 +158,9 @@ impl ChainBatch {
 /// ended at a refused step. An entry that went forward and was not refused is asked about again.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct ChainWalk {
+    /// How many states forward the entry's feature went.
     pub steps: u8,
+    /// Whether the walk ended because a step was refused, rather than stopping on its own or reaching the end.
     pub refused: bool,
 }
 
@@ -170,12 +193,16 @@ impl ChainWalk {
 /// Features to check: feature `names[features[i]]` of `actors[i]`.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct FeatureBatch {
+    /// For each entry, the raw id of its actor; an actor appears once per feature of it the plugin implements.
     pub actors: Vec<u64>,
+    /// For each entry, the index in `names` of the feature asked to move forward.
     pub features: Vec<u32>,
+    /// The feature names the batch uses, each once.
     pub names: Vec<String>,
 }
 
 impl FeatureBatch {
+    /// An empty batch with room for `entries` entries.
     pub fn with_capacity(entries: usize) -> Self {
         FeatureBatch { actors: Vec::with_capacity(entries), features: Vec::with_capacity(entries), names: Vec::new() }
     }
@@ -185,14 +212,21 @@ impl FeatureBatch {
 /// state ordinal `states[i]`.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct StateChangeBatch {
+    /// For each change, the plugin's own number for the subscription that saw it.
     pub ids: Vec<u32>,
+    /// For each change, the raw id of the actor whose feature changed state.
     pub actors: Vec<u64>,
+    /// For each change, the index in `names` of the feature that changed state.
     pub features: Vec<u32>,
+    /// For each change, the state reached, as an ordinal into the world's init states (as it was then, even if it has
+    /// moved on).
     pub states: Vec<u8>,
+    /// The feature names the batch uses, each once.
     pub names: Vec<String>,
 }
 
 impl StateChangeBatch {
+    /// An empty batch with room for `entries` changes.
     pub fn with_capacity(entries: usize) -> Self {
         StateChangeBatch {
             ids: Vec::with_capacity(entries),
@@ -208,11 +242,17 @@ impl StateChangeBatch {
 /// `names[components[i]]` component of `actors[i]` went from `olds[i]` to `news[i]`.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct ReplicatedBatch {
+    /// For each change, the raw id of the actor whose component changed.
     pub actors: Vec<u64>,
+    /// For each change, the index in `names` of the component class.
     pub components: Vec<u32>,
+    /// For each change, the index in `names` of the property.
     pub properties: Vec<u32>,
+    /// For each change, the value before it; `None` when the property had no value on this client yet.
     pub olds: Vec<Option<crate::world::Value>>,
+    /// For each change, the value received from the server.
     pub news: Vec<crate::world::Value>,
+    /// The component class and property names the batch uses, each once.
     pub names: Vec<String>,
 }
 
@@ -242,9 +282,13 @@ impl ReplicatedBatch {
 /// `news[i]` (`None`: no value).
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct PropertyBatch {
+    /// For each change, the plugin's own number for the watch that saw it.
     pub ids: Vec<u32>,
+    /// For each change, the raw id of the actor whose property changed.
     pub actors: Vec<u64>,
+    /// For each change, the value before it; `None` when the property had none.
     pub olds: Vec<Option<crate::world::Value>>,
+    /// For each change, the value after it; `None` when the property has none now.
     pub news: Vec<Option<crate::world::Value>>,
 }
 

@@ -12,7 +12,9 @@ pub type Vet<'a> = &'a dyn Fn(&mut PluginManifest) -> Result<(), String>;
 /// What a scan found: the manifests that validated, and one message per problem (naming the file).
 #[derive(Debug, Default)]
 pub struct DiscoveryReport {
+    /// The manifests that validated and were accepted, in scan order.
     pub found: Vec<PluginManifest>,
+    /// One message per problem (an unreadable directory, an invalid manifest, a refused folder), naming the file.
     pub errors: Vec<String>,
 }
 

@@ -6,7 +6,9 @@ use super::manifest::{api_versions_shown, API_VERSION, API_VERSIONS};
 /// What a component imports and exports, for `gfhost inspect`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ComponentInterface {
+    /// The full names of the interfaces the component imports, such as `gamefeature:plugin/log@0.2.0`.
     pub imports: Vec<String>,
+    /// The full names of the interfaces the component exports, such as `gamefeature:plugin/lifecycle@0.2.0`.
     pub exports: Vec<String>,
 }
 
@@ -40,6 +42,7 @@ const WASI_PACKAGES: [&str; 6] = ["cli", "clocks", "filesystem", "io", "random",
 /// One import or export and whether it fits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FitLine {
+    /// The interface's full name, with its package and version.
     pub name: String,
     /// `None` when it fits; otherwise why not.
     pub problem: Option<String>,
@@ -49,13 +52,16 @@ pub struct FitLine {
 /// export the world needs (present or missing).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fit {
+    /// Each of the component's imports, with why the host cannot provide it when it cannot.
     pub imports: Vec<FitLine>,
+    /// Each export the world of the component's version needs, with why it is missing or mismatched when it is.
     pub needed_exports: Vec<FitLine>,
     /// Exports the world does not ask for (harmless, shown for completeness).
     pub other_exports: Vec<String>,
 }
 
 impl Fit {
+    /// Whether the component can be loaded: every import is provided and every needed export is present.
     pub fn fits(&self) -> bool {
         self.imports.iter().chain(&self.needed_exports).all(|line| line.problem.is_none())
     }

@@ -77,6 +77,7 @@ struct ComponentsSection {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct Dependency {
+    /// The plugin needed, by the name in its own manifest.
     pub name: String,
     /// Activate the dependency before this plugin (otherwise it is only registered).
     #[serde(default)]
@@ -86,14 +87,23 @@ pub struct Dependency {
 /// A validated manifest, with its paths resolved.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PluginManifest {
+    /// The plugin's name (`plugin.name`): at most 64 lowercase letters, digits and '-', starting with a letter;
+    /// experiences and dependencies refer to the plugin by it.
     pub name: String,
+    /// The plugin's own version (`plugin.version`), shown to users; at most 64 printable bytes.
     pub version: String,
+    /// What the plugin does, for listings (`plugin.description`); empty when not given, at most 1024 printable bytes.
     pub description: String,
+    /// The `gamefeature:plugin` WIT version the plugin was built against (`plugin.api`), compatible with one of
+    /// [`API_VERSIONS`].
     pub api: String,
     /// The folder holding the manifest; every relative path in it is resolved against this.
     pub dir: PathBuf,
+    /// The path of this `plugin.toml`: installing it twice is harmless, another plugin of the same name is refused.
     pub manifest_path: PathBuf,
+    /// The plugin's Wasm component (`plugin.component`), resolved inside `dir`.
     pub component_path: PathBuf,
+    /// The other plugins this one needs (`[[dependencies]]`), each listed once and never the plugin itself.
     pub dependencies: Vec<Dependency>,
     /// Component classes the plugin adds to actors.
     pub component_classes: Vec<String>,
@@ -102,7 +112,11 @@ pub struct PluginManifest {
     pub replicated: std::collections::BTreeMap<String, Vec<String>>,
     /// Creation policies of component classes (an experience may override them).
     pub creation: std::collections::BTreeMap<String, crate::world::CreationPolicy>,
+    /// Built-in actions (`[[actions]]`) carried out in each world where the plugin activates, and undone when it
+    /// deactivates there.
     pub actions: Vec<ActionDef>,
+    /// The plugin's asset bundles (`[bundles.<name>]`): bundle, then asset name, then a path inside `dir`; a world
+    /// loads those of its net mode.
     pub bundles: BundleDeclarations,
     /// What the plugin asks to be allowed; the host grants some or all of it.
     pub permissions: Permissions,
@@ -111,36 +125,57 @@ pub struct PluginManifest {
 /// Why a manifest was refused. Displayed with the file it came from by [`ManifestError`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ManifestProblem {
+    /// The file could not be read (missing, not a regular file, too large or not UTF-8); the reason.
     #[error("cannot read it: {0}")]
     Unreadable(String),
+    /// The file is not TOML, or not in the manifest's shape (an unknown key, a missing one, a wrong type); the
+    /// parser's message.
     #[error("malformed TOML: {0}")]
     Malformed(String),
+    /// The plugin name is too long or has characters other than lowercase letters, digits and '-'; the name given.
     #[error(
         "plugin name {:?} must be at most {MAX_PLUGIN_NAME} lowercase letters, digits and '-', starting with a \
          letter",
         crate::text::shown(.0, MAX_PLUGIN_NAME)
     )]
     InvalidName(String),
+    /// `plugin.version` or `plugin.description` is too long or holds control characters.
     #[error("{field} must be at most {max} bytes without control characters")]
-    InvalidText { field: &'static str, max: usize },
+    InvalidText {
+        /// The key at fault: `plugin.version` or `plugin.description`.
+        field: &'static str,
+        /// The most bytes that key's value may have.
+        max: usize,
+    },
+    /// `plugin.api` names a WIT version that none of the versions this host implements is compatible with.
     #[error("plugin API {found:?} is not supported by this host (it implements {})", api_versions_shown())]
-    UnsupportedApi { found: String },
+    UnsupportedApi {
+        /// The version the manifest gives.
+        found: String,
+    },
+    /// `plugin.component` is absolute or leads out of the plugin folder; why.
     #[error("component path: {0}")]
     ComponentPath(String),
+    /// `[components.creation]` sets the policy of a class the plugin does not declare in `[components]`; the class.
     #[error(
         "[components.creation] sets the policy of {:?}, which the plugin does not declare in [components] classes: \
          a plugin sets the creation policy only of its own component classes",
         crate::text::shown(.0, crate::text::MAX_NAME)
     )]
     PolicyForUndeclaredClass(String),
+    /// An asset path in `[bundles]` is absolute or leads out of the plugin folder; why.
     #[error("bundle path: {0}")]
     BundlePath(String),
+    /// The same plugin is listed twice in `[[dependencies]]`; its name.
     #[error("dependency {0:?} is listed twice")]
     DuplicateDependency(String),
+    /// The plugin lists itself among its dependencies.
     #[error("the plugin depends on itself")]
     SelfDependency,
+    /// A class in `[components]` (its classes, replicated or creation tables) is not a valid class name; the name.
     #[error("{0:?} is not a valid component class name")]
     InvalidComponentClass(String),
+    /// A replicated property name is empty, longer than 256 bytes or holds control characters; the name.
     #[error("{:?} is not a valid property name (1 to 256 bytes, no control characters)", crate::text::shown(.0, 64))]
     InvalidPropertyName(String),
 }
@@ -149,7 +184,9 @@ pub enum ManifestProblem {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}: {problem}", path.display())]
 pub struct ManifestError {
+    /// The `plugin.toml` that was refused.
     pub path: PathBuf,
+    /// What is wrong with it.
     pub problem: ManifestProblem,
 }
 

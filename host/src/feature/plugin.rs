@@ -27,23 +27,53 @@ pub trait PluginLoader: Send + Sync {
 /// Why a plugin's code could not be loaded. Every variant names the file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LoadError {
+    /// The component file does not exist: the plugin has not been built.
     #[error("component file {path} not found: build the plugin first (`gfhost build`)")]
-    MissingComponent { path: String },
+    MissingComponent {
+        /// The component file, as shown to users.
+        path: String,
+    },
+    /// The file is not a WebAssembly component (a core module, say, or corrupt bytes) and could not be compiled.
     #[error("component file {path} is not a valid WebAssembly component: {cause}")]
-    Invalid { path: String, cause: String },
+    Invalid {
+        /// The component file, as shown to users.
+        path: String,
+        /// Why it could not be compiled, and what to do when that is known.
+        cause: String,
+    },
+    /// The component is valid but does not fit the world: another API version than the manifest's or the host's, or
+    /// imports the host does not provide, or exports missing.
     #[error("component file {path} does not fit the gamefeature:plugin world: {cause}")]
-    Incompatible { path: String, cause: String },
+    Incompatible {
+        /// The component file, as shown to users.
+        path: String,
+        /// What does not fit: the versions at odds, or each import the host cannot satisfy.
+        cause: String,
+    },
+    /// Any other failure: the file could not be read, the host's configuration leaves too little memory to compile
+    /// it, or the loader panicked.
     #[error("component file {path}: {cause}")]
-    Other { path: String, cause: String },
+    Other {
+        /// The component file, as shown to users.
+        path: String,
+        /// What went wrong.
+        cause: String,
+    },
 }
 
 /// How a loaded plugin's code was obtained, for timelines and benchmarks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Provenance {
     /// Compiled from the `.wasm` now (and written to the cache).
-    Compiled { took: Duration },
+    Compiled {
+        /// How long compiling took.
+        took: Duration,
+    },
     /// Read from the compiled-component cache.
-    Cached { took: Duration },
+    Cached {
+        /// How long getting the code from the cache took.
+        took: Duration,
+    },
 }
 
 /// A plugin's code, ready to instantiate in any number of worlds.
@@ -51,22 +81,29 @@ pub trait LoadedPlugin: Send + Sync {
     /// Creates the plugin's instance for one world.
     fn instantiate(&self, env: InstanceEnv) -> Result<Box<dyn PluginInstance>, CallError>;
 
+    /// Whether the code was compiled now or read from the cache, and how long that took.
     fn provenance(&self) -> Provenance;
 
+    /// What the component imports and exports, to show how it fits the host's world.
     fn interface(&self) -> ComponentInterface;
 }
 
 /// What an instance may see of its world.
 #[derive(Clone)]
 pub struct InstanceEnv {
+    /// The plugin's name, which names the instance in the timeline and its log lines.
     pub plugin: Arc<str>,
     /// The instance's identity in the world's component manager.
     pub owner: OwnerId,
+    /// The name the host gave the world, unique in the process; the plugin can ask for it.
     pub world_name: Arc<str>,
+    /// What the world is (standalone, dedicated server, listen server or client); the plugin can ask for it.
     pub net_mode: NetMode,
+    /// The world the instance's host calls read and change, as its owner.
     pub world: SharedWorld,
     /// The experience's and the plugin's loaded bundles.
     pub assets: Arc<Assets>,
+    /// Where the instance's log lines and refused host calls are recorded.
     pub timeline: Timeline,
     /// Plugin log lines below this level are dropped.
     pub log_level: LogLevel,
@@ -90,6 +127,7 @@ pub enum CallError {
 /// Whether a plugin has finished deactivating.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Deactivation {
+    /// The plugin has finished undoing what its activation did in this world.
     Done,
     /// Held open, as with an Unreal deactivation pauser: ask again with `poll_deactivation`.
     Pending,
@@ -98,19 +136,31 @@ pub enum Deactivation {
 /// The context of an activation or deactivation: which world.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ActivationContext {
+    /// The name the host gave the world, unique in the process.
     pub world_name: String,
+    /// The world's net mode, so the plugin can do only what belongs on a server or on a client.
     pub net_mode: NetMode,
 }
 
 /// One plugin's instance in one world: the guest's lifecycle exports.
 pub trait PluginInstance: Send {
+    /// Calls `on-registering`: the plugin is being registered, the first call its instance receives.
     fn on_registering(&mut self) -> Result<(), CallError>;
+    /// Calls `on-loading`: the plugin is being loaded, and may read its assets and build its tables.
     fn on_loading(&mut self) -> Result<(), CallError>;
+    /// Calls `on-activating`: the plugin starts extending the world, after its manifest's built-in actions were
+    /// carried out.
     fn on_activating(&mut self, context: &ActivationContext) -> Result<(), CallError>;
+    /// Calls `on-activated`: activation in this world finished.
     fn on_activated(&mut self) -> Result<(), CallError>;
+    /// Calls `on-deactivating` at end of play (or when the plugin is deactivated mid-game): it undoes what activation
+    /// did, or answers `Pending` to hold deactivation open.
     fn on_deactivating(&mut self, context: &ActivationContext) -> Result<Deactivation, CallError>;
+    /// Calls `poll-deactivation`: asked repeatedly while deactivation is pending, until `Done` or its deadline.
     fn poll_deactivation(&mut self) -> Result<Deactivation, CallError>;
+    /// Calls `on-unloading`: the plugin is being unloaded from the world.
     fn on_unloading(&mut self) -> Result<(), CallError>;
+    /// Calls `on-unregistering`: the plugin is being unregistered; this is the last call its instance receives.
     fn on_unregistering(&mut self) -> Result<(), CallError>;
 
     /// Delivers extension events.
@@ -180,6 +230,7 @@ pub trait PluginInstance: Send {
 /// Host calls of a plugin that were refused.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Refusals {
+    /// How many host calls were refused.
     pub count: u32,
     /// The first refusal's error, for the cause of a quarantine.
     pub first: Option<String>,

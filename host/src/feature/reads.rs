@@ -34,21 +34,28 @@ impl ReadKind {
 /// Reads in order: read `j` is of kind `kinds[j]` with number `values[j]`.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct PropertyReads {
+    /// Each read's [`ReadKind`], as its code.
     pub kinds: Vec<u8>,
+    /// Each read's number, whose meaning its kind gives (the value itself, or an index into `texts` or `errors`).
     pub values: Vec<i64>,
+    /// The text values read, in order, indexed by the numbers of `Text` reads.
     pub texts: Vec<String>,
+    /// The errors the world answered, in order, indexed by the numbers of `Error` reads.
     pub errors: Vec<WorldError>,
 }
 
 impl PropertyReads {
+    /// How many reads there are.
     pub fn len(&self) -> usize {
         self.kinds.len()
     }
 
+    /// Whether there are no reads.
     pub fn is_empty(&self) -> bool {
         self.kinds.is_empty()
     }
 
+    /// Makes room for `additional` more reads (their kinds and numbers), so pushing them does not reallocate.
     pub fn reserve(&mut self, additional: usize) {
         self.kinds.reserve(additional);
         self.values.reserve(additional);

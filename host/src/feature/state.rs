@@ -40,13 +40,23 @@ impl Destination {
 /// The work between two stable states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Transition {
+    /// Installed to Registered: the dependencies are checked for cycles and brought to at least `Registered`.
     WaitingForDependencies,
+    /// The last step to Registered, once its dependencies are; in a world, its `on-registering` call.
     Registering,
+    /// Registered to Loaded: its component is compiled or read from the cache; in a world, its instance is created
+    /// and `on-loading` (and a reload's `restore`) called.
     Loading,
+    /// Loaded to Active: the dependencies its manifest marks `activate = true` are activated first.
     ActivatingDependencies,
+    /// The last step to Active; in a world, its manifest's built-in actions, then `on-activating` and
+    /// `on-activated`.
     Activating,
+    /// Active to Loaded: the dependencies it activated are released; in a world, `on-deactivating` until done.
     Deactivating,
+    /// Loaded to Registered: its compiled code is let go; in a world, `on-unloading`.
     Unloading,
+    /// Registered to Installed; in a world, `on-unregistering`, its instance's last call.
     Unregistering,
 }
 
@@ -54,7 +64,9 @@ pub enum Transition {
 /// delivering events or init-state callbacks between its activation and its deactivation there).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Phase {
+    /// During this transition of the state machine, or of the plugin's activation or deactivation in a world.
     Transition(Transition),
+    /// While playing in a world: a call delivering events, callbacks or timers after its activation there finished.
     Playing,
 }
 
@@ -84,11 +96,14 @@ impl fmt::Display for Phase {
 /// the plugin failed, leads the cause).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PluginError {
+    /// When the plugin failed: the transition it was in, or while playing.
     pub during: Phase,
+    /// What went wrong, led by the failed call (such as `on-activating: ...`) when a call into the plugin failed.
     pub cause: String,
 }
 
 impl PluginError {
+    /// An error in `during` (a [`Transition`] or a [`Phase`]) with its cause.
     pub fn new(during: impl Into<Phase>, cause: impl Into<String>) -> Self {
         PluginError { during: during.into(), cause: cause.into() }
     }
@@ -103,7 +118,9 @@ impl fmt::Display for PluginError {
 /// Where a plugin is: at a stable state, between two, or stopped by an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PluginState {
+    /// Resting at a stable state.
     Stable(Destination),
+    /// Moving between two stable states, doing this work.
     Transition(Transition),
     /// Stopped by an error. The plugin stays at the last stable state it reached; asking for a destination again
     /// retries from there.
@@ -111,6 +128,7 @@ pub enum PluginState {
 }
 
 impl PluginState {
+    /// Whether the plugin was stopped by an error.
     pub fn is_error(&self) -> bool {
         matches!(self, PluginState::Error(_))
     }

@@ -23,27 +23,71 @@ use super::state::{Destination, PluginError, PluginState, Transition};
 /// A refused or failed subsystem request.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FeatureError {
+    /// No plugin of this name is installed.
     #[error("no plugin named {0:?} is installed")]
     UnknownPlugin(String),
+    /// Two different folders hold a plugin of the same name; the second was not installed.
     #[error("plugin {name:?} is installed twice: {} and {}", first.display(), second.display())]
-    DuplicatePlugin { name: String, first: PathBuf, second: PathBuf },
+    DuplicatePlugin {
+        /// The name both manifests give.
+        name: String,
+        /// The manifest of the plugin already installed.
+        first: PathBuf,
+        /// The manifest refused.
+        second: PathBuf,
+    },
+    /// The plugins' dependencies form a cycle, so none of them can come up first.
     #[error("{}: dependency cycle {}", manifest.display(), cycle.join(" -> "))]
-    DependencyCycle { cycle: Vec<String>, manifest: PathBuf },
+    DependencyCycle {
+        /// The plugins around the cycle, each depending on the next, the first named again last.
+        cycle: Vec<String>,
+        /// The manifest of the plugin the cycle starts and ends at.
+        manifest: PathBuf,
+    },
+    /// A plugin lists a dependency that is not installed.
     #[error("{}: plugin {plugin:?} depends on {dependency:?}, which is not installed", manifest.display())]
-    UnknownDependency { plugin: String, dependency: String, manifest: PathBuf },
+    UnknownDependency {
+        /// The plugin that lists the dependency.
+        plugin: String,
+        /// The missing plugin's name.
+        dependency: String,
+        /// The manifest listing it.
+        manifest: PathBuf,
+    },
+    /// A plugin failed a step of the state machine (it then rests in an error state with the same error), or its
+    /// new version failed to compile.
     #[error("plugin {plugin:?} {error}")]
-    Failed { plugin: String, error: PluginError },
+    Failed {
+        /// The plugin that failed.
+        plugin: String,
+        /// The transition it failed in, and why.
+        error: PluginError,
+    },
+    /// The plugin holds no activation to release, or, for a new version's code, is not loaded.
     #[error("plugin {0:?} is not active")]
     NotActive(String),
+    /// The plugin cannot be taken below `Active` while activations are held; release them first.
     #[error("plugin {plugin:?} still has {activations} activation(s); deactivate it first")]
-    StillActive { plugin: String, activations: u32 },
+    StillActive {
+        /// The plugin asked to move.
+        plugin: String,
+        /// How many activations it still holds.
+        activations: u32,
+    },
+    /// The plugin cannot be uninstalled while another installed plugin depends on it.
     #[error("plugin {plugin:?} is a dependency of {dependent:?}; uninstall that first")]
-    Depended { plugin: String, dependent: String },
+    Depended {
+        /// The plugin asked to be uninstalled.
+        plugin: String,
+        /// An installed plugin that lists it as a dependency.
+        dependent: String,
+    },
 }
 
 /// A plugin entering a state, as observers see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StateChange {
+    /// The plugin whose state changed.
     pub plugin: String,
     /// The state left.
     pub from: PluginState,
@@ -57,8 +101,11 @@ pub type Observer = Arc<dyn Fn(&StateChange) + Send + Sync>;
 /// A snapshot of one plugin, for listings.
 #[derive(Debug, Clone)]
 pub struct PluginInfo {
+    /// The plugin's manifest, as currently installed (a hot reload replaces it).
     pub manifest: Arc<PluginManifest>,
+    /// Where the plugin is in the state machine, or the error that stopped it.
     pub state: PluginState,
+    /// How many activations the plugin holds: one per world (or other user) that activated it.
     pub activations: u32,
 }
 

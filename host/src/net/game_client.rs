@@ -25,6 +25,7 @@ use crate::world::{self, ClientId};
 pub enum ClientState {
     /// Waiting for the server's welcome.
     Connecting,
+    /// Welcomed: applying what the server sends and playing its world.
     Playing,
     /// Play is over, with why (the server ended it, refused the client or went away).
     Ended(String),
@@ -33,14 +34,27 @@ pub enum ClientState {
 /// Why a client stopped.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ClientError {
+    /// The server refused the client's hello (a wrong token or ticket, another protocol version, a full server); its
+    /// reason.
     #[error("the server refused this client: {0}")]
     Refused(String),
+    /// The connection ended before the server ended play (it stopped, closed this connection or stopped
+    /// answering); the transport's reason.
     #[error("the server went away: {0}")]
     ServerGone(String),
+    /// The server sent something out of protocol (a malformed frame, an update out of order or that does not apply);
+    /// what.
     #[error("the server broke the protocol: {0}")]
     Protocol(String),
+    /// The experience the server plays could not be loaded here.
     #[error("the server's experience {name:?} could not be loaded: {cause}")]
-    Experience { name: String, cause: String },
+    Experience {
+        /// The experience's file name, as the server gave it.
+        name: String,
+        /// Why it could not be loaded.
+        cause: String,
+    },
+    /// Fetching, checking or installing the server's plugins failed (one the client's policy refuses, say); why.
     #[error("the server's plugins could not be synced: {0}")]
     ModSync(String),
 }
@@ -106,10 +120,12 @@ impl GameClient {
         self
     }
 
+    /// The experience manager of the client's world, to inspect what it plays.
     pub fn manager(&self) -> &ExperienceManager {
         &self.manager
     }
 
+    /// Where the client is in its session.
     pub fn state(&self) -> &ClientState {
         &self.state
     }

@@ -42,6 +42,7 @@ pub const RECONNECT_GRACE: Duration = Duration::from_secs(30);
 /// How a server checks join tickets (see [`super::ticket`]).
 #[derive(Debug, Clone)]
 pub struct TicketPolicy {
+    /// The key the matchmaker signs tickets with: a ticket that does not verify under it is refused.
     pub key: super::ticket::TicketKey,
     /// The match this server plays: tickets for another are refused.
     pub match_id: Option<String>,
@@ -50,9 +51,11 @@ pub struct TicketPolicy {
 /// Something that happened to a server's clients, for its log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServerNote {
+    /// A client was welcomed and given a player (or took back its player's actors).
     Joined(ClientId),
     /// A client was refused or its connection closed for breaking the protocol.
     Dropped(ClientId, String),
+    /// A playing client's connection ended, with why (and whether its player waits to reconnect).
     Left(ClientId, String),
 }
 
@@ -78,9 +81,11 @@ impl std::fmt::Display for ServerNote {
 /// One client of a server, as its operator watches it (see [`GameServer::client_stats`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientStats {
+    /// The client these numbers are about.
     pub client: ClientId,
     /// Joined and given a player (a client still greeting is not).
     pub playing: bool,
+    /// What has crossed the wire with the client so far; zeros where the transport does not count.
     pub traffic: super::transport::Traffic,
     /// Replicated values whose newest version the client has not acknowledged.
     pub backlog: usize,
@@ -171,10 +176,12 @@ impl GameServer {
         Ok(format!("{} reloaded: {} -> {}; clients follow", reloaded.plugin, reloaded.from, reloaded.to))
     }
 
+    /// The experience manager of the server's world.
     pub fn manager(&self) -> &ExperienceManager {
         &self.manager
     }
 
+    /// The experience manager of the server's world, to drive it (spawn actors, say); what it changes replicates.
     pub fn manager_mut(&mut self) -> &mut ExperienceManager {
         &mut self.manager
     }

@@ -95,6 +95,7 @@ impl Offers {
 /// How a client syncs the plugins of the servers it joins.
 #[derive(Debug, Clone)]
 pub struct ModSync {
+    /// Which packages the client fetches: none, those of publishers it trusts, or any.
     pub policy: FetchPolicy,
     /// The publishers the client trusts.
     pub trust: TrustPolicy,

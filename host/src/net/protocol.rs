@@ -24,26 +24,66 @@ pub const MAX_PACKET: usize = 1_100;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ClientMessage {
     /// The first message of a connection.
-    Hello { protocol: u32, token: Option<String> },
+    Hello {
+        /// The [`PROTOCOL_VERSION`] the client speaks: a server speaking another refuses it.
+        protocol: u32,
+        /// The join token, or the player's join ticket where the server asks for tickets; `None`: neither.
+        token: Option<String>,
+    },
     /// Mutation packets received since the last acknowledgement.
-    Ack { packets: Vec<u64> },
+    Ack {
+        /// The numbers of the packets received, at most [`IN_FLIGHT_PACKETS`](super::IN_FLIGHT_PACKETS).
+        packets: Vec<u64>,
+    },
     /// Send the package of this digest from `offset` on (a client fetching a plugin it lacks, a chunk at a time).
-    Fetch { digest: String, offset: u64 },
+    Fetch {
+        /// The digest of the package wanted, as the server's offer gives it (`sha256:<hex>`).
+        digest: String,
+        /// Where in the package's archive the chunk wanted starts, in bytes.
+        offset: u64,
+    },
 }
 
 /// What a server says.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ServerMessage {
     /// The answer to a good `Hello`: who the client is, and the server's tick rate.
-    Welcome { client: ClientId, tick_rate: u32 },
+    Welcome {
+        /// The number the server gave this client, which names its player's actors.
+        client: ClientId,
+        /// The frames per second the server runs at.
+        tick_rate: u32,
+    },
     /// The answer to a bad `Hello`, just before the server closes the connection.
-    Refused { reason: String },
+    Refused {
+        /// Why, in words for the player: a wrong token or ticket, another protocol version, a full server.
+        reason: String,
+    },
     /// A reliable update, numbered from 1 per client in the order sent.
-    Update { seq: u64, update: Update },
+    Update {
+        /// The update's number: the client applies update `n` only after `n - 1`.
+        seq: u64,
+        /// The change itself.
+        update: Update,
+    },
     /// An unreliable packet of replicated property values.
-    Mutations { packet: u64, mutations: Vec<Mutation> },
+    Mutations {
+        /// The packet's number, which the client acknowledges once it has kept its values.
+        packet: u64,
+        /// The newest value of each property in the packet.
+        mutations: Vec<Mutation>,
+    },
     /// Part of a package archive a client asked for, on the bulk channel: `bytes` from `offset` of `total`.
-    Chunk { digest: String, offset: u64, total: u64, bytes: Vec<u8> },
+    Chunk {
+        /// The digest of the package the chunk is of.
+        digest: String,
+        /// Where in its archive `bytes` start.
+        offset: u64,
+        /// The archive's whole size in bytes.
+        total: u64,
+        /// The archive's bytes from `offset` on, a chunk's worth at most.
+        bytes: Vec<u8>,
+    },
 }
 
 /// A reliable, ordered change of what the client has.
@@ -52,35 +92,55 @@ pub enum Update {
     /// The experience the server plays: the client loads the experience file of this name — the one in
     /// `content`, with the plugins offered there, where the server sends it; otherwise its own.
     Experience {
+        /// The experience's file name, such as `default.toml`.
         name: String,
+        /// What the experience is made of, for a client to fetch what it lacks; `None` when it cannot travel and
+        /// clients must have it already.
         content: Option<ExperienceContent>,
     },
     /// An actor, with the replicated components it has. `player`: the client whose player it belongs to.
     Spawn {
+        /// The actor's id, the same on the server and every client.
         actor: ActorId,
+        /// The actor's class.
         class: String,
+        /// Whether the actor is a receiver: the client makes it one and begins its play too.
         receiver: bool,
+        /// The client whose player it belongs to, where it is an autonomous proxy (a simulated one elsewhere);
+        /// `None`: nobody's.
         player: Option<ClientId>,
+        /// Its replicated components, each with its incarnation.
         components: Vec<ComponentRef>,
     },
+    /// An actor was destroyed on the server: the client destroys its copy, and drops values waiting for its
+    /// components.
     Destroy {
+        /// The actor destroyed.
         actor: ActorId,
     },
+    /// A replicated component was added to an actor the client has.
     AddComponent {
+        /// The actor it was added to.
         actor: ActorId,
+        /// The component, a new incarnation.
         component: ComponentRef,
     },
+    /// A replicated component was removed from an actor: values for its incarnation are dropped from now on.
     RemoveComponent {
+        /// The actor it was removed from.
         actor: ActorId,
+        /// The component removed.
         component: ComponentRef,
     },
     /// A plugin the experience plays has a new version on the server (hot-reloaded there): fetch its package
     /// as on joining, and hot-reload it, keeping its state.
     Package {
+        /// The new version's package.
         offer: PackageOffer,
     },
     /// The server ended play; the client ends its own and disconnects.
     EndPlay {
+        /// Why play ended, for the client's log and its player.
         reason: String,
     },
 }
@@ -92,13 +152,17 @@ pub struct ExperienceContent {
     /// The experience file (first), its action sets and the bundle files they declare, by path relative to
     /// the experience's folder.
     pub files: Vec<(String, Vec<u8>)>,
+    /// A package of each plugin the experience plays, for a client to fetch those it lacks.
     pub packages: Vec<PackageOffer>,
 }
 
 /// A plugin package a server offers: what it is, who signed it, and how large its archive is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PackageOffer {
+    /// The plugin's name and version, and the package's digest and size.
     pub package: crate::package::PackageSummary,
+    /// The publisher's signature of the package; `None`: unsigned, which a client fetches only if its policy
+    /// allows unsigned packages.
     pub signature: Option<crate::package::Signature>,
     /// The bytes of its archive, as the chunks carry it.
     pub archive_size: u64,
@@ -109,7 +173,9 @@ pub struct PackageOffer {
 /// that replaced it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ComponentRef {
+    /// The component's class.
     pub class: String,
+    /// Which time the component was added, numbered by the server.
     pub incarnation: u64,
 }
 
@@ -117,21 +183,29 @@ pub struct ComponentRef {
 /// client applies only newer ones).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Mutation {
+    /// The actor whose component holds the property.
     pub actor: ActorId,
+    /// The component's class.
     pub component: String,
+    /// The component incarnation the value is for: if that incarnation has gone, the value is dropped.
     pub incarnation: u64,
     /// The update (of this client's numbering) that introduced the component.
     pub after: u64,
+    /// The property's name.
     pub property: String,
+    /// The server's count of changes when the value was set: a client lands only values newer than the one it has.
     pub version: u64,
+    /// The property's value; `None` when it was removed.
     pub value: Option<Value>,
 }
 
 /// A message that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FrameError {
+    /// The frame is larger than [`MAX_FRAME`]; its size in bytes.
     #[error("a frame of {0} bytes is over the limit of {MAX_FRAME}")]
     TooLarge(usize),
+    /// The bytes are not a message of this protocol; the decoder's message.
     #[error("malformed frame: {0}")]
     Malformed(String),
 }

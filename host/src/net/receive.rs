@@ -14,13 +14,20 @@ use crate::world::{ActorId, ClientId, NetRole, PlayerOwner, RepNotify, World, Wo
 /// Values kept waiting for their component at most, in all and per actor; past it, a packet's values are
 /// dropped unacknowledged (and counted), so the server sends them again later: a flood never grows the buffer.
 pub const MAX_BUFFERED: usize = 65_536;
+/// Values kept waiting for the components of one actor at most; past it, as past [`MAX_BUFFERED`], a packet's values
+/// are dropped unacknowledged.
 pub const MAX_BUFFERED_PER_ACTOR: usize = 1_024;
 
 /// An update the game around the world must act on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SessionEvent {
     /// Load this experience: the file of this name, or the content the server sent.
-    Experience { name: String, content: Option<super::protocol::ExperienceContent> },
+    Experience {
+        /// The experience's file name.
+        name: String,
+        /// What it is made of, to fetch what the client lacks; `None`: the client's own copy is loaded.
+        content: Option<super::protocol::ExperienceContent>,
+    },
     /// A plugin has a new version on the server.
     Package(super::protocol::PackageOffer),
     /// The server ended play.
@@ -30,18 +37,34 @@ pub enum SessionEvent {
 /// A server broke the protocol: the client disconnects.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ReplicationError {
+    /// An update arrived out of its number's order (the reliable channel promises order, so the server is broken).
     #[error("update {got} arrived where {expected} was due")]
-    OutOfOrder { expected: u64, got: u64 },
+    OutOfOrder {
+        /// The number of the update due: one past the last applied.
+        expected: u64,
+        /// The number of the update that came.
+        got: u64,
+    },
+    /// An update could not be applied to the client's world (an actor spawned twice, say, or one unknown).
     #[error("update {seq}: {cause}")]
-    Rejected { seq: u64, cause: WorldError },
+    Rejected {
+        /// The update's number.
+        seq: u64,
+        /// Why the world refused it.
+        cause: WorldError,
+    },
 }
 
 /// How many buffered values were applied and dropped, for reports.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BufferStats {
+    /// Values that arrived before the update bringing their component, and waited for it.
     pub buffered: u64,
+    /// Waiting values applied once their component's update had been applied.
     pub applied_late: u64,
+    /// Values dropped because their component or actor had gone by the time they could land.
     pub dropped_stale: u64,
+    /// Values dropped unacknowledged because the buffer was full (the server sends them again).
     pub dropped_over_cap: u64,
 }
 
@@ -81,6 +104,7 @@ impl ClientReplication {
         }
     }
 
+    /// The number the server gave this client.
     pub fn me(&self) -> ClientId {
         self.me
     }
@@ -263,6 +287,7 @@ impl ClientReplication {
         self.waiting.len()
     }
 
+    /// How values that overtook their components fared so far.
     pub fn stats(&self) -> BufferStats {
         self.stats
     }

@@ -111,8 +111,11 @@ impl ClientView {
 /// A message for one client, and whether it goes on the reliable channel.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outgoing {
+    /// The client the message is for.
     pub client: ClientId,
+    /// `true` for an update, sent on the reliable channel; `false` for a packet of values, sent unreliably.
     pub reliable: bool,
+    /// The message to send.
     pub message: ServerMessage,
 }
 
@@ -131,6 +134,7 @@ pub struct ServerReplication {
 }
 
 impl ServerReplication {
+    /// Replication with no clients yet and nothing known of the world.
     pub fn new() -> Self {
         Self::default()
     }
@@ -156,8 +160,6 @@ impl ServerReplication {
         out
     }
 
-    /// A client joins: it is told everything it must know — the experience, every actor with its components —
-    /// and every replicated value is queued for it.
     /// An actor changed hands (a player reconnecting on a new connection): clients joining from now on receive
     /// it as `client`'s. (Clients already playing see it as another's either way.)
     pub fn hand_over(&mut self, actor: ActorId, client: ClientId) {
@@ -166,6 +168,8 @@ impl ServerReplication {
         }
     }
 
+    /// A client joins: the messages that tell it everything it must know (the experience, every actor with its
+    /// components); every replicated value is queued for it.
     pub fn join(&mut self, client: ClientId) -> Vec<Outgoing> {
         let mut view = ClientView::default();
         let mut out = Vec::new();

@@ -48,17 +48,23 @@ impl std::fmt::Debug for TicketKey {
 /// Why a ticket was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TicketError {
+    /// The text is not a ticket: the wrong prefix or encoding, longer than a ticket can be, or a payload that is not
+    /// a ticket's.
     #[error("it is not a join ticket (gf1.<payload>.<signature>)")]
     Malformed,
+    /// The ticket was not signed with this server's key, or was changed after it was signed.
     #[error("its signature does not verify: it was not signed with this server's key, or was changed")]
     BadSignature,
+    /// The ticket's expiry has passed; how many seconds ago.
     #[error("it expired {0} s ago")]
     Expired(u64),
+    /// The ticket names a match other than the one this server plays.
     #[error("it is for another match")]
     OtherMatch,
 }
 
 impl TicketKey {
+    /// A key from its secret bytes; refused when shorter than [`MIN_KEY_BYTES`].
     pub fn new(secret: Vec<u8>) -> Result<Self, String> {
         if secret.len() < MIN_KEY_BYTES {
             return Err(format!("a ticket key must be at least {MIN_KEY_BYTES} bytes, not {}", secret.len()));

@@ -44,9 +44,13 @@ impl fmt::Display for ActorId {
 /// A property value stored on a component.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Value {
+    /// A true or false value.
     Boolean(bool),
+    /// A signed 64-bit integer.
     Integer(i64),
+    /// A 64-bit floating-point number.
     Float(f64),
+    /// A UTF-8 string.
     Text(String),
 }
 
@@ -69,13 +73,16 @@ pub enum ComponentOrigin {
 #[derive(Debug, Clone)]
 #[repr(C)]
 pub struct Component {
+    /// The component's class, its name shared by every component of the class.
     pub class: super::ClassName,
+    /// Its property values, by name.
     pub properties: super::PropertyMap<Value>,
     /// The plugin that wrote each property a plugin wrote (the host's own writes are not listed).
     pub writers: super::PropertyMap<OwnerId>,
     /// Numbers every component a world creates, never reused: a component removed and added again is another
     /// component (replication tells them apart by it).
     pub serial: u64,
+    /// Who put it on the actor, which decides when it is taken off.
     pub origin: ComponentOrigin,
     /// Replicated components are created only on the authority and reach clients through replication.
     pub replicated: bool,
@@ -84,12 +91,16 @@ pub struct Component {
 /// An actor in a world.
 #[derive(Debug, Clone)]
 pub struct Actor {
+    /// The actor's id, which names it in this world (and, for a replica, on its server).
     pub id: ActorId,
     /// Its class, then the class's ancestors (never empty for an actor the world spawned): fixed when it spawns
     /// (a class's parent never changes), so events and notifications about it walk the chain without looking the
     /// class up.
     pub classes: std::sync::Arc<[super::ClassKey]>,
+    /// Whether this world owns the actor or holds a replica of a server's: only the authority writes replicated
+    /// state.
     pub role: NetRole,
+    /// Its components, in the order they were added.
     pub components: Vec<Component>,
     /// Whether the component manager extends it (Unreal's AddReceiver): modular actors are receivers.
     pub receiver: bool,

@@ -48,6 +48,7 @@ impl<T> ActorMap<T> {
         }
     }
 
+    /// `actor`'s value; `None` when it has none, or the value was left by an earlier actor of its slot.
     pub fn get(&self, actor: ActorId) -> Option<&T> {
         let (local, index) = Self::place(actor);
         match self.range(local).get(index) {
@@ -56,6 +57,7 @@ impl<T> ActorMap<T> {
         }
     }
 
+    /// `actor`'s value to change in place; `None` as for [`get`](Self::get).
     pub fn get_mut(&mut self, actor: ActorId) -> Option<&mut T> {
         let (local, index) = Self::place(actor);
         match self.range_mut(local).get_mut(index) {
@@ -83,6 +85,7 @@ impl<T> ActorMap<T> {
         &mut entry.as_mut().expect("just filled").1
     }
 
+    /// Takes `actor`'s value out; `None` when it has none (a value an earlier actor of the slot left stays).
     pub fn remove(&mut self, actor: ActorId) -> Option<T> {
         let (local, index) = Self::place(actor);
         let entry = self.range_mut(local).get_mut(index)?;
@@ -94,10 +97,12 @@ impl<T> ActorMap<T> {
         Some(value)
     }
 
+    /// Every value, by slot (not in spawn order), including any a reused slot's earlier actor left.
     pub fn values(&self) -> impl Iterator<Item = &T> + '_ {
         self.main.iter().chain(&self.local).flatten().map(|(_, value)| value)
     }
 
+    /// Every value to change in place, as [`values`](Self::values) lists them.
     pub fn values_mut(&mut self) -> impl Iterator<Item = &mut T> + '_ {
         self.main.iter_mut().chain(&mut self.local).flatten().map(|(_, value)| value)
     }
@@ -107,6 +112,7 @@ impl<T> ActorMap<T> {
         self.len
     }
 
+    /// Whether no actor has a value.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

@@ -26,10 +26,22 @@ pub const BUILT_IN_CLASSES: &[(&str, &str)] = &[
 pub enum ClassError {
     /// The parent class is not declared.
     #[error("class {class:?} names unknown parent {parent:?}")]
-    UnknownParent { class: String, parent: String },
+    UnknownParent {
+        /// The class being declared.
+        class: String,
+        /// The parent it names, which the registry does not know.
+        parent: String,
+    },
     /// The class exists with another parent.
     #[error("class {class:?} is already declared with parent {existing:?}, not {requested:?}")]
-    Conflict { class: String, existing: String, requested: String },
+    Conflict {
+        /// The class being declared again.
+        class: String,
+        /// The parent it was declared with first, which stays.
+        existing: String,
+        /// The other parent this declaration names.
+        requested: String,
+    },
     /// The name is empty or has characters a class name may not have.
     #[error("{0:?} is not a valid class name (letters, digits, '_' and '.' only)")]
     InvalidName(String),

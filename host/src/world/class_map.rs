@@ -22,6 +22,7 @@ impl<T> Default for ClassMap<T> {
 }
 
 impl<T> ClassMap<T> {
+    /// The value of `class`; `None` when it has none (or `class` is another registry's key).
     pub fn get(&self, class: &ClassKey) -> Option<&T> {
         match self.slots.get(class.index())? {
             Some((key, value)) if key == class => Some(value),
@@ -29,6 +30,7 @@ impl<T> ClassMap<T> {
         }
     }
 
+    /// The value of `class` to change in place; `None` as for [`get`](Self::get).
     pub fn get_mut(&mut self, class: &ClassKey) -> Option<&mut T> {
         match self.slots.get_mut(class.index())? {
             Some((key, value)) if key == class => Some(value),
@@ -58,6 +60,7 @@ impl<T> ClassMap<T> {
         &mut slot.as_mut().expect("the slot was just filled").1
     }
 
+    /// Takes the value of `class` out; `None` when it has none.
     pub fn remove(&mut self, class: &ClassKey) -> Option<T> {
         let slot = self.slots.get_mut(class.index())?;
         if !slot.as_ref().is_some_and(|(key, _)| key == class) {
@@ -79,14 +82,17 @@ impl<T> ClassMap<T> {
         }
     }
 
+    /// Every value to change in place, in the order the classes were declared.
     pub fn values_mut(&mut self) -> impl Iterator<Item = &mut T> {
         self.slots.iter_mut().flatten().map(|(_, value)| value)
     }
 
+    /// How many classes have a value.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// Whether no class has a value.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

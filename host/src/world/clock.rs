@@ -36,7 +36,9 @@ struct Timer {
 /// One owner's timers that fired in a frame: each timer's number and how many times it fired, in start order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fired {
+    /// The plugin instance whose timers fired.
     pub owner: OwnerId,
+    /// Each timer that fired, as (the plugin's own number for it, how many periods passed), in start order.
     pub timers: Vec<(u32, u32)>,
 }
 
@@ -52,6 +54,7 @@ pub struct Clock {
 }
 
 impl Clock {
+    /// The frame the world is at: the one the last [`advance`](Self::advance) moved to (frame 0 before any).
     pub fn now(&self) -> Frame {
         self.frame
     }

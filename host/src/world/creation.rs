@@ -17,8 +17,12 @@ use crate::world::component_manager::OwnerId;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CreationPolicy {
+    /// No component of the class is ever created: requests for it are refused.
     Never,
+    /// Created on the authority the first time something needs it (a plugin asking for it, or writing one of its
+    /// properties).
     Lazy,
+    /// Created as soon as a request gives an actor one (the default).
     Always,
 }
 
@@ -36,6 +40,7 @@ impl std::fmt::Display for CreationPolicy {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("component class {class} is declared by another plugin too: only the experience may set its creation policy")]
 pub struct NotItsClass {
+    /// The component class whose policy was refused.
     pub class: String,
 }
 

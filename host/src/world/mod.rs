@@ -55,25 +55,45 @@ pub fn lock(world: &SharedWorld) -> std::sync::MutexGuard<'_, World> {
 /// A refused world operation. Plugins get these back as recoverable WIT errors.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum WorldError {
+    /// No actor of this id is in the world: it was never spawned, or it is gone.
     #[error("no actor {0} in this world")]
     UnknownActor(ActorId),
+    /// No class of this name is declared in this world.
     #[error("no class {0:?} in this world")]
     UnknownClass(String),
+    /// The actor has no component of this class.
     #[error("actor {actor} has no {component:?} component")]
-    NoSuchComponent { actor: ActorId, component: String },
+    NoSuchComponent {
+        /// The actor asked about.
+        actor: ActorId,
+        /// The component class it lacks.
+        component: String,
+    },
+    /// A component request or extension handler named the root class `Actor`, which would extend every actor.
     #[error(
         "component requests and extension handlers on the root class {ROOT_ACTOR_CLASS:?} are refused: they \
          would extend every actor"
     )]
     RootClassRequest,
+    /// The world's init-state list has no such state (named, or by its number as `#n`).
     #[error("no init state {0:?} in this world")]
     UnknownState(String),
+    /// The actor has no init-state feature of this name registered.
     #[error("actor {actor} has no feature {feature:?}")]
-    UnknownFeature { actor: ActorId, feature: String },
+    UnknownFeature {
+        /// The actor asked about.
+        actor: ActorId,
+        /// The feature name it has not registered.
+        feature: String,
+    },
+    /// The caller may not do this (the feature is another plugin's, a budget or name limit is reached, the
+    /// component class is never created, a replica is written only by its server...); the text says why.
     #[error("denied: {0}")]
     Denied(String),
+    /// An argument cannot be used (an empty name, an init-state list of the wrong length...); the text says why.
     #[error("invalid: {0}")]
     Invalid(String),
+    /// A class declaration or class name was refused.
     #[error(transparent)]
     Class(#[from] ClassError),
 }
@@ -81,29 +101,46 @@ pub enum WorldError {
 /// Something that happened to a world's actors, for timelines and tests. Shown as the timeline shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum WorldEvent {
+    /// An actor was spawned, here or as a replica of a server's.
     ActorSpawned {
+        /// The actor spawned.
         actor: ActorId,
+        /// Its class.
         class: String,
     },
+    /// An actor left the world for good, after its components were removed.
     ActorDestroyed {
+        /// The actor destroyed; its id is no longer live.
         actor: ActorId,
     },
+    /// A component was added to an actor.
     ComponentAdded {
+        /// The actor that got the component.
         actor: ActorId,
+        /// The component's class.
         component: String,
     },
+    /// A component was removed from an actor.
     ComponentRemoved {
+        /// The actor that lost the component.
         actor: ActorId,
+        /// The component's class.
         component: String,
     },
     /// A custom (not built-in) extension event was sent.
     EventSent {
+        /// The actor the event was sent to.
         actor: ActorId,
+        /// The event's name.
         event: String,
     },
+    /// An init-state feature of an actor reached a new init state.
     InitStateChanged {
+        /// The actor the feature belongs to.
         actor: ActorId,
+        /// The feature's name.
         feature: String,
+        /// The state it is in now.
         state: String,
     },
 }
@@ -181,14 +218,17 @@ impl World {
         }
     }
 
+    /// The world's name, as timelines and errors show it.
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// What this world is: standalone, a dedicated or listen server, or a client.
     pub fn net_mode(&self) -> NetMode {
         self.net_mode
     }
 
+    /// The world's actor and component class hierarchy.
     pub fn classes(&self) -> &ClassRegistry {
         &self.classes
     }
@@ -596,6 +636,8 @@ impl World {
         self.creation.override_with(class, policy);
     }
 
+    /// When components of `class` are created: the experience's override, else the policy of the plugin owning
+    /// the class, else `Always`.
     pub fn creation_policy(&self, class: &str) -> CreationPolicy {
         self.creation.of(class)
     }
@@ -681,6 +723,7 @@ impl World {
         self.replicated.declare_by(owner, class, properties);
     }
 
+    /// The component classes that replicate in this world, with their replicated properties.
     pub fn replicated_classes(&self) -> &ReplicatedClasses {
         &self.replicated
     }

@@ -24,6 +24,7 @@ impl<V> Default for PropertyMap<V> {
 }
 
 impl<V> PropertyMap<V> {
+    /// An empty map.
     pub fn new() -> Self {
         Self::default()
     }
@@ -37,10 +38,12 @@ impl<V> PropertyMap<V> {
         }
     }
 
+    /// The value of `name`, if it has one.
     pub fn get(&self, name: &str) -> Option<&V> {
         self.find(name).ok().map(|i| &self.entries[i].1)
     }
 
+    /// Whether `name` has a value.
     pub fn contains_key(&self, name: &str) -> bool {
         self.find(name).is_ok()
     }
@@ -56,6 +59,7 @@ impl<V> PropertyMap<V> {
         }
     }
 
+    /// Takes `name` out; the value it had, if any.
     pub fn remove(&mut self, name: &str) -> Option<V> {
         self.find(name).ok().map(|i| self.entries.remove(i).1)
     }
@@ -65,10 +69,12 @@ impl<V> PropertyMap<V> {
         self.into_iter()
     }
 
+    /// How many names have a value.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// Whether no name has a value.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

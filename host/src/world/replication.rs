@@ -73,10 +73,12 @@ impl ReplicatedClasses {
         self.classes = classes;
     }
 
+    /// Whether components of `class` replicate: the game or a live plugin declared it replicated.
     pub fn is_replicated(&self, class: &str) -> bool {
         self.classes.contains_key(class)
     }
 
+    /// Whether `property` of `class` replicates: its value is sent from the server to clients.
     pub fn replicates(&self, class: &str, property: &str) -> bool {
         self.classes.get(class).is_some_and(|properties| properties.contains(property))
     }
@@ -102,9 +104,14 @@ pub enum Touched {
 /// A replicated property that changed on this client: the plugin that declared it is told (rep-notify).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RepNotify {
+    /// The actor whose component changed.
     pub actor: ActorId,
+    /// The component's class.
     pub component: String,
+    /// The property that changed.
     pub property: String,
+    /// Its value before; `None` when it had none.
     pub old: Option<Value>,
+    /// Its value now, as the server sent it.
     pub new: Value,
 }

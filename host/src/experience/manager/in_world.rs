@@ -488,17 +488,40 @@ impl ExperienceManager {
 /// Why a reload was refused; the version that was running keeps running.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReloadError {
+    /// The plugin is not playing in this world (or, when preparing a new version, not installed at all).
     #[error("plugin {0:?} is not active in this world")]
     NotInWorld(String),
+    /// The new version was refused: it could not be read or compiled, its manifest names another plugin, or the
+    /// plugin is no longer loaded.
     #[error("the new version of {plugin:?} was refused: {cause}")]
-    Refused { plugin: String, cause: String },
+    Refused {
+        /// The plugin being reloaded.
+        plugin: String,
+        /// Why its new version was refused.
+        cause: String,
+    },
+    /// The new version failed to activate, so it was taken out and the old version activated again.
     #[error("the new version of {plugin:?} failed to activate ({cause}); the old version runs again")]
-    Failed { plugin: String, cause: String },
+    Failed {
+        /// The plugin being reloaded.
+        plugin: String,
+        /// Why its new version failed to activate.
+        cause: String,
+    },
+    /// The new version failed to activate and so did the old version brought back: the plugin is out of this
+    /// world, and so are the features of this world that depend on it.
     #[error(
         "the new version of {plugin:?} failed to activate ({cause}), and the old version brought back failed too \
          ({old_cause}): {plugin:?} is out of this world"
     )]
-    Lost { plugin: String, cause: String, old_cause: String },
+    Lost {
+        /// The plugin being reloaded, now out of this world.
+        plugin: String,
+        /// Why its new version failed to activate.
+        cause: String,
+        /// Why the old version, brought back, failed too.
+        old_cause: String,
+    },
 }
 
 /// A plugin's new version, read and compiled while the old one keeps running: the first half of a hot reload,
@@ -534,6 +557,7 @@ impl NewVersion {
         Ok(NewVersion { manifest, code, old })
     }
 
+    /// The name of the plugin this is a new version of.
     pub fn plugin(&self) -> &str {
         &self.manifest.name
     }
@@ -547,8 +571,11 @@ impl NewVersion {
 /// A reload that took place: the versions before and after.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reloaded {
+    /// The plugin reloaded.
     pub plugin: String,
+    /// The version that ran before (the old manifest's `version`).
     pub from: String,
+    /// The version that runs now.
     pub to: String,
 }
 

@@ -74,17 +74,38 @@ impl Default for ManagerOptions {
 /// A refused experience request. Failures of single features are not errors: they are in the [`LoadReport`].
 #[derive(Debug, thiserror::Error)]
 pub enum ExperienceError {
+    /// [`load`](ExperienceManager::load) was called while an experience is loaded, loading or ending.
     #[error("world {world:?} already has an experience ({state}); end play first")]
-    Busy { world: String, state: ExperienceLoadState },
+    Busy {
+        /// The world's name.
+        world: String,
+        /// The state its experience is in.
+        state: ExperienceLoadState,
+    },
+    /// [`end_play`](ExperienceManager::end_play) was called while no experience is fully loaded; carries the
+    /// world's name.
     #[error("world {0:?} has no loaded experience")]
     NotLoaded(String),
+    /// The experience file, or one of its action sets, could not be read or was refused.
     #[error(transparent)]
     Definition(#[from] DefinitionError),
     /// The message carries the cause (and has no separate `source()`, which chain printers would repeat).
     #[error("{}: {cause}", experience.display())]
-    Assets { experience: std::path::PathBuf, cause: AssetLoadError },
+    Assets {
+        /// The experience file whose bundles failed.
+        experience: std::path::PathBuf,
+        /// Why a bundle (the experience's or an action set's) could not be loaded.
+        cause: AssetLoadError,
+    },
+    /// The experience does not fit the world: its init states or classes are refused, or its pawn class is
+    /// unknown.
     #[error("{}: {cause}", experience.display())]
-    World { experience: std::path::PathBuf, cause: String },
+    World {
+        /// The experience file refused.
+        experience: std::path::PathBuf,
+        /// What the world refused, and why.
+        cause: String,
+    },
 }
 
 /// A feature (or action) that failed in this world, and why.
@@ -92,7 +113,10 @@ pub enum ExperienceError {
 pub struct Failure {
     /// The plugin, or `experience` for the experience's own actions.
     pub source: String,
+    /// The step it failed in: a load state, a plugin's phase (`Loading`, `Playing`...), `dispatch`, or the
+    /// experience's own action that failed.
     pub during: String,
+    /// What went wrong, escaped and capped (it may quote a plugin's own text).
     pub cause: String,
 }
 
@@ -107,8 +131,11 @@ impl std::fmt::Display for Failure {
 pub struct LoadReport {
     /// Plugins with a live instance in this world, in activation order.
     pub active: Vec<String>,
+    /// Every feature or action that failed, in the order the failures happened.
     pub failures: Vec<Failure>,
+    /// The asset bundles the experience loaded for this world's net mode.
     pub bundles: Vec<BundleName>,
+    /// How long the chaos delay waited; `None` when no chaos delay is configured.
     pub chaos_delay: Option<Duration>,
 }
 
@@ -191,6 +218,7 @@ impl ExperienceManager {
         manager
     }
 
+    /// Where this world's experience is in its lifecycle now.
     pub fn state(&self) -> ExperienceLoadState {
         self.state
     }
@@ -200,10 +228,13 @@ impl ExperienceManager {
         std::iter::once(ExperienceLoadState::Unloaded).chain(self.visited.iter().copied()).collect()
     }
 
+    /// The world this manager drives.
     pub fn world(&self) -> &SharedWorld {
         &self.world
     }
 
+    /// The experience this world plays, from the moment its definition is read; `None` before that and after
+    /// end of play.
     pub fn current(&self) -> Option<&Arc<ExperienceDefinition>> {
         self.current.as_ref()
     }

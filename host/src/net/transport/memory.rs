@@ -125,6 +125,8 @@ pub struct MemoryNetwork {
 }
 
 impl MemoryNetwork {
+    /// A network with no clients at simulated time zero, whose delays, losses and duplicates are drawn from `seed`:
+    /// the same seed replays the same run.
     pub fn new(seed: u64, conditions: Conditions) -> Self {
         let state = State {
             now: Duration::ZERO,

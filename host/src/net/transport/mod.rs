@@ -28,6 +28,7 @@ pub enum Channel {
 pub enum ServerEvent {
     /// A client connected; the transport numbered it.
     Connected(ClientId),
+    /// A frame from a client, whole, on any channel.
     Received(ClientId, Vec<u8>),
     /// A client went away (it disconnected, its connection failed, or the server closed it).
     Disconnected(ClientId, String),
@@ -36,6 +37,7 @@ pub enum ServerEvent {
 /// What a client's transport saw happen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClientEvent {
+    /// A frame from the server, whole, on any channel.
     Received(Vec<u8>),
     /// The connection is over, with why.
     Disconnected(String),
@@ -45,6 +47,7 @@ pub enum ClientEvent {
 pub trait ServerTransport: Send {
     /// Everything that happened since the last call, in order.
     fn poll(&mut self) -> Vec<ServerEvent>;
+    /// Sends a frame to a client on `channel`, without waiting for it to leave.
     fn send(&mut self, client: ClientId, channel: Channel, frame: Vec<u8>);
     /// Closes a client's connection; it is told `reason`.
     fn disconnect(&mut self, client: ClientId, reason: &str);
@@ -70,9 +73,13 @@ pub trait ServerTransport: Send {
 /// acknowledgements, retransmissions) included.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Traffic {
+    /// Bytes sent to the client.
     pub bytes_sent: u64,
+    /// Packets (UDP datagrams, on QUIC) sent to the client.
     pub packets_sent: u64,
+    /// Bytes received from the client.
     pub bytes_received: u64,
+    /// Packets (UDP datagrams, on QUIC) received from the client.
     pub packets_received: u64,
     /// The transport's estimate of the round trip, where it keeps one.
     pub round_trip: Option<std::time::Duration>,
@@ -82,7 +89,9 @@ pub struct Traffic {
 pub trait ClientTransport: Send {
     /// Everything that happened since the last call, in order.
     fn poll(&mut self) -> Vec<ClientEvent>;
+    /// Sends a frame to the server on `channel`, without waiting for it to leave.
     fn send(&mut self, channel: Channel, frame: Vec<u8>);
+    /// Closes the connection; the server is told `reason`.
     fn disconnect(&mut self, reason: &str);
 
     /// After [`disconnect`](Self::disconnect): resolves once the server has been told why (or a bound has

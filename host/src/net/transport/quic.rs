@@ -54,12 +54,32 @@ pub const MAX_UNREAD_PER_CLIENT: usize = 256 << 10;
 /// A network that could not be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum QuicError {
+    /// The server could not open its UDP socket (the port is taken, say).
     #[error("cannot listen on {addr}: {cause}")]
-    Bind { addr: SocketAddr, cause: String },
+    Bind {
+        /// The address the server was to listen on.
+        addr: SocketAddr,
+        /// Why it could not.
+        cause: String,
+    },
+    /// No server completed a handshake at the address in time: none runs there, or a firewall drops its packets.
     #[error("no server answered at {addr} within {waited:?}")]
-    NoServer { addr: SocketAddr, waited: Duration },
+    NoServer {
+        /// The address the client tried.
+        addr: SocketAddr,
+        /// How long it waited for an answer.
+        waited: Duration,
+    },
+    /// The connection failed: the server's certificate was not trusted, the insecure mode was asked for a remote
+    /// address, or the connection broke.
     #[error("cannot connect to {addr}: {cause}")]
-    Connect { addr: SocketAddr, cause: String },
+    Connect {
+        /// The address the client tried.
+        addr: SocketAddr,
+        /// Why the connection failed.
+        cause: String,
+    },
+    /// The server's certificate and key could not be used for TLS; rustls's reason.
     #[error("setting up TLS: {0}")]
     Tls(String),
 }

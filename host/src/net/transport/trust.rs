@@ -28,6 +28,7 @@ use sha2::{Digest, Sha256};
 pub struct Fingerprint(pub [u8; 32]);
 
 impl Fingerprint {
+    /// The fingerprint of a certificate, given as its DER bytes.
     pub fn of(certificate: &[u8]) -> Self {
         Fingerprint(Sha256::digest(certificate).into())
     }
@@ -67,7 +68,12 @@ pub enum ServerTrust {
     /// The server's certificate is exactly this one.
     Pinned(Fingerprint),
     /// The server's chain leads to one of these authorities, and its certificate is for this name.
-    Roots { roots: Vec<CertificateDer<'static>>, name: String },
+    Roots {
+        /// The certificate authorities trusted, as DER.
+        roots: Vec<CertificateDer<'static>>,
+        /// The name the server's certificate must be issued for, such as `game.example.org`.
+        name: String,
+    },
     /// Any certificate: a development server on this machine only (see [`ServerTrust::check_address`]).
     InsecureLoopback,
 }
@@ -131,7 +137,9 @@ impl ServerTrust {
 
 /// A server's certificate chain and key.
 pub struct ServerIdentity {
+    /// The server's certificate first, then any intermediates that lead to an authority, as DER.
     pub chain: Vec<CertificateDer<'static>>,
+    /// The private key of the server's certificate.
     pub key: PrivateKeyDer<'static>,
 }
 

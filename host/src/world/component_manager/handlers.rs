@@ -8,8 +8,11 @@ use crate::world::{ClassKey, ClassMap};
 /// A registered handler.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Handler {
+    /// The handler's id in this world, never reused.
     pub id: HandlerId,
+    /// The plugin instance that added it, which hears its events.
     pub owner: OwnerId,
+    /// The receiver class it listens to: it hears about actors of this class and of its subclasses.
     pub receiver_class: String,
     /// The plugin's own number for this handler, returned with every event.
     pub number: u32,
@@ -37,6 +40,7 @@ pub struct ExtensionHandlers {
 }
 
 impl ExtensionHandlers {
+    /// Registers a handler of `owner` on `receiver_class`, under the plugin's own `number`; returns its new id.
     pub fn add(&mut self, owner: OwnerId, receiver_class: &ClassKey, number: u32) -> HandlerId {
         self.next_id += 1;
         let id = HandlerId(self.next_id);
@@ -46,6 +50,7 @@ impl ExtensionHandlers {
         id
     }
 
+    /// Unregisters a handler; the handler it was, or `None` if it was not live.
     pub fn remove(&mut self, id: HandlerId) -> Option<Handler> {
         let handler = self.live.remove(&id)?;
         self.stale += 1;
@@ -61,10 +66,12 @@ impl ExtensionHandlers {
         Some(handler)
     }
 
+    /// The live handler of this id, if there is one.
     pub fn get(&self, id: HandlerId) -> Option<&Handler> {
         self.live.get(&id)
     }
 
+    /// Whether the handler is still registered.
     pub fn is_live(&self, id: HandlerId) -> bool {
         self.live.contains_key(&id)
     }
@@ -81,10 +88,12 @@ impl ExtensionHandlers {
         self.order.iter().copied().filter(|id| self.live.get(id).is_some_and(|h| h.owner == owner)).collect()
     }
 
+    /// How many handlers are live.
     pub fn len(&self) -> usize {
         self.live.len()
     }
 
+    /// Whether no handler is live.
     pub fn is_empty(&self) -> bool {
         self.live.is_empty()
     }

@@ -16,26 +16,33 @@ pub const LYRA_INIT_STATES: [&str; 4] =
 /// One feature of one actor.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FeatureEntry {
+    /// The feature's name, unique among the actor's features (registering it again replaces the entry).
     pub feature: Name,
     /// The plugin instance implementing it; its callbacks drive the feature's chain.
     pub owner: OwnerId,
     /// The component class implementing it on the actor.
     pub implementer: Name,
+    /// The feature's current init state, as an ordinal: 0 before it reached any, `n` the n-th state of the order.
     pub state: u8,
 }
 
 /// What a subscription watches.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Watched {
+    /// Changes of one actor's features.
     Actor(ActorId),
+    /// Changes of the features of every actor of a class or of its subclasses.
     Class(ClassKey),
 }
 
 /// A subscription to init-state changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Subscription {
+    /// The plugin instance that subscribed, which hears the changes.
     pub owner: OwnerId,
+    /// The plugin's own number for this subscription, returned with every notification.
     pub number: u32,
+    /// Whose changes it hears: one actor, or a class.
     pub watched: Watched,
     /// `None`: every feature.
     pub feature: Option<Name>,
@@ -170,6 +177,7 @@ impl InitStates {
         self.order = order;
     }
 
+    /// The world's init states, in order: the state of ordinal `n` is at index `n - 1`.
     pub fn order(&self) -> &[Name] {
         &self.order
     }
@@ -184,10 +192,12 @@ impl InitStates {
         ordinal.checked_sub(1).and_then(|i| self.order.get(i as usize)).copied()
     }
 
+    /// The features registered on `actor`, in registration order; empty when it has none.
     pub fn features(&self, actor: ActorId) -> &[FeatureEntry] {
         self.features.get(actor).map_or(&[], |entries| entries.as_slice())
     }
 
+    /// The entry of one of `actor`'s features, if it is registered.
     pub fn feature(&self, actor: ActorId, feature: Name) -> Option<&FeatureEntry> {
         self.features(actor).iter().find(|f| f.feature == feature)
     }
@@ -204,6 +214,7 @@ impl InitStates {
         }
     }
 
+    /// Unregisters one of `actor`'s features; `false` when it was not registered.
     pub fn unregister(&mut self, actor: ActorId, feature: Name) -> bool {
         let Some(entries) = self.features.get_mut(actor) else {
             return false;
@@ -230,6 +241,7 @@ impl InitStates {
         self.features(actor).iter().filter(|f| Some(f.feature) != excluding).all(|f| f.state >= state)
     }
 
+    /// Adds a subscription; returns its new id.
     pub fn subscribe(&mut self, subscription: Subscription) -> SubscriptionId {
         self.next_id += 1;
         let id = SubscriptionId(self.next_id);
@@ -246,6 +258,7 @@ impl InitStates {
         id
     }
 
+    /// Drops a subscription; what it was, or `None` if it was not live.
     pub fn unsubscribe(&mut self, id: SubscriptionId) -> Option<Subscription> {
         let subscription = self.subscriptions.remove(&id)?;
         let live = &self.subscriptions;
@@ -265,6 +278,7 @@ impl InitStates {
         self.class_watchers > 0
     }
 
+    /// The live subscription of this id, if there is one.
     pub fn subscription(&self, id: SubscriptionId) -> Option<&Subscription> {
         self.subscriptions.get(&id)
     }
@@ -342,10 +356,12 @@ impl InitStates {
         (features, removed)
     }
 
+    /// How many features are registered, over every actor.
     pub fn feature_count(&self) -> usize {
         self.features.values().map(|entries| entries.len()).sum()
     }
 
+    /// How many subscriptions are live.
     pub fn subscription_count(&self) -> usize {
         self.subscriptions.len()
     }

@@ -13,20 +13,31 @@ use crate::world::{ActorId, ClassKey, World, WorldError, WorldEvent};
 
 /// The built-in extension event names.
 pub mod events {
+    /// Sent to a class's handlers when an actor of the class (or a subclass) becomes a receiver.
     pub const RECEIVER_ADDED: &str = "ReceiverAdded";
+    /// Sent to a class's handlers when an actor of the class stops being a receiver, while it still exists.
     pub const RECEIVER_REMOVED: &str = "ReceiverRemoved";
+    /// Sent to a new handler once for each receiver of its class that exists when it is added.
     pub const EXTENSION_ADDED: &str = "ExtensionAdded";
+    /// Sent to a handler being removed once for each receiver of its class: the last event it hears about them.
     pub const EXTENSION_REMOVED: &str = "ExtensionRemoved";
+    /// Sent to a class's handlers when a modular actor of the class begins play, after it became a receiver.
     pub const GAME_ACTOR_READY: &str = "GameActorReady";
+    /// Every built-in event name, each at its [`BuiltIn`] number; any other name is a custom event.
     pub const ALL: [&str; 5] = [RECEIVER_ADDED, RECEIVER_REMOVED, EXTENSION_ADDED, EXTENSION_REMOVED, GAME_ACTOR_READY];
 
     /// A built-in event by name, for the host's own code: its number is its place in [`ALL`].
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum BuiltIn {
+        /// An actor became a receiver ([`RECEIVER_ADDED`]).
         ReceiverAdded,
+        /// An actor stopped being a receiver ([`RECEIVER_REMOVED`]).
         ReceiverRemoved,
+        /// A new handler hears of a receiver that already existed ([`EXTENSION_ADDED`]).
         ExtensionAdded,
+        /// A removed handler hears of a receiver for the last time ([`EXTENSION_REMOVED`]).
         ExtensionRemoved,
+        /// A modular actor began play ([`GAME_ACTOR_READY`]).
         GameActorReady,
     }
 
@@ -93,15 +104,23 @@ impl ComponentManager {
 /// What removing an owner took away.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct OwnerCleanup {
+    /// Extension handlers removed, each having queued its last `ExtensionRemoved`.
     pub handlers: usize,
     /// Properties it wrote on components that stay (others' requests, or the game's).
     pub properties: usize,
+    /// Component requests released.
     pub requests: usize,
+    /// Init-state features it implemented, unregistered.
     pub features: usize,
+    /// Init-state subscriptions dropped.
     pub subscriptions: usize,
+    /// Items of queued work for it, discarded undelivered.
     pub discarded_work: usize,
+    /// Actors it spawned, destroyed.
     pub actors: usize,
+    /// Timers it started, stopped.
     pub timers: usize,
+    /// Property watches dropped.
     pub watches: usize,
 }
 
@@ -402,6 +421,7 @@ impl World {
         self.manager.queue.delivering(root);
     }
 
+    /// Whether work is queued, waiting to be delivered to plugins.
     pub fn has_work(&self) -> bool {
         !self.manager.queue.is_empty()
     }
@@ -785,18 +805,23 @@ impl World {
 
     // ----- leak counters -----
 
+    /// How many extension handlers are live in the world: with the counts below, what a world still holds, to
+    /// find leaks.
     pub fn live_handlers(&self) -> usize {
         self.manager.handlers.len()
     }
 
+    /// How many init-state subscriptions are live in the world.
     pub fn live_subscriptions(&self) -> usize {
         self.manager.init_states.subscription_count()
     }
 
+    /// How many init-state features are registered in the world, over every actor.
     pub fn live_features(&self) -> usize {
         self.manager.init_states.feature_count()
     }
 
+    /// How many items of work are queued, waiting for delivery.
     pub fn queued_work(&self) -> usize {
         self.manager.queue.len()
     }
@@ -807,7 +832,9 @@ impl World {
 pub struct ChainRead {
     /// The feature whose questions carry it; `None`: every feature's.
     pub feature: Option<Name>,
+    /// The component class whose property is read, on the actor the question is about.
     pub component: crate::world::ClassName,
+    /// The property's name.
     pub property: String,
 }
 

@@ -99,6 +99,7 @@ impl Names {
         self.ids.get(text).copied()
     }
 
+    /// The text `name` stands for; `name` must be one of this world's (another world's may panic, out of range).
     pub fn text(&self, name: Name) -> &Arc<str> {
         &self.texts[name.0 as usize]
     }

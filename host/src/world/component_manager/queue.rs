@@ -16,32 +16,63 @@ pub enum Work {
     /// it is delivered even though the handler is gone by then; other events for a removed handler are dropped.
     /// `sender` is the plugin that sent a custom event: its events die with it.
     Extension {
+        /// The plugin instance the handler belongs to, which gets the event.
         owner: OwnerId,
+        /// The handler the event is for.
         handler: HandlerId,
+        /// The plugin's own number for the handler, echoed back with the event.
         number: u32,
+        /// The receiver the event is about.
         actor: ActorId,
+        /// The event's name: a built-in one (see [`events`](super::events)) or a custom one.
         event: Name,
+        /// Whether this is the `ExtensionRemoved` a removed handler hears last.
         final_event: bool,
+        /// The plugin that sent this custom event; `None` for built-in events and events the host sent.
         sender: Option<OwnerId>,
     },
     /// A subscription saw a feature reach a state (the state at the time of the change).
     InitStateChanged {
+        /// The plugin instance that subscribed, which gets the notification.
         owner: OwnerId,
+        /// The subscription that saw the change.
         subscription: SubscriptionId,
+        /// The plugin's own number for the subscription, echoed back with the notification.
         number: u32,
+        /// The actor whose feature changed state.
         actor: ActorId,
+        /// The feature that changed state.
         feature: Name,
+        /// The state it reached, as an ordinal of the world's init-state order.
         state: u8,
     },
     /// Walk a feature's init-state chain, asking its implementer.
-    ContinueChain { owner: OwnerId, actor: ActorId, feature: Name },
+    ContinueChain {
+        /// The plugin instance implementing the feature, whose callbacks decide each step.
+        owner: OwnerId,
+        /// The actor whose feature is walked.
+        actor: ActorId,
+        /// The feature to walk.
+        feature: Name,
+    },
     /// Ask a feature's implementer to try to move it forward.
-    CheckDefaultInitialization { owner: OwnerId, actor: ActorId, feature: Name },
+    CheckDefaultInitialization {
+        /// The plugin instance implementing the feature, which is asked.
+        owner: OwnerId,
+        /// The actor whose feature it is.
+        actor: ActorId,
+        /// The feature to move forward.
+        feature: Name,
+    },
     /// A watched property changed (see `PropertyWatches`).
     PropertyChanged {
+        /// The plugin instance that set up the watch, which hears the change.
         owner: OwnerId,
+        /// The watch that saw the change.
         watch: WatchId,
+        /// The plugin's own number for the watch, echoed back with the change.
         number: u32,
+        /// The actor whose watched property changed.
         actor: ActorId,
         /// Boxed: the values would make every queued item (an event, a chain step) several times larger, and a
         /// round moves its items a few times.
@@ -54,10 +85,15 @@ pub enum Work {
 /// round told the instance).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkKind {
+    /// [`Work::Extension`]: extension events for handlers.
     Extension,
+    /// [`Work::InitStateChanged`]: init-state notifications for subscriptions.
     InitStateChanged,
+    /// [`Work::PropertyChanged`]: changes of watched properties.
     PropertyChanged,
+    /// [`Work::CheckDefaultInitialization`]: asks to move features forward.
     CheckDefaultInitialization,
+    /// [`Work::ContinueChain`]: chain walks.
     ContinueChain,
 }
 
@@ -112,7 +148,9 @@ impl Work {
 /// A property's value before and after a change (`None`: unset, or its component absent).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ValueChange {
+    /// The property's value before the change; `None` when it was unset or its component did not exist.
     pub old: Option<Value>,
+    /// Its value after the change; `None` when the change removed it, or its component.
     pub new: Option<Value>,
 }
 
@@ -142,6 +180,8 @@ impl WorkQueue {
     /// The most items a take reserves room for (a few megabytes): past it, the queue grows as it fills.
     const MOST_RESERVED: usize = 1 << 15;
 
+    /// Queues `work`, charged to the plugin whose host call is running, or to the plugin whose work is being
+    /// delivered, or to nobody when the game caused it.
     pub fn push(&mut self, work: Work) {
         // Work the host does itself while delivering a plugin's work (walking the chains it continued, say) is
         // that plugin's too: only work the game started is charged to nobody.
@@ -186,10 +226,12 @@ impl WorkQueue {
         self.items.retain(|(w, _)| w.owner() != owner && w.sender() != Some(owner));
     }
 
+    /// How many items are queued.
     pub fn len(&self) -> usize {
         self.items.len()
     }
 
+    /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }

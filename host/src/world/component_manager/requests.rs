@@ -12,7 +12,9 @@ use crate::world::{same_name, ClassKey, ClassName};
 /// their key, so releasing the last handle removes exactly those.
 #[derive(Debug, Clone, Eq, PartialOrd, Ord)]
 pub struct RequestKey {
+    /// The class whose actors, and those of its subclasses, get the component.
     pub receiver_class: ClassName,
+    /// The class of the component they get.
     pub component_class: ClassName,
 }
 

@@ -15,8 +15,10 @@ use crate::world::ActorId;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct WatchId(pub(crate) u64);
 
+/// Who set up a watch, and under which number it is told of changes.
 #[derive(Debug, Clone)]
 pub struct Watch {
+    /// The plugin instance that set up the watch, which hears the changes.
     pub owner: OwnerId,
     /// The number the plugin gave it.
     pub number: u32,
@@ -45,6 +47,8 @@ fn unindex<K: std::hash::Hash + Eq>(index: &mut HashMap<K, BTreeSet<WatchId>>, k
 }
 
 impl PropertyWatches {
+    /// Starts a watch of `owner` on `property` of `actor`'s `component` (which need not exist yet); returns its new
+    /// id.
     pub fn add(&mut self, owner: OwnerId, actor: ActorId, component: &str, property: &str, number: u32) -> WatchId {
         self.next += 1;
         let id = WatchId(self.next);
@@ -87,14 +91,17 @@ impl PropertyWatches {
         self.by_property.get(&key).into_iter().flatten().map(|id| (*id, self.watches[id].0.clone())).collect()
     }
 
+    /// Whether the watch is still set up.
     pub fn is_live(&self, id: WatchId) -> bool {
         self.watches.contains_key(&id)
     }
 
+    /// How many watches are live.
     pub fn len(&self) -> usize {
         self.watches.len()
     }
 
+    /// Whether no watch is live.
     pub fn is_empty(&self) -> bool {
         self.watches.is_empty()
     }
