@@ -11,6 +11,7 @@ mod packages;
 mod play;
 mod progress;
 mod rebuild;
+mod record;
 mod registry;
 mod scenario;
 mod template;
@@ -39,8 +40,8 @@ use gamefeature_host::{Session, SessionOptions};
 #[command(version, about)]
 struct Cli {
     /// Directory whose sub-folders are plugin packages (repeatable; naming any replaces the default, so
-    /// `--plugins plugins --plugins mods` looks in both).
-    #[arg(long = "plugins", global = true, default_value = "plugins")]
+    /// `--plugins plugins --plugins mods` looks in both) [default: plugins; for `replay`, the folders recorded].
+    #[arg(long = "plugins", global = true)]
     plugin_dirs: Vec<PathBuf>,
     /// Where compiled components are cached [default: $GFHOST_CACHE_DIR, else ~/.cache/gamefeature].
     #[arg(long, global = true)]
@@ -101,6 +102,14 @@ enum Command {
         /// With --clients: the server's frames per second.
         #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=1000))]
         tick_rate: u32,
+        /// With --clients: what happens on the server while it plays, one per line: `wait MS` (frames pass),
+        /// `reload PLUGIN` (hot-reloaded, and the clients follow).
+        #[arg(long, requires = "clients")]
+        script: Option<PathBuf>,
+        /// Record the session to this file, to replay it (`gfhost replay`); with --clients, the server's
+        /// world, and each client's beside it (`FILE` -> `NAME.client-1.gfrec`, ...).
+        #[arg(long)]
+        record: Option<PathBuf>,
     },
     /// Run a dedicated server: one world, served over QUIC until SIGTERM or SIGINT, which end play cleanly.
     Server {
@@ -144,6 +153,9 @@ enum Command {
         /// and hot-reload its new version too.
         #[arg(long)]
         watch: bool,
+        /// Record the server's world, with every client's messages, to this file (see `gfhost replay`).
+        #[arg(long)]
+        record: Option<PathBuf>,
     },
     /// Sign a join ticket, as a matchmaker does: a player's id and name, for a match, for a while. Prints it.
     Ticket {
@@ -190,6 +202,9 @@ enum Command {
         /// Leave after this many seconds instead of playing until the server ends.
         #[arg(long, value_parser = parse_seconds)]
         seconds: Option<f64>,
+        /// Record this client's world, with the server's messages, to this file (see `gfhost replay`).
+        #[arg(long)]
+        record: Option<PathBuf>,
     },
     /// Load an experience into a world that keeps running, changed by commands until `quit`: features
     /// activated, deactivated, hot-reloaded, installed and uninstalled while it plays.
@@ -212,6 +227,20 @@ enum Command {
         /// Frames per second: timers fire and frame budgets are kept at this rate.
         #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=1000))]
         tick_rate: u32,
+        /// Record the session (frames, commands, reloads, what plugins read of clocks) to this file, to replay
+        /// it with `gfhost replay`.
+        #[arg(long)]
+        record: Option<PathBuf>,
+    },
+    /// Play a recorded session again (`--record` on run, play, server or client), frame for frame, comparing
+    /// the world with the recording's at every checkpoint; stops at the first difference and names it. With
+    /// --plugins, newer builds of the plugins play in place of the recorded ones, to check a fix.
+    Replay {
+        /// The recording.
+        recording: PathBuf,
+        /// Exit with status 1 when the replay differs from the recording (for tests and CI).
+        #[arg(long)]
+        expect_same: bool,
     },
     /// List the plugins found in the plugin directories.
     Plugins {
@@ -377,7 +406,12 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Result<ExitCode> {
+fn run(mut cli: Cli) -> Result<ExitCode> {
+    // A replay plays the recorded folders unless told others; everything else looks in `plugins`.
+    let named_plugins = (!cli.plugin_dirs.is_empty()).then(|| cli.plugin_dirs.clone());
+    if cli.plugin_dirs.is_empty() {
+        cli.plugin_dirs = vec![PathBuf::from("plugins")];
+    }
     let cache_dir = if cli.no_cache { None } else { Some(cli.cache_dir.clone().unwrap_or_else(default_cache_dir)) };
     let config = match &cli.config {
         Some(path) => HostConfig::from_file(path)?,
@@ -389,7 +423,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
         runtime.call_deadline = std::time::Duration::from_millis(ms);
     }
     match cli.command {
-        Command::Run { experience, net_mode, chaos_delay, seed, trace, players, clients, seconds, tick_rate } => {
+        Command::Run {
+            experience,
+            net_mode,
+            chaos_delay,
+            seed,
+            trace,
+            players,
+            clients,
+            seconds,
+            tick_rate,
+            script,
+            record,
+        } => {
             let chaos = chaos_delay.map(|(min, random)| ChaosDelay::new(min, random, seed)).transpose();
             let chaos = chaos.map_err(anyhow::Error::msg)?;
             let trust = config.trust.clone();
@@ -401,11 +447,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 trust,
             };
             if clients > 0 {
-                let args =
-                    net::RunArgs { experience: &experience, clients, seconds, tick_rate, trace: trace.as_deref() };
+                let args = net::RunArgs {
+                    experience: &experience,
+                    clients,
+                    seconds,
+                    tick_rate,
+                    trace: trace.as_deref(),
+                    script: script.as_deref(),
+                    record: record.as_deref(),
+                };
                 return net::run_networked(args, options);
             }
-            run_experience(&experience, net_mode, players, trace.as_deref(), options)
+            run_experience(&experience, net_mode, players, trace.as_deref(), record.as_deref(), options)
         }
         Command::Server {
             experience,
@@ -420,6 +473,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             admin,
             agones,
             watch,
+            record,
         } => {
             let options = session_options(cli.plugin_dirs, runtime, config, LogLevel::Info);
             let token = token.secret()?;
@@ -443,6 +497,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 admin,
                 fleet: if agones { net::Fleet::Agones } else { net::Fleet::Standalone },
                 watch,
+                record: record.as_deref(),
             };
             net::serve(args, options)
         }
@@ -452,7 +507,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             println!("{}", key.mint(&gamefeature_host::net::ticket::Ticket { player, name, match_id, expires }));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Client { connect, trust, server_name, token, experiences, fetch, mods_dir, seconds } => {
+        Command::Client { connect, trust, server_name, token, experiences, fetch, mods_dir, seconds, record } => {
             let mod_sync = ModSync {
                 policy: fetch.unwrap_or(config.mod_sync.fetch),
                 trust: config.trust.clone(),
@@ -463,15 +518,37 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             let options = session_options(cli.plugin_dirs, runtime, config, LogLevel::Info);
             let (trust, token) = (trust.trust(&server_name)?, token.secret()?);
-            net::join(net::ClientArgs { connect, trust, token, experiences, mod_sync, seconds }, options)
+            net::join(net::ClientArgs { connect, trust, token, experiences, mod_sync, seconds, record }, options)
         }
-        Command::Play { experience, net_mode, players, script, watch, tick_rate } => {
+        Command::Play { experience, net_mode, players, script, watch, tick_rate, record } => {
             if !experience.is_file() {
                 bail!("experience file {} not found", experience.display());
             }
             let options = session_options(cli.plugin_dirs, runtime, config, LogLevel::Info);
-            let play_options = play::PlayOptions { net_mode, players, script: script.as_deref(), watch, tick_rate };
+            let play_options = play::PlayOptions {
+                net_mode,
+                players,
+                script: script.as_deref(),
+                watch,
+                tick_rate,
+                record: record.as_deref(),
+            };
             play::play(&experience, play_options, options)
+        }
+        Command::Replay { recording, expect_same } => {
+            let mods_config = config.mod_sync.clone();
+            let trust = config.trust.clone();
+            let mod_sync = move |policy: &str, cache_dir: PathBuf| {
+                Ok(ModSync {
+                    policy: parse_fetch_policy(policy).map_err(anyhow::Error::msg)?,
+                    trust,
+                    permissions: mods_config.permissions.clone(),
+                    cache_dir,
+                    max_package_bytes: mods_config.max_package_mib.saturating_mul(1 << 20),
+                })
+            };
+            let options = session_options(Vec::new(), runtime, config, LogLevel::Debug);
+            record::replay_command(&recording, named_plugins, options, mod_sync, expect_same)
         }
         Command::Build { paths, watch } => {
             let paths = if paths.is_empty() { cli.plugin_dirs } else { paths };
@@ -596,28 +673,58 @@ fn run_experience(
     net_mode: NetMode,
     players: usize,
     trace: Option<&Path>,
+    record_to: Option<&Path>,
     options: SessionOptions,
 ) -> Result<ExitCode> {
     if !path.is_file() {
         bail!("experience file {} not found (run from the repository root, or name an experience)", path.display());
     }
     let tokio = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    let session = Session::new(options)?;
+    let session = Session::new(options.clone())?;
     for problem in &session.discovery().errors {
         eprintln!("warning: {problem}");
     }
     warn_stale_components(&session);
     let mut manager = session.create_world("main", net_mode);
+    let mut recording = match record_to {
+        Some(file) => {
+            let recorded = record::Recorded {
+                role: gamefeature_host::recording::Role::Standalone,
+                experience: Some(path),
+                experiences_dir: None,
+                mods: None,
+                world: "main",
+                net_mode,
+                tick_rate: 30,
+            };
+            Some(record::start(file, recorded, &options, &mut manager)?)
+        }
+        None => None,
+    };
     let started = Instant::now();
     progress::while_loading(&session, || tokio.block_on(manager.load(path)))?;
     let load_time = started.elapsed();
+    if let Some(recording) = &mut recording {
+        recording.checkpoint(&manager);
+        // `run` spawns its players as the console's `spawn` does: a replay carries out the command.
+        recording.command(&format!("spawn {players}"));
+    }
     play(&mut manager, players);
+    if let Some(recording) = &mut recording {
+        recording.checkpoint(&manager);
+    }
     let playing = manager.live_features();
     let (actors, components, (lazy, avoided)) = {
         let w = world::lock(manager.world());
         (w.actors().count(), w.requested_component_count(), w.lazy_components())
     };
+    if let Some(recording) = &mut recording {
+        recording.note(gamefeature_host::recording::Record::EndPlay("the run is over".into()));
+    }
     tokio.block_on(manager.end_play())?;
+    if let (Some(recording), Some(file)) = (recording, record_to) {
+        record::finish(recording, Some(&manager), file);
+    }
     // Failures of every phase — loading, playing, end of play — are in the report by now.
     let report = manager.report().clone();
     let left = check::left_behind(&world::lock(manager.world()));

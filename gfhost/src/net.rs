@@ -14,7 +14,12 @@ use crate::pace::{frame_of, Pace};
 use anyhow::{bail, Context, Result};
 use gamefeature_host::net::transport::quic::{QuicClient, QuicServer};
 use gamefeature_host::net::transport::trust::{ServerIdentity, ServerTrust};
+use gamefeature_host::net::transport::{ClientTransport, ServerTransport};
 use gamefeature_host::net::{ClientError, ClientState, GameClient, GameServer, ServerOptions, TicketPolicy};
+use gamefeature_host::recording::{Record, Role};
+use gamefeature_host::replay::{RecordingClientTransport, RecordingServerTransport, WorldRecording};
+
+use crate::record;
 use gamefeature_host::world::{self, NetMode, NetRole};
 use gamefeature_host::{Session, SessionOptions};
 
@@ -46,6 +51,8 @@ pub struct ServerArgs<'a> {
     pub fleet: Fleet,
     /// Hot-reload plugins whose files change, and have clients follow.
     pub watch: bool,
+    /// Record the server's world to this file.
+    pub record: Option<&'a Path>,
 }
 
 /// Which orchestrator a server answers to.
@@ -83,7 +90,7 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
         }
     }
     let mut orchestrator = orchestrator(args.fleet, &tokio, &health)?;
-    let session = Session::new(options)?;
+    let session = Session::new(options.clone())?;
     let identity = match &args.certificate {
         Some((chain, key)) => ServerIdentity::from_files(chain, key),
         None => ServerIdentity::self_signed(),
@@ -101,7 +108,14 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
              who finds the address can join (give one with --token-file or GFHOST_TOKEN)"
         );
     }
-    let manager = session.create_world("server", NetMode::DedicatedServer);
+    let mut manager = session.create_world("server", NetMode::DedicatedServer);
+    let mut recording = match args.record {
+        Some(file) => {
+            Some(record::start(file, server_recorded(args.experience, args.tick_rate), &options, &mut manager)?)
+        }
+        None => None,
+    };
+    let transport = recorded_server_transport(Box::new(transport), recording.as_ref());
     let max_players = args.max_players;
     let options = ServerOptions {
         tick_rate: args.tick_rate,
@@ -111,11 +125,14 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
         closed: closed_until_allocated,
         reconnect_grace: None,
     };
-    let mut server = GameServer::new(manager, Box::new(transport), options);
+    let mut server = GameServer::new(manager, transport, options);
     println!("listening on {addr} (QUIC; tick rate {} Hz)", args.tick_rate);
     // What clients pin (--server-cert-sha256) when the certificate is not signed by an authority they trust.
     println!("certificate sha256: {}", server_fingerprint);
     tokio.block_on(server.load(args.experience))?;
+    if let Some(recording) = &mut recording {
+        recording.checkpoint(server.manager());
+    }
     println!("ready: {} loaded", args.experience.display());
     let experience_name = args.experience.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     if let Some(orchestrator) = orchestrator.as_mut() {
@@ -138,7 +155,7 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
             break EndedBy::Signal;
         }
         let started = Instant::now();
-        for note in server.frame(frame) {
+        for note in recorded_frame(&mut server, recording.as_mut(), frame) {
             println!("{}", logged(&server, &note));
         }
         metrics.observe_frame(&server, started.elapsed());
@@ -153,7 +170,7 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
                 println!("{line}");
             }
             for plugin in gamefeature_host::live::plugins_of(server.manager(), &changed) {
-                match tokio.block_on(server.reload(&plugin)) {
+                match recorded_reload(&tokio, &mut server, recording.as_mut(), &plugin) {
                     Ok(said) => println!("{said}"),
                     Err(why) => println!("error: reloading {plugin}: {why}"),
                 }
@@ -198,21 +215,27 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
     // even over a lossy link (boundedly: a client that acknowledges nothing does not hold the server).
     let settling = Instant::now();
     while !server.is_settled() && settling.elapsed() < SETTLE {
+        if let Some(recording) = &mut recording {
+            recording.note(Record::Flush);
+        }
         for note in server.flush() {
             println!("{}", logged(&server, &note));
         }
         health.frame_done();
         pace.wait();
     }
-    tokio.block_on(server.end_play("the server is shutting down"))?;
+    recorded_end_play(&tokio, &mut server, recording.as_mut(), "the server is shutting down")?;
     // The clients hear it end, then the connections close once what was sent has arrived.
-    let _ = server.frame(frame);
-    server.close("the server shut down");
+    let _ = recorded_frame(&mut server, recording.as_mut(), frame);
+    recorded_close(&mut server, recording.as_mut(), "the server shut down");
     let started = Instant::now();
     while !server.players().is_empty() && started.elapsed() < GOODBYE {
-        let _ = server.frame(frame);
+        let _ = recorded_frame(&mut server, recording.as_mut(), frame);
         health.frame_done();
         std::thread::sleep(frame);
+    }
+    if let (Some(recording), Some(file)) = (recording, args.record) {
+        record::finish(recording, Some(server.manager()), file);
     }
     let report = server.manager().report().clone();
     for failure in &report.failures {
@@ -229,6 +252,82 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
     }
     println!("stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a server's recording says of it.
+fn server_recorded(experience: &Path, tick_rate: u32) -> record::Recorded<'_> {
+    record::Recorded {
+        role: Role::Server,
+        experience: Some(experience),
+        experiences_dir: None,
+        mods: None,
+        world: "server",
+        net_mode: NetMode::DedicatedServer,
+        tick_rate,
+    }
+}
+
+/// The server's transport, recorded when the server is.
+fn recorded_server_transport(
+    transport: Box<dyn ServerTransport>,
+    recording: Option<&WorldRecording>,
+) -> Box<dyn ServerTransport> {
+    match recording {
+        Some(recording) => Box::new(RecordingServerTransport::new(transport, recording.recorder().clone())),
+        None => transport,
+    }
+}
+
+/// One frame of the server, recorded when the server is.
+fn recorded_frame(
+    server: &mut GameServer,
+    recording: Option<&mut WorldRecording>,
+    frame: Duration,
+) -> Vec<gamefeature_host::net::ServerNote> {
+    let Some(recording) = recording else { return server.frame(frame) };
+    recording.frame(frame);
+    let notes = server.frame(frame);
+    recording.frame_done(server.manager());
+    notes
+}
+
+/// Hot-reloads a plugin on the server (its clients follow), recorded when the server is.
+fn recorded_reload(
+    tokio: &tokio::runtime::Runtime,
+    server: &mut GameServer,
+    mut recording: Option<&mut WorldRecording>,
+    plugin: &str,
+) -> Result<String, String> {
+    if let Some(recording) = recording.as_deref_mut() {
+        recording.note(Record::Reload { plugin: plugin.to_string() });
+    }
+    let outcome = tokio.block_on(server.reload(plugin));
+    if let Some(recording) = recording {
+        recording.reloaded(plugin, server.manager());
+    }
+    outcome
+}
+
+/// Ends play on the server (clients told), recorded when the server is.
+fn recorded_end_play(
+    tokio: &tokio::runtime::Runtime,
+    server: &mut GameServer,
+    recording: Option<&mut WorldRecording>,
+    reason: &str,
+) -> Result<()> {
+    if let Some(recording) = recording {
+        recording.note(Record::EndPlay(reason.to_string()));
+    }
+    tokio.block_on(server.end_play(reason))?;
+    Ok(())
+}
+
+/// Closes the server's connections, recorded when the server is.
+fn recorded_close(server: &mut GameServer, recording: Option<&mut WorldRecording>, reason: &str) {
+    if let Some(recording) = recording {
+        recording.note(Record::Close(reason.to_string()));
+    }
+    server.close(reason);
 }
 
 /// Why a server's play ended.
@@ -319,20 +418,35 @@ pub struct ClientArgs {
     pub mod_sync: gamefeature_host::net::mod_sync::ModSync,
     /// Leave after this long; by default play until the server ends play.
     pub seconds: Option<f64>,
+    /// Record the client's world to this file.
+    pub record: Option<PathBuf>,
 }
 
 /// A client process: connects, plays until the server ends play (or `--seconds` pass), prints its world's
 /// timeline. A server that is absent, refuses it or speaks another protocol is a clear error.
 pub fn join(args: ClientArgs, options: SessionOptions) -> Result<ExitCode> {
     let tokio = runtime()?;
-    let session = Session::new(options)?;
+    let session = Session::new(options.clone())?;
     if matches!(args.trust, ServerTrust::InsecureLoopback) {
         eprintln!("warning: INSECURE: the server's certificate is not verified (--insecure-loopback)");
     }
     let transport = tokio.block_on(QuicClient::connect(args.connect, &args.trust, CONNECT_WAIT))?;
-    let manager = session.create_world("client", NetMode::Client);
+    let mut manager = session.create_world("client", NetMode::Client);
+    let policy = match args.mod_sync.policy {
+        gamefeature_host::net::mod_sync::FetchPolicy::Trusted => "trusted",
+        gamefeature_host::net::mod_sync::FetchPolicy::Any => "any",
+        gamefeature_host::net::mod_sync::FetchPolicy::Never => "never",
+    };
+    let mut recording = match &args.record {
+        Some(file) => {
+            let recorded = client_recorded(&args.experiences, Some((policy, &args.mod_sync.cache_dir)), "client");
+            Some(record::start(file, recorded, &options, &mut manager)?)
+        }
+        None => None,
+    };
+    let transport = recorded_client_transport(Box::new(transport), recording.as_ref());
     let mut client =
-        GameClient::connect(manager, Box::new(transport), args.token, &args.experiences).with_mod_sync(args.mod_sync);
+        GameClient::connect(manager, transport, args.token, &args.experiences).with_mod_sync(args.mod_sync);
     let frame = frame_of(CLIENT_FRAME_RATE);
     let mut pace = Pace::new(frame);
     let started = Instant::now();
@@ -342,10 +456,10 @@ pub fn join(args: ClientArgs, options: SessionOptions) -> Result<ExitCode> {
     let outcome = loop {
         if stop.load(Ordering::SeqCst) {
             // Stopped by a signal: the server is told the player left, rather than finding the connection dead.
-            tokio.block_on(client.leave());
+            recorded_leave(&tokio, &mut client, recording.as_mut());
             break Ok("left: stopped by a signal".to_string());
         }
-        if let Err(e) = tokio.block_on(client.frame(frame)) {
+        if let Err(e) = tokio.block_on(recorded_client_frame(&mut client, recording.as_mut(), frame)) {
             break Err(e);
         }
         if !loaded && client.manager().state() == gamefeature_host::ExperienceLoadState::Loaded {
@@ -365,11 +479,14 @@ pub fn join(args: ClientArgs, options: SessionOptions) -> Result<ExitCode> {
             break Ok(reason.clone());
         }
         if args.seconds.is_some_and(|s| started.elapsed().as_secs_f64() >= s) {
-            tokio.block_on(client.leave());
+            recorded_leave(&tokio, &mut client, recording.as_mut());
             break Ok("left".to_string());
         }
         pace.wait();
     };
+    if let (Some(recording), Some(file)) = (recording, &args.record) {
+        record::finish(recording, Some(client.manager()), file);
+    }
     // The server hears why this client went, before the process exits.
     tokio.block_on(client.closed());
     print!("{}", session.timeline().render_world_text("client"));
@@ -381,6 +498,55 @@ pub fn join(args: ClientArgs, options: SessionOptions) -> Result<ExitCode> {
         Err(ClientError::Refused(reason)) => bail!("the server at {} refused this client: {reason}", args.connect),
         Err(e) => bail!("{e}"),
     }
+}
+
+/// What a client's recording says of it.
+fn client_recorded<'a>(
+    experiences: &'a Path,
+    mods: Option<(&'a str, &'a Path)>,
+    world: &'a str,
+) -> record::Recorded<'a> {
+    record::Recorded {
+        role: Role::Client,
+        experience: None,
+        experiences_dir: Some(experiences),
+        mods,
+        world,
+        net_mode: NetMode::Client,
+        tick_rate: CLIENT_FRAME_RATE as u32,
+    }
+}
+
+/// The client's transport, recorded when the client is.
+fn recorded_client_transport(
+    transport: Box<dyn ClientTransport>,
+    recording: Option<&WorldRecording>,
+) -> Box<dyn ClientTransport> {
+    match recording {
+        Some(recording) => Box::new(RecordingClientTransport::new(transport, recording.recorder().clone())),
+        None => transport,
+    }
+}
+
+/// One frame of a client, recorded when the client is.
+async fn recorded_client_frame(
+    client: &mut GameClient,
+    recording: Option<&mut WorldRecording>,
+    frame: Duration,
+) -> Result<(), ClientError> {
+    let Some(recording) = recording else { return client.frame(frame).await };
+    recording.frame(frame);
+    let outcome = client.frame(frame).await;
+    recording.frame_done(client.manager());
+    outcome
+}
+
+/// The client leaves the server, recorded when the client is.
+fn recorded_leave(tokio: &tokio::runtime::Runtime, client: &mut GameClient, recording: Option<&mut WorldRecording>) {
+    if let Some(recording) = recording {
+        recording.note(Record::EndPlay("the client left".into()));
+    }
+    tokio.block_on(client.leave());
 }
 
 /// Watches the folders of the plugins `server` plays, and their sources; returns the watcher and the folders.
@@ -421,6 +587,50 @@ pub struct RunArgs<'a> {
     pub seconds: f64,
     pub tick_rate: u32,
     pub trace: Option<&'a Path>,
+    /// What happens on the server while it plays.
+    pub script: Option<&'a Path>,
+    /// Record the server's world to this file, and each client's beside it.
+    pub record: Option<&'a Path>,
+}
+
+/// What `run --clients --script` does on the server: plugins hot-reloaded at given frames.
+#[derive(Debug, Default)]
+struct ServerScript {
+    /// (frame, plugin), in order.
+    reloads: std::collections::VecDeque<(usize, String)>,
+}
+
+impl ServerScript {
+    /// Reads a script: `wait MS` lets frames pass, `reload PLUGIN` reloads a plugin; `#` starts a comment.
+    fn read(path: &Path, tick_rate: u32) -> Result<ServerScript> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let mut script = ServerScript::default();
+        let mut at_ms: u64 = 0;
+        for (number, line) in text.lines().enumerate() {
+            let line = line.split('#').next().unwrap_or_default().trim();
+            let fail =
+                |why: &str| anyhow::anyhow!("{}:{}: {why} (`wait MS` or `reload PLUGIN`)", path.display(), number + 1);
+            match line.split_whitespace().collect::<Vec<_>>().as_slice() {
+                [] => {}
+                ["wait", ms] => at_ms += ms.parse::<u64>().map_err(|e| fail(&format!("{ms:?}: {e}")))?,
+                ["reload", plugin] => {
+                    let frame = (at_ms * u64::from(tick_rate)).div_ceil(1000) as usize;
+                    script.reloads.push_back((frame, plugin.to_string()));
+                }
+                _ => return Err(fail(&format!("{line:?} is not a server command"))),
+            }
+        }
+        Ok(script)
+    }
+
+    /// The plugins to reload before frame `frame` is played.
+    fn reloads_due(&mut self, frame: usize) -> Vec<String> {
+        let mut due = Vec::new();
+        while self.reloads.front().is_some_and(|(at, _)| *at <= frame) {
+            due.extend(self.reloads.pop_front().map(|(_, plugin)| plugin));
+        }
+        due
+    }
 }
 
 /// A server and clients in one process over real loopback QUIC: plays for a while, ends play on the server,
@@ -429,44 +639,79 @@ pub fn run_networked(args: RunArgs<'_>, options: SessionOptions) -> Result<ExitC
     if !args.experience.is_file() {
         bail!("experience file {} not found", args.experience.display());
     }
+    let mut script = match args.script {
+        Some(path) => ServerScript::read(path, args.tick_rate)?,
+        None => ServerScript::default(),
+    };
     let experiences = args.experience.parent().unwrap_or(Path::new(".")).to_path_buf();
     let tokio = runtime()?;
-    let session = Session::new(options)?;
+    let session = Session::new(options.clone())?;
     let identity = ServerIdentity::self_signed().map_err(|e| anyhow::anyhow!("the server's certificate: {e}"))?;
     // The clients in this process pin the server's certificate: they know it, as a player would be told it.
     let trust = ServerTrust::Pinned(identity.fingerprint());
     let transport = QuicServer::bind("127.0.0.1:0".parse().expect("an address"), identity, tokio.handle())?;
     let addr = transport.local_addr()?;
-    let options = ServerOptions { tick_rate: args.tick_rate, token: None, ..Default::default() };
-    let mut server =
-        GameServer::new(session.create_world("server", NetMode::DedicatedServer), Box::new(transport), options);
+    let mut manager = session.create_world("server", NetMode::DedicatedServer);
+    let mut server_recording = match args.record {
+        Some(file) => {
+            Some(record::start(file, server_recorded(args.experience, args.tick_rate), &options, &mut manager)?)
+        }
+        None => None,
+    };
+    let transport = recorded_server_transport(Box::new(transport), server_recording.as_ref());
+    let server_options = ServerOptions { tick_rate: args.tick_rate, token: None, ..Default::default() };
+    let mut server = GameServer::new(manager, transport, server_options);
     tokio.block_on(server.load(args.experience))?;
+    if let Some(recording) = &mut server_recording {
+        recording.checkpoint(server.manager());
+    }
     let mut clients = Vec::new();
+    let mut client_recordings = Vec::new();
     for index in 1..=args.clients {
         let transport = tokio.block_on(QuicClient::connect(addr, &trust, CONNECT_WAIT))?;
-        let manager = session.create_world(&format!("client-{index}"), NetMode::Client);
-        clients.push(GameClient::connect(manager, Box::new(transport), None, &experiences));
+        let world = format!("client-{index}");
+        let mut manager = session.create_world(&world, NetMode::Client);
+        let recording = match args.record {
+            Some(file) => {
+                let mut recorded = client_recorded(&experiences, None, &world);
+                recorded.tick_rate = args.tick_rate;
+                Some(record::start(&record::client_path(file, index), recorded, &options, &mut manager)?)
+            }
+            None => None,
+        };
+        let transport = recorded_client_transport(Box::new(transport), recording.as_ref());
+        clients.push(GameClient::connect(manager, transport, None, &experiences));
+        client_recordings.push(recording);
     }
     let frame = frame_of(args.tick_rate.into());
     let mut pace = Pace::new(frame);
     let mut problems = Vec::new();
-    let play_frame = |server: &mut GameServer, clients: &mut Vec<GameClient>, problems: &mut Vec<String>| {
-        for note in server.frame(frame) {
+    let mut play_frame = |server: &mut GameServer,
+                          server_recording: Option<&mut WorldRecording>,
+                          clients: &mut Vec<GameClient>,
+                          problems: &mut Vec<String>| {
+        for note in recorded_frame(server, server_recording, frame) {
             session.timeline().record(
                 gamefeature_host::timeline::track::experience("server"),
                 gamefeature_host::timeline::EventKind::Note,
                 note.to_string(),
             );
         }
-        for client in clients.iter_mut() {
-            if let Err(e) = tokio.block_on(client.frame(frame)) {
+        for (client, recording) in clients.iter_mut().zip(client_recordings.iter_mut()) {
+            if let Err(e) = tokio.block_on(recorded_client_frame(client, recording.as_mut(), frame)) {
                 problems.push(e.to_string());
             }
         }
     };
     let frames = (args.seconds * f64::from(args.tick_rate)).ceil() as usize;
-    for _ in 0..frames {
-        play_frame(&mut server, &mut clients, &mut problems);
+    for played in 0..frames {
+        for plugin in script.reloads_due(played) {
+            match recorded_reload(&tokio, &mut server, server_recording.as_mut(), &plugin) {
+                Ok(said) => println!("{said}"),
+                Err(why) => problems.push(format!("reloading {plugin}: {why}")),
+            }
+        }
+        play_frame(&mut server, server_recording.as_mut(), &mut clients, &mut problems);
         pace.wait();
     }
     // Bounded: on loopback the last values arrive within a few frames.
@@ -474,19 +719,27 @@ pub fn run_networked(args: RunArgs<'_>, options: SessionOptions) -> Result<ExitC
         if server.is_settled() {
             break;
         }
-        play_frame(&mut server, &mut clients, &mut problems);
+        play_frame(&mut server, server_recording.as_mut(), &mut clients, &mut problems);
         pace.wait();
     }
     let summary = compare_worlds(&server, &clients);
-    tokio.block_on(server.end_play("the run is over"))?;
+    recorded_end_play(&tokio, &mut server, server_recording.as_mut(), "the run is over")?;
     for _ in 0..args.tick_rate * 2 {
         if clients.iter().all(|c| matches!(c.state(), ClientState::Ended(_))) {
             break;
         }
-        play_frame(&mut server, &mut clients, &mut problems);
+        play_frame(&mut server, server_recording.as_mut(), &mut clients, &mut problems);
         pace.wait();
     }
-    server.close("the run is over");
+    recorded_close(&mut server, server_recording.as_mut(), "the run is over");
+    if let (Some(recording), Some(file)) = (server_recording, args.record) {
+        record::finish(recording, Some(server.manager()), file);
+    }
+    for (index, (recording, client)) in client_recordings.into_iter().zip(&clients).enumerate() {
+        if let (Some(recording), Some(file)) = (recording, args.record) {
+            record::finish(recording, Some(client.manager()), &record::client_path(file, index + 1));
+        }
+    }
 
     println!("== process ==");
     print!("{}", session.timeline().render_process_text());

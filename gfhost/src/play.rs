@@ -12,6 +12,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use gamefeature_host::experience::NewVersion;
 use gamefeature_host::live::{Command, FolderWatcher, LiveWorld, HELP};
+use gamefeature_host::recording::{Record, Role};
 use gamefeature_host::world::NetMode;
 use gamefeature_host::{Session, SessionOptions};
 
@@ -75,6 +76,8 @@ pub struct PlayOptions<'a> {
     pub watch: bool,
     /// Frames per second.
     pub tick_rate: u32,
+    /// Record the session to this file.
+    pub record: Option<&'a Path>,
 }
 
 pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Result<ExitCode> {
@@ -88,9 +91,27 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
     };
     let echo = !matches!(input, Input::Console(_));
     let tokio = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    let session = Session::new(options)?;
+    let session = Session::new(options.clone())?;
     let mut manager = session.create_world("main", play.net_mode);
+    let mut recording = match play.record {
+        Some(file) => {
+            let recorded = crate::record::Recorded {
+                role: Role::Standalone,
+                experience: Some(path),
+                experiences_dir: None,
+                mods: None,
+                world: "main",
+                net_mode: play.net_mode,
+                tick_rate: play.tick_rate,
+            };
+            Some(crate::record::start(file, recorded, &options, &mut manager)?)
+        }
+        None => None,
+    };
     crate::progress::while_loading(&session, || tokio.block_on(manager.load(path)))?;
+    if let Some(recording) = &mut recording {
+        recording.checkpoint(&manager);
+    }
     let mut world = LiveWorld::new(manager, &session);
     // Watching starts before anything is announced: a change made once the world says it is loaded is seen.
     let mut watcher = match play.watch {
@@ -108,6 +129,9 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
         );
     }
     if play.players > 0 {
+        if let Some(recording) = &mut recording {
+            recording.command(&format!("spawn {}", play.players));
+        }
         println!("{}", tokio.block_on(world.execute(&Command::Spawn(play.players))).unwrap_or_else(|e| e));
     }
 
@@ -133,7 +157,13 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
     let mut rebuilds = crate::rebuild::Rebuilds::default();
     loop {
         if pace.due() {
+            if let Some(recording) = &mut recording {
+                recording.frame(frame);
+            }
             world.manager().tick(frame);
+            if let Some(recording) = &mut recording {
+                recording.frame_done(world.manager_ref());
+            }
             plugin_lines.print_new(session.timeline());
         }
         // Between frames: settled file changes start compiles; finished compiles are applied; then at most one
@@ -156,7 +186,17 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
         compiling = still;
         for task in ready {
             let outcome = match tokio.block_on(task) {
-                Ok(Ok(new)) => tokio.block_on(world.apply(new)),
+                Ok(Ok(new)) => {
+                    let plugin = new.plugin().to_string();
+                    if let Some(recording) = &mut recording {
+                        recording.note(Record::Reload { plugin: plugin.clone() });
+                    }
+                    let outcome = tokio.block_on(world.apply(new));
+                    if let Some(recording) = &mut recording {
+                        recording.reloaded(&plugin, world.manager_ref());
+                    }
+                    outcome
+                }
                 Ok(Err(e)) => Err(e),
                 Err(e) => Err(format!("compiling the new version failed: {e}")),
             };
@@ -196,6 +236,10 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
             waiting_until = Some(Instant::now() + duration);
             continue;
         }
+        // A trace is written, not played: it changes nothing in the world.
+        if let (Some(recording), false) = (&mut recording, matches!(command, Command::Trace(_))) {
+            recording.command(line);
+        }
         let outcome = tokio.block_on(world.execute(&command));
         // Features activated, installed or gone: their folders are watched from now on (before the outcome is
         // told, so a change made once it is is seen), or no longer.
@@ -215,7 +259,13 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
         let _ = done.send(());
     }
     let mut manager = world.into_manager();
+    if let Some(recording) = &mut recording {
+        recording.note(Record::EndPlay("quit".into()));
+    }
     tokio.block_on(manager.end_play())?;
+    if let (Some(recording), Some(file)) = (recording, play.record) {
+        crate::record::finish(recording, Some(&manager), file);
+    }
     plugin_lines.print_new(session.timeline());
     let failures = &manager.report().failures;
     if failures.is_empty() {

@@ -36,6 +36,8 @@ pub mod game;
 pub mod live;
 pub mod net;
 pub mod package;
+pub mod recording;
+pub mod replay;
 pub mod runtime;
 mod session;
 pub mod text;

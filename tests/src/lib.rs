@@ -87,6 +87,7 @@ pub fn standalone_env(plugin: &str) -> InstanceEnv {
         log_level: LogLevel::Info,
         permissions: Arc::new(Permissions::default()),
         data_dir: None,
+        tape: None,
     }
 }
 

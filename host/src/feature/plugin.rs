@@ -111,6 +111,8 @@ pub struct InstanceEnv {
     pub permissions: Arc<Permissions>,
     /// The plugin's own data directory on the host, when it was granted `fs.data`.
     pub data_dir: Option<std::path::PathBuf>,
+    /// In a recorded or replayed world: where the instance's clock readings and random numbers come from.
+    pub tape: Option<crate::recording::InstanceTape>,
 }
 
 /// A failed call into a plugin.

@@ -122,6 +122,11 @@ impl<'s> LiveWorld<'s> {
         &mut self.manager
     }
 
+    /// The world's experience manager, to read.
+    pub fn manager_ref(&self) -> &ExperienceManager {
+        &self.manager
+    }
+
     /// Gives the world back (to end play).
     pub fn into_manager(self) -> ExperienceManager {
         self.manager

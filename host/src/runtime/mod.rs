@@ -28,6 +28,7 @@ mod resources;
 mod sandbox;
 mod state;
 mod stdio;
+mod taped_inputs;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -284,6 +285,10 @@ impl Runtime {
         let mut wasm = Config::new();
         wasm.epoch_interruption(true);
         wasm.consume_fuel(config.meters_fuel());
+        // A plugin computes the same on every machine and in every run, so a recorded session replays bit for
+        // bit: NaNs come out canonical, and relaxed SIMD instructions take their deterministic results.
+        wasm.cranelift_nan_canonicalization(true);
+        wasm.relaxed_simd_deterministic(true);
         // `perf` names plugin functions in its profiles when the host writes /tmp/perf-<pid>.map for it.
         if std::env::var_os(PERF_MAP_VARIABLE).is_some_and(|v| v == "1") {
             wasm.profiler(wasmtime::ProfilingStrategy::PerfMap);

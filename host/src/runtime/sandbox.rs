@@ -89,6 +89,9 @@ fn wasi_builder(env: &InstanceEnv, budget: &Arc<LogBudget>) -> WasiCtxBuilder {
         budget.clone(),
         LogLevel::Warn,
     ));
+    if let Some(tape) = &env.tape {
+        super::taped_inputs::tape_inputs(&mut wasi, tape);
+    }
     wasi
 }
 

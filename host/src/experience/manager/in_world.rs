@@ -106,6 +106,7 @@ impl ExperienceManager {
             log_level: self.options.plugin_log_level,
             permissions: Arc::new(permissions),
             data_dir,
+            tape: self.tape.as_ref().map(|tape| tape.next_instance(name)),
         };
         let started = Instant::now();
         let cpu_before = crate::cpu_clock::thread_cpu_time();

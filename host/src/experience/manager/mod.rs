@@ -177,6 +177,8 @@ pub struct ExperienceManager {
     last_frame_costs: Vec<(OwnerId, crate::delivery::FrameSpend)>,
     /// Instances quarantined in this world since it was created.
     quarantines: u64,
+    /// In a recorded or replayed world: where its plugins' clocks and random numbers come from.
+    tape: Option<Arc<crate::recording::Tape>>,
 }
 
 impl ExperienceManager {
@@ -211,11 +213,18 @@ impl ExperienceManager {
             carried: Default::default(),
             last_frame_costs: Vec::new(),
             quarantines: 0,
+            tape: None,
             experience_actions: Vec::new(),
             report: LoadReport::default(),
         };
         manager.timeline.record(track::experience(&manager.world_name), EventKind::State, "Unloaded");
         manager
+    }
+
+    /// Hands this world's plugins their clocks and random numbers through `tape` (recorded, or played back),
+    /// from the next instance created on: set it before loading, so every instance reads through it.
+    pub fn set_tape(&mut self, tape: Arc<crate::recording::Tape>) {
+        self.tape = Some(tape);
     }
 
     /// Where this world's experience is in its lifecycle now.

@@ -1,0 +1,125 @@
+//! `--record FILE` on `run`, `play`, `server` and `client`, and `gfhost replay FILE`: a session recorded as it
+//! runs, and played again frame for frame with every checkpoint compared.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use gamefeature_host::experience::{ChaosDelay, ExperienceManager};
+use gamefeature_host::recording::{Recording, Role, SessionInfo};
+use gamefeature_host::replay::{self, ReplayOptions, WorldRecording, DEFAULT_CHECKPOINT_EVERY};
+use gamefeature_host::world::NetMode;
+use gamefeature_host::SessionOptions;
+
+/// What a recorded world is, to set it up again.
+pub struct Recorded<'a> {
+    pub role: Role,
+    pub experience: Option<&'a Path>,
+    pub experiences_dir: Option<&'a Path>,
+    pub mods: Option<(&'a str, &'a Path)>,
+    pub world: &'a str,
+    pub net_mode: NetMode,
+    pub tick_rate: u32,
+}
+
+/// Starts recording a world into `path`; its manager reads plugins' clocks and random numbers through the
+/// recording from now on.
+pub fn start(
+    path: &Path,
+    recorded: Recorded<'_>,
+    options: &SessionOptions,
+    manager: &mut ExperienceManager,
+) -> Result<WorldRecording> {
+    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()).display().to_string();
+    let chaos = options.manager.chaos.map(|c: ChaosDelay| (c.min_secs, c.random_secs, c.seed));
+    let session = SessionInfo {
+        host_version: env!("CARGO_PKG_VERSION").to_string(),
+        role: recorded.role,
+        experience: recorded.experience.map(absolute).unwrap_or_default(),
+        experience_digest: recorded.experience.map(replay::file_digest),
+        plugin_dirs: options.plugin_dirs.iter().map(|d| absolute(d)).collect(),
+        experiences_dir: recorded.experiences_dir.map(absolute),
+        mods: recorded.mods.map(|(policy, dir)| (policy.to_string(), absolute(dir))),
+        world: recorded.world.to_string(),
+        net_mode: recorded.net_mode.to_string(),
+        chaos,
+        tick_rate: recorded.tick_rate,
+        checkpoint_every: DEFAULT_CHECKPOINT_EVERY,
+        seed: WorldRecording::new_seed(),
+        started_unix: gamefeature_host::net::ticket::unix_now(),
+    };
+    let recording =
+        WorldRecording::create(path, session).with_context(|| format!("recording to {}", path.display()))?;
+    manager.set_tape(recording.tape());
+    Ok(recording)
+}
+
+/// Ends a recording and says where it is and how large.
+pub fn finish(recording: WorldRecording, manager: Option<&ExperienceManager>, path: &Path) {
+    let frames = recording.frames();
+    match recording.finish(manager) {
+        Ok(bytes) => println!("recorded {frames} frames to {} ({bytes} bytes)", path.display()),
+        Err(why) => eprintln!("error: {why}"),
+    }
+}
+
+/// The file a client's recording goes to beside the server's `path` in `run --clients`: `session.gfrec` ->
+/// `session.client-1.gfrec`.
+pub fn client_path(path: &Path, index: usize) -> PathBuf {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let extension = path.extension().map(|e| e.to_string_lossy().into_owned());
+    let name = match extension {
+        Some(extension) => format!("{stem}.client-{index}.{extension}"),
+        None => format!("{stem}.client-{index}"),
+    };
+    path.with_file_name(name)
+}
+
+/// `gfhost replay`: plays `path` again; prints what it found. A difference is a finding, not a failure,
+/// unless `expect_same` (for tests and CI) makes it one.
+pub fn replay_command(
+    path: &Path,
+    plugin_dirs: Option<Vec<PathBuf>>,
+    session: SessionOptions,
+    mod_sync: impl FnOnce(&str, PathBuf) -> Result<gamefeature_host::net::mod_sync::ModSync>,
+    expect_same: bool,
+) -> Result<ExitCode> {
+    let recording = Recording::read(path)?;
+    let info = &recording.session;
+    let mod_sync = match &info.mods {
+        Some((policy, dir)) => Some(mod_sync(policy, PathBuf::from(dir))?),
+        None => None,
+    };
+    println!(
+        "replaying {} ({:?} world {:?} of {}, {} records, {} bytes){}",
+        path.display(),
+        info.role,
+        info.world,
+        if info.experience.is_empty() { "its server's experience" } else { &info.experience },
+        recording.records.len(),
+        recording.bytes,
+        match &plugin_dirs {
+            Some(dirs) => format!(" with the plugins in {}", crate::display_dirs(dirs)),
+            None => String::new(),
+        }
+    );
+    let tokio = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let report = tokio.block_on(replay::replay(&recording, ReplayOptions { plugin_dirs, session, mod_sync }))?;
+    for note in &report.notes {
+        println!("note: {note}");
+    }
+    match &report.divergence {
+        None => {
+            println!(
+                "the same: {} frames replayed, {} checkpoints equal to the recording's",
+                report.frames, report.checkpoints
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(divergence) => {
+            print!("{divergence}");
+            println!("({} checkpoints were equal before it)", report.checkpoints);
+            Ok(if expect_same { ExitCode::from(1) } else { ExitCode::SUCCESS })
+        }
+    }
+}

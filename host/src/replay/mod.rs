@@ -1,0 +1,25 @@
+//! Record and replay: a session played again frame for frame from its recording, and the first difference
+//! named.
+//!
+//! - [`record`]: recording a world as its game loop drives it, with checkpoints of its state;
+//! - [`transport`]: recording what the network delivered at each poll, and delivering it again;
+//! - [`state`]: a world's state as entries a modder can read, and the differences between two;
+//! - [`player`]: replaying a recording, with the recorded components or newer builds of them.
+//!
+//! A replay is deterministic because everything that reaches a world goes through a seam the host records:
+//! frame deltas and commands (the loop), network frames (the transport's polls), clocks and random numbers
+//! (each instance's WASI context, through the world's `recording::Tape`). The engine canonicalizes NaNs and
+//! makes relaxed SIMD deterministic; iteration orders the world depends on are fixed (hashers without random
+//! seeds); CPU-time limits, which no two runs meet alike, are lifted in a replay.
+
+pub mod player;
+pub mod record;
+pub mod state;
+pub mod transport;
+
+pub use player::{replay, without_time_limits, Divergence, ReplayError, ReplayOptions, ReplayReport};
+pub use record::{file_digest, WorldRecording, DEFAULT_CHECKPOINT_EVERY};
+pub use state::{Difference, WorldState};
+pub use transport::{
+    RecordedPolls, RecordingClientTransport, RecordingServerTransport, ReplayClientTransport, ReplayServerTransport,
+};

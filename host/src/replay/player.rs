@@ -1,0 +1,334 @@
+//! Playing a recording again: the world set up as it was, every recorded input applied in order, and its
+//! state compared with the recording's at every checkpoint, stopping at the first difference.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::record::file_digest;
+use super::state::{Difference, WorldState};
+use super::transport::{RecordedPolls, ReplayClientTransport, ReplayServerTransport};
+use crate::experience::{ChaosDelay, ExperienceManager};
+use crate::live::{Command, LiveWorld};
+use crate::net::{GameClient, GameServer, ServerOptions};
+use crate::recording::{Record, Recording, Role, Tape};
+use crate::runtime::RuntimeConfig;
+use crate::timeline::EventKind;
+use crate::world::NetMode;
+use crate::{Session, SessionOptions};
+
+/// Calls into plugins a report shows before a difference.
+const CALLS_SHOWN: usize = 12;
+
+/// Differences a report lists at most.
+const DIFFERENCES_SHOWN: usize = 20;
+
+/// How a replay runs.
+#[derive(Debug, Clone, Default)]
+pub struct ReplayOptions {
+    /// Folders of newer builds of the plugins, in place of the folders recorded: to check a fix.
+    pub plugin_dirs: Option<Vec<PathBuf>>,
+    /// The session's options (runtime, limits, grants, trust) as the host's configuration gives them; the
+    /// replay sets its folders and lifts its time limits.
+    pub session: SessionOptions,
+    /// For a client recording that fetched its server's plugins: how it fetched them (the policy and folder
+    /// the recording names, with the host configuration's trust and limits).
+    pub mod_sync: Option<crate::net::mod_sync::ModSync>,
+}
+
+/// What a replay found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplayReport {
+    /// Which side of a game the recording was.
+    pub role: Role,
+    /// Frames played again.
+    pub frames: u64,
+    /// Checkpoints found equal.
+    pub checkpoints: usize,
+    /// The first checkpoint that differed, if one did: the replay stopped there.
+    pub divergence: Option<Divergence>,
+    /// What a modder should know about this replay: components that are not the recorded ones, a recording
+    /// cut short, plugins that read their clocks more often than recorded.
+    pub notes: Vec<String>,
+}
+
+impl ReplayReport {
+    /// Whether every checkpoint was equal.
+    pub fn same(&self) -> bool {
+        self.divergence.is_none()
+    }
+}
+
+/// Where a replay first differed from its recording.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Divergence {
+    /// Frames played before the checkpoint that differed.
+    pub frame: u64,
+    /// What differs, entry by entry (the first few).
+    pub differences: Vec<Difference>,
+    /// How many entries differ in all.
+    pub count: usize,
+    /// The last calls into plugins before it, oldest first, as the timeline shows them.
+    pub last_calls: Vec<String>,
+    /// Why it may differ, where the host can tell (a plugin stopped for time in the recording).
+    pub hints: Vec<String>,
+}
+
+impl std::fmt::Display for Divergence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "the replay differs from the recording at frame {} ({} entries differ):", self.frame, self.count)?;
+        for difference in &self.differences {
+            writeln!(f, "  {difference}")?;
+        }
+        if self.count > self.differences.len() {
+            writeln!(f, "  ... and {} more", self.count - self.differences.len())?;
+        }
+        if !self.last_calls.is_empty() {
+            writeln!(f, "the last calls into plugins before it:")?;
+            for call in &self.last_calls {
+                writeln!(f, "  {call}")?;
+            }
+        }
+        for hint in &self.hints {
+            writeln!(f, "note: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a recording could not be replayed at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ReplayError(pub String);
+
+/// The runtime's limits with time taken out: a CPU-time limit can stop a call in one run and not the next,
+/// so a replay lifts them (a recording in which one stopped a plugin shows it at the next checkpoint).
+pub fn without_time_limits(mut runtime: RuntimeConfig) -> RuntimeConfig {
+    const LIFTED: Duration = Duration::from_secs(3600);
+    runtime.call_deadline = LIFTED;
+    runtime.instantiate_deadline = LIFTED;
+    runtime.frame_budget = LIFTED;
+    for limits in runtime.plugin_limits.values_mut() {
+        limits.call_deadline_ms = None;
+        limits.instantiate_deadline_ms = None;
+        limits.frame_budget_ms = None;
+    }
+    runtime
+}
+
+/// The world a replay drives, by the recording's role.
+enum Replayed<'s> {
+    Standalone(Box<LiveWorld<'s>>),
+    Server(Box<GameServer>),
+    Client(Box<GameClient>),
+}
+
+impl Replayed<'_> {
+    fn manager(&self) -> &ExperienceManager {
+        match self {
+            Replayed::Standalone(world) => world.manager_ref(),
+            Replayed::Server(server) => server.manager(),
+            Replayed::Client(client) => client.manager(),
+        }
+    }
+}
+
+/// Plays `recording` again and compares every checkpoint.
+pub async fn replay(recording: &Recording, options: ReplayOptions) -> Result<ReplayReport, ReplayError> {
+    let info = &recording.session;
+    let mut notes = Vec::new();
+    if info.host_version != env!("CARGO_PKG_VERSION") {
+        notes.push(format!(
+            "recorded by host {}, replayed by host {}: a difference may come from the host",
+            info.host_version,
+            env!("CARGO_PKG_VERSION")
+        ));
+    }
+    if let Some(cut) = &recording.truncated {
+        notes.push(format!("{cut}; the replay goes as far as the recording does"));
+    }
+    let mut session_options = options.session;
+    session_options.plugin_dirs =
+        options.plugin_dirs.clone().unwrap_or_else(|| info.plugin_dirs.iter().map(PathBuf::from).collect());
+    session_options.runtime = without_time_limits(session_options.runtime);
+    session_options.manager.chaos = info
+        .chaos
+        .map(|(min, random, seed)| ChaosDelay::new(min, random, seed))
+        .transpose()
+        .map_err(|e| ReplayError(format!("the recorded chaos delay: {e}")))?;
+    let session = Session::new(session_options).map_err(|e| ReplayError(e.to_string()))?;
+    let net_mode: NetMode = info.net_mode.parse().map_err(|e| ReplayError(format!("the recorded world: {e}")))?;
+    let mut manager = session.create_world(&info.world, net_mode);
+    let tape = Tape::replaying(info.seed, &recording.records);
+    manager.set_tape(tape.clone());
+    let polls = RecordedPolls::of(&recording.records);
+    let experience = Path::new(&info.experience);
+    if let Some(recorded) = &info.experience_digest {
+        let now = file_digest(experience);
+        if *recorded != now {
+            notes.push(format!(
+                "the experience {} is not the one recorded (sha256 {recorded}, now {now})",
+                experience.display()
+            ));
+        }
+    }
+    let setup = |e: String| ReplayError(format!("setting the recorded world up again: {e}"));
+    let mut world = match info.role {
+        Role::Standalone => {
+            manager.load(experience).await.map_err(|e| setup(e.to_string()))?;
+            Replayed::Standalone(Box::new(LiveWorld::new(manager, &session)))
+        }
+        Role::Server => {
+            let options = ServerOptions { tick_rate: info.tick_rate, ..Default::default() };
+            let mut server = GameServer::new(manager, Box::new(ReplayServerTransport::new(polls)), options);
+            server.load(experience).await.map_err(|e| setup(e.to_string()))?;
+            Replayed::Server(Box::new(server))
+        }
+        Role::Client => {
+            let experiences = info.experiences_dir.clone().unwrap_or_default();
+            let transport = Box::new(ReplayClientTransport::new(polls));
+            let mut client = GameClient::connect(manager, transport, None, Path::new(&experiences));
+            if let Some(sync) = options.mod_sync.clone() {
+                client = client.with_mod_sync(sync);
+            }
+            Replayed::Client(Box::new(client))
+        }
+    };
+
+    let mut recorded = WorldState::default();
+    let (mut frames, mut checkpoints) = (0, 0);
+    let mut divergence = None;
+    for record in &recording.records {
+        match record {
+            Record::Frame { delta_nanos } => {
+                let delta = Duration::from_nanos(*delta_nanos);
+                match &mut world {
+                    Replayed::Standalone(live) => {
+                        live.manager().tick(delta);
+                    }
+                    Replayed::Server(server) => {
+                        server.frame(delta);
+                    }
+                    Replayed::Client(client) => {
+                        // A client whose session ends says so in its state, which the checkpoints compare.
+                        let _ = client.frame(delta).await;
+                    }
+                }
+                frames += 1;
+            }
+            Record::Command(line) => {
+                let Replayed::Standalone(live) = &mut world else { continue };
+                // A trace writes a file and changes nothing: a replay does not write over the reporter's files.
+                if let Some(command) = line.parse::<Command>().ok().filter(|c| !matches!(c, Command::Trace(_))) {
+                    let _ = live.execute(&command).await;
+                }
+            }
+            Record::Reload { plugin } => match &mut world {
+                Replayed::Standalone(live) => {
+                    let _ = live.execute(&Command::Reload(plugin.clone())).await;
+                }
+                Replayed::Server(server) => {
+                    let _ = server.reload(plugin).await;
+                }
+                Replayed::Client(_) => {}
+            },
+            Record::Flush => {
+                if let Replayed::Server(server) = &mut world {
+                    server.flush();
+                }
+            }
+            Record::EndPlay(reason) => match &mut world {
+                Replayed::Standalone(live) => {
+                    let _ = live.manager().end_play().await;
+                }
+                Replayed::Server(server) => {
+                    let _ = server.end_play(reason).await;
+                }
+                Replayed::Client(client) => client.leave().await,
+            },
+            Record::Close(reason) => {
+                if let Replayed::Server(server) = &mut world {
+                    server.close(reason);
+                }
+            }
+            Record::Component { plugin, version, digest } => {
+                let manager = world.manager();
+                let now =
+                    manager.features().manifest(plugin).map(|m| (m.version.clone(), file_digest(&m.component_path)));
+                match now {
+                    Some((_, now)) if now == *digest => {}
+                    Some((now_version, now)) => notes.push(format!(
+                        "{plugin}: replayed with another build than recorded (recorded {version}, sha256 {}; now \
+                         {now_version}, sha256 {})",
+                        short(digest),
+                        short(&now)
+                    )),
+                    None => notes.push(format!("{plugin}: recorded ({version}) but not installed for the replay")),
+                }
+            }
+            Record::Checkpoint(checkpoint) => {
+                recorded = recorded.after(checkpoint);
+                let replayed = WorldState::of(world.manager());
+                let differences = recorded.differences(&replayed);
+                if differences.is_empty() {
+                    checkpoints += 1;
+                    continue;
+                }
+                divergence = Some(Divergence {
+                    frame: checkpoint.frame,
+                    count: differences.len(),
+                    hints: hints(&differences),
+                    differences: differences.into_iter().take(DIFFERENCES_SHOWN).collect(),
+                    last_calls: last_calls(&session, &info.world),
+                });
+                break;
+            }
+            Record::End => break,
+            Record::Session(_) | Record::Polled { .. } | Record::Clock { .. } => {}
+        }
+    }
+    notes.extend(tape.beyond_recording());
+    if divergence.is_none() {
+        // Play ends as it would have (a recording cut short, or a replay that stopped early, leaves it on).
+        let manager = match &mut world {
+            Replayed::Standalone(live) => Some(live.manager()),
+            Replayed::Server(server) => Some(server.manager_mut()),
+            Replayed::Client(_) => None,
+        };
+        if let Some(manager) = manager.filter(|m| m.state() == crate::ExperienceLoadState::Loaded) {
+            let _ = manager.end_play().await;
+        }
+    }
+    Ok(ReplayReport { role: info.role, frames, checkpoints, divergence, notes })
+}
+
+/// The first twelve hex digits of a digest: enough to tell builds apart in a note.
+fn short(digest: &str) -> &str {
+    digest.get(..12).unwrap_or(digest)
+}
+
+/// The last calls into plugins in `world`, oldest first.
+fn last_calls(session: &Session, world: &str) -> Vec<String> {
+    let suffix = format!("@{world}");
+    let events = session.timeline().events();
+    let calls: Vec<String> = events
+        .iter()
+        .filter(|e| e.kind == EventKind::Call && e.track.ends_with(&suffix))
+        .map(|e| format!("{}: {}", e.track.trim_end_matches(&suffix).trim_start_matches("plugin:"), e.text))
+        .collect();
+    calls[calls.len().saturating_sub(CALLS_SHOWN)..].to_vec()
+}
+
+/// What the host can tell of why states differ.
+fn hints(differences: &[Difference]) -> Vec<String> {
+    differences
+        .iter()
+        .filter(|d| d.entry.starts_with("plugin ") && d.recorded.as_deref() == Some("not playing"))
+        .map(|d| {
+            format!(
+                "{} was stopped in the recording and not in the replay; a replay lifts CPU-time limits (they can \
+                 stop a call in one run and not the next), so a plugin stopped for time plays on here",
+                d.entry.trim_start_matches("plugin ")
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,150 @@
+//! Recording one world as it plays: what its game loop does to it (frames, commands, reloads), which
+//! components it runs, and a checkpoint of its state every few frames.
+//!
+//! The loop that drives the world calls [`WorldRecording`] at each step; the world's plugins read their clocks
+//! and random numbers through its [`tape`](WorldRecording::tape), and a networked world's transport is wrapped
+//! in a recording one (see [`super::transport`]).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::state::WorldState;
+use crate::experience::ExperienceManager;
+use crate::recording::{Record, Recorder, RecordingError, SessionInfo, Tape};
+
+/// Frames between two checkpoints by default: two a second at 60 Hz.
+pub const DEFAULT_CHECKPOINT_EVERY: u32 = 30;
+
+/// One world being recorded.
+pub struct WorldRecording {
+    recorder: Arc<Recorder>,
+    tape: Arc<Tape>,
+    /// The state at the last checkpoint: the next one records what changed since.
+    state: WorldState,
+    frames: u64,
+    every: u64,
+    /// Each playing plugin's component as last recorded: its version and component file, and their digest.
+    components: BTreeMap<String, (String, std::path::PathBuf, String)>,
+}
+
+impl WorldRecording {
+    /// Starts recording into the file at `path`.
+    pub fn create(path: &Path, session: SessionInfo) -> Result<WorldRecording, RecordingError> {
+        let (seed, every) = (session.seed, session.checkpoint_every);
+        Ok(WorldRecording::with_recorder(Recorder::create(path, session)?, seed, every))
+    }
+
+    /// Starts recording into `recorder`, which has written the session's record.
+    pub fn with_recorder(recorder: Arc<Recorder>, seed: [u8; 32], checkpoint_every: u32) -> WorldRecording {
+        WorldRecording {
+            tape: Tape::recording(recorder.clone(), seed),
+            recorder,
+            state: WorldState::default(),
+            frames: 0,
+            every: u64::from(checkpoint_every.max(1)),
+            components: BTreeMap::new(),
+        }
+    }
+
+    /// A new seed for a session's random numbers, from the system's generator.
+    pub fn new_seed() -> [u8; 32] {
+        rand::random()
+    }
+
+    /// Where the world's plugins read their clocks and random numbers: hand it to the world's manager
+    /// ([`ExperienceManager::set_tape`]) before it loads.
+    pub fn tape(&self) -> Arc<Tape> {
+        self.tape.clone()
+    }
+
+    /// The recorder, for a transport to record into.
+    pub fn recorder(&self) -> &Arc<Recorder> {
+        &self.recorder
+    }
+
+    /// A frame of `delta` game time is about to be played.
+    pub fn frame(&mut self, delta: Duration) {
+        self.recorder.write(&Record::Frame { delta_nanos: delta.as_nanos() as u64 });
+    }
+
+    /// The frame is over: the components now playing are recorded if they changed, a checkpoint is written
+    /// every few frames, and everything is put on disk.
+    pub fn frame_done(&mut self, manager: &ExperienceManager) {
+        self.frames += 1;
+        self.components(manager);
+        if self.frames % self.every == 0 {
+            self.checkpoint(manager);
+        }
+        self.recorder.flush();
+    }
+
+    /// A command is about to be carried out between frames.
+    pub fn command(&mut self, line: &str) {
+        self.recorder.write(&Record::Command(line.to_string()));
+    }
+
+    /// Anything else the loop does to the world between frames (a reload, a flush, the end of play).
+    pub fn note(&mut self, record: Record) {
+        self.recorder.write(&record);
+    }
+
+    /// The world's state now, as a checkpoint; also records the components playing if they changed.
+    pub fn checkpoint(&mut self, manager: &ExperienceManager) {
+        self.components(manager);
+        let state = WorldState::of(manager);
+        self.recorder.write(&Record::Checkpoint(state.checkpoint(self.frames, &self.state)));
+        self.state = state;
+        self.recorder.flush();
+    }
+
+    /// Ends the recording with a last checkpoint (of `manager`'s world, when it is still there); returns the
+    /// recording's size in bytes, or why recording stopped early.
+    pub fn finish(mut self, manager: Option<&ExperienceManager>) -> Result<u64, String> {
+        if let Some(manager) = manager {
+            self.checkpoint(manager);
+        }
+        self.recorder.finish()
+    }
+
+    /// Frames recorded so far.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// Records each playing plugin's component whose version or file changed since it was last recorded.
+    fn components(&mut self, manager: &ExperienceManager) {
+        for plugin in manager.live_features() {
+            let Some(manifest) = manager.features().manifest(&plugin) else { continue };
+            let known = self.components.get(&plugin);
+            if known.is_some_and(|(version, path, _)| *version == manifest.version && *path == manifest.component_path)
+            {
+                continue;
+            }
+            let digest = file_digest(&manifest.component_path);
+            self.recorder.write(&Record::Component {
+                plugin: plugin.clone(),
+                version: manifest.version.clone(),
+                digest: digest.clone(),
+            });
+            self.components.insert(plugin, (manifest.version.clone(), manifest.component_path.clone(), digest));
+        }
+    }
+
+    /// The same as [`Record::Reload`] noted, then the new component recorded: a reload keeps the version
+    /// (or the file) only when the modder did not bump it, so the digest is taken again.
+    pub fn reloaded(&mut self, plugin: &str, manager: &ExperienceManager) {
+        self.components.remove(plugin);
+        self.components(manager);
+    }
+}
+
+/// The SHA-256 of a file, in hex; what is wrong with it when it cannot be read.
+pub fn file_digest(path: &Path) -> String {
+    use sha2::Digest;
+    match std::fs::read(path) {
+        Ok(bytes) => sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect(),
+        Err(e) => format!("unreadable: {e}"),
+    }
+}
