@@ -495,10 +495,17 @@ fn play_runs_a_script_of_live_changes() {
     );
     let cache = SharedCache::new();
     let experience = experiences.path().join("default.toml");
-    let args = ["play", experience.to_str().unwrap(), "--script", script.to_str().unwrap()];
+    let recording = experiences.path().join("live.gfrec");
+    let record = ["--record", recording.to_str().unwrap()];
+    let args = [&["play", experience.to_str().unwrap(), "--script", script.to_str().unwrap()][..], &record].concat();
     let output = gfhost(&args, plugins.path(), cache.path());
     let text = stdout(&output);
     assert!(output.status.success(), "{text}\n{}", String::from_utf8_lossy(&output.stderr));
+    // The session replays from its recording alone: every command, the reload, the install and uninstall.
+    let replay = gfhost(&["replay", recording.to_str().unwrap(), "--expect-same"], plugins.path(), cache.path());
+    let replayed = stdout(&replay);
+    assert!(replay.status.success(), "{replayed}\n{}", String::from_utf8_lossy(&replay.stderr));
+    assert!(replayed.contains("the same: ") && !replayed.contains("note: "), "{replayed}");
     for expected in [
         "> features",
         "lyra-character 0.1.0  [Active]  (in this world)",

@@ -7,16 +7,25 @@ mod common;
 use common::{gfhost, setup, start_server, Running};
 use gamefeature_plugin_artifacts::*;
 
+/// Also recorded (with a hot reload on the server halfway), and the server's recording and a client's each
+/// replayed with every checkpoint equal.
 #[test]
 fn run_with_clients_plays_a_server_and_two_clients_over_loopback_quic() {
     let (plugins, experiences) = setup();
     let cache = shared_cache();
     let trace = experiences.path().join("t.json");
+    let recording = experiences.path().join("session.gfrec");
+    let script = experiences.path().join("server.txt");
+    std::fs::write(&script, "wait 1000\nreload score-keeper\n").unwrap();
     let output = gfhost(plugins.path(), &cache)
         .args(["run"])
         .arg(experiences.path().join("default.toml"))
         .args(["--clients", "2", "--seconds", "2.5", "--trace"])
         .arg(&trace)
+        .arg("--script")
+        .arg(&script)
+        .arg("--record")
+        .arg(&recording)
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&output.stdout);
@@ -54,6 +63,18 @@ fn run_with_clients_plays_a_server_and_two_clients_over_loopback_quic() {
         .map(|e| e["args"]["name"].as_str().unwrap())
         .collect();
     assert_eq!(processes, ["process", "world server", "world client-1", "world client-2"]);
+
+    assert!(text.contains("score-keeper reloaded: 0.1.0 -> 0.1.0; clients follow"), "{text}");
+    let client_recording = experiences.path().join("session.client-1.gfrec");
+    for (file, role) in [(&recording, "Server"), (&client_recording, "Client")] {
+        assert!(text.contains(&format!("to {} (", file.display())), "{text}");
+        let replay = gfhost(plugins.path(), &cache).arg("replay").arg(file).arg("--expect-same").output().unwrap();
+        let said = String::from_utf8_lossy(&replay.stdout);
+        assert!(replay.status.success(), "{said}\n{}", String::from_utf8_lossy(&replay.stderr));
+        assert!(said.contains(&format!("({role} world")), "{said}");
+        assert!(said.contains("the same: ") && said.contains("checkpoints equal"), "{said}");
+        assert!(!said.contains("note: "), "a replay on the recording's machine needs no note: {said}");
+    }
 }
 
 #[test]

@@ -63,6 +63,8 @@ impl ReplayReport {
 pub struct Divergence {
     /// Frames played before the checkpoint that differed.
     pub frame: u64,
+    /// The frame of the last checkpoint that was equal, if one was: the difference arose after it.
+    pub equal_at: Option<u64>,
     /// What differs, entry by entry (the first few).
     pub differences: Vec<Difference>,
     /// How many entries differ in all.
@@ -75,7 +77,12 @@ pub struct Divergence {
 
 impl std::fmt::Display for Divergence {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(f, "the replay differs from the recording at frame {} ({} entries differ):", self.frame, self.count)?;
+        let since = self.equal_at.map(|frame| format!(", equal at frame {frame}")).unwrap_or_default();
+        writeln!(
+            f,
+            "the replay differs from the recording at frame {}{since} ({} entries differ):",
+            self.frame, self.count
+        )?;
         for difference in &self.differences {
             writeln!(f, "  {difference}")?;
         }
@@ -195,7 +202,7 @@ pub async fn replay(recording: &Recording, options: ReplayOptions) -> Result<Rep
     };
 
     let mut recorded = WorldState::default();
-    let (mut frames, mut checkpoints) = (0, 0);
+    let (mut frames, mut checkpoints, mut equal_at) = (0, 0, None);
     let mut divergence = None;
     for record in &recording.records {
         match record {
@@ -271,10 +278,12 @@ pub async fn replay(recording: &Recording, options: ReplayOptions) -> Result<Rep
                 let differences = recorded.differences(&replayed);
                 if differences.is_empty() {
                     checkpoints += 1;
+                    equal_at = Some(checkpoint.frame);
                     continue;
                 }
                 divergence = Some(Divergence {
                     frame: checkpoint.frame,
+                    equal_at,
                     count: differences.len(),
                     hints: hints(&differences),
                     differences: differences.into_iter().take(DIFFERENCES_SHOWN).collect(),

@@ -1,0 +1,187 @@
+//! `gfhost replay` as a modder uses it: a session recorded with `--record`, replayed the same; replayed against
+//! a changed build of a plugin, stopping at the first differing checkpoint with a report that names what
+//! differs; and recordings that are cut short, damaged or not recordings at all.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use gamefeature_plugin_artifacts::shared_cache;
+
+/// A plugin in C that tallies: it asks for a `Tally` component on every character, and every 200 ms of game
+/// time adds `STEP` to its count and writes it to each character's tally.
+const TALLY: &str = r#"#include <gamefeature.h>
+
+#ifndef STEP
+#define STEP 1
+#endif
+
+static gf_request tallies;
+static gf_handler characters;
+static gf_timer ticker;
+static gf_actor seen[16];
+static unsigned count;
+static int64_t ticks;
+
+const char *gf_on_activating(gf_str world_name, gamefeature_plugin_types_net_mode_t net_mode) {
+    (void)world_name;
+    (void)net_mode;
+    if (!gf_request_component("Character", "Tally", &tallies)) return gf_last_error();
+    if (!gf_add_extension_handler("Character", 1, &characters)) return gf_last_error();
+    if (!gf_start_timer(200000, true, 2, &ticker)) return gf_last_error();
+    return NULL;
+}
+
+void gf_on_extension_event(uint32_t handler, gf_actor actor, gf_str event) {
+    (void)handler;
+    if (gf_str_eq(event, GF_RECEIVER_ADDED) && count < 16) seen[count++] = actor;
+}
+
+void gf_on_timer(uint32_t timer, uint32_t times, uint64_t frame) {
+    (void)timer;
+    (void)frame;
+    ticks += STEP * times;
+    for (unsigned i = 0; i < count; i++) gf_set_integer(seen[i], "Tally", "ticks", ticks);
+}
+"#;
+
+const MANIFEST: &str = r#"[plugin]
+name = "tally"
+version = "0.1.0"
+api = "0.2.0"
+component = "tally.wasm"
+
+[permissions]
+component-requests = ["Character"]
+write-properties = ["Tally"]
+"#;
+
+/// A modder's folder: the tally plugin built, an experience that plays it, a configuration granting it.
+struct Modder {
+    root: tempfile::TempDir,
+}
+
+impl Modder {
+    fn new() -> Modder {
+        let root = tempfile::TempDir::new().unwrap();
+        let tally = root.path().join("plugins/tally");
+        std::fs::create_dir_all(&tally).unwrap();
+        std::fs::write(tally.join("plugin.toml"), MANIFEST).unwrap();
+        std::fs::write(tally.join("plugin.c"), TALLY).unwrap();
+        std::fs::write(root.path().join("tally.toml"), "[experience]\nname = \"Tally\"\nfeatures = [\"tally\"]\n")
+            .unwrap();
+        let grants = "[grants.tally]\ncomponent-requests = [\"Character\"]\nwrite-properties = [\"Tally\"]\n";
+        std::fs::write(root.path().join("gfhost.toml"), grants).unwrap();
+        std::fs::write(root.path().join("script.txt"), "wait 1500\nquit\n").unwrap();
+        let modder = Modder { root };
+        let built = modder.gfhost(&["build"]);
+        assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+        modder
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.root.path().join(name)
+    }
+
+    fn gfhost(&self, args: &[&str]) -> Output {
+        gfhost_in(self.root.path(), args)
+    }
+
+    /// Plays the tally experience for 1.5 s, recorded into `file`.
+    fn record(&self, file: &str) -> PathBuf {
+        let played = self.gfhost(&["play", "tally.toml", "--script", "script.txt", "--record", file]);
+        let text = stdout(&played);
+        assert!(played.status.success(), "{text}\n{}", String::from_utf8_lossy(&played.stderr));
+        assert!(text.contains(&format!("to {file} (")), "{text}");
+        self.path(file)
+    }
+}
+
+fn gfhost_in(root: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gfhost"))
+        .args(args)
+        .arg("--cache-dir")
+        .arg(shared_cache())
+        .current_dir(root)
+        .env_remove("GFHOST_LOG")
+        .output()
+        .expect("running gfhost")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn said(output: &Output) -> String {
+    format!("{}{}", stdout(output), String::from_utf8_lossy(&output.stderr))
+}
+
+#[test]
+fn a_changed_plugin_makes_the_replay_stop_at_the_first_differing_checkpoint_and_name_it() {
+    let modder = Modder::new();
+    modder.record("tally.gfrec");
+    let same = modder.gfhost(&["replay", "tally.gfrec", "--expect-same"]);
+    assert!(same.status.success(), "{}", said(&same));
+    assert!(stdout(&same).contains("the same: "), "{}", said(&same));
+
+    // The modder changes the plugin (a tally that counts twice) and replays the session against the new build,
+    // from another folder, as a maintainer checks a fix.
+    let changed = modder.path("changed");
+    std::fs::create_dir_all(changed.join("tally")).unwrap();
+    std::fs::write(changed.join("tally/plugin.toml"), MANIFEST).unwrap();
+    std::fs::write(changed.join("tally/plugin.c"), TALLY.replace("#define STEP 1", "#define STEP 2")).unwrap();
+    let built = modder.gfhost(&["build", "changed"]);
+    assert!(built.status.success(), "{}", said(&built));
+    let replay = modder.gfhost(&["replay", "tally.gfrec", "--plugins", "changed", "--expect-same"]);
+    let text = stdout(&replay);
+    assert_eq!(replay.status.code(), Some(1), "{}", said(&replay));
+    assert!(text.contains("note: tally: replayed with another build than recorded"), "{text}");
+    assert!(text.contains("the replay differs from the recording at frame "), "{text}");
+    let difference =
+        text.lines().find(|l| l.contains("/ Tally.ticks: recorded Integer(")).unwrap_or_else(|| panic!("{text}"));
+    let (recorded, replayed) = integers(difference);
+    assert_eq!(replayed, recorded * 2, "{difference}");
+    assert!(text.contains("the last calls into plugins before it:\n  tally: "), "{text}");
+    assert!(!text.contains("(0 checkpoints were equal before it)"), "the world after loading is the same: {text}");
+
+    // Without --expect-same, a difference is what the replay found, not a failure.
+    let found = modder.gfhost(&["replay", "tally.gfrec", "--plugins", "changed"]);
+    assert!(found.status.success(), "{}", said(&found));
+}
+
+/// The two integers of `... recorded Integer(a), replayed Integer(b)`.
+fn integers(line: &str) -> (i64, i64) {
+    let numbers: Vec<i64> =
+        line.split("Integer(").skip(1).map(|part| part.split(')').next().unwrap().parse().unwrap()).collect();
+    (numbers[0], numbers[1])
+}
+
+#[test]
+fn a_recording_cut_short_replays_as_far_as_it_goes_and_bad_ones_are_refused_by_name() {
+    let modder = Modder::new();
+    let whole = std::fs::read(modder.record("whole.gfrec")).unwrap();
+
+    std::fs::write(modder.path("cut.gfrec"), &whole[..whole.len() * 2 / 3]).unwrap();
+    let cut = modder.gfhost(&["replay", "cut.gfrec", "--expect-same"]);
+    assert!(cut.status.success(), "{}", said(&cut));
+    assert!(stdout(&cut).contains("the session was cut short there; the replay goes as far as the recording does"));
+    assert!(stdout(&cut).contains("the same: "), "{}", said(&cut));
+
+    let mut damaged = whole.clone();
+    let last = damaged.len() - 1;
+    damaged[last - 2] ^= 0xff; // in the checksum of the last record
+    std::fs::write(modder.path("damaged.gfrec"), &damaged).unwrap();
+    let refused = modder.gfhost(&["replay", "damaged.gfrec"]);
+    assert!(!refused.status.success());
+    assert!(said(&refused).contains("damaged.gfrec is corrupt: record "), "{}", said(&refused));
+
+    let mut foreign = whole.clone();
+    foreign[6] = 99;
+    std::fs::write(modder.path("foreign.gfrec"), &foreign).unwrap();
+    let refused = modder.gfhost(&["replay", "foreign.gfrec"]);
+    assert!(said(&refused).contains("foreign.gfrec is a recording of format version 99; this host reads version 1"));
+
+    let refused = modder.gfhost(&["replay", "tally.toml"]);
+    assert!(said(&refused).contains("tally.toml is not a gamefeature recording"), "{}", said(&refused));
+    let refused = modder.gfhost(&["replay", "missing.gfrec"]);
+    assert!(said(&refused).contains("missing.gfrec: No such file"), "{}", said(&refused));
+}
