@@ -24,7 +24,7 @@ pub const MAX_RECORDING_BYTES: u64 = 1 << 30;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Record {
     /// The first record: what was recorded, and how to set it up again.
-    Session(SessionInfo),
+    Session(Box<SessionInfo>),
     /// A plugin's component, as the world loaded it (at load and after every reload).
     Component {
         /// The plugin's name.
@@ -302,7 +302,7 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<Recording, RecordingError> {
     let Some(Record::Session(session)) = records.next() else {
         return Err(RecordingError::NoSession { path });
     };
-    Ok(Recording { session, records: records.collect(), truncated, bytes: bytes.len() })
+    Ok(Recording { session: *session, records: records.collect(), truncated, bytes: bytes.len() })
 }
 
 fn cut_at(record: usize, offset: usize) -> String {
@@ -334,7 +334,7 @@ mod tests {
 
     fn file(records: &[Record]) -> Vec<u8> {
         let mut bytes = header();
-        bytes.extend(encode(&Record::Session(session())));
+        bytes.extend(encode(&Record::Session(Box::new(session()))));
         for record in records {
             bytes.extend(encode(record));
         }
@@ -361,7 +361,7 @@ mod tests {
     fn a_recording_cut_anywhere_reads_up_to_its_last_complete_record_and_says_so() {
         let records = vec![Record::Frame { delta_nanos: 1 }, Record::Command("state".into()), Record::End];
         let whole = file(&records);
-        let after_session = header().len() + encode(&Record::Session(session())).len();
+        let after_session = header().len() + encode(&Record::Session(Box::new(session()))).len();
         for cut in after_session + 1..whole.len() {
             let read = parse(&whole[..cut], "cut.gfrec").unwrap();
             assert!(read.truncated.as_deref().unwrap().contains("cut short"), "cut at {cut}");

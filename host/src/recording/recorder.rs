@@ -41,7 +41,7 @@ impl Recorder {
             inner: Mutex::new(Inner { out: Some(out), name: name.to_string(), bytes: 0, records: 0, failure: None }),
         };
         recorder.write_bytes(&header());
-        recorder.write(&Record::Session(session));
+        recorder.write(&Record::Session(Box::new(session)));
         Arc::new(recorder)
     }
 
