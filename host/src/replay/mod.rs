@@ -19,7 +19,7 @@ pub mod transport;
 
 pub use player::{replay, without_time_limits, Divergence, ReplayError, ReplayOptions, ReplayReport};
 pub use record::{file_digest, WorldRecording, DEFAULT_CHECKPOINT_EVERY};
-pub use state::{Difference, WorldState};
+pub use state::{chained_hash, Difference, StateTracker, WorldState};
 pub use transport::{
     RecordedPolls, RecordingClientTransport, RecordingServerTransport, ReplayClientTransport, ReplayServerTransport,
 };

@@ -152,6 +152,12 @@ pub async fn replay(recording: &Recording, options: ReplayOptions) -> Result<Rep
     }
     if let Some(cut) = &recording.truncated {
         notes.push(format!("{cut}; the replay goes as far as the recording does"));
+    } else if !recording.ended() {
+        notes.push(
+            "the recording stops without the end of its session (it was cut short after a complete record); the \
+             replay goes as far as the recording does"
+                .into(),
+        );
     }
     let mut session_options = options.session;
     session_options.plugin_dirs =
@@ -202,7 +208,7 @@ pub async fn replay(recording: &Recording, options: ReplayOptions) -> Result<Rep
     };
 
     let mut recorded = WorldState::default();
-    let (mut frames, mut checkpoints, mut equal_at) = (0, 0, None);
+    let (mut frames, mut checkpoints, mut equal_at, mut chain) = (0, 0, None, 0);
     let mut divergence = None;
     for record in &recording.records {
         match record {
@@ -273,6 +279,13 @@ pub async fn replay(recording: &Recording, options: ReplayOptions) -> Result<Rep
                 }
             }
             Record::Checkpoint(checkpoint) => {
+                chain = super::state::chained_hash(chain, &checkpoint.changed, &checkpoint.removed);
+                if chain != checkpoint.hash {
+                    return Err(ReplayError(format!(
+                        "the checkpoint of frame {} does not match its hash: the recording was altered",
+                        checkpoint.frame
+                    )));
+                }
                 recorded = recorded.after(checkpoint);
                 let replayed = WorldState::of(world.manager());
                 let differences = recorded.differences(&replayed);

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::state::WorldState;
+use super::state::StateTracker;
 use crate::experience::ExperienceManager;
 use crate::recording::{Record, Recorder, RecordingError, SessionInfo, Tape};
 
@@ -22,7 +22,7 @@ pub struct WorldRecording {
     recorder: Arc<Recorder>,
     tape: Arc<Tape>,
     /// The state at the last checkpoint: the next one records what changed since.
-    state: WorldState,
+    state: StateTracker,
     frames: u64,
     every: u64,
     /// Each playing plugin's component as last recorded: its version and component file, and their digest.
@@ -41,7 +41,7 @@ impl WorldRecording {
         WorldRecording {
             tape: Tape::recording(recorder.clone(), seed),
             recorder,
-            state: WorldState::default(),
+            state: StateTracker::default(),
             frames: 0,
             every: u64::from(checkpoint_every.max(1)),
             components: BTreeMap::new(),
@@ -69,15 +69,14 @@ impl WorldRecording {
         self.recorder.write(&Record::Frame { delta_nanos: delta.as_nanos() as u64 });
     }
 
-    /// The frame is over: the components now playing are recorded if they changed, a checkpoint is written
-    /// every few frames, and everything is put on disk.
+    /// The frame is over: every few frames, the components now playing are recorded if they changed, a
+    /// checkpoint is written and everything is put on disk (so a session cut short loses at most the frames
+    /// since the last checkpoint).
     pub fn frame_done(&mut self, manager: &ExperienceManager) {
         self.frames += 1;
-        self.components(manager);
         if self.frames % self.every == 0 {
             self.checkpoint(manager);
         }
-        self.recorder.flush();
     }
 
     /// A command is about to be carried out between frames.
@@ -93,9 +92,8 @@ impl WorldRecording {
     /// The world's state now, as a checkpoint; also records the components playing if they changed.
     pub fn checkpoint(&mut self, manager: &ExperienceManager) {
         self.components(manager);
-        let state = WorldState::of(manager);
-        self.recorder.write(&Record::Checkpoint(state.checkpoint(self.frames, &self.state)));
-        self.state = state;
+        let checkpoint = self.state.checkpoint(self.frames, manager);
+        self.recorder.write(&Record::Checkpoint(checkpoint));
         self.recorder.flush();
     }
 

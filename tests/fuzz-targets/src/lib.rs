@@ -23,7 +23,7 @@ mod server;
 pub use cache::cache_entry;
 pub use client::client_frames;
 pub use components::components;
-pub use files::{experience, host_config, package_archive, plugin_manifest};
+pub use files::{experience, host_config, package_archive, plugin_manifest, recording};
 pub use host_calls::host_calls;
 pub use live_world::live_world;
 pub use protocol::{client_message, server_message};
@@ -50,6 +50,7 @@ pub const TARGETS: &[Target] = &[
     Target { name: "host_config", run: host_config, mutations: MUTATIONS },
     Target { name: "package_archive", run: package_archive, mutations: MUTATIONS },
     Target { name: "cache_entry", run: cache_entry, mutations: MUTATIONS },
+    Target { name: "recording", run: recording, mutations: MUTATIONS },
     Target { name: "server_frames", run: server_frames, mutations: MUTATIONS },
     Target { name: "client_frames", run: client_frames, mutations: MUTATIONS },
     Target { name: "replication", run: replication, mutations: MUTATIONS },

@@ -97,6 +97,7 @@ fuzz_tests!(
     host_config,
     package_archive,
     cache_entry,
+    recording,
     server_frames,
     client_frames,
     replication,
