@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use gamefeature_plugin_artifacts::shared_cache;
+use gamefeature_plugin_artifacts::{shared_cache, ExperienceDir, PluginDir, HOSTILE, LYRA_CHARACTER};
 
 /// A plugin in C that tallies: it asks for a `Tally` component on every character, and every 200 ms of game
 /// time adds `STEP` to its count and writes it to each character's tally.
@@ -184,4 +184,51 @@ fn a_recording_cut_short_replays_as_far_as_it_goes_and_bad_ones_are_refused_by_n
     assert!(said(&refused).contains("tally.toml is not a gamefeature recording"), "{}", said(&refused));
     let refused = modder.gfhost(&["replay", "missing.gfrec"]);
     assert!(said(&refused).contains("missing.gfrec: No such file"), "{}", said(&refused));
+}
+
+/// A call stopped by its CPU-time deadline in the recording (a plugin looping in its event handler) is stopped
+/// again in the replay, where time limits are loosened: the replay is the same, and does not run the loop.
+#[test]
+fn a_call_stopped_for_time_is_stopped_in_the_replay_too() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    let manifest = "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\napi = \"0.2.0\"\ncomponent = \"hostile.wasm\"\n\
+                    [bundles.Equipped]\nbehaviour = \"behaviour.txt\"\n";
+    let folder = plugins.add_custom("hostile", manifest, Some(&HOSTILE));
+    std::fs::write(folder.join("behaviour.txt"), "loop-event").unwrap();
+    let experiences = ExperienceDir::new();
+    let experience = experiences.write(
+        "e.toml",
+        "[experience]\nname = \"e\"\nfeatures = [\"hostile\", \"lyra-character\"]\n[pawn-data]\npawn-class = \"Character\"\n",
+    );
+    let recording = experiences.path().join("loop.gfrec");
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../gfhost.toml");
+    let gfhost = |args: &[&std::ffi::OsStr]| {
+        Command::new(env!("CARGO_BIN_EXE_gfhost"))
+            .args(args)
+            .arg("--plugins")
+            .arg(plugins.path())
+            .arg("--cache-dir")
+            .arg(shared_cache())
+            .arg("--config")
+            .arg(&config)
+            .args(["--call-deadline-ms", "200"])
+            .env_remove("GFHOST_LOG")
+            .output()
+            .expect("running gfhost")
+    };
+    let run = gfhost(&["run".as_ref(), experience.as_os_str(), "--record".as_ref(), recording.as_os_str()]);
+    let text = stdout(&run);
+    assert!(
+        text.contains("hostile failed during Playing: handle-extension-events: trapped: exceeded its call deadline")
+    );
+    // The recording says which call was stopped, and why.
+    let read = gamefeature_host::recording::Recording::read(&recording).unwrap();
+    let stopped = read.records.iter().find_map(|record| match record {
+        gamefeature_host::recording::Record::Stopped { cause, .. } => Some(cause.clone()),
+        _ => None,
+    });
+    assert!(stopped.is_some_and(|cause| cause.starts_with("exceeded its call deadline")), "{:?}", read.records);
+    let replay = gfhost(&["replay".as_ref(), recording.as_os_str(), "--expect-same".as_ref()]);
+    assert!(replay.status.success(), "{}", said(&replay));
+    assert!(stdout(&replay).contains("the same: "), "{}", said(&replay));
 }

@@ -2,7 +2,7 @@
 //!
 //! A recording starts with [`MAGIC`] and the format's version (a little-endian `u16`), then holds records one
 //! after another, each as its payload's length (`u32`, little-endian), the payload's CRC-32, and the payload:
-//! one [`Record`] in postcard. Records are appended as the session runs and flushed at the end of every frame,
+//! one [`Record`] in postcard. Records are appended as the session runs and put on disk at every checkpoint,
 //! so a session cut short (a crash, a kill, a full disk) leaves a file readable up to its last complete
 //! record: [`parse`] returns those and says where it was cut.
 
@@ -68,6 +68,16 @@ pub enum Record {
         clock: ClockKind,
         /// What it read: nanoseconds since the Unix epoch (wall) or since an arbitrary start (monotonic).
         value: u64,
+    },
+    /// A call into a plugin instance was stopped by a limit of time (its CPU-time deadline, the wall-clock
+    /// backstop): a replay, which lifts time limits, stops the same call.
+    Stopped {
+        /// The instance, numbered as for [`Record::Clock`].
+        instance: u32,
+        /// Which of its calls, counted from 1.
+        call: u64,
+        /// Why it was stopped, as the host said.
+        cause: String,
     },
     /// The world's state at the end of a frame.
     Checkpoint(Checkpoint),
@@ -146,7 +156,8 @@ pub enum ClockKind {
 pub struct Checkpoint {
     /// Frames played before it.
     pub frame: u64,
-    /// A hash of the whole state (see the replay's `WorldState`).
+    /// A hash of the state's history: of the checkpoint before it and of this one's changes (see the
+    /// replay's `chained_hash`).
     pub hash: u64,
     /// Entries that appeared or changed: what names a thing in the world, and its value.
     pub changed: Vec<(String, String)>,

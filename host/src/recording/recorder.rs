@@ -51,8 +51,8 @@ impl Recorder {
         self.lock().records += 1;
     }
 
-    /// Puts what was written on disk: called at the end of every frame, so a session cut short leaves a
-    /// recording readable up to there.
+    /// Puts what was written on disk: called at every checkpoint, so a session cut short leaves a recording
+    /// readable up to there.
     pub fn flush(&self) {
         let mut inner = self.lock();
         if let Some(Err(e)) = inner.out.as_mut().map(|out| out.flush()) {

@@ -28,6 +28,8 @@ enum Mode {
 #[derive(Default)]
 struct Playback {
     readings: HashMap<(u32, ClockKind), VecDeque<u64>>,
+    /// Calls a time limit stopped, by instance and call number, with the cause.
+    stopped: HashMap<(u32, u64), String>,
     last: HashMap<(u32, ClockKind), u64>,
     beyond: Vec<String>,
 }
@@ -43,8 +45,14 @@ impl Tape {
     pub fn replaying<'r>(seed: [u8; 32], records: impl IntoIterator<Item = &'r Record>) -> Arc<Tape> {
         let mut playback = Playback::default();
         for record in records {
-            if let Record::Clock { instance, clock, value } = record {
-                playback.readings.entry((*instance, *clock)).or_default().push_back(*value);
+            match record {
+                Record::Clock { instance, clock, value } => {
+                    playback.readings.entry((*instance, *clock)).or_default().push_back(*value);
+                }
+                Record::Stopped { instance, call, cause } => {
+                    playback.stopped.insert((*instance, *call), cause.clone());
+                }
+                _ => {}
             }
         }
         Arc::new(Tape { seed, mode: Mode::Replaying(Mutex::new(playback)), next_instance: AtomicU32::new(0) })
@@ -113,6 +121,22 @@ impl InstanceTape {
         }
     }
 
+    /// In a replay: why the recording's call number `call` into this instance was stopped by a time limit, if
+    /// it was.
+    pub fn stopped_call(&self, call: u64) -> Option<String> {
+        match &self.tape.mode {
+            Mode::Replaying(playback) => lock(playback).stopped.get(&(self.instance, call)).cloned(),
+            Mode::Recording(_) => None,
+        }
+    }
+
+    /// In a recording: call number `call` into this instance was stopped by a time limit, for `cause`.
+    pub fn record_stopped(&self, call: u64, cause: &str) {
+        if let Mode::Recording(recorder) = &self.tape.mode {
+            recorder.write(&Record::Stopped { instance: self.instance, call, cause: cause.to_string() });
+        }
+    }
+
     /// The seed of one of this instance's generators (`purpose` tells them apart): the same in a recording and
     /// its replays, different for every instance and purpose.
     pub fn seed(&self, purpose: &str) -> [u8; 32] {
@@ -171,6 +195,8 @@ mod tests {
         assert_eq!(a.read_clock(ClockKind::Wall, || 11), 11);
         assert_ne!(a.seed("secure"), b.seed("secure"));
         assert_ne!(a.seed("secure"), a.seed("insecure"));
+        a.record_stopped(3, "exceeded its call deadline (10ms of CPU time)");
+        assert_eq!(a.stopped_call(3), None, "a recording stops no call itself");
         recorder.finish().unwrap();
 
         let recording = parse(&out.lock().unwrap(), "memory").unwrap();
@@ -182,6 +208,9 @@ mod tests {
         assert_eq!(a2.read_clock(ClockKind::Wall, never), 11);
         assert_eq!(a2.read_clock(ClockKind::Monotonic, never), 5);
         assert_eq!(a2.seed("secure"), a.seed("secure"));
+        assert_eq!(a2.stopped_call(3).as_deref(), Some("exceeded its call deadline (10ms of CPU time)"));
+        assert_eq!(a2.stopped_call(2), None);
+        assert_eq!(b2.stopped_call(3), None);
         assert!(replay.beyond_recording().is_empty());
         assert_eq!(a2.read_clock(ClockKind::Monotonic, never), 6, "past the recording, time still goes on");
         assert_eq!(

@@ -107,13 +107,15 @@ impl std::fmt::Display for Divergence {
 #[error("{0}")]
 pub struct ReplayError(pub String);
 
-/// The runtime's limits with time taken out: a CPU-time limit can stop a call in one run and not the next,
-/// so a replay lifts them (a recording in which one stopped a plugin shows it at the next checkpoint).
+/// The runtime's limits with time loosened: a CPU-time limit can stop a call in one run and not the next, so
+/// a replay stops a call only where the recording says one was stopped (see `recording::Tape`), and otherwise
+/// gives each call twenty times its deadline (at least two seconds): enough for a loaded machine, and still an
+/// end to a new build that loops where the recorded one did not.
 pub fn without_time_limits(mut runtime: RuntimeConfig) -> RuntimeConfig {
-    const LIFTED: Duration = Duration::from_secs(3600);
-    runtime.call_deadline = LIFTED;
-    runtime.instantiate_deadline = LIFTED;
-    runtime.frame_budget = LIFTED;
+    let loosened = |limit: Duration| limit.saturating_mul(20).max(Duration::from_secs(2));
+    runtime.call_deadline = loosened(runtime.call_deadline);
+    runtime.instantiate_deadline = loosened(runtime.instantiate_deadline);
+    runtime.frame_budget = loosened(runtime.frame_budget);
     for limits in runtime.plugin_limits.values_mut() {
         limits.call_deadline_ms = None;
         limits.instantiate_deadline_ms = None;
@@ -305,7 +307,7 @@ pub async fn replay(recording: &Recording, options: ReplayOptions) -> Result<Rep
                 break;
             }
             Record::End => break,
-            Record::Session(_) | Record::Polled { .. } | Record::Clock { .. } => {}
+            Record::Session(_) | Record::Polled { .. } | Record::Clock { .. } | Record::Stopped { .. } => {}
         }
     }
     notes.extend(tape.beyond_recording());
@@ -347,8 +349,9 @@ fn hints(differences: &[Difference]) -> Vec<String> {
         .filter(|d| d.entry.starts_with("plugin ") && d.recorded.as_deref() == Some("not playing"))
         .map(|d| {
             format!(
-                "{} was stopped in the recording and not in the replay; a replay lifts CPU-time limits (they can \
-                 stop a call in one run and not the next), so a plugin stopped for time plays on here",
+                "{} was stopped in the recording and not in the replay; a replay loosens CPU-time limits (they can \
+                 stop a call in one run and not the next) and stops only the calls the recording says were stopped, \
+                 so a plugin stopped over its frame budget plays on here",
                 d.entry.trim_start_matches("plugin ")
             )
         })

@@ -113,6 +113,7 @@ impl LoadedPlugin for WasmPlugin {
             limits: self.limits.clone(),
             wasi_io: self.wasi_io.clone(),
             waited: Duration::ZERO,
+            calls: 0,
         };
         // Instantiation runs the component's start-up code (a Python or JavaScript runtime's can take
         // milliseconds): it has its own budget, not a call's.
@@ -174,6 +175,8 @@ pub struct WasmInstance {
     /// Time its calls spent parked inside WASI (a sleep) since this was last asked: no CPU time, but the frame
     /// waited for it.
     waited: Duration,
+    /// Calls made into it, counting the one running: a recorded world's tape names a call by this number.
+    calls: u64,
 }
 
 /// CPU time a batch may spend on each of its entries beyond the per-call deadline, so a batch of events is not
@@ -222,6 +225,22 @@ impl WasmInstance {
         let bound = bound.map_err(|e| CallError::Trapped(format!("its exports do not fit the world: {e}")))?;
         self.bindings = Some(bound);
         Ok(())
+    }
+
+    /// In a replay: the cause the recording gives for this call having been stopped by a CPU-time limit, if
+    /// it was. Time limits are lifted in a replay (no two runs meet them alike), so the recorded outcome is
+    /// applied instead: the call is stopped before it runs (what it did before its limit, it does not do here).
+    fn stopped_in_recording(&self) -> Option<String> {
+        self.store.data().env.tape.as_ref()?.stopped_call(self.calls)
+    }
+
+    /// In a recorded world: a call stopped by a CPU-time limit is recorded, for its replay to stop it too.
+    fn record_if_stopped_for_time<R>(&self, result: &Result<R, CallError>) {
+        if let (Err(CallError::Trapped(cause)), Some(tape)) = (result, &self.store.data().env.tape) {
+            if is_time_limit(cause) {
+                tape.record_stopped(self.calls, cause);
+            }
+        }
     }
 
     /// Gives the store a fresh deadline (and fuel) for a call covering `entries` batch entries.
@@ -314,6 +333,19 @@ fn finish_direct<R>(call: impl FnOnce() -> wasmtime::Result<R>, limits: &Limits)
 }
 
 /// A call abandoned while it waited, described.
+/// Whether a trap's cause (as [`trapped`] and [`abandoned_call`] word it) is a limit of time — CPU time, the
+/// wall-clock backstop, waiting inside WASI — which depends on the machine and its load, not on the plugin alone.
+fn is_time_limit(cause: &str) -> bool {
+    [
+        "exceeded its call deadline",
+        "exceeded its wall-clock backstop",
+        "waited inside a WASI call past",
+        "was still waiting",
+    ]
+    .iter()
+    .any(|prefix| cause.starts_with(prefix))
+}
+
 fn abandoned_call(abandoned: Abandoned, limits: &Limits) -> CallError {
     CallError::Trapped(match abandoned {
         Abandoned::Waited(_) => format!(
@@ -483,6 +515,10 @@ macro_rules! call_export {
         v0_1: |$b1:ident, $store1:ident| $v0_1:expr
     ) => {{
         $self.bind()?;
+        $self.calls += 1;
+        if let Some(cause) = $self.stopped_in_recording() {
+            return Err(CallError::Trapped(cause));
+        }
         let mut waits = $self.arm($entries);
         let bindings = $self.bindings.as_ref().expect("bound just now");
         let result = match bindings {
@@ -501,6 +537,7 @@ macro_rules! call_export {
         };
         // A direct call's waits are driven in its store's budget, a fiber call's in this copy.
         $self.waited += waits.waited().max($self.store.data().waits.waited());
+        $self.record_if_stopped_for_time(&result);
         $self.after_call(result)
     }};
 }
