@@ -214,7 +214,7 @@ async fn a_component_shared_by_many_plugins_is_compiled_once() {
     assert_eq!(compiled, 1);
     let files: Vec<_> = std::fs::read_dir(cache.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(entries(cache.path()).len(), 1, "{files:?}");
-    assert_eq!(files.len(), 2, "the entry and the key, nothing temporary: {files:?}");
+    assert_eq!(files.len(), 3, "the entry, its MAC and the key, nothing temporary: {files:?}");
 }
 
 #[test]
