@@ -178,7 +178,7 @@ impl ComponentCache {
                 Err(e) => tracing::warn!(dir = %self.dir.display(), "cannot make the cache's key: {e}"),
             }
         }
-        known.clone()
+        *known
     }
 
     fn read_secret(&self) -> Option<[u8; 32]> {
