@@ -186,49 +186,102 @@ fn a_recording_cut_short_replays_as_far_as_it_goes_and_bad_ones_are_refused_by_n
     assert!(said(&refused).contains("missing.gfrec: No such file"), "{}", said(&refused));
 }
 
+/// A hostile plugin with `behaviour` beside Lyra's character, played by `gfhost` with the repository's
+/// configuration and `extra` lines of it.
+struct Hostile {
+    plugins: PluginDir,
+    experiences: ExperienceDir,
+    config: PathBuf,
+}
+
+impl Hostile {
+    fn new(behaviour: &str, extra: &str) -> Hostile {
+        let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+        let manifest =
+            "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\napi = \"0.2.0\"\ncomponent = \"hostile.wasm\"\n\
+                        [bundles.Equipped]\nbehaviour = \"behaviour.txt\"\n";
+        let folder = plugins.add_custom("hostile", manifest, Some(&HOSTILE));
+        std::fs::write(folder.join("behaviour.txt"), behaviour).unwrap();
+        let experiences = ExperienceDir::new();
+        experiences.write(
+            "e.toml",
+            "[experience]\nname = \"e\"\nfeatures = [\"hostile\", \"lyra-character\"]\n[pawn-data]\npawn-class = \"Character\"\n",
+        );
+        let repository = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../gfhost.toml")).unwrap();
+        let config = experiences.write("gfhost.toml", &format!("{repository}\n{extra}"));
+        Hostile { plugins, experiences, config }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.experiences.path().join(name)
+    }
+
+    fn gfhost(&self, args: &[&std::ffi::OsStr], call_deadline_ms: &str) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_gfhost"))
+            .args(args)
+            .arg("--plugins")
+            .arg(self.plugins.path())
+            .arg("--cache-dir")
+            .arg(shared_cache())
+            .arg("--config")
+            .arg(&self.config)
+            .args(["--call-deadline-ms", call_deadline_ms])
+            .env_remove("GFHOST_LOG")
+            .output()
+            .expect("running gfhost")
+    }
+
+    /// Replays `recording` and checks it is the same.
+    fn replays_the_same(&self, recording: &Path) {
+        let replay = self.gfhost(&["replay".as_ref(), recording.as_os_str(), "--expect-same".as_ref()], "1000");
+        assert!(replay.status.success(), "{}", said(&replay));
+        assert!(stdout(&replay).contains("the same: "), "{}", said(&replay));
+    }
+}
+
+/// The records of a recording that say why something was stopped.
+fn stops(recording: &Path) -> Vec<String> {
+    use gamefeature_host::recording::{Record, Recording};
+    let read = Recording::read(recording).unwrap();
+    read.records
+        .into_iter()
+        .filter_map(|record| match record {
+            Record::Stopped { cause, .. } => Some(cause),
+            Record::OverBudget { cause, .. } => Some(cause),
+            _ => None,
+        })
+        .collect()
+}
+
 /// A call stopped by its CPU-time deadline in the recording (a plugin looping in its event handler) is stopped
 /// again in the replay, where time limits are loosened: the replay is the same, and does not run the loop.
 #[test]
 fn a_call_stopped_for_time_is_stopped_in_the_replay_too() {
-    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
-    let manifest = "[plugin]\nname = \"hostile\"\nversion = \"0.1.0\"\napi = \"0.2.0\"\ncomponent = \"hostile.wasm\"\n\
-                    [bundles.Equipped]\nbehaviour = \"behaviour.txt\"\n";
-    let folder = plugins.add_custom("hostile", manifest, Some(&HOSTILE));
-    std::fs::write(folder.join("behaviour.txt"), "loop-event").unwrap();
-    let experiences = ExperienceDir::new();
-    let experience = experiences.write(
-        "e.toml",
-        "[experience]\nname = \"e\"\nfeatures = [\"hostile\", \"lyra-character\"]\n[pawn-data]\npawn-class = \"Character\"\n",
-    );
-    let recording = experiences.path().join("loop.gfrec");
-    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../gfhost.toml");
-    let gfhost = |args: &[&std::ffi::OsStr]| {
-        Command::new(env!("CARGO_BIN_EXE_gfhost"))
-            .args(args)
-            .arg("--plugins")
-            .arg(plugins.path())
-            .arg("--cache-dir")
-            .arg(shared_cache())
-            .arg("--config")
-            .arg(&config)
-            .args(["--call-deadline-ms", "200"])
-            .env_remove("GFHOST_LOG")
-            .output()
-            .expect("running gfhost")
-    };
-    let run = gfhost(&["run".as_ref(), experience.as_os_str(), "--record".as_ref(), recording.as_os_str()]);
+    let hostile = Hostile::new("loop-event", "");
+    let (experience, recording) = (hostile.path("e.toml"), hostile.path("loop.gfrec"));
+    let run =
+        hostile.gfhost(&["run".as_ref(), experience.as_os_str(), "--record".as_ref(), recording.as_os_str()], "200");
     let text = stdout(&run);
     assert!(
         text.contains("hostile failed during Playing: handle-extension-events: trapped: exceeded its call deadline")
     );
-    // The recording says which call was stopped, and why.
-    let read = gamefeature_host::recording::Recording::read(&recording).unwrap();
-    let stopped = read.records.iter().find_map(|record| match record {
-        gamefeature_host::recording::Record::Stopped { cause, .. } => Some(cause.clone()),
-        _ => None,
-    });
-    assert!(stopped.is_some_and(|cause| cause.starts_with("exceeded its call deadline")), "{:?}", read.records);
-    let replay = gfhost(&["replay".as_ref(), recording.as_os_str(), "--expect-same".as_ref()]);
-    assert!(replay.status.success(), "{}", said(&replay));
-    assert!(stdout(&replay).contains("the same: "), "{}", said(&replay));
+    let stops = stops(&recording);
+    assert!(stops.len() == 1 && stops[0].starts_with("exceeded its call deadline"), "{stops:?}");
+    hostile.replays_the_same(&recording);
+}
+
+/// A plugin quarantined over its frame budget in the recording is quarantined at the same frame in the replay,
+/// though a replay loosens frame budgets (here 1 ms, which the replay's would not reach).
+#[test]
+fn a_plugin_over_its_frame_budget_is_quarantined_at_the_same_frame_in_the_replay() {
+    let hostile = Hostile::new("busy-timers", "[limits.hostile]\nframe-budget-ms = 1\n");
+    let (experience, recording) = (hostile.path("e.toml"), hostile.path("budget.gfrec"));
+    let script = hostile.experiences.write("script.txt", "wait 1000\nquit\n");
+    let args = ["play".as_ref(), experience.as_os_str(), "--script".as_ref(), script.as_os_str()];
+    let play = hostile.gfhost(&[&args[..], &["--record".as_ref(), recording.as_os_str()]].concat(), "1000");
+    let text = stdout(&play);
+    assert!(text.contains("over its frame budget of 1.0 ms"), "{}", said(&play));
+    let stops = stops(&recording);
+    assert!(stops.len() == 1 && stops[0].contains("over its frame budget of 1.0 ms"), "{stops:?}");
+    hostile.replays_the_same(&recording);
 }

@@ -28,6 +28,9 @@ use crate::timeline::{track, EventKind, Timeline};
 use crate::world::component_manager::{Name, OwnerId, Work};
 use crate::world::{self, ActorId, Fired, Frame, SharedWorld, World};
 
+/// What a quarantine over a frame budget names as the failed call.
+pub const FRAME_BUDGET_CALL: &str = "frame budget";
+
 /// Rounds after which a pump gives up: plugins that keep causing work for each other forever would otherwise
 /// hang the world (Unreal caps plugin state transitions the same way).
 pub const MAX_ROUNDS: usize = 10_000;
@@ -262,7 +265,7 @@ impl Instances {
         }
         let failures = overruns
             .into_iter()
-            .filter_map(|(owner, overrun)| self.quarantine(world, owner, "frame budget", overrun.to_string()))
+            .filter_map(|(owner, overrun)| self.quarantine(world, owner, FRAME_BUDGET_CALL, overrun.to_string()))
             .collect();
         (costs, failures)
     }
@@ -303,6 +306,17 @@ impl Instances {
     }
 
     /// Stops a plugin for the work it caused: its instance goes, and everything it added to the world.
+    /// Quarantines `owner`'s instance over its frame budget for `cause`, as [`end_frame`](Self::end_frame)
+    /// does when it measures an overrun: what a replay does where its recording says one happened.
+    pub fn quarantine_over_budget(
+        &mut self,
+        world: &SharedWorld,
+        owner: OwnerId,
+        cause: String,
+    ) -> Option<DeliveryFailure> {
+        self.quarantine(world, owner, FRAME_BUDGET_CALL, cause)
+    }
+
     fn quarantine(
         &mut self,
         world: &SharedWorld,

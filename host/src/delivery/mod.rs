@@ -21,6 +21,8 @@ mod dispatch;
 mod frame_budget;
 mod rounds;
 
-pub use dispatch::{DeliveryFailure, DispatchLimits, Instances, LiveInstance, PumpOverflow, MAX_ROUNDS};
+pub use dispatch::{
+    DeliveryFailure, DispatchLimits, Instances, LiveInstance, PumpOverflow, FRAME_BUDGET_CALL, MAX_ROUNDS,
+};
 pub use frame_budget::{FrameCost, FrameSpend, Overrun, FRAMES_OVER_BUDGET};
 pub use rounds::MAX_BATCH;

@@ -79,6 +79,16 @@ pub enum Record {
         /// Why it was stopped, as the host said.
         cause: String,
     },
+    /// A plugin was quarantined at the end of a frame for using more than its frame budget, frame after frame:
+    /// a replay, which loosens frame budgets, quarantines it at the same frame.
+    OverBudget {
+        /// The world's frame number at the time.
+        frame: u64,
+        /// The plugin.
+        plugin: String,
+        /// Why, as the host said.
+        cause: String,
+    },
     /// The world's state at the end of a frame.
     Checkpoint(Checkpoint),
     /// The session ended as it should; a recording without it was cut short.

@@ -30,6 +30,8 @@ struct Playback {
     readings: HashMap<(u32, ClockKind), VecDeque<u64>>,
     /// Calls a time limit stopped, by instance and call number, with the cause.
     stopped: HashMap<(u32, u64), String>,
+    /// Plugins quarantined over their frame budget, by frame number: the plugin and the cause.
+    over_budget: HashMap<u64, Vec<(String, String)>>,
     last: HashMap<(u32, ClockKind), u64>,
     beyond: Vec<String>,
 }
@@ -52,6 +54,9 @@ impl Tape {
                 Record::Stopped { instance, call, cause } => {
                     playback.stopped.insert((*instance, *call), cause.clone());
                 }
+                Record::OverBudget { frame, plugin, cause } => {
+                    playback.over_budget.entry(*frame).or_default().push((plugin.clone(), cause.clone()));
+                }
                 _ => {}
             }
         }
@@ -62,6 +67,22 @@ impl Tape {
     pub fn next_instance(self: &Arc<Self>, plugin: &str) -> InstanceTape {
         let instance = self.next_instance.fetch_add(1, Ordering::SeqCst);
         InstanceTape { tape: self.clone(), instance, plugin: plugin.to_string() }
+    }
+
+    /// In a recording: `plugin` was quarantined over its frame budget at frame `frame`.
+    pub fn record_over_budget(&self, frame: u64, plugin: &str, cause: &str) {
+        if let Mode::Recording(recorder) = &self.mode {
+            let (plugin, cause) = (plugin.to_string(), cause.to_string());
+            recorder.write(&Record::OverBudget { frame, plugin, cause });
+        }
+    }
+
+    /// In a replay: the plugins the recording quarantined over their frame budget at frame `frame`, with why.
+    pub fn over_budget_at(&self, frame: u64) -> Vec<(String, String)> {
+        match &self.mode {
+            Mode::Replaying(playback) => lock(playback).over_budget.remove(&frame).unwrap_or_default(),
+            Mode::Recording(_) => Vec::new(),
+        }
     }
 
     /// In a replay: the instances that read a clock more often than the recording holds (a plugin built anew

@@ -307,7 +307,11 @@ pub async fn replay(recording: &Recording, options: ReplayOptions) -> Result<Rep
                 break;
             }
             Record::End => break,
-            Record::Session(_) | Record::Polled { .. } | Record::Clock { .. } | Record::Stopped { .. } => {}
+            Record::Session(_)
+            | Record::Polled { .. }
+            | Record::Clock { .. }
+            | Record::Stopped { .. }
+            | Record::OverBudget { .. } => {}
         }
     }
     notes.extend(tape.beyond_recording());
@@ -349,9 +353,8 @@ fn hints(differences: &[Difference]) -> Vec<String> {
         .filter(|d| d.entry.starts_with("plugin ") && d.recorded.as_deref() == Some("not playing"))
         .map(|d| {
             format!(
-                "{} was stopped in the recording and not in the replay; a replay loosens CPU-time limits (they can \
-                 stop a call in one run and not the next) and stops only the calls the recording says were stopped, \
-                 so a plugin stopped over its frame budget plays on here",
+                "{} was stopped in the recording and not in the replay, which applies the recorded stops of calls \
+                 and frame budgets: was the replay run with another build, or a recording from another host version?",
                 d.entry.trim_start_matches("plugin ")
             )
         })

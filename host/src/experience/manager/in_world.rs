@@ -225,8 +225,21 @@ impl ExperienceManager {
         }
         self.report_delivery_failures(failures);
         self.pump();
-        let (costs, failures) = self.instances.end_frame(&self.world);
+        let (costs, mut failures) = self.instances.end_frame(&self.world);
         self.last_frame_costs = costs;
+        if let Some(tape) = &self.tape {
+            // Frame budgets are measured in CPU time, which no two runs spend alike: a recording keeps the
+            // verdicts, and a replay (whose budgets are loosened) applies them.
+            for failure in failures.iter().filter(|f| f.call == crate::delivery::FRAME_BUDGET_CALL) {
+                tape.record_over_budget(frame.number, &failure.plugin, &failure.error.to_string());
+            }
+            for (plugin, cause) in tape.over_budget_at(frame.number) {
+                let owner = self.in_world.iter().find(|f| f.name == plugin).map(|f| f.owner);
+                let cause = cause.strip_prefix("trapped: ").unwrap_or(&cause).to_string();
+                failures
+                    .extend(owner.and_then(|owner| self.instances.quarantine_over_budget(&self.world, owner, cause)));
+            }
+        }
         self.report_delivery_failures(failures);
         frame
     }
