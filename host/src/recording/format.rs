@@ -70,7 +70,7 @@ pub enum Record {
         value: u64,
     },
     /// A call into a plugin instance was stopped by a limit of time (its CPU-time deadline, the wall-clock
-    /// backstop): a replay, which lifts time limits, stops the same call.
+    /// backstop): a replay, which loosens time limits, stops the same call.
     Stopped {
         /// The instance, numbered as for [`Record::Clock`].
         instance: u32,

@@ -10,7 +10,8 @@
 //! frame deltas and commands (the loop), network frames (the transport's polls), clocks and random numbers
 //! (each instance's WASI context, through the world's `recording::Tape`). The engine canonicalizes NaNs and
 //! makes relaxed SIMD deterministic; iteration orders the world depends on are fixed (hashers without random
-//! seeds); CPU-time limits, which no two runs meet alike, are lifted in a replay.
+//! seeds); CPU-time limits, which no two runs meet alike, are loosened in a replay, and the calls and frame
+//! budgets the recording says they stopped are stopped again at the same points.
 
 pub mod player;
 pub mod record;

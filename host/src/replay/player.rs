@@ -28,7 +28,7 @@ pub struct ReplayOptions {
     /// Folders of newer builds of the plugins, in place of the folders recorded: to check a fix.
     pub plugin_dirs: Option<Vec<PathBuf>>,
     /// The session's options (runtime, limits, grants, trust) as the host's configuration gives them; the
-    /// replay sets its folders and lifts its time limits.
+    /// replay sets its folders and loosens its time limits.
     pub session: SessionOptions,
     /// For a client recording that fetched its server's plugins: how it fetched them (the policy and folder
     /// the recording names, with the host configuration's trust and limits).
