@@ -30,15 +30,41 @@ pub struct Limits {
     pub data_quota: u64,
 }
 
+/// Times its initial memory a component may grow to by default (see [`fitted_memory`]).
+pub const MEMORY_PER_INITIAL: u64 = 16;
+
+/// The most memory a default fitted to a component gives it: more takes a `memory-mib` of the plugin's own.
+pub const FITTED_MEMORY_CAP: usize = 256 << 20;
+
+/// The default memory limit of a component that starts with `initial` bytes of linear memory: sixteen times
+/// that, at least `floor` (the configured default), at most [`FITTED_MEMORY_CAP`]. A Rust or C plugin (one
+/// MiB or less) gets the floor; componentize-js's runtime (9 MiB at start, measured to settle between 64 and
+/// 96 MiB under a stream of events) gets 144 MiB, componentize-py's (13 MiB) 208 MiB.
+pub fn fitted_memory(initial: u64, floor: usize) -> usize {
+    let fitted = usize::try_from(initial.saturating_mul(MEMORY_PER_INITIAL)).unwrap_or(usize::MAX);
+    fitted.min(FITTED_MEMORY_CAP).max(floor)
+}
+
 impl Limits {
     /// The limits of `plugin` under `config`. (The instance pool reserves the largest memory limit of any
     /// plugin per slot, so every plugin's limit fits.)
     pub fn of(plugin: &str, config: &RuntimeConfig) -> Limits {
+        Limits::for_component(plugin, config, None)
+    }
+
+    /// The limits of `plugin` under `config`, its component starting with `initial_memory` bytes of linear
+    /// memory (when known): without a memory limit of its own, and unless the configuration sets one for
+    /// every plugin, the plugin's memory limit is fitted to its component (see [`fitted_memory`]).
+    pub fn for_component(plugin: &str, config: &RuntimeConfig, initial_memory: Option<u64>) -> Limits {
         let overrides = config.plugin_limits.get(plugin).cloned().unwrap_or_default();
         // Whatever a library user sets, a deadline stays within what the configuration file accepts.
         let bounded = |deadline: Duration| deadline.clamp(Duration::from_millis(1), MAX_DEADLINE);
+        let default_memory = match (config.fit_memory_to_components, initial_memory) {
+            (true, Some(initial)) => fitted_memory(initial, config.memory_limit),
+            _ => config.memory_limit,
+        };
         Limits {
-            memory: overrides.memory_bytes().unwrap_or(config.memory_limit),
+            memory: overrides.memory_bytes().unwrap_or(default_memory),
             call_deadline: bounded(overrides.call_deadline().unwrap_or(config.call_deadline)),
             instantiate_deadline: bounded(overrides.instantiate_deadline().unwrap_or(config.instantiate_deadline)),
             fuel: overrides.fuel.or(config.fuel),
@@ -72,6 +98,8 @@ impl std::fmt::Display for Limits {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
+
     use crate::config::{HostConfig, LimitOverrides};
 
     #[test]
@@ -101,6 +129,22 @@ mod tests {
         let limits = Limits::of("any", &runtime);
         assert_eq!(limits.call_deadline, Duration::from_secs(60));
         assert_eq!(limits.instantiate_deadline, Duration::from_millis(1));
+    }
+
+    #[test]
+    fn a_components_default_memory_fits_what_it_starts_with_unless_configured() {
+        let runtime = RuntimeConfig::default();
+        let mib = |n: u64| n << 20;
+        assert_eq!(Limits::for_component("rust", &runtime, Some(mib(1))).memory, 64 << 20);
+        assert_eq!(Limits::for_component("js", &runtime, Some(mib(9))).memory, 144 << 20);
+        assert_eq!(Limits::for_component("py", &runtime, Some(mib(13))).memory, 208 << 20);
+        assert_eq!(Limits::for_component("huge", &runtime, Some(mib(100))).memory, FITTED_MEMORY_CAP);
+        assert_eq!(Limits::for_component("unknown", &runtime, None).memory, 64 << 20);
+        // A `memory-mib` for every plugin is the limit of every plugin; one of a plugin's own is its limit.
+        let config = HostConfig::parse("[sandbox]\nmemory-mib = 32\n[limits.js]\nmemory-mib = 512\n", Path::new("."));
+        let configured = RuntimeConfig::default().with_host_config(&config.unwrap());
+        assert_eq!(Limits::for_component("py", &configured, Some(mib(13))).memory, 32 << 20);
+        assert_eq!(Limits::for_component("js", &configured, Some(mib(9))).memory, 512 << 20);
     }
 
     #[test]

@@ -16,6 +16,7 @@
 
 mod bindings;
 mod cache;
+mod component_memory;
 mod deadline;
 mod direct;
 mod drive;
@@ -43,7 +44,7 @@ pub use cache::{entry_key, ComponentCache, EntryKey, Lookup};
 pub use direct::CallPath;
 pub use host::DEFAULT_MAX_HANDLES;
 pub use instance::{WasmInstance, WasmPlugin};
-pub use limits::Limits;
+pub use limits::{fitted_memory, Limits, FITTED_MEMORY_CAP, MEMORY_PER_INITIAL};
 pub use sandbox::{
     DEFAULT_CALL_DEADLINE, DEFAULT_DATA_QUOTA, DEFAULT_HOST_MEMORY, DEFAULT_INSTANTIATE_DEADLINE, DEFAULT_MEMORY_LIMIT,
 };
@@ -99,6 +100,9 @@ pub struct RuntimeConfig {
     pub data_quota: u64,
     /// Per-plugin overrides of the limits above.
     pub plugin_limits: BTreeMap<String, LimitOverrides>,
+    /// Fit each plugin's default memory limit to what its component starts with (see `limits::fitted_memory`):
+    /// `memory_limit` is then the least any plugin gets. On by default; a `[sandbox] memory-mib` turns it off.
+    pub fit_memory_to_components: bool,
 }
 
 impl RuntimeConfig {
@@ -112,6 +116,7 @@ impl RuntimeConfig {
         }
         if let Some(memory) = config.defaults.memory_bytes() {
             self.memory_limit = memory;
+            self.fit_memory_to_components = false;
         }
         self.fuel = config.defaults.fuel.or(self.fuel);
         self.world_changes = config.defaults.world_changes.unwrap_or(self.world_changes);
@@ -125,7 +130,11 @@ impl RuntimeConfig {
 
     /// The most memory any plugin may have: what each pooled instance slot reserves.
     fn largest_memory_limit(&self) -> usize {
-        self.plugin_limits.values().filter_map(LimitOverrides::memory_bytes).fold(self.memory_limit, usize::max)
+        let default = match self.fit_memory_to_components {
+            true => self.memory_limit.max(limits::FITTED_MEMORY_CAP),
+            false => self.memory_limit,
+        };
+        self.plugin_limits.values().filter_map(LimitOverrides::memory_bytes).fold(default, usize::max)
     }
 
     fn meters_fuel(&self) -> bool {
@@ -149,6 +158,7 @@ impl Default for RuntimeConfig {
             frame_budget: crate::config::DEFAULT_FRAME_BUDGET,
             data_quota: DEFAULT_DATA_QUOTA,
             plugin_limits: BTreeMap::new(),
+            fit_memory_to_components: true,
         }
     }
 }
@@ -439,13 +449,14 @@ impl Runtime {
             imports: ty.imports(&self.engine).map(|(name, _)| name.to_string()).collect(),
             exports: ty.exports(&self.engine).map(|(name, _)| name.to_string()).collect(),
         };
-        Ok(Compiled { component, provenance, interface })
+        let initial_memory = component_memory::largest_initial_memory(&bytes);
+        Ok(Compiled { component, provenance, interface, initial_memory })
     }
 
     /// Type-checks a compiled component against the host's linker and pre-instantiates it.
     fn link(&self, manifest: &PluginManifest, compiled: Compiled) -> Result<Arc<WasmPlugin>, LoadError> {
         let shown = shown_path(&manifest.component_path);
-        let Compiled { component, provenance, interface } = compiled;
+        let Compiled { component, provenance, interface, initial_memory } = compiled;
         if let Some(version) = interface.foreign_api_version() {
             let implemented = api_versions_shown();
             let cause =
@@ -498,7 +509,7 @@ impl Runtime {
             let indices = GameFeatureIndices::new(&pre).map_err(incompatible)?;
             Pre::Latest(pre, indices)
         };
-        let limits = Limits::of(&manifest.name, &self.config);
+        let limits = Limits::for_component(&manifest.name, &self.config, initial_memory);
         let wasi_io = self.wasi_io.handle();
         Ok(Arc::new(WasmPlugin { pre, provenance, interface, limits, wasi_io, call_path }))
     }
@@ -509,6 +520,8 @@ struct Compiled {
     component: Component,
     provenance: Provenance,
     interface: ComponentInterface,
+    /// The largest initial linear memory of its core modules, in bytes, when its binary could be read for it.
+    initial_memory: Option<u64>,
 }
 
 /// What `gfhost inspect` shows of a component: how it was obtained, its interface, and why it does not fit
