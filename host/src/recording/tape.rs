@@ -22,7 +22,7 @@ pub struct Tape {
 
 enum Mode {
     Recording(Arc<Recorder>),
-    Replaying(Mutex<Playback>),
+    Replaying(Box<Mutex<Playback>>),
 }
 
 #[derive(Default)]
@@ -60,7 +60,7 @@ impl Tape {
                 _ => {}
             }
         }
-        Arc::new(Tape { seed, mode: Mode::Replaying(Mutex::new(playback)), next_instance: AtomicU32::new(0) })
+        Arc::new(Tape { seed, mode: Mode::Replaying(Box::new(Mutex::new(playback))), next_instance: AtomicU32::new(0) })
     }
 
     /// The tape of the next instance the world creates, for the plugin `plugin`.
