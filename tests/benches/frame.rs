@@ -7,6 +7,8 @@
 //! ```sh
 //! env -u RUST_BACKTRACE cargo bench -p gamefeature-tests --bench frame
 //! ```
+//!
+//! Then the same world's frames with nothing to deliver and no timer due: what idle plugins cost.
 
 use std::time::{Duration, Instant};
 
@@ -70,7 +72,31 @@ fn frame_cost(c: &mut Criterion) {
             took
         })
     });
+    // The same world on frames where nothing happens: no event, no timer due. What the host spends on 100
+    // instances with nothing to do (the issue's target: nothing).
+    let mut idle_spent = Duration::ZERO;
+    let mut idle_frames = 0u32;
+    group.throughput(Throughput::Elements(INSTANCES as u64));
+    group.bench_function("100_instances_idle", |b| {
+        b.iter_custom(|iterations| {
+            let started = Instant::now();
+            for _ in 0..iterations {
+                manager.tick(FRAME);
+            }
+            let took = started.elapsed();
+            (idle_spent, idle_frames) = (idle_spent + took, idle_frames + iterations as u32);
+            took
+        })
+    });
     group.finish();
+    if idle_frames > 0 {
+        let per_frame = idle_spent / idle_frames;
+        println!(
+            "frame: {per_frame:?} per idle frame of {INSTANCES} instances ({:?} per instance) = {:.4} % of a 30 Hz frame",
+            per_frame / INSTANCES as u32,
+            per_frame.as_secs_f64() / FRAME.as_secs_f64() * 100.0
+        );
+    }
     let live = manager.live_features().len();
     assert_eq!(live, INSTANCES, "every instance survived");
     if frames > 0 {
