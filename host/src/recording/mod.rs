@@ -17,6 +17,3 @@ pub use format::{
 };
 pub use recorder::Recorder;
 pub use tape::{InstanceTape, Tape};
-
-/// The file name ending recordings are given.
-pub const EXTENSION: &str = "gfrec";

@@ -17,7 +17,6 @@ struct Inner {
     out: Option<Box<dyn Write + Send>>,
     name: String,
     bytes: u64,
-    records: u64,
     failure: Option<String>,
 }
 
@@ -37,9 +36,8 @@ impl Recorder {
 
     /// Records into any writer (a file, memory); `name` names it in failures.
     pub fn to_writer(out: Box<dyn Write + Send>, name: &str, session: SessionInfo) -> Arc<Recorder> {
-        let recorder = Recorder {
-            inner: Mutex::new(Inner { out: Some(out), name: name.to_string(), bytes: 0, records: 0, failure: None }),
-        };
+        let recorder =
+            Recorder { inner: Mutex::new(Inner { out: Some(out), name: name.to_string(), bytes: 0, failure: None }) };
         recorder.write_bytes(&header());
         recorder.write(&Record::Session(Box::new(session)));
         Arc::new(recorder)
@@ -48,7 +46,6 @@ impl Recorder {
     /// Appends one record (buffered until the next [`flush`](Self::flush)).
     pub fn write(&self, record: &Record) {
         self.write_bytes(&encode(record));
-        self.lock().records += 1;
     }
 
     /// Puts what was written on disk: called at every checkpoint, so a session cut short leaves a recording
@@ -75,11 +72,6 @@ impl Recorder {
     /// Bytes written so far.
     pub fn bytes(&self) -> u64 {
         self.lock().bytes
-    }
-
-    /// Records written so far.
-    pub fn records(&self) -> u64 {
-        self.lock().records
     }
 
     /// Why recording stopped early, if it did.

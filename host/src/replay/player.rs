@@ -232,8 +232,10 @@ pub async fn replay(recording: &Recording, options: ReplayOptions) -> Result<Rep
             }
             Record::Command(line) => {
                 let Replayed::Standalone(live) = &mut world else { continue };
-                // A trace writes a file and changes nothing: a replay does not write over the reporter's files.
-                if let Some(command) = line.parse::<Command>().ok().filter(|c| !matches!(c, Command::Trace(_))) {
+                // A trace writes a file and changes nothing, and a wait only lets wall-clock time pass (a game loop
+                // records the frames played meanwhile): a replay does neither, whatever a recording asks.
+                let replayed = |c: &Command| !matches!(c, Command::Trace(_) | Command::Wait(_));
+                if let Some(command) = line.parse::<Command>().ok().filter(replayed) {
                     let _ = live.execute(&command).await;
                 }
             }

@@ -25,8 +25,8 @@ pub struct WorldRecording {
     state: StateTracker,
     frames: u64,
     every: u64,
-    /// Each playing plugin's component as last recorded: its version and component file, and their digest.
-    components: BTreeMap<String, (String, std::path::PathBuf, String)>,
+    /// Each playing plugin's component as last recorded: its version and component file.
+    components: BTreeMap<String, (String, std::path::PathBuf)>,
 }
 
 impl WorldRecording {
@@ -116,17 +116,16 @@ impl WorldRecording {
         for plugin in manager.live_features() {
             let Some(manifest) = manager.features().manifest(&plugin) else { continue };
             let known = self.components.get(&plugin);
-            if known.is_some_and(|(version, path, _)| *version == manifest.version && *path == manifest.component_path)
-            {
+            if known.is_some_and(|(version, path)| *version == manifest.version && *path == manifest.component_path) {
                 continue;
             }
             let digest = file_digest(&manifest.component_path);
             self.recorder.write(&Record::Component {
                 plugin: plugin.clone(),
                 version: manifest.version.clone(),
-                digest: digest.clone(),
+                digest,
             });
-            self.components.insert(plugin, (manifest.version.clone(), manifest.component_path.clone(), digest));
+            self.components.insert(plugin, (manifest.version.clone(), manifest.component_path.clone()));
         }
     }
 

@@ -116,7 +116,9 @@ impl Clock {
                 _ => 1,
             };
             if timer.repeating {
-                timer.due_us = if timer.period_us == 0 { now } else { timer.due_us + times * timer.period_us };
+                // Saturating: game time itself saturates (a frame delta can be anything a recording says).
+                let next = timer.due_us.saturating_add(times.saturating_mul(timer.period_us));
+                timer.due_us = if timer.period_us == 0 { now } else { next };
             } else {
                 finished.push(*id);
             }
@@ -150,6 +152,18 @@ mod tests {
         clock.advance(FRAME);
         let (frame, _) = clock.advance(FRAME);
         assert_eq!(frame, Frame { number: 2, time_us: 66_666, delta_us: 33_333 });
+    }
+
+    #[test]
+    fn frames_of_any_length_saturate_game_time_and_never_overflow_a_timer() {
+        let mut clock = Clock::default();
+        clock.start(OwnerId(1), 3, true, 1);
+        for _ in 0..4 {
+            let (frame, fired) = clock.advance(Duration::MAX);
+            assert_eq!(frame.time_us, u64::MAX);
+            assert!(tags(&fired).iter().all(|(_, _, times)| *times >= 1));
+        }
+        assert_eq!(clock.timers(), 1);
     }
 
     #[test]
