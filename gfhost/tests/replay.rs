@@ -276,7 +276,7 @@ fn a_call_stopped_for_time_is_stopped_in_the_replay_too() {
 fn a_plugin_over_its_frame_budget_is_quarantined_at_the_same_frame_in_the_replay() {
     let hostile = Hostile::new("busy-timers", "[limits.hostile]\nframe-budget-ms = 1\n");
     let (experience, recording) = (hostile.path("e.toml"), hostile.path("budget.gfrec"));
-    let script = hostile.experiences.write("script.txt", "wait 1000\nquit\n");
+    let script = hostile.experiences.write("script.txt", "wait 2000\nquit\n");
     let args = ["play".as_ref(), experience.as_os_str(), "--script".as_ref(), script.as_os_str()];
     let play = hostile.gfhost(&[&args[..], &["--record".as_ref(), recording.as_os_str()]].concat(), "1000");
     let text = stdout(&play);
