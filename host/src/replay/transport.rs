@@ -29,11 +29,7 @@ impl RecordingServerTransport {
 impl ServerTransport for RecordingServerTransport {
     fn poll(&mut self) -> Vec<ServerEvent> {
         let events = self.inner.poll();
-        if !events.is_empty() {
-            let recorded = events.iter().map(server_event_to_record).collect();
-            self.recorder.write(&Record::Polled { poll: self.polls, events: recorded });
-        }
-        self.polls += 1;
+        record_poll(&self.recorder, &mut self.polls, events.iter().map(server_event_to_record));
         events
     }
 
@@ -75,11 +71,7 @@ impl RecordingClientTransport {
 impl ClientTransport for RecordingClientTransport {
     fn poll(&mut self) -> Vec<ClientEvent> {
         let events = self.inner.poll();
-        if !events.is_empty() {
-            let recorded = events.iter().map(client_event_to_record).collect();
-            self.recorder.write(&Record::Polled { poll: self.polls, events: recorded });
-        }
-        self.polls += 1;
+        record_poll(&self.recorder, &mut self.polls, events.iter().map(client_event_to_record));
         events
     }
 
@@ -164,6 +156,15 @@ impl ClientTransport for ReplayClientTransport {
     fn send(&mut self, _channel: Channel, _frame: Vec<u8>) {}
 
     fn disconnect(&mut self, _reason: &str) {}
+}
+
+/// Records what poll number `polls` returned, if anything, and counts the poll.
+fn record_poll(recorder: &Recorder, polls: &mut u64, events: impl Iterator<Item = NetEvent>) {
+    let events: Vec<NetEvent> = events.collect();
+    if !events.is_empty() {
+        recorder.write(&Record::Polled { poll: *polls, events });
+    }
+    *polls += 1;
 }
 
 fn server_event_to_record(event: &ServerEvent) -> NetEvent {
