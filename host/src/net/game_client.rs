@@ -192,13 +192,13 @@ impl GameClient {
                 self.held.push_back((seq, update));
             }
             ServerMessage::Update { seq, update } => return self.apply(seq, update).await,
-            ServerMessage::Mutations { packet, mutations } => {
+            ServerMessage::Mutations { packet, values } => {
                 // Values that overtook the welcome, or arrive while the experience's plugins are fetched, are
                 // dropped unacknowledged; the server sends them again.
                 let joining = self.joining();
                 if let (Some(replication), false) = (&mut self.replication, joining) {
                     let mut notes = Vec::new();
-                    replication.apply_mutations(&mut world::lock(self.manager.world()), packet, mutations, &mut notes);
+                    replication.apply_mutations(&mut world::lock(self.manager.world()), packet, values, &mut notes);
                     self.manager.notify_replicated(notes);
                 }
             }

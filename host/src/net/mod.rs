@@ -13,11 +13,13 @@ mod receive;
 mod replicate;
 pub mod ticket;
 pub mod transport;
+mod value_packet;
 
 pub use game_client::{ClientError, ClientState, GameClient};
 pub use game_server::{ClientStats, GameServer, ServerNote, ServerOptions, TicketPolicy, RECONNECT_GRACE};
 pub use receive::{
-    BufferStats, ClientReplication, ReplicationError, SessionEvent, MAX_BUFFERED, MAX_BUFFERED_PER_ACTOR,
+    BufferStats, ClientReplication, ReplicationError, SessionEvent, MAX_BUFFERED, MAX_BUFFERED_PER_COMPONENT,
+    MAX_PROPERTY_NAMES,
 };
 pub use replicate::{
     replicated_state, Outgoing, ReplicatedState, ServerReplication, IN_FLIGHT_PACKETS, RESEND_AFTER_FRAMES,

@@ -4,14 +4,16 @@
 //! spawns, destroys, components added and removed, end of play) go on the reliable, ordered channel, numbered
 //! per client; **mutations** (replicated property values) go unreliably, latest value wins, and are re-sent until
 //! the client acknowledges them. A mutation names the update that introduced its component to this client
-//! (`after`), so a client that receives it first keeps it until that update has been applied.
+//! (`after`), so a client that receives it first keeps it until that update has been applied. Values travel in
+//! a compact form ([`ValuePacket`]): no names, numbers as differences.
 
 use serde::{Deserialize, Serialize};
 
-use crate::world::{ActorId, ClientId, Value};
+pub use super::value_packet::{Mutation, PacketWriter, ValuePacket};
+use crate::world::{ActorId, ClientId};
 
 /// Bumped whenever a message changes shape; a client and server must agree on it.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// The largest message either side accepts: a larger one closes the connection that sent it.
 pub const MAX_FRAME: usize = 1 << 20;
@@ -71,7 +73,7 @@ pub enum ServerMessage {
         /// The packet's number, which the client acknowledges once it has kept its values.
         packet: u64,
         /// The newest value of each property in the packet.
-        mutations: Vec<Mutation>,
+        values: ValuePacket,
     },
     /// Part of a package archive a client asked for, on the bulk channel: `bytes` from `offset` of `total`.
     Chunk {
@@ -138,6 +140,15 @@ pub enum Update {
         /// The new version's package.
         offer: PackageOffer,
     },
+    /// The number the values of a property of this name carry from now on, on this connection (the name travels
+    /// once, the number with every value). The numbers are the server's, given from 0 in the order it first
+    /// replicated each name, so a connection is named those it needs, in any order, each once.
+    PropertyName {
+        /// The property's number.
+        property: u32,
+        /// The property's name.
+        name: String,
+    },
     /// The server ended play; the client ends its own and disconnects.
     EndPlay {
         /// Why play ended, for the client's log and its player.
@@ -179,26 +190,6 @@ pub struct ComponentRef {
     pub incarnation: u64,
 }
 
-/// The value of one replicated property (`None`: removed), at `version` (the server's count of changes, so the
-/// client applies only newer ones).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Mutation {
-    /// The actor whose component holds the property.
-    pub actor: ActorId,
-    /// The component's class.
-    pub component: String,
-    /// The component incarnation the value is for: if that incarnation has gone, the value is dropped.
-    pub incarnation: u64,
-    /// The update (of this client's numbering) that introduced the component.
-    pub after: u64,
-    /// The property's name.
-    pub property: String,
-    /// The server's count of changes when the value was set: a client lands only values newer than the one it has.
-    pub version: u64,
-    /// The property's value; `None` when it was removed.
-    pub value: Option<Value>,
-}
-
 /// A message that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FrameError {
@@ -226,6 +217,7 @@ pub fn decode<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, FrameErro
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::world::Value;
 
     #[test]
     fn messages_round_trip_and_garbage_is_refused() {
@@ -240,20 +232,13 @@ mod tests {
         // Found by fuzzing (fuzz/regressions/server_message/nan-float-value): NaN equals nothing, so a message
         // carrying one is compared by its encoding.
         let nan = f64::from_bits(0x7ff8_0000_dead_beef);
-        let mutation = Mutation {
-            actor: ActorId::from_raw(1),
-            component: "C".into(),
-            incarnation: 1,
-            after: 1,
-            property: "p".into(),
-            version: 1,
-            value: Some(Value::Float(nan)),
-        };
-        let message = ServerMessage::Mutations { packet: 1, mutations: vec![mutation] };
+        let mut writer = PacketWriter::new();
+        writer.push(Mutation { incarnation: 1, after: 1, property: 0, version: 1, value: Some(Value::Float(nan)) });
+        let message = ServerMessage::Mutations { packet: 1, values: writer.take() };
         let bytes = encode(&message);
-        let ServerMessage::Mutations { mutations, .. } = decode::<ServerMessage>(&bytes).unwrap() else { panic!() };
-        let Some(Value::Float(arrived)) = mutations[0].value else { panic!() };
+        let ServerMessage::Mutations { values, .. } = decode::<ServerMessage>(&bytes).unwrap() else { panic!() };
+        assert_eq!(encode(&ServerMessage::Mutations { packet: 1, values: values.clone() }), bytes);
+        let Some(Value::Float(arrived)) = values.into_mutations()[0].value else { panic!() };
         assert_eq!(arrived.to_bits(), nan.to_bits());
-        assert_eq!(encode(&ServerMessage::Mutations { packet: 1, mutations }), bytes);
     }
 }

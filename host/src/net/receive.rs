@@ -1,22 +1,28 @@
 //! The client's side of replication: updates applied in order, property values applied when their component is
 //! there, and the changes announced (rep-notify).
 //!
-//! Values travel unreliably and may overtake the update that brings their component: such a value waits in a
-//! buffer until the client has applied that update (each value names it), then lands — or is dropped, if its
-//! component has gone since. A value older than one already applied is dropped, so each change is applied at
+//! Values travel unreliably and may overtake the update that brings their component (or names their property):
+//! such a value waits in a buffer until the client has applied that update (each value names it), then lands —
+//! or is dropped, if its component has gone since. This is seed 002's buffer of attribute values waiting for
+//! their ability system component, for every replicated component; it is capped per component incarnation
+//! (values carry no actor: the update introducing the incarnation says whose it is) and emptied with its actor. A value older than one already applied is dropped, so each change is applied at
 //! most once and in order; the server re-sends until acknowledged, so the last value always arrives.
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::protocol::{ComponentRef, Mutation, Update};
+use super::protocol::{ComponentRef, Mutation, Update, ValuePacket};
 use crate::world::{ActorId, ClientId, NetRole, PlayerOwner, RepNotify, World, WorldError};
 
 /// Values kept waiting for their component at most, in all and per actor; past it, a packet's values are
 /// dropped unacknowledged (and counted), so the server sends them again later: a flood never grows the buffer.
 pub const MAX_BUFFERED: usize = 65_536;
-/// Values kept waiting for the components of one actor at most; past it, as past [`MAX_BUFFERED`], a packet's values
-/// are dropped unacknowledged.
-pub const MAX_BUFFERED_PER_ACTOR: usize = 1_024;
+/// Values kept waiting for one component incarnation at most; past it, as past [`MAX_BUFFERED`], a packet's
+/// values are dropped unacknowledged.
+pub const MAX_BUFFERED_PER_COMPONENT: usize = 1_024;
+
+/// The highest property number a server may name, plus one: past it is a broken server (so a client's table of
+/// names stays small).
+pub const MAX_PROPERTY_NAMES: usize = 1 << 16;
 
 /// An update the game around the world must act on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +50,14 @@ pub enum ReplicationError {
         expected: u64,
         /// The number of the update that came.
         got: u64,
+    },
+    /// A property number was named twice, or is past [`MAX_PROPERTY_NAMES`].
+    #[error("update {seq}: property number {property} named twice, or past {MAX_PROPERTY_NAMES}")]
+    PropertyNumber {
+        /// The update's number.
+        seq: u64,
+        /// The number the update named.
+        property: u32,
     },
     /// An update could not be applied to the client's world (an actor spawned twice, say, or one unknown).
     #[error("update {seq}: {cause}")]
@@ -77,12 +91,14 @@ pub struct ClientReplication {
     live: HashMap<u64, (ActorId, String)>,
     /// The incarnations on each actor.
     by_actor: HashMap<ActorId, Vec<u64>>,
-    /// The version applied of each (incarnation, property).
-    versions: BTreeMap<(u64, String), u64>,
-    /// Values waiting for their component: the newest of each (incarnation, property), with when it arrived.
-    waiting: HashMap<(u64, String), (u64, Mutation)>,
+    /// The names of the property numbers the server named, by number.
+    property_names: Vec<Option<String>>,
+    /// The version applied of each (incarnation, property number).
+    versions: BTreeMap<(u64, u32), u64>,
+    /// Values waiting for their update: the newest of each (incarnation, property number), with when it arrived.
+    waiting: HashMap<(u64, u32), (u64, Mutation)>,
     arrivals: u64,
-    waiting_per_actor: HashMap<ActorId, usize>,
+    waiting_per_component: HashMap<u64, usize>,
     acknowledgements: Vec<u64>,
     stats: BufferStats,
 }
@@ -95,10 +111,11 @@ impl ClientReplication {
             applied: 0,
             live: HashMap::new(),
             by_actor: HashMap::new(),
+            property_names: Vec::new(),
             versions: BTreeMap::new(),
             waiting: HashMap::new(),
             arrivals: 0,
-            waiting_per_actor: HashMap::new(),
+            waiting_per_component: HashMap::new(),
             acknowledgements: Vec::new(),
             stats: BufferStats::default(),
         }
@@ -120,7 +137,20 @@ impl ClientReplication {
         if seq != self.applied + 1 {
             return Err(ReplicationError::OutOfOrder { expected: self.applied + 1, got: seq });
         }
-        let event = self.apply(world, update).map_err(|cause| ReplicationError::Rejected { seq, cause })?;
+        let event = match update {
+            Update::PropertyName { property, name } => {
+                let number = property as usize;
+                if number >= MAX_PROPERTY_NAMES || self.property_names.get(number).is_some_and(Option::is_some) {
+                    return Err(ReplicationError::PropertyNumber { seq, property });
+                }
+                if self.property_names.len() <= number {
+                    self.property_names.resize(number + 1, None);
+                }
+                self.property_names[number] = Some(name);
+                None
+            }
+            update => self.apply(world, update).map_err(|cause| ReplicationError::Rejected { seq, cause })?,
+        };
         self.applied = seq;
         self.land_waiting(world, notes);
         Ok(event)
@@ -131,6 +161,7 @@ impl ClientReplication {
             Update::Experience { name, content } => return Ok(Some(SessionEvent::Experience { name, content })),
             Update::EndPlay { reason } => return Ok(Some(SessionEvent::EndPlay(reason))),
             Update::Package { offer } => return Ok(Some(SessionEvent::Package(offer))),
+            Update::PropertyName { .. } => unreachable!("named in apply_update"),
             Update::Spawn { actor, class, receiver, player, components } => {
                 let role = if player == Some(self.me) { NetRole::AutonomousProxy } else { NetRole::SimulatedProxy };
                 world.spawn_replica(actor, &class, role, player.map(PlayerOwner::Remote))?;
@@ -143,13 +174,16 @@ impl ClientReplication {
                 }
             }
             Update::Destroy { actor } => {
-                for incarnation in self.by_actor.remove(&actor).unwrap_or_default() {
-                    self.forget(incarnation);
+                let incarnations = self.by_actor.remove(&actor).unwrap_or_default();
+                for incarnation in &incarnations {
+                    self.forget(*incarnation);
                 }
                 // Nothing waiting outlives its actor.
-                if self.waiting_per_actor.remove(&actor).is_some() {
+                let had_waiting =
+                    incarnations.iter().filter(|i| self.waiting_per_component.remove(i).is_some()).count() > 0;
+                if had_waiting {
                     let before = self.waiting.len();
-                    self.waiting.retain(|_, (_, m)| m.actor != actor);
+                    self.waiting.retain(|(incarnation, _), _| !incarnations.contains(incarnation));
                     self.stats.dropped_stale += (before - self.waiting.len()) as u64;
                 }
                 world.destroy(actor)?;
@@ -175,11 +209,8 @@ impl ClientReplication {
 
     fn forget(&mut self, incarnation: u64) {
         self.live.remove(&incarnation);
-        let keys: Vec<(u64, String)> = self
-            .versions
-            .range((incarnation, String::new())..(incarnation + 1, String::new()))
-            .map(|(key, _)| key.clone())
-            .collect();
+        let keys: Vec<(u64, u32)> =
+            self.versions.range((incarnation, 0)..(incarnation.saturating_add(1), 0)).map(|(key, _)| *key).collect();
         for key in keys {
             self.versions.remove(&key);
         }
@@ -187,30 +218,24 @@ impl ClientReplication {
 
     /// Applies a packet of values: each lands now, waits for the update that brings its component, or is
     /// dropped as stale. The packet is acknowledged unless the buffer was too full to keep its waiting values.
-    pub fn apply_mutations(
-        &mut self,
-        world: &mut World,
-        packet: u64,
-        mutations: Vec<Mutation>,
-        notes: &mut Vec<RepNotify>,
-    ) {
+    pub fn apply_mutations(&mut self, world: &mut World, packet: u64, values: ValuePacket, notes: &mut Vec<RepNotify>) {
         let mut kept_all = true;
-        for mutation in mutations {
+        for mutation in values.into_mutations() {
             if mutation.after > self.applied {
                 // Only the newest value of each property waits (the server re-sends what is unacknowledged).
-                let key = (mutation.incarnation, mutation.property.clone());
+                let key = (mutation.incarnation, mutation.property);
                 if let Some((_, waiting)) = self.waiting.get_mut(&key) {
                     if waiting.version < mutation.version {
                         *waiting = mutation;
                     }
                     continue;
                 }
-                let for_actor = self.waiting_per_actor.get(&mutation.actor).copied().unwrap_or(0);
-                if self.waiting.len() >= MAX_BUFFERED || for_actor >= MAX_BUFFERED_PER_ACTOR {
+                let for_component = self.waiting_per_component.get(&mutation.incarnation).copied().unwrap_or(0);
+                if self.waiting.len() >= MAX_BUFFERED || for_component >= MAX_BUFFERED_PER_COMPONENT {
                     self.stats.dropped_over_cap += 1;
                     kept_all = false;
                 } else {
-                    *self.waiting_per_actor.entry(mutation.actor).or_default() += 1;
+                    *self.waiting_per_component.entry(mutation.incarnation).or_default() += 1;
                     self.stats.buffered += 1;
                     self.arrivals += 1;
                     self.waiting.insert(key, (self.arrivals, mutation));
@@ -237,17 +262,17 @@ impl ClientReplication {
             return;
         }
         let applied = self.applied;
-        let ready_keys: Vec<(u64, String)> =
-            self.waiting.iter().filter(|(_, (_, m))| m.after <= applied).map(|(key, _)| key.clone()).collect();
+        let ready_keys: Vec<(u64, u32)> =
+            self.waiting.iter().filter(|(_, (_, m))| m.after <= applied).map(|(key, _)| *key).collect();
         let mut ready: Vec<(u64, Mutation)> = ready_keys.iter().filter_map(|key| self.waiting.remove(key)).collect();
         // In the order they arrived.
         ready.sort_by_key(|(arrival, _)| *arrival);
         let ready: Vec<Mutation> = ready.into_iter().map(|(_, m)| m).collect();
         for mutation in &ready {
-            if let Some(count) = self.waiting_per_actor.get_mut(&mutation.actor) {
+            if let Some(count) = self.waiting_per_component.get_mut(&mutation.incarnation) {
                 *count -= 1;
                 if *count == 0 {
-                    self.waiting_per_actor.remove(&mutation.actor);
+                    self.waiting_per_component.remove(&mutation.incarnation);
                 }
             }
         }
@@ -258,21 +283,30 @@ impl ClientReplication {
     }
 
     fn land(&mut self, world: &mut World, mutation: Mutation, notes: &mut Vec<RepNotify>) {
-        let current = self.live.get(&mutation.incarnation);
-        if current.is_none_or(|(actor, class)| *actor != mutation.actor || *class != mutation.component) {
+        // A value of a component gone since, or of a property never named (a broken server), lands nowhere.
+        let (Some((actor, component)), Some(property)) = (
+            self.live.get(&mutation.incarnation),
+            self.property_names.get(mutation.property as usize).and_then(Option::as_ref),
+        ) else {
             self.stats.dropped_stale += 1;
             return;
-        }
-        let key = (mutation.incarnation, mutation.property.clone());
+        };
+        let key = (mutation.incarnation, mutation.property);
         if self.versions.get(&key).is_some_and(|applied| *applied >= mutation.version) {
             return;
         }
         self.versions.insert(key, mutation.version);
-        let Mutation { actor, component, property, value, .. } = mutation;
-        let Ok(old) = world.apply_replicated_property(actor, &component, &property, value.clone()) else { return };
+        let value = mutation.value;
+        let Ok(old) = world.apply_replicated_property(*actor, component, property, value.clone()) else { return };
         if let Some(new) = value {
             if old.as_ref() != Some(&new) {
-                notes.push(RepNotify { actor, component, property, old, new });
+                notes.push(RepNotify {
+                    actor: *actor,
+                    component: component.clone(),
+                    property: property.clone(),
+                    old,
+                    new,
+                });
             }
         }
     }

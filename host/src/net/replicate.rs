@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::protocol::{
-    encode, ComponentRef, ExperienceContent, Mutation, PackageOffer, ServerMessage, Update, MAX_PACKET,
+    ComponentRef, ExperienceContent, Mutation, PackageOffer, PacketWriter, ServerMessage, Update, MAX_PACKET,
 };
 use crate::world::{ActorId, ClientId, Component, PlayerOwner, Touched, Value, World};
 
@@ -49,19 +49,37 @@ pub fn replicated_state(world: &World) -> ReplicatedState {
         .collect()
 }
 
-/// A replicated property of one component incarnation.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// A replicated property of one component incarnation: the property by its number (see [`PropertyNumbers`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 struct PropKey {
     incarnation: u64,
-    property: String,
+    property: u32,
 }
 
 #[derive(Debug)]
 struct Prop {
-    actor: ActorId,
-    component: String,
     value: Option<Value>,
     version: u64,
+}
+
+/// The numbers values carry instead of their property's name, given in the order names were first replicated.
+/// They are the server's, so each connection is told each name once, whenever it joined.
+#[derive(Debug, Default)]
+struct PropertyNumbers {
+    numbers: HashMap<String, u32>,
+    names: Vec<String>,
+}
+
+impl PropertyNumbers {
+    fn number(&mut self, name: &str) -> u32 {
+        if let Some(number) = self.numbers.get(name) {
+            return *number;
+        }
+        let number = u32::try_from(self.names.len()).expect("fewer than 2^32 property names");
+        self.names.push(name.to_string());
+        self.numbers.insert(name.to_string(), number);
+        number
+    }
 }
 
 #[derive(Debug)]
@@ -79,6 +97,8 @@ struct ClientView {
     seq: u64,
     /// The update that introduced each live component incarnation to this client.
     introduced: HashMap<u64, u64>,
+    /// The update that named each property number to this client (by number; 0: not named yet).
+    named: Vec<u64>,
     /// Properties whose newest version this client has not acknowledged.
     unacknowledged: BTreeSet<PropKey>,
     /// The version last sent of each property, and the frame it was sent in.
@@ -91,17 +111,17 @@ struct ClientView {
 
 /// The keys of one incarnation's properties, which sort together.
 fn keys_of(incarnation: u64) -> std::ops::Range<PropKey> {
-    PropKey { incarnation, property: String::new() }..PropKey { incarnation: incarnation + 1, property: String::new() }
+    PropKey { incarnation, property: 0 }..PropKey { incarnation: incarnation + 1, property: 0 }
 }
 
 impl ClientView {
     fn forget_incarnation(&mut self, incarnation: u64) {
         self.introduced.remove(&incarnation);
-        let keys: Vec<PropKey> = self.unacknowledged.range(keys_of(incarnation)).cloned().collect();
+        let keys: Vec<PropKey> = self.unacknowledged.range(keys_of(incarnation)).copied().collect();
         for key in keys {
             self.unacknowledged.remove(&key);
         }
-        let keys: Vec<PropKey> = self.sent.range(keys_of(incarnation)).map(|(key, _)| key.clone()).collect();
+        let keys: Vec<PropKey> = self.sent.range(keys_of(incarnation)).map(|(key, _)| *key).collect();
         for key in keys {
             self.sent.remove(&key);
         }
@@ -127,6 +147,7 @@ pub struct ServerReplication {
     order: Vec<ActorId>,
     destroyed_in_order: usize,
     props: BTreeMap<PropKey, Prop>,
+    property_numbers: PropertyNumbers,
     next_version: u64,
     experience: Option<(String, Option<ExperienceContent>)>,
     clients: BTreeMap<ClientId, ClientView>,
@@ -188,7 +209,7 @@ impl ServerReplication {
             };
             Self::send_update(&mut view, client, spawn, &mut out);
         }
-        view.unacknowledged.extend(self.props.keys().cloned());
+        view.unacknowledged.extend(self.props.keys().copied());
         self.clients.insert(client, view);
         out
     }
@@ -266,7 +287,7 @@ impl ServerReplication {
             (Some(found), false) => {
                 let mut components = Vec::new();
                 for component in found.components.iter().filter(|c| c.replicated) {
-                    components.push(self.adopt_component(world, actor, component));
+                    components.push(self.adopt_component(world, component));
                 }
                 let player = match found.player {
                     Some(PlayerOwner::Remote(client)) => Some(client),
@@ -320,7 +341,7 @@ impl ServerReplication {
         }
         let known = &self.known[&actor];
         if let Some(component) = now.filter(|c| !known.components.iter().any(|k| k.incarnation == c.serial)) {
-            let component = self.adopt_component(world, actor, component);
+            let component = self.adopt_component(world, component);
             self.known.get_mut(&actor).expect("known").components.push(component.clone());
             updates.push(Update::AddComponent { actor, component });
         }
@@ -336,23 +357,23 @@ impl ServerReplication {
             return;
         }
         let value = world.property(actor, class, property).ok().flatten().cloned();
-        let key = PropKey { incarnation: component.incarnation, property: property.to_string() };
-        self.set_value(key, actor, class, value);
+        let key = PropKey { incarnation: component.incarnation, property: self.property_numbers.number(property) };
+        self.set_value(key, value);
     }
 
     /// A component clients are to receive (its serial is its incarnation), with its replicated values queued.
-    fn adopt_component(&mut self, world: &World, actor: ActorId, component: &Component) -> ComponentRef {
+    fn adopt_component(&mut self, world: &World, component: &Component) -> ComponentRef {
         let incarnation = component.serial;
         for (property, value) in &component.properties {
             if world.replicated_classes().replicates(&component.class, property) {
-                let key = PropKey { incarnation, property: property.to_string() };
-                self.set_value(key, actor, &component.class, Some(value.clone()));
+                let key = PropKey { incarnation, property: self.property_numbers.number(property) };
+                self.set_value(key, Some(value.clone()));
             }
         }
         ComponentRef { class: component.class.to_string(), incarnation }
     }
 
-    fn set_value(&mut self, key: PropKey, actor: ActorId, class: &str, value: Option<Value>) {
+    fn set_value(&mut self, key: PropKey, value: Option<Value>) {
         match self.props.get_mut(&key) {
             Some(prop) if prop.value == value => return,
             Some(prop) => {
@@ -363,18 +384,17 @@ impl ServerReplication {
             None if value.is_none() => return,
             None => {
                 self.next_version += 1;
-                let prop = Prop { actor, component: class.to_string(), value, version: self.next_version };
-                self.props.insert(key.clone(), prop);
+                self.props.insert(key, Prop { value, version: self.next_version });
             }
         }
         for view in self.clients.values_mut() {
-            view.unacknowledged.insert(key.clone());
+            view.unacknowledged.insert(key);
         }
     }
 
     /// A component clients will hear is gone: its values are neither kept nor sent any more.
     fn drop_incarnation(&mut self, incarnation: u64) {
-        let keys: Vec<PropKey> = self.props.range(keys_of(incarnation)).map(|(key, _)| key.clone()).collect();
+        let keys: Vec<PropKey> = self.props.range(keys_of(incarnation)).map(|(key, _)| *key).collect();
         for key in keys {
             self.props.remove(&key);
         }
@@ -407,7 +427,7 @@ impl ServerReplication {
 
     /// The mutation packets due to one client: every unacknowledged value not sent in the last
     /// [`RESEND_AFTER_FRAMES`] frames, or changed since it was sent, packed into packets of at most
-    /// [`MAX_PACKET`] bytes.
+    /// [`MAX_PACKET`] bytes. A property the client has not heard named is named first, on the reliable channel.
     fn mutations_for(&mut self, client: ClientId, out: &mut Vec<Outgoing>) {
         let frame = self.frame;
         let view = self.clients.get_mut(&client).expect("listed client");
@@ -415,7 +435,7 @@ impl ServerReplication {
         let mut gone = Vec::new();
         for key in &view.unacknowledged {
             let (Some(prop), Some(after)) = (self.props.get(key), view.introduced.get(&key.incarnation)) else {
-                gone.push(key.clone());
+                gone.push(*key);
                 continue;
             };
             let send = match view.sent.get(key) {
@@ -423,46 +443,48 @@ impl ServerReplication {
                 Some((version, at)) => *version < prop.version || frame >= at + RESEND_AFTER_FRAMES,
             };
             if send {
-                due.push((key.clone(), prop.version, *after));
+                due.push((*key, prop.version, *after));
             }
         }
         for key in gone {
             view.unacknowledged.remove(&key);
             view.sent.remove(&key);
         }
-        let mut packet: Vec<Mutation> = Vec::new();
+        let mut writer = PacketWriter::new();
         let mut carried: Vec<(PropKey, u64)> = Vec::new();
-        let mut size = 16;
-        for (key, version, after) in due {
-            let prop = &self.props[&key];
-            let mutation = Mutation {
-                actor: prop.actor,
-                component: prop.component.clone(),
-                incarnation: key.incarnation,
-                after,
-                property: key.property.clone(),
-                version,
-                value: prop.value.clone(),
-            };
-            let bytes = encode(&mutation).len();
-            if !packet.is_empty() && size + bytes > MAX_PACKET {
-                Self::send_packet(view, client, std::mem::take(&mut packet), std::mem::take(&mut carried), out);
-                size = 16;
+        for (key, version, introduced) in due {
+            let number = key.property as usize;
+            if view.named.len() <= number {
+                view.named.resize(number + 1, 0);
             }
-            size += bytes;
-            view.sent.insert(key.clone(), (version, frame));
+            if view.named[number] == 0 {
+                let name = self.property_numbers.names[number].clone();
+                Self::send_update(view, client, Update::PropertyName { property: key.property, name }, out);
+                view.named[number] = view.seq;
+            }
+            let mutation = Mutation {
+                incarnation: key.incarnation,
+                after: introduced.max(view.named[number]),
+                property: key.property,
+                version,
+                value: self.props[&key].value.clone(),
+            };
+            if !writer.is_empty() && writer.size_with(&mutation) + PACKET_HEADER > MAX_PACKET {
+                Self::send_packet(view, client, &mut writer, std::mem::take(&mut carried), out);
+            }
+            writer.push(mutation);
+            view.sent.insert(key, (version, frame));
             carried.push((key, version));
-            packet.push(mutation);
         }
-        if !packet.is_empty() {
-            Self::send_packet(view, client, packet, carried, out);
+        if !writer.is_empty() {
+            Self::send_packet(view, client, &mut writer, carried, out);
         }
     }
 
     fn send_packet(
         view: &mut ClientView,
         client: ClientId,
-        mutations: Vec<Mutation>,
+        writer: &mut PacketWriter,
         carried: Vec<(PropKey, u64)>,
         out: &mut Vec<Outgoing>,
     ) {
@@ -472,6 +494,10 @@ impl ServerReplication {
         if view.in_flight.len() > IN_FLIGHT_PACKETS {
             view.in_flight.pop_first();
         }
-        out.push(Outgoing { client, reliable: false, message: ServerMessage::Mutations { packet, mutations } });
+        let message = ServerMessage::Mutations { packet, values: writer.take() };
+        out.push(Outgoing { client, reliable: false, message });
     }
 }
+
+/// The bytes of a mutation message around its values at most: the message's tag and the packet's number.
+const PACKET_HEADER: usize = 1 + 10;

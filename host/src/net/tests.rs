@@ -94,9 +94,9 @@ impl Client {
                     replication.apply_update(&mut self.world, seq, update, &mut self.notes).unwrap();
                 }
                 // Values overtaking the welcome are dropped unacknowledged, and come again.
-                ServerMessage::Mutations { packet, mutations } => {
+                ServerMessage::Mutations { packet, values } => {
                     if let Some(replication) = &mut self.replication {
-                        replication.apply_mutations(&mut self.world, packet, mutations, &mut self.notes);
+                        replication.apply_mutations(&mut self.world, packet, values, &mut self.notes);
                     }
                 }
                 ServerMessage::Refused { reason } => panic!("refused: {reason}"),
@@ -313,23 +313,26 @@ fn a_client_cannot_write_a_replicated_property_but_keeps_its_own_components() {
 
 #[test]
 fn a_value_arriving_before_its_component_waits_for_it_and_a_stale_one_is_dropped() {
-    use super::protocol::{ComponentRef, Mutation, Update};
+    use super::protocol::{ComponentRef, Mutation, PacketWriter, Update, ValuePacket};
     let mut world = world(NetMode::Client);
     let mut replication = ClientReplication::new(ClientId(1));
     let mut notes = Vec::new();
     let pawn = ActorId::from_raw(4);
-    let value = |version, hp| Mutation {
-        actor: pawn,
-        component: "Health".into(),
-        incarnation: 1,
-        after: 1,
-        property: "hp".into(),
-        version,
-        value: Some(Value::Integer(hp)),
+    let packet = |values: &[(u64, i64)]| -> ValuePacket {
+        let mut writer = PacketWriter::new();
+        for (version, hp) in values {
+            let value = Some(Value::Integer(*hp));
+            writer.push(Mutation { incarnation: 1, after: 2, property: 0, version: *version, value });
+        }
+        writer.take()
     };
-    replication.apply_mutations(&mut world, 1, vec![value(2, 50)], &mut notes);
+    replication.apply_mutations(&mut world, 1, packet(&[(2, 50)]), &mut notes);
     // Sent again (unacknowledged, or duplicated by the network) while it waits: still one value waiting.
-    replication.apply_mutations(&mut world, 1, vec![value(2, 50), value(1, 40)], &mut notes);
+    replication.apply_mutations(&mut world, 1, packet(&[(2, 50), (1, 40)]), &mut notes);
+    assert_eq!(replication.waiting(), 1);
+    // The property's name comes first, the component after it: the value waits for both.
+    let name = Update::PropertyName { property: 0, name: "hp".into() };
+    replication.apply_update(&mut world, 1, name, &mut notes).unwrap();
     assert_eq!(replication.waiting(), 1);
     let health = ComponentRef { class: "Health".into(), incarnation: 1 };
     let spawn = Update::Spawn {
@@ -339,25 +342,32 @@ fn a_value_arriving_before_its_component_waits_for_it_and_a_stale_one_is_dropped
         player: Some(ClientId(1)),
         components: vec![health],
     };
-    replication.apply_update(&mut world, 1, spawn, &mut notes).unwrap();
+    replication.apply_update(&mut world, 2, spawn, &mut notes).unwrap();
     assert_eq!(world.property(pawn, "Health", "hp").unwrap(), Some(&Value::Integer(50)));
     assert_eq!(world.actor(pawn).unwrap().role, NetRole::AutonomousProxy);
     assert!(world.is_locally_controlled(pawn).unwrap());
     // An older version (re-sent, reordered) and a duplicate change nothing and announce nothing.
-    replication.apply_mutations(&mut world, 2, vec![value(1, 40), value(2, 50)], &mut notes);
+    replication.apply_mutations(&mut world, 2, packet(&[(1, 40), (2, 50)]), &mut notes);
     assert_eq!(world.property(pawn, "Health", "hp").unwrap(), Some(&Value::Integer(50)));
     assert_eq!(notes.len(), 1);
     assert_eq!((notes[0].old.clone(), notes[0].new.clone()), (None, Value::Integer(50)));
     // A value for a component the client has since seen removed is dropped, not applied to a newer one.
     let removed =
         Update::RemoveComponent { actor: pawn, component: ComponentRef { class: "Health".into(), incarnation: 1 } };
-    replication.apply_update(&mut world, 2, removed, &mut notes).unwrap();
-    replication.apply_mutations(&mut world, 3, vec![value(3, 60)], &mut notes);
+    replication.apply_update(&mut world, 3, removed, &mut notes).unwrap();
+    replication.apply_mutations(&mut world, 3, packet(&[(3, 60)]), &mut notes);
     assert_eq!(replication.stats().dropped_stale, 1);
     assert_eq!(replication.take_acknowledgements(), [1, 1, 2, 3]);
-    // Out-of-order updates are a broken server.
+    // Out-of-order updates, and properties named out of turn, are a broken server.
     let late = Update::Destroy { actor: pawn };
     assert!(replication.apply_update(&mut world, 5, late, &mut notes).is_err());
+    let shield = Update::PropertyName { property: 7, name: "shield".into() };
+    replication.apply_update(&mut world, 4, shield, &mut notes).unwrap();
+    for (seq, property) in [(5, 7), (5, super::MAX_PROPERTY_NAMES as u32)] {
+        let again = Update::PropertyName { property, name: "armor".into() };
+        let refused = replication.apply_update(&mut world, seq, again, &mut notes).unwrap_err();
+        assert_eq!(refused, super::ReplicationError::PropertyNumber { seq: 5, property });
+    }
 }
 
 /// A server replicates one component of a class per actor, with a valid name: a second of a class, or a

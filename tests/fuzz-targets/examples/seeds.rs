@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use gamefeature_host::net::protocol::{
-    encode, ClientMessage, ComponentRef, ExperienceContent, Mutation, PackageOffer, ServerMessage, Update,
+    encode, ClientMessage, ComponentRef, ExperienceContent, Mutation, PackageOffer, PacketWriter, ServerMessage, Update,
 };
 use gamefeature_host::package::{archive, Package, SecretKey};
 use gamefeature_host::world::{ActorId, ClientId, Value};
@@ -79,21 +79,27 @@ fn main() {
                 },
             },
         ),
-        ("package", ServerMessage::Update { seq: 3, update: Update::Package { offer } }),
+        ("package", ServerMessage::Update { seq: 4, update: Update::Package { offer } }),
         (
             "mutations",
             ServerMessage::Mutations {
                 packet: 9,
-                mutations: vec![Mutation {
-                    actor: ActorId::from_raw(5),
-                    component: "HealthComponent".into(),
-                    incarnation: 3,
-                    after: 2,
-                    property: "health".into(),
-                    version: 4,
-                    value: Some(Value::Integer(-3)),
-                }],
+                values: {
+                    let mut writer = PacketWriter::new();
+                    writer.push(Mutation {
+                        incarnation: 3,
+                        after: 3,
+                        property: 0,
+                        version: 4,
+                        value: Some(Value::Integer(-3)),
+                    });
+                    writer.take()
+                },
             },
+        ),
+        (
+            "property name",
+            ServerMessage::Update { seq: 3, update: Update::PropertyName { property: 0, name: "health".into() } },
         ),
         (
             "chunk",
@@ -104,7 +110,7 @@ fn main() {
                 bytes: b"\0asm\x0d\0\x01\0".to_vec(),
             },
         ),
-        ("end", ServerMessage::Update { seq: 4, update: Update::EndPlay { reason: "match over".into() } }),
+        ("end", ServerMessage::Update { seq: 5, update: Update::EndPlay { reason: "match over".into() } }),
     ];
     for (name, message) in &servers {
         write("server_message", name, &encode(message));
@@ -115,7 +121,14 @@ fn main() {
         let (_, message) = servers.iter().find(|(n, _)| *n == name).expect("a seed of that name");
         [vec![0xfe, channel], encode(message)].concat()
     };
-    let session = [vec![0xff], frame(0, "spawn"), frame(1, "mutations"), frame(0, "package"), frame(2, "chunk")];
+    let session = [
+        vec![0xff],
+        frame(0, "spawn"),
+        frame(1, "mutations"),
+        frame(0, "property name"),
+        frame(0, "package"),
+        frame(2, "chunk"),
+    ];
     write("client_frames", "session", &[session.concat(), frame(0, "end")].concat());
     write("client_frames", "refused", &[vec![0xff], frame(0, "refused")].concat());
     write("client_frames", "unwelcome", &frame(0, "spawn")[1..]);

@@ -86,8 +86,8 @@ impl Client {
     fn receive_unreliable(&mut self, at: usize) {
         let frame = self.unreliable.remove(at);
         match decode::<ServerMessage>(&frame).expect("the server's message decodes") {
-            ServerMessage::Mutations { packet, mutations } => {
-                self.replication.apply_mutations(&mut self.world, packet, mutations, &mut self.notes)
+            ServerMessage::Mutations { packet, values } => {
+                self.replication.apply_mutations(&mut self.world, packet, values, &mut self.notes)
             }
             other => panic!("an unreliable message the replication core does not send: {other:?}"),
         }
