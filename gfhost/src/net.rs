@@ -789,6 +789,21 @@ pub fn run_networked(args: RunArgs<'_>, options: SessionOptions) -> Result<ExitC
     Ok(ExitCode::from(2))
 }
 
+/// What the server sent a client: the values (sent again ones included) and the UDP bytes, all its messages'
+/// (empty where the transport does not count bytes).
+fn wire_line(server: &GameServer, client: &GameClient) -> String {
+    let stats = server.client_stats();
+    let Some(stats) = stats.iter().find(|s| Some(s.client) == client.id()) else { return String::new() };
+    if stats.traffic.bytes_sent == 0 {
+        return String::new();
+    }
+    let per_value = stats.traffic.bytes_sent as f64 / stats.values_sent.max(1) as f64;
+    format!(
+        "; sent {} values in {} UDP bytes ({per_value:.1} bytes per value, everything included)",
+        stats.values_sent, stats.traffic.bytes_sent
+    )
+}
+
 /// One line per client: its actors and replicated values beside the server's, and its own player's role.
 fn compare_worlds(server: &GameServer, clients: &[GameClient]) -> Vec<String> {
     let replicated = |w: &world::World| -> Vec<(world::ActorId, String, String, world::Value)> {
@@ -822,11 +837,12 @@ fn compare_worlds(server: &GameServer, clients: &[GameClient]) -> Vec<String> {
         let buffered = client.buffer_stats();
         lines.push(format!(
             "{}: {replicas} replicated actors ({own} its own player's), {} replicated values, {same}; values that \
-             came before their component: {} applied when it came, {} dropped",
+             came before their component: {} applied when it came, {} dropped{}",
             client.manager().world_name(),
             values.len(),
             buffered.applied_late,
-            buffered.dropped_stale + buffered.dropped_over_cap
+            buffered.dropped_stale + buffered.dropped_over_cap,
+            wire_line(server, client)
         ));
     }
     lines

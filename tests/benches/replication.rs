@@ -9,10 +9,14 @@
 //! Each iteration writes a new value into each of 1,000 actors' 10 replicated properties (10,000 updates), then
 //! runs server and client frames until both clients hold all 10,000 new values and the server has their
 //! acknowledgements.
+//!
+//! Beside the bytes on the wire it prints a baseline from the same values: the payload bytes per value of the
+//! compact form the protocol sends, and of the same values with their names as text, as protocol 2 sent them.
 
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use gamefeature_host::net::protocol::{encode, Mutation, PacketWriter, ServerMessage, MAX_PACKET};
 use gamefeature_host::net::transport::quic::{QuicClient, QuicServer};
 use gamefeature_host::net::transport::trust::{ServerIdentity, ServerTrust};
 use gamefeature_host::net::{GameClient, GameServer, ServerOptions};
@@ -91,12 +95,15 @@ fn replication(c: &mut Criterion) {
     group.throughput(Throughput::Elements(UPDATES as u64)).sample_size(20).measurement_time(Duration::from_secs(15));
     let mut bytes = 0u64;
     let mut updates = 0u64;
+    let mut sent = 0u64;
+    let values_sent = |server: &GameServer| -> u64 { server.client_stats().iter().map(|s| s.values_sent).sum() };
     group.bench_function("10,000 property updates to 2 clients over loopback QUIC, all delivered", |b| {
         b.iter_custom(|iterations| {
             let mut total = Duration::ZERO;
             for _ in 0..iterations {
                 round += 1;
                 let before = server.bytes_sent();
+                let sent_before = values_sent(&server);
                 let started = Instant::now();
                 server.manager_mut().with_world(|w| {
                     for actor in &actors {
@@ -108,6 +115,7 @@ fn replication(c: &mut Criterion) {
                 play_until_delivered(&mut server, &mut clients, round);
                 total += started.elapsed();
                 bytes += server.bytes_sent() - before;
+                sent += values_sent(&server) - sent_before;
                 updates += UPDATES as u64 * 2;
             }
             for client in &clients {
@@ -122,10 +130,58 @@ fn replication(c: &mut Criterion) {
         })
     });
     group.finish();
+    let (compact, named) = payload_per_value(&actors);
     println!(
-        "replication: {:.1} UDP bytes on the wire per update delivered to a client",
-        bytes as f64 / updates as f64
+        "replication: {:.2} UDP bytes on the wire per value delivered to a client (target <= 8); {:.3} values \
+         sent per value delivered; payload per value: {compact:.2} bytes compact, {named:.2} with names as text \
+         (protocol 2's form, versions in key order)",
+        bytes as f64 / updates as f64,
+        sent as f64 / updates as f64
     );
+}
+
+/// A value as protocol 2 sent it: with its actor, and its component's and property's names.
+#[derive(serde::Serialize)]
+struct NamedMutation<'a> {
+    actor: u64,
+    component: &'a str,
+    incarnation: u64,
+    after: u64,
+    property: &'a str,
+    version: u64,
+    value: Option<Value>,
+}
+
+/// The payload bytes per value of one round of the bench's values, packed into packets of at most `MAX_PACKET`
+/// bytes: in the compact form, and with names as text.
+fn payload_per_value(actors: &[ActorId]) -> (f64, f64) {
+    let mut version = 1_000_000;
+    let (mut compact, mut named) = (0, 0);
+    let mut writer = PacketWriter::new();
+    let mut named_packet = 0;
+    for (index, actor) in actors.iter().enumerate() {
+        for (number, property) in PROPERTIES.iter().enumerate() {
+            version += 1;
+            let (incarnation, after) = (index as u64 + 1, index as u64 + 2);
+            let value = Some(Value::Integer(1_000));
+            let mutation = Mutation { incarnation, after, property: number as u32, value: value.clone() };
+            if writer.size_with(&mutation) + 11 > MAX_PACKET {
+                compact += encode(&ServerMessage::Mutations { packet: 1_000, values: writer.take() }).len();
+            }
+            writer.push(mutation);
+            let actor = actor.to_raw();
+            let old = NamedMutation { actor, component: "Stats", incarnation, after, property, version, value };
+            let size = postcard::to_stdvec(&old).unwrap().len();
+            if named_packet + size + 16 > MAX_PACKET {
+                named += named_packet + 16;
+                named_packet = 0;
+            }
+            named_packet += size;
+        }
+    }
+    compact += encode(&ServerMessage::Mutations { packet: 1_000, values: writer.take() }).len();
+    named += named_packet + 16;
+    (compact as f64 / UPDATES as f64, named as f64 / UPDATES as f64)
 }
 
 criterion_group!(benches, replication);

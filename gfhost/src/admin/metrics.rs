@@ -50,7 +50,9 @@ pub struct ServerMetrics {
     client_backlog: Family<ClientLabel, Gauge>,
     compile_cache_hits: Counter,
     compiled: Counter,
-    last_traffic: HashMap<ClientId, Traffic>,
+    client_sent_values: Family<ClientLabel, Counter>,
+    /// Each client's traffic and values sent when last read.
+    last_traffic: HashMap<ClientId, (Traffic, u64)>,
     last_quarantines: u64,
     last_compiles: CompileCounts,
 }
@@ -74,6 +76,7 @@ impl ServerMetrics {
             client_backlog: Family::default(),
             compile_cache_hits: Counter::default(),
             compiled: Counter::default(),
+            client_sent_values: Family::default(),
             last_traffic: HashMap::new(),
             last_quarantines: 0,
             last_compiles: CompileCounts::default(),
@@ -99,6 +102,11 @@ impl ServerMetrics {
         r.register("clients", "Clients connected, by state (greeting or playing)", metrics.clients.clone());
         r.register("client_sent_bytes", "UDP bytes sent to each client", metrics.client_sent_bytes.clone());
         r.register("client_sent_packets", "UDP datagrams sent to each client", metrics.client_sent_packets.clone());
+        r.register(
+            "client_sent_values",
+            "Replicated values sent to each client, sent again ones included",
+            metrics.client_sent_values.clone(),
+        );
         r.register(
             "client_received_bytes",
             "UDP bytes received from each client",
@@ -145,8 +153,10 @@ impl ServerMetrics {
         self.clients.get_or_create(&StateLabel { state: "greeting" }).set((stats.len() - playing) as i64);
         for client in &stats {
             let label = ClientLabel { client: client.client.0 };
-            let last = self.last_traffic.insert(client.client, client.traffic).unwrap_or_default();
+            let (last, last_values) =
+                self.last_traffic.insert(client.client, (client.traffic, client.values_sent)).unwrap_or_default();
             let now = client.traffic;
+            self.client_sent_values.get_or_create(&label).inc_by(client.values_sent.saturating_sub(last_values));
             self.client_sent_bytes.get_or_create(&label).inc_by(now.bytes_sent.saturating_sub(last.bytes_sent));
             self.client_sent_packets.get_or_create(&label).inc_by(now.packets_sent.saturating_sub(last.packets_sent));
             self.client_received_bytes
@@ -168,6 +178,7 @@ impl ServerMetrics {
             let label = ClientLabel { client: client.0 };
             self.client_sent_bytes.remove(&label);
             self.client_sent_packets.remove(&label);
+            self.client_sent_values.remove(&label);
             self.client_received_bytes.remove(&label);
             self.client_received_packets.remove(&label);
             self.client_round_trip_seconds.remove(&label);

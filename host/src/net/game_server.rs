@@ -89,6 +89,8 @@ pub struct ClientStats {
     pub traffic: super::transport::Traffic,
     /// Replicated values whose newest version the client has not acknowledged.
     pub backlog: usize,
+    /// Replicated values sent to the client so far, sent again ones included.
+    pub values_sent: u64,
 }
 
 /// A world served to clients.
@@ -231,6 +233,7 @@ impl GameServer {
                 playing: self.players.contains_key(&client),
                 traffic: self.transport.traffic(client).unwrap_or_default(),
                 backlog: self.replication.backlog(client).unwrap_or(0),
+                values_sent: self.replication.values_sent(client).unwrap_or(0),
             })
             .collect()
     }

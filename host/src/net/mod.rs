@@ -23,6 +23,7 @@ pub use receive::{
 };
 pub use replicate::{
     replicated_state, Outgoing, ReplicatedState, ServerReplication, IN_FLIGHT_PACKETS, RESEND_AFTER_FRAMES,
+    RESEND_AFTER_FRAMES_MAX,
 };
 
 #[cfg(test)]

@@ -233,7 +233,7 @@ mod tests {
         // carrying one is compared by its encoding.
         let nan = f64::from_bits(0x7ff8_0000_dead_beef);
         let mut writer = PacketWriter::new();
-        writer.push(Mutation { incarnation: 1, after: 1, property: 0, version: 1, value: Some(Value::Float(nan)) });
+        writer.push(Mutation { incarnation: 1, after: 1, property: 0, value: Some(Value::Float(nan)) });
         let message = ServerMessage::Mutations { packet: 1, values: writer.take() };
         let bytes = encode(&message);
         let ServerMessage::Mutations { values, .. } = decode::<ServerMessage>(&bytes).unwrap() else { panic!() };

@@ -5,8 +5,12 @@
 //! such a value waits in a buffer until the client has applied that update (each value names it), then lands —
 //! or is dropped, if its component has gone since. This is seed 002's buffer of attribute values waiting for
 //! their ability system component, for every replicated component; it is capped per component incarnation
-//! (values carry no actor: the update introducing the incarnation says whose it is) and emptied with its actor. A value older than one already applied is dropped, so each change is applied at
-//! most once and in order; the server re-sends until acknowledged, so the last value always arrives.
+//! (values carry no actor: the update introducing the incarnation says whose it is) and emptied with its actor.
+//!
+//! A value older than one already applied is dropped, so each change is applied at most once and in order (a
+//! value from a packet numbered before the one its property's current value came from is older: the server
+//! sends only each property's newest value); the server re-sends until acknowledged, so the last value always
+//! arrives.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -82,6 +86,14 @@ pub struct BufferStats {
     pub dropped_over_cap: u64,
 }
 
+/// A value waiting for the update it needs.
+#[derive(Debug)]
+struct Waiting {
+    arrival: u64,
+    packet: u64,
+    mutation: Mutation,
+}
+
 /// The client's replication state for one world.
 #[derive(Debug)]
 pub struct ClientReplication {
@@ -93,10 +105,12 @@ pub struct ClientReplication {
     by_actor: HashMap<ActorId, Vec<u64>>,
     /// The names of the property numbers the server named, by number.
     property_names: Vec<Option<String>>,
-    /// The version applied of each (incarnation, property number).
-    versions: BTreeMap<(u64, u32), u64>,
-    /// Values waiting for their update: the newest of each (incarnation, property number), with when it arrived.
-    waiting: HashMap<(u64, u32), (u64, Mutation)>,
+    /// The packet each (incarnation, property number)'s value landed from: a value from an earlier packet is
+    /// older (the server sends each property's newest value), so it is dropped.
+    landed_from: BTreeMap<(u64, u32), u64>,
+    /// Values waiting for their update: the newest of each (incarnation, property number), with when it arrived
+    /// and the packet it came in.
+    waiting: HashMap<(u64, u32), Waiting>,
     arrivals: u64,
     waiting_per_component: HashMap<u64, usize>,
     acknowledgements: Vec<u64>,
@@ -112,7 +126,7 @@ impl ClientReplication {
             live: HashMap::new(),
             by_actor: HashMap::new(),
             property_names: Vec::new(),
-            versions: BTreeMap::new(),
+            landed_from: BTreeMap::new(),
             waiting: HashMap::new(),
             arrivals: 0,
             waiting_per_component: HashMap::new(),
@@ -210,9 +224,9 @@ impl ClientReplication {
     fn forget(&mut self, incarnation: u64) {
         self.live.remove(&incarnation);
         let keys: Vec<(u64, u32)> =
-            self.versions.range((incarnation, 0)..(incarnation.saturating_add(1), 0)).map(|(key, _)| *key).collect();
+            self.landed_from.range((incarnation, 0)..(incarnation.saturating_add(1), 0)).map(|(key, _)| *key).collect();
         for key in keys {
-            self.versions.remove(&key);
+            self.landed_from.remove(&key);
         }
     }
 
@@ -224,9 +238,10 @@ impl ClientReplication {
             if mutation.after > self.applied {
                 // Only the newest value of each property waits (the server re-sends what is unacknowledged).
                 let key = (mutation.incarnation, mutation.property);
-                if let Some((_, waiting)) = self.waiting.get_mut(&key) {
-                    if waiting.version < mutation.version {
-                        *waiting = mutation;
+                if let Some(waiting) = self.waiting.get_mut(&key) {
+                    if waiting.packet < packet {
+                        waiting.packet = packet;
+                        waiting.mutation = mutation;
                     }
                     continue;
                 }
@@ -238,11 +253,11 @@ impl ClientReplication {
                     *self.waiting_per_component.entry(mutation.incarnation).or_default() += 1;
                     self.stats.buffered += 1;
                     self.arrivals += 1;
-                    self.waiting.insert(key, (self.arrivals, mutation));
+                    self.waiting.insert(key, Waiting { arrival: self.arrivals, packet, mutation });
                 }
                 continue;
             }
-            self.land(world, mutation, notes);
+            self.land(world, packet, mutation, notes);
         }
         if kept_all {
             self.acknowledgements.push(packet);
@@ -263,12 +278,11 @@ impl ClientReplication {
         }
         let applied = self.applied;
         let ready_keys: Vec<(u64, u32)> =
-            self.waiting.iter().filter(|(_, (_, m))| m.after <= applied).map(|(key, _)| *key).collect();
-        let mut ready: Vec<(u64, Mutation)> = ready_keys.iter().filter_map(|key| self.waiting.remove(key)).collect();
+            self.waiting.iter().filter(|(_, w)| w.mutation.after <= applied).map(|(key, _)| *key).collect();
+        let mut ready: Vec<Waiting> = ready_keys.iter().filter_map(|key| self.waiting.remove(key)).collect();
         // In the order they arrived.
-        ready.sort_by_key(|(arrival, _)| *arrival);
-        let ready: Vec<Mutation> = ready.into_iter().map(|(_, m)| m).collect();
-        for mutation in &ready {
+        ready.sort_by_key(|waiting| waiting.arrival);
+        for Waiting { mutation, .. } in &ready {
             if let Some(count) = self.waiting_per_component.get_mut(&mutation.incarnation) {
                 *count -= 1;
                 if *count == 0 {
@@ -276,13 +290,13 @@ impl ClientReplication {
                 }
             }
         }
-        for mutation in ready {
+        for Waiting { packet, mutation, .. } in ready {
             self.stats.applied_late += 1;
-            self.land(world, mutation, notes);
+            self.land(world, packet, mutation, notes);
         }
     }
 
-    fn land(&mut self, world: &mut World, mutation: Mutation, notes: &mut Vec<RepNotify>) {
+    fn land(&mut self, world: &mut World, packet: u64, mutation: Mutation, notes: &mut Vec<RepNotify>) {
         // A value of a component gone since, or of a property never named (a broken server), lands nowhere.
         let (Some((actor, component)), Some(property)) = (
             self.live.get(&mutation.incarnation),
@@ -292,10 +306,10 @@ impl ClientReplication {
             return;
         };
         let key = (mutation.incarnation, mutation.property);
-        if self.versions.get(&key).is_some_and(|applied| *applied >= mutation.version) {
+        if self.landed_from.get(&key).is_some_and(|landed| *landed >= packet) {
             return;
         }
-        self.versions.insert(key, mutation.version);
+        self.landed_from.insert(key, packet);
         let value = mutation.value;
         let Ok(old) = world.apply_replicated_property(*actor, component, property, value.clone()) else { return };
         if let Some(new) = value {

@@ -14,8 +14,13 @@ use super::protocol::{
 };
 use crate::world::{ActorId, ClientId, Component, PlayerOwner, Touched, Value, World};
 
-/// Frames after which a value a client has not acknowledged is sent again.
+/// Frames after which a value a client has not acknowledged is sent again, at least: for a client whose
+/// acknowledgements take longer, twice its smoothed round trip in frames (at most [`RESEND_AFTER_FRAMES_MAX`]), so a
+/// slow link is not sent each value several times over.
 pub const RESEND_AFTER_FRAMES: u64 = 4;
+
+/// The longest a value waits before it is sent again, in frames, however slow the client's acknowledgements.
+pub const RESEND_AFTER_FRAMES_MAX: u64 = 64;
 
 /// Mutation packets remembered per client while their acknowledgement may still come; an older packet's values
 /// are sent again anyway if still unacknowledged. Also the most packets one acknowledgement may name.
@@ -104,9 +109,13 @@ struct ClientView {
     /// The version last sent of each property, and the frame it was sent in.
     sent: BTreeMap<PropKey, (u64, u64)>,
     /// Mutation packets sent and not yet acknowledged, by packet number (the oldest forgotten past
-    /// [`IN_FLIGHT_PACKETS`]).
-    in_flight: BTreeMap<u64, Vec<(PropKey, u64)>>,
+    /// [`IN_FLIGHT_PACKETS`]): the frame each was sent in, and the version of each value it carried.
+    in_flight: BTreeMap<u64, (u64, Vec<(PropKey, u64)>)>,
     next_packet: u64,
+    /// Frames from a packet's sending to its acknowledgement, smoothed (in eighths of a frame; 0: none yet).
+    round_trip_eighths: u64,
+    /// Values sent in mutation packets, sent again ones included.
+    values_sent: u64,
 }
 
 /// The keys of one incarnation's properties, which sort together.
@@ -115,6 +124,20 @@ fn keys_of(incarnation: u64) -> std::ops::Range<PropKey> {
 }
 
 impl ClientView {
+    /// Frames after which an unacknowledged value is sent again to this client.
+    fn resend_after(&self) -> u64 {
+        (self.round_trip_eighths.div_ceil(8) * 2).clamp(RESEND_AFTER_FRAMES, RESEND_AFTER_FRAMES_MAX)
+    }
+
+    /// A packet sent at frame `sent` was acknowledged at frame `now`.
+    fn round_trip_measured(&mut self, sent: u64, now: u64) {
+        let sample = now.saturating_sub(sent).min(RESEND_AFTER_FRAMES_MAX) * 8;
+        self.round_trip_eighths = match self.round_trip_eighths {
+            0 => sample.max(1),
+            smoothed => (smoothed * 7 + sample) / 8,
+        };
+    }
+
     fn forget_incarnation(&mut self, incarnation: u64) {
         self.introduced.remove(&incarnation);
         let keys: Vec<PropKey> = self.unacknowledged.range(keys_of(incarnation)).copied().collect();
@@ -237,7 +260,8 @@ impl ServerReplication {
     pub fn acknowledge(&mut self, client: ClientId, packets: &[u64]) {
         let Some(view) = self.clients.get_mut(&client) else { return };
         for packet in packets.iter().rev().take(IN_FLIGHT_PACKETS) {
-            let Some(values) = view.in_flight.remove(packet) else { continue };
+            let Some((sent, values)) = view.in_flight.remove(packet) else { continue };
+            view.round_trip_measured(sent, self.frame);
             for (key, version) in values {
                 if self.props.get(&key).is_none_or(|prop| prop.version <= version) {
                     view.unacknowledged.remove(&key);
@@ -251,6 +275,12 @@ impl ServerReplication {
     /// joined.
     pub fn backlog(&self, client: ClientId) -> Option<usize> {
         self.clients.get(&client).map(|view| view.unacknowledged.len())
+    }
+
+    /// Values sent to a client in mutation packets so far, sent again ones included (`None` for a client not
+    /// joined): beside the bytes its transport sent, what each value costs on the wire.
+    pub fn values_sent(&self, client: ClientId) -> Option<u64> {
+        self.clients.get(&client).map(|view| view.values_sent)
     }
 
     /// Whether every client has acknowledged every value (nothing left to send).
@@ -431,6 +461,7 @@ impl ServerReplication {
     fn mutations_for(&mut self, client: ClientId, out: &mut Vec<Outgoing>) {
         let frame = self.frame;
         let view = self.clients.get_mut(&client).expect("listed client");
+        let resend_after = view.resend_after();
         let mut due = Vec::new();
         let mut gone = Vec::new();
         for key in &view.unacknowledged {
@@ -440,7 +471,7 @@ impl ServerReplication {
             };
             let send = match view.sent.get(key) {
                 None => true,
-                Some((version, at)) => *version < prop.version || frame >= at + RESEND_AFTER_FRAMES,
+                Some((version, at)) => *version < prop.version || frame >= at + resend_after,
             };
             if send {
                 due.push((*key, prop.version, *after));
@@ -466,31 +497,32 @@ impl ServerReplication {
                 incarnation: key.incarnation,
                 after: introduced.max(view.named[number]),
                 property: key.property,
-                version,
                 value: self.props[&key].value.clone(),
             };
             if !writer.is_empty() && writer.size_with(&mutation) + PACKET_HEADER > MAX_PACKET {
-                Self::send_packet(view, client, &mut writer, std::mem::take(&mut carried), out);
+                Self::send_packet(view, frame, client, &mut writer, std::mem::take(&mut carried), out);
             }
             writer.push(mutation);
             view.sent.insert(key, (version, frame));
             carried.push((key, version));
         }
         if !writer.is_empty() {
-            Self::send_packet(view, client, &mut writer, carried, out);
+            Self::send_packet(view, frame, client, &mut writer, carried, out);
         }
     }
 
     fn send_packet(
         view: &mut ClientView,
+        frame: u64,
         client: ClientId,
         writer: &mut PacketWriter,
         carried: Vec<(PropKey, u64)>,
         out: &mut Vec<Outgoing>,
     ) {
         view.next_packet += 1;
+        view.values_sent += carried.len() as u64;
         let packet = view.next_packet;
-        view.in_flight.insert(packet, carried);
+        view.in_flight.insert(packet, (frame, carried));
         if view.in_flight.len() > IN_FLIGHT_PACKETS {
             view.in_flight.pop_first();
         }

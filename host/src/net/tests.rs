@@ -318,17 +318,17 @@ fn a_value_arriving_before_its_component_waits_for_it_and_a_stale_one_is_dropped
     let mut replication = ClientReplication::new(ClientId(1));
     let mut notes = Vec::new();
     let pawn = ActorId::from_raw(4);
-    let packet = |values: &[(u64, i64)]| -> ValuePacket {
+    // The value of Health.hp; packets are numbered in the order sent, so a later packet's value is newer.
+    let hp = |hp: i64| -> ValuePacket {
         let mut writer = PacketWriter::new();
-        for (version, hp) in values {
-            let value = Some(Value::Integer(*hp));
-            writer.push(Mutation { incarnation: 1, after: 2, property: 0, version: *version, value });
-        }
+        let value = Some(Value::Integer(hp));
+        writer.push(Mutation { incarnation: 1, after: 2, property: 0, value });
         writer.take()
     };
-    replication.apply_mutations(&mut world, 1, packet(&[(2, 50)]), &mut notes);
-    // Sent again (unacknowledged, or duplicated by the network) while it waits: still one value waiting.
-    replication.apply_mutations(&mut world, 1, packet(&[(2, 50), (1, 40)]), &mut notes);
+    replication.apply_mutations(&mut world, 2, hp(50), &mut notes);
+    // Duplicated by the network, and overtaken by it, while it waits: still one value waiting, the newest.
+    replication.apply_mutations(&mut world, 2, hp(50), &mut notes);
+    replication.apply_mutations(&mut world, 1, hp(40), &mut notes);
     assert_eq!(replication.waiting(), 1);
     // The property's name comes first, the component after it: the value waits for both.
     let name = Update::PropertyName { property: 0, name: "hp".into() };
@@ -347,7 +347,8 @@ fn a_value_arriving_before_its_component_waits_for_it_and_a_stale_one_is_dropped
     assert_eq!(world.actor(pawn).unwrap().role, NetRole::AutonomousProxy);
     assert!(world.is_locally_controlled(pawn).unwrap());
     // An older version (re-sent, reordered) and a duplicate change nothing and announce nothing.
-    replication.apply_mutations(&mut world, 2, packet(&[(1, 40), (2, 50)]), &mut notes);
+    replication.apply_mutations(&mut world, 1, hp(40), &mut notes);
+    replication.apply_mutations(&mut world, 2, hp(50), &mut notes);
     assert_eq!(world.property(pawn, "Health", "hp").unwrap(), Some(&Value::Integer(50)));
     assert_eq!(notes.len(), 1);
     assert_eq!((notes[0].old.clone(), notes[0].new.clone()), (None, Value::Integer(50)));
@@ -355,9 +356,9 @@ fn a_value_arriving_before_its_component_waits_for_it_and_a_stale_one_is_dropped
     let removed =
         Update::RemoveComponent { actor: pawn, component: ComponentRef { class: "Health".into(), incarnation: 1 } };
     replication.apply_update(&mut world, 3, removed, &mut notes).unwrap();
-    replication.apply_mutations(&mut world, 3, packet(&[(3, 60)]), &mut notes);
+    replication.apply_mutations(&mut world, 3, hp(60), &mut notes);
     assert_eq!(replication.stats().dropped_stale, 1);
-    assert_eq!(replication.take_acknowledgements(), [1, 1, 2, 3]);
+    assert_eq!(replication.take_acknowledgements(), [2, 2, 1, 1, 2, 3]);
     // Out-of-order updates, and properties named out of turn, are a broken server.
     let late = Update::Destroy { actor: pawn };
     assert!(replication.apply_update(&mut world, 5, late, &mut notes).is_err());
@@ -400,4 +401,42 @@ fn a_second_replicated_component_of_a_class_or_a_nameless_one_is_refused() {
     let again = Update::AddComponent { actor: pawn, component: health(2) };
     assert!(replication.apply_update(&mut world, 2, again, &mut Vec::new()).is_err());
     assert_eq!(world.actor(pawn).unwrap().components.iter().filter(|c| &*c.class == "Health").count(), 1);
+}
+
+/// A client whose acknowledgements take longer than [`super::RESEND_AFTER_FRAMES`] (a long path) is sent a value
+/// again only after twice its measured round trip, not every few frames: the link carries each change about
+/// once.
+#[test]
+fn a_client_slow_to_acknowledge_is_sent_each_change_about_once() {
+    use std::collections::VecDeque;
+    const ROUND_TRIP: u64 = 10;
+    let mut world = world(NetMode::DedicatedServer);
+    world.start_journal();
+    let _health = world.add_component_request(OwnerId::HOST, "Pawn", "Health", RequestFlags::default()).unwrap();
+    let pawn = world.spawn("Pawn").unwrap();
+    let mut replication = ServerReplication::new();
+    let client = ClientId(1);
+    replication.join(client);
+    let mut acknowledgements: VecDeque<(u64, Vec<u64>)> = VecDeque::new();
+    for frame in 0..200u64 {
+        // A change every 50 frames: 4 in all.
+        world.set_property(pawn, "Health", "hp", Value::Integer((frame / 50) as i64)).unwrap();
+        let packets: Vec<u64> = replication
+            .collect(&mut world)
+            .into_iter()
+            .filter_map(|out| match out.message {
+                ServerMessage::Mutations { packet, .. } => Some(packet),
+                _ => None,
+            })
+            .collect();
+        acknowledgements.push_back((frame + ROUND_TRIP, packets));
+        while acknowledgements.front().is_some_and(|(due, _)| *due <= frame) {
+            let (_, packets) = acknowledgements.pop_front().unwrap();
+            replication.acknowledge(client, &packets);
+        }
+    }
+    assert_eq!(replication.backlog(client), Some(0));
+    // The first change goes out every 4 frames until the first acknowledgement measures the round trip (3 times);
+    // each later one once. Every 4 frames throughout, it would be 12.
+    assert_eq!(replication.values_sent(client), Some(3 + 3));
 }

@@ -7,12 +7,14 @@
 //!
 //! - the values of one component incarnation share a header: the incarnation, as the difference from the
 //!   previous header's, and the update the client must have applied first (`after`), likewise;
-//! - each value is its property number, its version as the difference from the previous value's in the packet
-//!   (the server writes them in the order it numbered them, so mostly `1`), and the value, whose variant tag
-//!   also says "removed".
+//! - each value is its property number and the value, whose variant tag also says "removed".
 //!
-//! A value costs 4-5 bytes this way (an integer below 64: number 1, version 1, tag 1, integer 1) against about
-//! 20 with its names written out. Decoding adds the differences wrapping, so any bytes decode to some values; a
+//! A value carries no version: the packet's number orders it. The server always sends a property's newest value,
+//! so a property's value in a later packet is never older than in an earlier one, and a client lands a value
+//! only from a packet numbered after the one its current value came in.
+//!
+//! A value costs 3-4 bytes this way (an integer below 64: number 1, tag 1, integer 1) against about 22 with its
+//! names and version written out. Decoding adds the differences wrapping, so any bytes decode to some values; a
 //! hostile server's values are then checked like any other.
 //!
 //! [`Update::PropertyName`]: super::protocol::Update::PropertyName
@@ -31,8 +33,6 @@ pub struct Mutation {
     pub after: u64,
     /// The property's number, named by an earlier [`PropertyName`](super::protocol::Update::PropertyName).
     pub property: u32,
-    /// The server's count of changes when the value was set: a client lands only values newer than the one it has.
-    pub version: u64,
     /// The property's value; `None` when it was removed.
     pub value: Option<Value>,
 }
@@ -56,8 +56,6 @@ struct ComponentValues {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct PropertyValue {
     property: u32,
-    /// The version, less the previous value's in the packet.
-    version: i64,
     value: WireValue,
 }
 
@@ -118,20 +116,13 @@ fn zigzag_len(value: i64) -> usize {
 impl ValuePacket {
     /// The values, with every number whole again, in the order written.
     pub fn into_mutations(self) -> Vec<Mutation> {
-        let (mut incarnation, mut after, mut version) = (0u64, 0u64, 0u64);
+        let (mut incarnation, mut after) = (0u64, 0u64);
         let mut mutations = Vec::new();
         for component in self.components {
             incarnation = add(incarnation, component.incarnation);
             after = add(after, component.after);
             for value in component.values {
-                version = add(version, value.version);
-                mutations.push(Mutation {
-                    incarnation,
-                    after,
-                    property: value.property,
-                    version,
-                    value: value.value.into(),
-                });
+                mutations.push(Mutation { incarnation, after, property: value.property, value: value.value.into() });
             }
         }
         mutations
@@ -154,7 +145,6 @@ pub struct PacketWriter {
     packet: ValuePacket,
     incarnation: u64,
     after: u64,
-    version: u64,
     size: usize,
 }
 
@@ -200,10 +190,7 @@ impl PacketWriter {
             Some(Value::Float(_)) => 9,
             Some(Value::Text(t)) => 1 + varint_len(t.len() as u64) + t.len(),
         };
-        header
-            + varint_len(u64::from(mutation.property))
-            + zigzag_len(difference(mutation.version, self.version))
-            + value
+        header + varint_len(u64::from(mutation.property)) + value
     }
 
     /// Adds a value.
@@ -218,12 +205,7 @@ impl PacketWriter {
             self.incarnation = mutation.incarnation;
             self.after = mutation.after;
         }
-        let value = PropertyValue {
-            property: mutation.property,
-            version: difference(mutation.version, self.version),
-            value: mutation.value.into(),
-        };
-        self.version = mutation.version;
+        let value = PropertyValue { property: mutation.property, value: mutation.value.into() };
         self.packet.components.last_mut().expect("a header was opened").values.push(value);
     }
 
@@ -237,19 +219,19 @@ impl PacketWriter {
 mod tests {
     use super::*;
 
-    fn mutation(incarnation: u64, after: u64, property: u32, version: u64, value: Option<Value>) -> Mutation {
-        Mutation { incarnation, after, property, version, value }
+    fn mutation(incarnation: u64, after: u64, property: u32, value: Option<Value>) -> Mutation {
+        Mutation { incarnation, after, property, value }
     }
 
     #[test]
     fn values_come_back_whole_in_the_order_written_and_the_size_is_never_underestimated() {
         let written = vec![
-            mutation(7, 3, 0, 100, Some(Value::Integer(5))),
-            mutation(7, 3, 1, 101, None),
-            mutation(9, 4, 0, 99, Some(Value::Text("hello".into()))),
-            mutation(2, 1, 300, u64::MAX, Some(Value::Float(f64::NAN))),
-            mutation(u64::MAX, 0, u32::MAX, 0, Some(Value::Boolean(true))),
-            mutation(u64::MAX, 0, 3, 1, Some(Value::Integer(i64::MIN))),
+            mutation(7, 3, 0, Some(Value::Integer(5))),
+            mutation(7, 3, 1, None),
+            mutation(9, 4, 0, Some(Value::Text("hello".into()))),
+            mutation(2, 1, 300, Some(Value::Float(f64::NAN))),
+            mutation(u64::MAX, 0, u32::MAX, Some(Value::Boolean(true))),
+            mutation(u64::MAX, 0, 3, Some(Value::Integer(i64::MIN))),
         ];
         let mut writer = PacketWriter::new();
         for m in &written {
@@ -271,8 +253,8 @@ mod tests {
         assert_eq!(read.len(), written.len());
         for (read, written) in read.iter().zip(&written) {
             assert_eq!(
-                (read.incarnation, read.after, read.property, read.version),
-                (written.incarnation, written.after, written.property, written.version)
+                (read.incarnation, read.after, read.property),
+                (written.incarnation, written.after, written.property)
             );
             assert_eq!(format!("{:?}", read.value), format!("{:?}", written.value));
         }
@@ -281,16 +263,14 @@ mod tests {
     #[test]
     fn a_run_of_small_integers_costs_a_few_bytes_each() {
         let mut writer = PacketWriter::new();
-        let mut version = 1_000_000;
         for incarnation in 500..600u64 {
             for property in 0..10 {
-                version += 1;
-                writer.push(mutation(incarnation, 2_000, property, version, Some(Value::Integer(42))));
+                writer.push(mutation(incarnation, 2_000, property, Some(Value::Integer(42))));
             }
         }
         let bytes = crate::net::protocol::encode(&writer.take()).len();
-        // Property 1 + version 1 + tag 1 + integer 1, and a header shared by ten values.
-        assert!(bytes <= 4 * 1_000 + 5 * 100 + 10, "{bytes} bytes for 1,000 values");
+        // Property 1 + tag 1 + integer 1, and a header shared by ten values.
+        assert!(bytes <= 3 * 1_000 + 5 * 100 + 10, "{bytes} bytes for 1,000 values");
     }
 
     #[test]
@@ -300,12 +280,12 @@ mod tests {
             components: vec![ComponentValues {
                 incarnation: i64::MIN,
                 after: -1,
-                values: vec![PropertyValue { property: 1, version: i64::MAX, value: WireValue::Removed }; 3],
+                values: vec![PropertyValue { property: 1, value: WireValue::Removed }; 3],
             }],
         };
         let read = packet.into_mutations();
         assert_eq!(read.len(), 3);
-        assert_eq!(read[2].version, (i64::MAX as u64).wrapping_mul(3));
+        assert_eq!(read[0].incarnation, i64::MIN as u64);
         assert_eq!(read[0].after, u64::MAX);
     }
 }

@@ -86,13 +86,7 @@ fn main() {
                 packet: 9,
                 values: {
                     let mut writer = PacketWriter::new();
-                    writer.push(Mutation {
-                        incarnation: 3,
-                        after: 3,
-                        property: 0,
-                        version: 4,
-                        value: Some(Value::Integer(-3)),
-                    });
+                    writer.push(Mutation { incarnation: 3, after: 3, property: 0, value: Some(Value::Integer(-3)) });
                     writer.take()
                 },
             },
