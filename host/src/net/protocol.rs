@@ -140,14 +140,13 @@ pub enum Update {
         /// The new version's package.
         offer: PackageOffer,
     },
-    /// The number the values of a property of this name carry from now on, on this connection (the name travels
-    /// once, the number with every value). The numbers are the server's, given from 0 in the order it first
-    /// replicated each name, so a connection is named those it needs, in any order, each once.
-    PropertyName {
-        /// The property's number.
-        property: u32,
-        /// The property's name.
-        name: String,
+    /// The numbers the values of properties of these names carry from now on, on this connection (a name travels
+    /// once, its number with every value). The numbers are the server's, given from 0 in the order it first
+    /// replicated each name, so a connection is named those it needs, in any order, each once. Named together,
+    /// the values that needed them share the update they wait for, and so their packet's headers.
+    PropertyNames {
+        /// Each property's number and name.
+        names: Vec<(u32, String)>,
     },
     /// The server ended play; the client ends its own and disconnects.
     EndPlay {

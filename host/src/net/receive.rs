@@ -152,15 +152,17 @@ impl ClientReplication {
             return Err(ReplicationError::OutOfOrder { expected: self.applied + 1, got: seq });
         }
         let event = match update {
-            Update::PropertyName { property, name } => {
-                let number = property as usize;
-                if number >= MAX_PROPERTY_NAMES || self.property_names.get(number).is_some_and(Option::is_some) {
-                    return Err(ReplicationError::PropertyNumber { seq, property });
+            Update::PropertyNames { names } => {
+                for (property, name) in names {
+                    let number = property as usize;
+                    if number >= MAX_PROPERTY_NAMES || self.property_names.get(number).is_some_and(Option::is_some) {
+                        return Err(ReplicationError::PropertyNumber { seq, property });
+                    }
+                    if self.property_names.len() <= number {
+                        self.property_names.resize(number + 1, None);
+                    }
+                    self.property_names[number] = Some(name);
                 }
-                if self.property_names.len() <= number {
-                    self.property_names.resize(number + 1, None);
-                }
-                self.property_names[number] = Some(name);
                 None
             }
             update => self.apply(world, update).map_err(|cause| ReplicationError::Rejected { seq, cause })?,
@@ -175,7 +177,7 @@ impl ClientReplication {
             Update::Experience { name, content } => return Ok(Some(SessionEvent::Experience { name, content })),
             Update::EndPlay { reason } => return Ok(Some(SessionEvent::EndPlay(reason))),
             Update::Package { offer } => return Ok(Some(SessionEvent::Package(offer))),
-            Update::PropertyName { .. } => unreachable!("named in apply_update"),
+            Update::PropertyNames { .. } => unreachable!("named in apply_update"),
             Update::Spawn { actor, class, receiver, player, components } => {
                 let role = if player == Some(self.me) { NetRole::AutonomousProxy } else { NetRole::SimulatedProxy };
                 world.spawn_replica(actor, &class, role, player.map(PlayerOwner::Remote))?;

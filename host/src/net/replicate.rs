@@ -481,21 +481,30 @@ impl ServerReplication {
             view.unacknowledged.remove(&key);
             view.sent.remove(&key);
         }
-        let mut writer = PacketWriter::new();
-        let mut carried: Vec<(PropKey, u64)> = Vec::new();
-        for (key, version, introduced) in due {
+        // The properties not named to this client yet are named in one update, which their values wait for.
+        let mut names = Vec::new();
+        for (key, _, _) in &due {
             let number = key.property as usize;
             if view.named.len() <= number {
                 view.named.resize(number + 1, 0);
             }
             if view.named[number] == 0 {
-                let name = self.property_numbers.names[number].clone();
-                Self::send_update(view, client, Update::PropertyName { property: key.property, name }, out);
-                view.named[number] = view.seq;
+                view.named[number] = u64::MAX;
+                names.push((key.property, self.property_numbers.names[number].clone()));
             }
+        }
+        if !names.is_empty() {
+            Self::send_update(view, client, Update::PropertyNames { names }, out);
+            for named in view.named.iter_mut().filter(|seq| **seq == u64::MAX) {
+                *named = view.seq;
+            }
+        }
+        let mut writer = PacketWriter::new();
+        let mut carried: Vec<(PropKey, u64)> = Vec::new();
+        for (key, version, introduced) in due {
             let mutation = Mutation {
                 incarnation: key.incarnation,
-                after: introduced.max(view.named[number]),
+                after: introduced.max(view.named[key.property as usize]),
                 property: key.property,
                 value: self.props[&key].value.clone(),
             };

@@ -331,7 +331,7 @@ fn a_value_arriving_before_its_component_waits_for_it_and_a_stale_one_is_dropped
     replication.apply_mutations(&mut world, 1, hp(40), &mut notes);
     assert_eq!(replication.waiting(), 1);
     // The property's name comes first, the component after it: the value waits for both.
-    let name = Update::PropertyName { property: 0, name: "hp".into() };
+    let name = Update::PropertyNames { names: vec![(0, "hp".into())] };
     replication.apply_update(&mut world, 1, name, &mut notes).unwrap();
     assert_eq!(replication.waiting(), 1);
     let health = ComponentRef { class: "Health".into(), incarnation: 1 };
@@ -362,10 +362,10 @@ fn a_value_arriving_before_its_component_waits_for_it_and_a_stale_one_is_dropped
     // Out-of-order updates, and properties named out of turn, are a broken server.
     let late = Update::Destroy { actor: pawn };
     assert!(replication.apply_update(&mut world, 5, late, &mut notes).is_err());
-    let shield = Update::PropertyName { property: 7, name: "shield".into() };
+    let shield = Update::PropertyNames { names: vec![(7, "shield".into())] };
     replication.apply_update(&mut world, 4, shield, &mut notes).unwrap();
     for (seq, property) in [(5, 7), (5, super::MAX_PROPERTY_NAMES as u32)] {
-        let again = Update::PropertyName { property, name: "armor".into() };
+        let again = Update::PropertyNames { names: vec![(property, "armor".into())] };
         let refused = replication.apply_update(&mut world, seq, again, &mut notes).unwrap_err();
         assert_eq!(refused, super::ReplicationError::PropertyNumber { seq: 5, property });
     }

@@ -1,7 +1,7 @@
 //! The compact wire form of a packet of replicated values.
 //!
 //! A value is most of what a server sends while a game plays, so its form decides the bandwidth. Nothing in it
-//! is text: a property is a number the server named once per connection ([`Update::PropertyName`]), a
+//! is text: a property is a number the server named once per connection ([`Update::PropertyNames`]), a
 //! component is its incarnation (the update that introduced it told the client its actor and class), and
 //! numbers that follow each other are sent as differences, as varints:
 //!
@@ -17,7 +17,7 @@
 //! names and version written out. Decoding adds the differences wrapping, so any bytes decode to some values; a
 //! hostile server's values are then checked like any other.
 //!
-//! [`Update::PropertyName`]: super::protocol::Update::PropertyName
+//! [`Update::PropertyNames`]: super::protocol::Update::PropertyNames
 
 use serde::{Deserialize, Serialize};
 
@@ -31,7 +31,7 @@ pub struct Mutation {
     /// The update (of this client's numbering) the client must have applied before the value can land: the one
     /// that introduced the component, or named the property if that came later.
     pub after: u64,
-    /// The property's number, named by an earlier [`PropertyName`](super::protocol::Update::PropertyName).
+    /// The property's number, named by an earlier [`PropertyNames`](super::protocol::Update::PropertyNames).
     pub property: u32,
     /// The property's value; `None` when it was removed.
     pub value: Option<Value>,

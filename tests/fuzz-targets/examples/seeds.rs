@@ -93,7 +93,7 @@ fn main() {
         ),
         (
             "property name",
-            ServerMessage::Update { seq: 3, update: Update::PropertyName { property: 0, name: "health".into() } },
+            ServerMessage::Update { seq: 3, update: Update::PropertyNames { names: vec![(0, "health".into())] } },
         ),
         (
             "chunk",
