@@ -7,7 +7,7 @@
 //! of values it has not acknowledged, sent again until it does — only the newest value of each property, so a
 //! client may skip intermediate values but always ends with the last.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{btree_map, BTreeMap, HashMap};
 
 use super::protocol::{
     ComponentRef, ExperienceContent, Mutation, PackageOffer, PacketWriter, ServerMessage, Update, MAX_PACKET,
@@ -105,9 +105,7 @@ struct ClientView {
     /// The update that named each property number to this client (by number; 0: not named yet).
     named: Vec<u64>,
     /// Properties whose newest version this client has not acknowledged.
-    unacknowledged: BTreeSet<PropKey>,
-    /// The version last sent of each property, and the frame it was sent in.
-    sent: BTreeMap<PropKey, (u64, u64)>,
+    pending: BTreeMap<PropKey, Pending>,
     /// Mutation packets sent and not yet acknowledged, by packet number (the oldest forgotten past
     /// [`IN_FLIGHT_PACKETS`]): the frame each was sent in, and the version of each value it carried.
     in_flight: BTreeMap<u64, (u64, Vec<(PropKey, u64)>)>,
@@ -116,6 +114,21 @@ struct ClientView {
     round_trip_eighths: u64,
     /// Values sent in mutation packets, sent again ones included.
     values_sent: u64,
+}
+
+/// A property whose newest version a client has not acknowledged.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    /// The newest version: the one to be acknowledged.
+    version: u64,
+    /// The version last sent, and the frame it was sent in; `None`: not sent yet.
+    sent: Option<(u64, u64)>,
+}
+
+impl Pending {
+    fn new(version: u64) -> Self {
+        Pending { version, sent: None }
+    }
 }
 
 /// The keys of one incarnation's properties, which sort together.
@@ -140,13 +153,9 @@ impl ClientView {
 
     fn forget_incarnation(&mut self, incarnation: u64) {
         self.introduced.remove(&incarnation);
-        let keys: Vec<PropKey> = self.unacknowledged.range(keys_of(incarnation)).copied().collect();
+        let keys: Vec<PropKey> = self.pending.range(keys_of(incarnation)).map(|(key, _)| *key).collect();
         for key in keys {
-            self.unacknowledged.remove(&key);
-        }
-        let keys: Vec<PropKey> = self.sent.range(keys_of(incarnation)).map(|(key, _)| *key).collect();
-        for key in keys {
-            self.sent.remove(&key);
+            self.pending.remove(&key);
         }
     }
 }
@@ -232,7 +241,7 @@ impl ServerReplication {
             };
             Self::send_update(&mut view, client, spawn, &mut out);
         }
-        view.unacknowledged.extend(self.props.keys().copied());
+        view.pending.extend(self.props.iter().map(|(key, prop)| (*key, Pending::new(prop.version))));
         self.clients.insert(client, view);
         out
     }
@@ -263,9 +272,10 @@ impl ServerReplication {
             let Some((sent, values)) = view.in_flight.remove(packet) else { continue };
             view.round_trip_measured(sent, self.frame);
             for (key, version) in values {
-                if self.props.get(&key).is_none_or(|prop| prop.version <= version) {
-                    view.unacknowledged.remove(&key);
-                    view.sent.remove(&key);
+                if let btree_map::Entry::Occupied(pending) = view.pending.entry(key) {
+                    if pending.get().version <= version {
+                        pending.remove();
+                    }
                 }
             }
         }
@@ -274,7 +284,7 @@ impl ServerReplication {
     /// The values a client has not acknowledged the newest version of (its backlog), `None` for a client not
     /// joined.
     pub fn backlog(&self, client: ClientId) -> Option<usize> {
-        self.clients.get(&client).map(|view| view.unacknowledged.len())
+        self.clients.get(&client).map(|view| view.pending.len())
     }
 
     /// Values sent to a client in mutation packets so far, sent again ones included (`None` for a client not
@@ -285,7 +295,7 @@ impl ServerReplication {
 
     /// Whether every client has acknowledged every value (nothing left to send).
     pub fn is_settled(&self) -> bool {
-        self.clients.values().all(|view| view.unacknowledged.is_empty())
+        self.clients.values().all(|view| view.pending.is_empty())
     }
 
     /// One frame of replication: reads what the world touched, then returns the updates for every client and
@@ -417,8 +427,9 @@ impl ServerReplication {
                 self.props.insert(key, Prop { value, version: self.next_version });
             }
         }
+        let version = self.next_version;
         for view in self.clients.values_mut() {
-            view.unacknowledged.insert(key);
+            view.pending.entry(key).and_modify(|pending| pending.version = version).or_insert(Pending::new(version));
         }
     }
 
@@ -464,22 +475,22 @@ impl ServerReplication {
         let resend_after = view.resend_after();
         let mut due = Vec::new();
         let mut gone = Vec::new();
-        for key in &view.unacknowledged {
-            let (Some(prop), Some(after)) = (self.props.get(key), view.introduced.get(&key.incarnation)) else {
+        for (key, pending) in view.pending.iter_mut() {
+            let (true, Some(after)) = (self.props.contains_key(key), view.introduced.get(&key.incarnation)) else {
                 gone.push(*key);
                 continue;
             };
-            let send = match view.sent.get(key) {
+            let send = match pending.sent {
                 None => true,
-                Some((version, at)) => *version < prop.version || frame >= at + resend_after,
+                Some((version, at)) => version < pending.version || frame >= at + resend_after,
             };
             if send {
-                due.push((*key, prop.version, *after));
+                pending.sent = Some((pending.version, frame));
+                due.push((*key, pending.version, *after));
             }
         }
         for key in gone {
-            view.unacknowledged.remove(&key);
-            view.sent.remove(&key);
+            view.pending.remove(&key);
         }
         // The properties not named to this client yet are named in one update, which their values wait for.
         let mut names = Vec::new();
@@ -512,7 +523,6 @@ impl ServerReplication {
                 Self::send_packet(view, frame, client, &mut writer, std::mem::take(&mut carried), out);
             }
             writer.push(mutation);
-            view.sent.insert(key, (version, frame));
             carried.push((key, version));
         }
         if !writer.is_empty() {
