@@ -48,7 +48,7 @@ impl World {
 
     pub(super) fn touch_property(&mut self, actor: ActorId, component: &str, name: &str) {
         if self.journal.is_some() && self.replicated.replicates(component, name) {
-            self.touch(|| Touched::Property(actor, component.to_string(), name.to_string()));
+            self.touch(|| Touched::Property(actor, component.into(), name.into()));
         }
     }
 
@@ -107,7 +107,7 @@ impl World {
         self.actor_mut(actor)?.components.push(component);
         self.record(|| WorldEvent::ComponentAdded { actor, component: class.to_string() });
         if replicated {
-            self.touch(|| Touched::Component(actor, class.to_string()));
+            self.touch(|| Touched::Component(actor, class.into()));
         }
         Ok(())
     }

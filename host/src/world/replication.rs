@@ -8,6 +8,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use compact_str::CompactString;
+
 use super::actor::{ActorId, Value};
 use crate::world::component_manager::OwnerId;
 
@@ -90,15 +92,16 @@ impl ReplicatedClasses {
 }
 
 /// Something a server world changed that clients may need to hear about. Only where to look: what changed is
-/// read from the world when the server next sends, so a change undone before then costs nothing.
+/// read from the world when the server next sends, so a change undone before then costs nothing. Names are
+/// compact strings, as in property maps: a journal entry of names up to 24 bytes allocates nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Touched {
     /// Spawned or destroyed.
     Actor(ActorId),
     /// A replicated component added to or removed from an actor.
-    Component(ActorId, String),
+    Component(ActorId, CompactString),
     /// A replicated property written or removed.
-    Property(ActorId, String, String),
+    Property(ActorId, CompactString, CompactString),
 }
 
 /// A replicated property that changed on this client: the plugin that declared it is told (rep-notify).

@@ -71,7 +71,7 @@ impl World {
         for component in removed {
             self.forget_writes(actor, &component);
             if component.replicated {
-                self.touch(|| Touched::Component(actor, component.class.to_string()));
+                self.touch(|| Touched::Component(actor, (&*component.class).into()));
             }
             self.record(|| WorldEvent::ComponentRemoved { actor, component: component.class.to_string() });
         }
@@ -108,7 +108,7 @@ impl World {
         self.actor_mut(actor).expect("requested actors are alive").components.push(component);
         self.record(|| WorldEvent::ComponentAdded { actor, component: class.to_string() });
         if replicated {
-            self.touch(|| Touched::Component(actor, class.to_string()));
+            self.touch(|| Touched::Component(actor, (&*class).into()));
         }
     }
 
