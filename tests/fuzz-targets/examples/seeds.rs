@@ -92,7 +92,7 @@ fn main() {
             },
         ),
         (
-            "property name",
+            "property_names",
             ServerMessage::Update { seq: 3, update: Update::PropertyNames { names: vec![(0, "health".into())] } },
         ),
         (
@@ -119,7 +119,7 @@ fn main() {
         vec![0xff],
         frame(0, "spawn"),
         frame(1, "mutations"),
-        frame(0, "property name"),
+        frame(0, "property_names"),
         frame(0, "package"),
         frame(2, "chunk"),
     ];
