@@ -15,7 +15,9 @@ use anyhow::{bail, Context, Result};
 use gamefeature_host::net::transport::quic::{QuicClient, QuicServer};
 use gamefeature_host::net::transport::trust::{ServerIdentity, ServerTrust};
 use gamefeature_host::net::transport::{ClientTransport, ServerTransport};
-use gamefeature_host::net::{ClientError, ClientState, GameClient, GameServer, ServerOptions, TicketPolicy};
+use gamefeature_host::net::{
+    ClientError, ClientState, ClientStats, GameClient, GameServer, ServerOptions, TicketPolicy,
+};
 use gamefeature_host::recording::{Record, Role};
 use gamefeature_host::replay::{RecordingClientTransport, RecordingServerTransport, WorldRecording};
 
@@ -704,7 +706,13 @@ pub fn run_networked(args: RunArgs<'_>, options: SessionOptions) -> Result<ExitC
         }
     };
     let frames = (args.seconds * f64::from(args.tick_rate)).ceil() as usize;
+    // What each client had been sent at half-time: the second half of play is its traffic while playing, the
+    // join and its world's first state excluded.
+    let mut halfway = Vec::new();
     for played in 0..frames {
+        if played == frames / 2 {
+            halfway = server.client_stats();
+        }
         for plugin in script.reloads_due(played) {
             match recorded_reload(&tokio, &mut server, server_recording.as_mut(), &plugin) {
                 Ok(said) => println!("{said}"),
@@ -722,7 +730,7 @@ pub fn run_networked(args: RunArgs<'_>, options: SessionOptions) -> Result<ExitC
         play_frame(&mut server, server_recording.as_mut(), &mut clients, &mut problems);
         pace.wait();
     }
-    let summary = compare_worlds(&server, &clients);
+    let summary = compare_worlds(&server, &clients, &halfway);
     recorded_end_play(&tokio, &mut server, server_recording.as_mut(), "the run is over")?;
     for _ in 0..args.tick_rate * 2 {
         if clients.iter().all(|c| matches!(c.state(), ClientState::Ended(_))) {
@@ -789,23 +797,32 @@ pub fn run_networked(args: RunArgs<'_>, options: SessionOptions) -> Result<ExitC
     Ok(ExitCode::from(2))
 }
 
-/// What the server sent a client: the values (sent again ones included) and the UDP bytes, all its messages'
-/// (empty where the transport does not count bytes).
-fn wire_line(server: &GameServer, client: &GameClient) -> String {
+/// What the server sent a client: the values (sent again ones included) and the UDP bytes, all its messages', in
+/// all and since `halfway` (empty where the transport does not count bytes).
+fn wire_line(server: &GameServer, client: &GameClient, halfway: &[ClientStats]) -> String {
     let stats = server.client_stats();
-    let Some(stats) = stats.iter().find(|s| Some(s.client) == client.id()) else { return String::new() };
-    if stats.traffic.bytes_sent == 0 {
+    let find = |stats: &[ClientStats]| stats.iter().find(|s| Some(s.client) == client.id()).cloned();
+    let Some(now) = find(&stats) else { return String::new() };
+    if now.traffic.bytes_sent == 0 {
         return String::new();
     }
-    let per_value = stats.traffic.bytes_sent as f64 / stats.values_sent.max(1) as f64;
-    format!(
-        "; sent {} values in {} UDP bytes ({per_value:.1} bytes per value, everything included)",
-        stats.values_sent, stats.traffic.bytes_sent
-    )
+    let mut line = format!("; sent {} values in {} UDP bytes in all", now.values_sent, now.traffic.bytes_sent);
+    if let Some(then) = find(halfway) {
+        let values = now.values_sent - then.values_sent;
+        let bytes = now.traffic.bytes_sent - then.traffic.bytes_sent;
+        let datagrams = now.traffic.packets_sent - then.traffic.packets_sent;
+        line += &format!(
+            "; in the second half of play {values} values in {bytes} bytes ({:.1} per value) and {datagrams} \
+             datagrams ({:.1} bytes each)",
+            bytes as f64 / values.max(1) as f64,
+            bytes as f64 / datagrams.max(1) as f64
+        );
+    }
+    line
 }
 
 /// One line per client: its actors and replicated values beside the server's, and its own player's role.
-fn compare_worlds(server: &GameServer, clients: &[GameClient]) -> Vec<String> {
+fn compare_worlds(server: &GameServer, clients: &[GameClient], halfway: &[ClientStats]) -> Vec<String> {
     let replicated = |w: &world::World| -> Vec<(world::ActorId, String, String, world::Value)> {
         let mut values = Vec::new();
         for actor in w.actors() {
@@ -842,7 +859,7 @@ fn compare_worlds(server: &GameServer, clients: &[GameClient]) -> Vec<String> {
             values.len(),
             buffered.applied_late,
             buffered.dropped_stale + buffered.dropped_over_cap,
-            wire_line(server, client)
+            wire_line(server, client, halfway)
         ));
     }
     lines
