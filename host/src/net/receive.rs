@@ -318,8 +318,8 @@ impl ClientReplication {
             if old.as_ref() != Some(&new) {
                 notes.push(RepNotify {
                     actor: *actor,
-                    component: component.clone(),
-                    property: property.clone(),
+                    component: component.as_str().into(),
+                    property: property.as_str().into(),
                     old,
                     new,
                 });

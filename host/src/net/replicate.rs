@@ -7,7 +7,9 @@
 //! of values it has not acknowledged, sent again until it does — only the newest value of each property, so a
 //! client may skip intermediate values but always ends with the last.
 
-use std::collections::{btree_map, BTreeMap, HashMap};
+use std::collections::{hash_map, BTreeMap, HashMap};
+
+use rustc_hash::FxHashMap;
 
 use super::protocol::{
     ComponentRef, ExperienceContent, Mutation, PackageOffer, PacketWriter, ServerMessage, Update, MAX_PACKET,
@@ -105,7 +107,7 @@ struct ClientView {
     /// The update that named each property number to this client (by number; 0: not named yet).
     named: Vec<u64>,
     /// Properties whose newest version this client has not acknowledged.
-    pending: BTreeMap<PropKey, Pending>,
+    pending: FxHashMap<PropKey, Pending>,
     /// Mutation packets sent and not yet acknowledged, by packet number (the oldest forgotten past
     /// [`IN_FLIGHT_PACKETS`]): the frame each was sent in, and the version of each value it carried.
     in_flight: BTreeMap<u64, (u64, Vec<(PropKey, u64)>)>,
@@ -131,11 +133,6 @@ impl Pending {
     }
 }
 
-/// The keys of one incarnation's properties, which sort together.
-fn keys_of(incarnation: u64) -> std::ops::Range<PropKey> {
-    PropKey { incarnation, property: 0 }..PropKey { incarnation: incarnation + 1, property: 0 }
-}
-
 impl ClientView {
     /// Frames after which an unacknowledged value is sent again to this client.
     fn resend_after(&self) -> u64 {
@@ -151,11 +148,11 @@ impl ClientView {
         };
     }
 
-    fn forget_incarnation(&mut self, incarnation: u64) {
+    /// Forgets an incarnation, whose properties had these numbers.
+    fn forget_incarnation(&mut self, incarnation: u64, properties: &[u32]) {
         self.introduced.remove(&incarnation);
-        let keys: Vec<PropKey> = self.pending.range(keys_of(incarnation)).map(|(key, _)| *key).collect();
-        for key in keys {
-            self.pending.remove(&key);
+        for property in properties {
+            self.pending.remove(&PropKey { incarnation, property: *property });
         }
     }
 }
@@ -178,7 +175,9 @@ pub struct ServerReplication {
     /// Known actors in the order they were spawned; destroyed ones are swept out once they are half of it.
     order: Vec<ActorId>,
     destroyed_in_order: usize,
-    props: BTreeMap<PropKey, Prop>,
+    props: FxHashMap<PropKey, Prop>,
+    /// The numbers of each incarnation's properties in `props`.
+    properties_of: FxHashMap<u64, Vec<u32>>,
     property_numbers: PropertyNumbers,
     next_version: u64,
     experience: Option<(String, Option<ExperienceContent>)>,
@@ -272,7 +271,7 @@ impl ServerReplication {
             let Some((sent, values)) = view.in_flight.remove(packet) else { continue };
             view.round_trip_measured(sent, self.frame);
             for (key, version) in values {
-                if let btree_map::Entry::Occupied(pending) = view.pending.entry(key) {
+                if let hash_map::Entry::Occupied(pending) = view.pending.entry(key) {
                     if pending.get().version <= version {
                         pending.remove();
                     }
@@ -425,6 +424,7 @@ impl ServerReplication {
             None => {
                 self.next_version += 1;
                 self.props.insert(key, Prop { value, version: self.next_version });
+                self.properties_of.entry(key.incarnation).or_default().push(key.property);
             }
         }
         let version = self.next_version;
@@ -435,12 +435,12 @@ impl ServerReplication {
 
     /// A component clients will hear is gone: its values are neither kept nor sent any more.
     fn drop_incarnation(&mut self, incarnation: u64) {
-        let keys: Vec<PropKey> = self.props.range(keys_of(incarnation)).map(|(key, _)| *key).collect();
-        for key in keys {
-            self.props.remove(&key);
+        let properties = self.properties_of.remove(&incarnation).unwrap_or_default();
+        for property in &properties {
+            self.props.remove(&PropKey { incarnation, property: *property });
         }
         for view in self.clients.values_mut() {
-            view.forget_incarnation(incarnation);
+            view.forget_incarnation(incarnation, &properties);
         }
     }
 
@@ -492,6 +492,8 @@ impl ServerReplication {
         for key in gone {
             view.pending.remove(&key);
         }
+        // In key order: the values of one component together, and the numbers in their headers near each other.
+        due.sort_unstable_by_key(|(key, _, _)| *key);
         // The properties not named to this client yet are named in one update, which their values wait for.
         let mut names = Vec::new();
         for (key, _, _) in &due {

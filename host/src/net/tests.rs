@@ -210,7 +210,7 @@ fn check(seed: u64, server: &Server, clients: &[Client]) -> usize {
         let mut seen: BTreeMap<(ActorId, String), i64> = BTreeMap::new();
         for note in &client.notes {
             let Value::Integer(new) = note.new else { panic!("seed {seed}: {note:?}") };
-            let last = seen.insert((note.actor, note.property.clone()), new);
+            let last = seen.insert((note.actor, note.property.to_string()), new);
             assert!(
                 last.is_none_or(|last| last < new),
                 "seed {seed}: client {index} announced {note:?} after {last:?}"

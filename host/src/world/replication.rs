@@ -110,9 +110,9 @@ pub struct RepNotify {
     /// The actor whose component changed.
     pub actor: ActorId,
     /// The component's class.
-    pub component: String,
+    pub component: CompactString,
     /// The property that changed.
-    pub property: String,
+    pub property: CompactString,
     /// Its value before; `None` when it had none.
     pub old: Option<Value>,
     /// Its value now, as the server sent it.

@@ -284,7 +284,7 @@ fn check(server: &Server, clients: &[Client]) {
         // Each property's announced changes are written values, in the order written, none announced twice.
         let mut next: BTreeMap<(ActorId, &str, &str), usize> = BTreeMap::new();
         for note in &client.notes {
-            let key = (note.actor, note.component.clone(), note.property.clone());
+            let key = (note.actor, note.component.to_string(), note.property.to_string());
             let written = server.written.get(&key).map_or(&[][..], Vec::as_slice);
             let from = next.entry((note.actor, &note.component, &note.property)).or_default();
             let new = encode(&note.new);
