@@ -134,6 +134,10 @@ enum Command {
         /// Players the server takes at most; more are refused, saying the server is full.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         max_players: Option<u64>,
+        /// Bytes of replicated values per second each client is sent at most; past it values wait, the
+        /// client's own player's and the longest waiting first. 0: no limit.
+        #[arg(long, default_value_t = gamefeature_host::net::DEFAULT_CLIENT_RATE)]
+        client_rate: u32,
         /// Ask each client for a join ticket signed with the key in this file (see `gfhost ticket`) rather than a
         /// shared token.
         #[arg(long, conflicts_with_all = ["token", "token_file"])]
@@ -468,6 +472,7 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
             cert,
             key,
             max_players,
+            client_rate,
             ticket_key_file,
             match_id,
             admin,
@@ -493,6 +498,7 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
                 token,
                 certificate,
                 max_players,
+                client_rate: Some(client_rate).filter(|rate| *rate > 0),
                 tickets,
                 admin,
                 fleet: if agones { net::Fleet::Agones } else { net::Fleet::Standalone },

@@ -45,6 +45,8 @@ pub struct ServerArgs<'a> {
     /// The certificate chain and key files to show clients; a self-signed certificate when `None`.
     pub certificate: Option<(PathBuf, PathBuf)>,
     pub max_players: Option<usize>,
+    /// Bytes of replicated values per second each client is sent at most; `None`: no limit.
+    pub client_rate: Option<u32>,
     /// Join tickets clients must present, signed with this key, for this match.
     pub tickets: Option<gamefeature_host::net::TicketPolicy>,
     /// Where to serve `/metrics`, `/healthz` and `/readyz`.
@@ -126,6 +128,7 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
         tickets: args.tickets,
         closed: closed_until_allocated,
         reconnect_grace: None,
+        client_rate: args.client_rate,
     };
     let mut server = GameServer::new(manager, transport, options);
     println!("listening on {addr} (QUIC; tick rate {} Hz)", args.tick_rate);
@@ -661,7 +664,12 @@ pub fn run_networked(args: RunArgs<'_>, options: SessionOptions) -> Result<ExitC
         None => None,
     };
     let transport = recorded_server_transport(Box::new(transport), server_recording.as_ref());
-    let server_options = ServerOptions { tick_rate: args.tick_rate, token: None, ..Default::default() };
+    let server_options = ServerOptions {
+        tick_rate: args.tick_rate,
+        token: None,
+        client_rate: Some(gamefeature_host::net::DEFAULT_CLIENT_RATE),
+        ..Default::default()
+    };
     let mut server = GameServer::new(manager, transport, server_options);
     tokio.block_on(server.load(args.experience))?;
     if let Some(recording) = &mut server_recording {

@@ -34,7 +34,14 @@ pub struct ServerOptions {
     pub closed: bool,
     /// How long a ticketed player's actors wait for it after its connection ends; `None`: [`RECONNECT_GRACE`].
     pub reconnect_grace: Option<Duration>,
+    /// The bytes of replicated values per second each client may be sent at most (Unreal's `MaxClientRate`);
+    /// past it values wait, the client's own player's and the longest waiting first. `None`: no limit.
+    pub client_rate: Option<u32>,
 }
+
+/// The default [`ServerOptions::client_rate`] of `gfhost`'s servers, in bytes per second: Unreal's default
+/// `MaxClientRate`.
+pub const DEFAULT_CLIENT_RATE: u32 = 100_000;
 
 /// How long the actors of a ticketed player whose connection ended wait for it to come back on a new one.
 pub const RECONNECT_GRACE: Duration = Duration::from_secs(30);
@@ -131,9 +138,12 @@ impl GameServer {
             w.start_journal();
             game::declare_replicated_natives(&mut w);
         }
+        let mut replication = ServerReplication::new();
+        let tick_rate = options.tick_rate.max(1);
+        replication.set_client_budget(options.client_rate.map(|rate| (rate / tick_rate) as usize));
         GameServer {
             manager,
-            replication: ServerReplication::new(),
+            replication,
             transport,
             options,
             greeting: Greeting::default(),

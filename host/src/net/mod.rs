@@ -16,14 +16,16 @@ pub mod transport;
 mod value_packet;
 
 pub use game_client::{ClientError, ClientState, GameClient};
-pub use game_server::{ClientStats, GameServer, ServerNote, ServerOptions, TicketPolicy, RECONNECT_GRACE};
+pub use game_server::{
+    ClientStats, GameServer, ServerNote, ServerOptions, TicketPolicy, DEFAULT_CLIENT_RATE, RECONNECT_GRACE,
+};
 pub use receive::{
     BufferStats, ClientReplication, ReplicationError, SessionEvent, MAX_BUFFERED, MAX_BUFFERED_PER_COMPONENT,
     MAX_PROPERTY_NAMES,
 };
 pub use replicate::{
-    replicated_state, Outgoing, ReplicatedState, ServerReplication, IN_FLIGHT_PACKETS, RESEND_AFTER_FRAMES,
-    RESEND_AFTER_FRAMES_MAX,
+    replicated_state, Outgoing, ReplicatedState, ServerReplication, IN_FLIGHT_PACKETS, OWN_VALUE_WEIGHT,
+    RESEND_AFTER_FRAMES, RESEND_AFTER_FRAMES_MAX,
 };
 
 #[cfg(test)]

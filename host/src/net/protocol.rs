@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use super::value_packet::{Mutation, PacketWriter, ValuePacket};
+pub use super::value_packet::{value_size, Mutation, PacketWriter, ValuePacket};
 use crate::world::{ActorId, ClientId};
 
 /// Bumped whenever a message changes shape; a client and server must agree on it.

@@ -12,7 +12,8 @@ use std::collections::{hash_map, BTreeMap, HashMap};
 use rustc_hash::FxHashMap;
 
 use super::protocol::{
-    ComponentRef, ExperienceContent, Mutation, PackageOffer, PacketWriter, ServerMessage, Update, MAX_PACKET,
+    value_size, ComponentRef, ExperienceContent, Mutation, PackageOffer, PacketWriter, ServerMessage, Update,
+    MAX_PACKET,
 };
 use crate::world::{ActorId, ClientId, Component, PlayerOwner, Touched, Value, World};
 
@@ -23,6 +24,10 @@ pub const RESEND_AFTER_FRAMES: u64 = 4;
 
 /// The longest a value waits before it is sent again, in frames, however slow the client's acknowledgements.
 pub const RESEND_AFTER_FRAMES_MAX: u64 = 64;
+
+/// How much more a value of the client's own player's actors counts than another's while they wait for a
+/// client's bandwidth (see [`ServerReplication::set_client_budget`]).
+pub const OWN_VALUE_WEIGHT: u64 = 4;
 
 /// Mutation packets remembered per client while their acknowledgement may still come; an older packet's values
 /// are sent again anyway if still unacknowledged. Also the most packets one acknowledgement may name.
@@ -123,13 +128,26 @@ struct ClientView {
 struct Pending {
     /// The newest version: the one to be acknowledged.
     version: u64,
+    /// The frame the client's copy fell behind: the first change it has not acknowledged.
+    behind_since: u64,
     /// The version last sent, and the frame it was sent in; `None`: not sent yet.
     sent: Option<(u64, u64)>,
 }
 
 impl Pending {
-    fn new(version: u64) -> Self {
-        Pending { version, sent: None }
+    fn new(version: u64, frame: u64) -> Self {
+        Pending { version, behind_since: frame, sent: None }
+    }
+
+    /// The frame from which the value has waited for this client, if it is due: since the client fell behind
+    /// or was last sent it (a value that changes every frame waits from its last sending, so it too comes to
+    /// the front), or since its last sending went unacknowledged too long.
+    fn due_since(&self, frame: u64, resend_after: u64) -> Option<u64> {
+        match self.sent {
+            None => Some(self.behind_since),
+            Some((version, at)) if version < self.version => Some(at.max(self.behind_since)),
+            Some((_, at)) => Some(at + resend_after).filter(|due| *due <= frame),
+        }
     }
 }
 
@@ -182,6 +200,10 @@ pub struct ServerReplication {
     next_version: u64,
     experience: Option<(String, Option<ExperienceContent>)>,
     clients: BTreeMap<ClientId, ClientView>,
+    /// The actor of each incarnation in `props`, whose player's client sees its values first.
+    incarnation_actors: FxHashMap<u64, ActorId>,
+    /// The bytes of values each client may be sent per frame; `None`: no limit.
+    client_budget: Option<usize>,
     frame: u64,
 }
 
@@ -240,7 +262,8 @@ impl ServerReplication {
             };
             Self::send_update(&mut view, client, spawn, &mut out);
         }
-        view.pending.extend(self.props.iter().map(|(key, prop)| (*key, Pending::new(prop.version))));
+        let frame = self.frame;
+        view.pending.extend(self.props.iter().map(|(key, prop)| (*key, Pending::new(prop.version, frame))));
         self.clients.insert(client, view);
         out
     }
@@ -292,6 +315,13 @@ impl ServerReplication {
         self.clients.get(&client).map(|view| view.values_sent)
     }
 
+    /// Limits the bytes of values sent to each client per frame (`None`: no limit), so a client is sent what its
+    /// link carries: past the budget, values wait for later frames, those of its own player's actors and those
+    /// waiting longest first (see [`OWN_VALUE_WEIGHT`]). Updates (spawns, components) are not counted.
+    pub fn set_client_budget(&mut self, bytes_per_frame: Option<usize>) {
+        self.client_budget = bytes_per_frame;
+    }
+
     /// Whether every client has acknowledged every value (nothing left to send).
     pub fn is_settled(&self) -> bool {
         self.clients.values().all(|view| view.pending.is_empty())
@@ -326,7 +356,7 @@ impl ServerReplication {
             (Some(found), false) => {
                 let mut components = Vec::new();
                 for component in found.components.iter().filter(|c| c.replicated) {
-                    components.push(self.adopt_component(world, component));
+                    components.push(self.adopt_component(world, actor, component));
                 }
                 let player = match found.player {
                     Some(PlayerOwner::Remote(client)) => Some(client),
@@ -380,7 +410,7 @@ impl ServerReplication {
         }
         let known = &self.known[&actor];
         if let Some(component) = now.filter(|c| !known.components.iter().any(|k| k.incarnation == c.serial)) {
-            let component = self.adopt_component(world, component);
+            let component = self.adopt_component(world, actor, component);
             self.known.get_mut(&actor).expect("known").components.push(component.clone());
             updates.push(Update::AddComponent { actor, component });
         }
@@ -401,8 +431,9 @@ impl ServerReplication {
     }
 
     /// A component clients are to receive (its serial is its incarnation), with its replicated values queued.
-    fn adopt_component(&mut self, world: &World, component: &Component) -> ComponentRef {
+    fn adopt_component(&mut self, world: &World, actor: ActorId, component: &Component) -> ComponentRef {
         let incarnation = component.serial;
+        self.incarnation_actors.insert(incarnation, actor);
         for (property, value) in &component.properties {
             if world.replicated_classes().replicates(&component.class, property) {
                 let key = PropKey { incarnation, property: self.property_numbers.number(property) };
@@ -427,14 +458,18 @@ impl ServerReplication {
                 self.properties_of.entry(key.incarnation).or_default().push(key.property);
             }
         }
-        let version = self.next_version;
+        let (version, frame) = (self.next_version, self.frame);
         for view in self.clients.values_mut() {
-            view.pending.entry(key).and_modify(|pending| pending.version = version).or_insert(Pending::new(version));
+            view.pending
+                .entry(key)
+                .and_modify(|pending| pending.version = version)
+                .or_insert(Pending::new(version, frame));
         }
     }
 
     /// A component clients will hear is gone: its values are neither kept nor sent any more.
     fn drop_incarnation(&mut self, incarnation: u64) {
+        self.incarnation_actors.remove(&incarnation);
         let properties = self.properties_of.remove(&incarnation).unwrap_or_default();
         for property in &properties {
             self.props.remove(&PropKey { incarnation, property: *property });
@@ -475,28 +510,32 @@ impl ServerReplication {
         let resend_after = view.resend_after();
         let mut due = Vec::new();
         let mut gone = Vec::new();
-        for (key, pending) in view.pending.iter_mut() {
+        for (key, pending) in view.pending.iter() {
             let (true, Some(after)) = (self.props.contains_key(key), view.introduced.get(&key.incarnation)) else {
                 gone.push(*key);
                 continue;
             };
-            let send = match pending.sent {
-                None => true,
-                Some((version, at)) => version < pending.version || frame >= at + resend_after,
-            };
-            if send {
-                pending.sent = Some((pending.version, frame));
-                due.push((*key, pending.version, *after));
+            if let Some(since) = pending.due_since(frame, resend_after) {
+                due.push(Due { key: *key, version: pending.version, after: *after, since });
             }
         }
         for key in gone {
             view.pending.remove(&key);
         }
+        if let Some(budget) = self.client_budget {
+            due = self.within_budget(client, due, budget);
+        }
+        let view = self.clients.get_mut(&client).expect("listed client");
+        for due in &due {
+            if let Some(pending) = view.pending.get_mut(&due.key) {
+                pending.sent = Some((due.version, frame));
+            }
+        }
         // In key order: the values of one component together, and the numbers in their headers near each other.
-        due.sort_unstable_by_key(|(key, _, _)| *key);
+        due.sort_unstable_by_key(|due| due.key);
         // The properties not named to this client yet are named in one update, which their values wait for.
         let mut names = Vec::new();
-        for (key, _, _) in &due {
+        for Due { key, .. } in &due {
             let number = key.property as usize;
             if view.named.len() <= number {
                 view.named.resize(number + 1, 0);
@@ -514,7 +553,7 @@ impl ServerReplication {
         }
         let mut writer = PacketWriter::new();
         let mut carried: Vec<(PropKey, u64)> = Vec::new();
-        for (key, version, introduced) in due {
+        for Due { key, version, after: introduced, .. } in due {
             let mutation = Mutation {
                 incarnation: key.incarnation,
                 after: introduced.max(view.named[key.property as usize]),
@@ -530,6 +569,37 @@ impl ServerReplication {
         if !writer.is_empty() {
             Self::send_packet(view, frame, client, &mut writer, carried, out);
         }
+    }
+
+    /// The values due to a client that its budget of bytes this frame carries: those that have waited longest,
+    /// a wait counting [`OWN_VALUE_WEIGHT`] times more for the values of the client's own player's actors (so they
+    /// go first, and no value waits forever behind newer ones). At least a packet's worth goes, whatever the
+    /// budget, so every client makes progress.
+    fn within_budget(&self, client: ClientId, due: Vec<Due>, budget: usize) -> Vec<Due> {
+        let frame = self.frame;
+        let weight = |due: &Due| {
+            let own = self
+                .incarnation_actors
+                .get(&due.key.incarnation)
+                .and_then(|actor| self.known.get(actor))
+                .is_some_and(|known| known.player == Some(client));
+            let waited = frame.saturating_sub(due.since) + 1;
+            waited.saturating_mul(if own { OWN_VALUE_WEIGHT } else { 1 })
+        };
+        let mut weighed: Vec<(u64, Due)> = due.into_iter().map(|due| (weight(&due), due)).collect();
+        weighed.sort_unstable_by(|(a, due_a), (b, due_b)| b.cmp(a).then(due_a.key.cmp(&due_b.key)));
+        let budget = budget.max(MAX_PACKET);
+        let mut spent = 0;
+        let mut chosen = Vec::new();
+        for (_, due) in weighed {
+            // The value's own bytes and, at most, a header of its own.
+            spent += value_size(due.key.property, self.props[&due.key].value.as_ref()) + 3;
+            if spent > budget && !chosen.is_empty() {
+                break;
+            }
+            chosen.push(due);
+        }
+        chosen
     }
 
     fn send_packet(
@@ -550,6 +620,17 @@ impl ServerReplication {
         let message = ServerMessage::Mutations { packet, values: writer.take() };
         out.push(Outgoing { client, reliable: false, message });
     }
+}
+
+/// A value due to a client this frame.
+#[derive(Debug, Clone, Copy)]
+struct Due {
+    key: PropKey,
+    version: u64,
+    /// The update the client must have applied first: the one that introduced the component.
+    after: u64,
+    /// The frame it has been due since.
+    since: u64,
 }
 
 /// The bytes of a mutation message around its values at most: the message's tag and the packet's number.

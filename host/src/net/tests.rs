@@ -440,3 +440,62 @@ fn a_client_slow_to_acknowledge_is_sent_each_change_about_once() {
     // each later one once. Every 4 frames throughout, it would be 12.
     assert_eq!(replication.values_sent(client), Some(3 + 3));
 }
+
+/// Past a client's budget of bytes per frame, values wait: each frame's values fit the budget, the client's own
+/// player's values go every frame they change, no other value waits forever behind newer ones, and once the
+/// writes stop the client catches up.
+#[test]
+fn a_client_budget_sends_its_own_players_values_first_and_starves_nothing() {
+    use std::collections::BTreeSet;
+    const BUDGET: usize = 1_100;
+    let mut world = world(NetMode::DedicatedServer);
+    world.start_journal();
+    let _health = world.add_component_request(OwnerId::HOST, "Pawn", "Health", RequestFlags::default()).unwrap();
+    let crowd: Vec<ActorId> = (0..600).map(|_| world.spawn("Pawn").unwrap()).collect();
+    let client = ClientId(1);
+    let own = world.spawn("Pawn").unwrap();
+    world.actor_mut(own).unwrap().player = Some(crate::world::PlayerOwner::Remote(client));
+    let incarnation = |world: &World, actor| world.actor(actor).unwrap().component("Health").unwrap().serial;
+    let own_incarnation = incarnation(&world, own);
+    let mut replication = ServerReplication::new();
+    replication.set_client_budget(Some(BUDGET));
+    replication.join(client);
+    let mut reached = BTreeSet::new();
+    for frame in 0..60 {
+        // Every pawn's health changes every frame: far more than the budget carries.
+        for actor in crowd.iter().chain([&own]) {
+            world.set_property(*actor, "Health", "hp", Value::Integer(frame)).unwrap();
+        }
+        let mut bytes = 0;
+        let mut packets = Vec::new();
+        let mut own_sent = false;
+        for out in replication.collect(&mut world) {
+            if let ServerMessage::Mutations { packet, values } = out.message {
+                bytes += encode(&ServerMessage::Mutations { packet, values: values.clone() }).len();
+                packets.push(packet);
+                for mutation in values.into_mutations() {
+                    own_sent |= mutation.incarnation == own_incarnation;
+                    reached.insert(mutation.incarnation);
+                }
+            }
+        }
+        assert!(bytes <= BUDGET + 2 * 11, "frame {frame}: {bytes} bytes of values past a budget of {BUDGET}");
+        assert!(own_sent, "frame {frame}: the client's own pawn's new value waited");
+        replication.acknowledge(client, &packets);
+    }
+    let everyone: BTreeSet<u64> = crowd.iter().map(|actor| incarnation(&world, *actor)).collect();
+    assert!(everyone.is_subset(&reached), "{} of the crowd's values never sent", everyone.difference(&reached).count());
+    // The writes stop: the client catches up, a budget at a time.
+    for _ in 0..60 {
+        let packets: Vec<u64> = replication
+            .collect(&mut world)
+            .into_iter()
+            .filter_map(|out| match out.message {
+                ServerMessage::Mutations { packet, .. } => Some(packet),
+                _ => None,
+            })
+            .collect();
+        replication.acknowledge(client, &packets);
+    }
+    assert_eq!(replication.backlog(client), Some(0));
+}

@@ -113,6 +113,19 @@ fn zigzag_len(value: i64) -> usize {
     varint_len(((value << 1) ^ (value >> 63)) as u64)
 }
 
+/// The bytes a property's value takes in a packet, without the header it shares with the other values of its
+/// component (`None`: removed).
+pub fn value_size(property: u32, value: Option<&Value>) -> usize {
+    let value = match value {
+        None => 1,
+        Some(Value::Boolean(_)) => 2,
+        Some(Value::Integer(i)) => 1 + zigzag_len(*i),
+        Some(Value::Float(_)) => 9,
+        Some(Value::Text(t)) => 1 + varint_len(t.len() as u64) + t.len(),
+    };
+    varint_len(u64::from(property)) + value
+}
+
 impl ValuePacket {
     /// The values, with every number whole again, in the order written.
     pub fn into_mutations(self) -> Vec<Mutation> {
@@ -183,14 +196,7 @@ impl PacketWriter {
         } else {
             0
         };
-        let value = match &mutation.value {
-            None => 1,
-            Some(Value::Boolean(_)) => 2,
-            Some(Value::Integer(i)) => 1 + zigzag_len(*i),
-            Some(Value::Float(_)) => 9,
-            Some(Value::Text(t)) => 1 + varint_len(t.len() as u64) + t.len(),
-        };
-        header + varint_len(u64::from(mutation.property)) + value
+        header + value_size(mutation.property, mutation.value.as_ref())
     }
 
     /// Adds a value.
