@@ -383,14 +383,14 @@ impl GameServer {
                 for actor in [player.controller, player.player_state, player.pawn] {
                     self.replication.hand_over(actor, client);
                 }
-                let snapshot = self.replication.join(client);
+                let snapshot = self.replication.join(client, &world::lock(self.manager.world()));
                 self.send(snapshot);
                 self.players.insert(client, player);
                 notes.push(ServerNote::Joined(client));
                 return;
             }
         }
-        let snapshot = self.replication.join(client);
+        let snapshot = self.replication.join(client, &world::lock(self.manager.world()));
         self.send(snapshot);
         let pawn_class = self.manager.pawn_class();
         let spawned = self.manager.with_world(|w| game::spawn_player_for(w, &pawn_class, PlayerOwner::Remote(client)));

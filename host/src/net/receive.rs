@@ -180,6 +180,8 @@ impl ClientReplication {
             Update::PropertyNames { .. } => unreachable!("named in apply_update"),
             Update::Spawn { actor, class, receiver, player, components } => {
                 let role = if player == Some(self.me) { NetRole::AutonomousProxy } else { NetRole::SimulatedProxy };
+                // Destroyed here when it stopped being relevant, and relevant again before its copy was gone.
+                world.finish_ending(actor);
                 world.spawn_replica(actor, &class, role, player.map(PlayerOwner::Remote))?;
                 for component in components {
                     self.attach(world, actor, component)?;

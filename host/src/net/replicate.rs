@@ -9,7 +9,7 @@
 
 use std::collections::{hash_map, BTreeMap, HashMap};
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::protocol::{
     value_size, ComponentRef, ExperienceContent, Mutation, PackageOffer, PacketWriter, ServerMessage, Update,
@@ -107,6 +107,8 @@ struct KnownActor {
 struct ClientView {
     /// The number of the last update sent.
     seq: u64,
+    /// The actors this client has: those relevant to it (see [`crate::world::Relevancy`]).
+    actors: FxHashSet<ActorId>,
     /// The update that introduced each live component incarnation to this client.
     introduced: HashMap<u64, u64>,
     /// The update that named each property number to this client (by number; 0: not named yet).
@@ -204,6 +206,8 @@ pub struct ServerReplication {
     incarnation_actors: FxHashMap<u64, ActorId>,
     /// The bytes of values each client may be sent per frame; `None`: no limit.
     client_budget: Option<usize>,
+    /// Actors whose relevancy to each client is looked at again at the end of the frame.
+    reconsider: FxHashSet<ActorId>,
     frame: u64,
 }
 
@@ -235,37 +239,68 @@ impl ServerReplication {
     }
 
     /// An actor changed hands (a player reconnecting on a new connection): clients joining from now on receive
-    /// it as `client`'s. (Clients already playing see it as another's either way.)
+    /// it as `client`'s. (Clients already playing see it as another's either way.) Which clients have it is
+    /// looked at again in the next frame, as its owner decides that too.
     pub fn hand_over(&mut self, actor: ActorId, client: ClientId) {
         if let Some(known) = self.known.get_mut(&actor) {
             known.player = Some(client);
+            self.reconsider.insert(actor);
         }
     }
 
-    /// A client joins: the messages that tell it everything it must know (the experience, every actor with its
-    /// components); every replicated value is queued for it.
-    pub fn join(&mut self, client: ClientId) -> Vec<Outgoing> {
+    /// A client joins: the messages that tell it everything it must know (the experience, every actor relevant
+    /// to it with its components); each of their replicated values is queued for it.
+    pub fn join(&mut self, client: ClientId, world: &World) -> Vec<Outgoing> {
         let mut view = ClientView::default();
         let mut out = Vec::new();
         if let Some((name, content)) = &self.experience {
             let update = Update::Experience { name: name.clone(), content: content.clone() };
             Self::send_update(&mut view, client, update, &mut out);
         }
-        for actor in self.order.iter().filter(|a| self.known.contains_key(a)) {
-            let known = &self.known[actor];
-            let spawn = Update::Spawn {
-                actor: *actor,
-                class: known.class.clone(),
-                receiver: known.receiver,
-                player: known.player,
-                components: known.components.clone(),
-            };
-            Self::send_update(&mut view, client, spawn, &mut out);
+        self.clients.insert(client, view);
+        let actors: Vec<ActorId> = self.order.iter().filter(|a| self.known.contains_key(a)).copied().collect();
+        for actor in actors {
+            if world.is_relevant_to(actor, client) {
+                self.spawn_on(client, actor, &mut out);
+            }
+        }
+        out
+    }
+
+    /// Spawns a known actor on one client, with its components, and queues its values for it.
+    fn spawn_on(&mut self, client: ClientId, actor: ActorId, out: &mut Vec<Outgoing>) {
+        let (Some(known), Some(view)) = (self.known.get(&actor), self.clients.get_mut(&client)) else { return };
+        if !view.actors.insert(actor) {
+            return;
         }
         let frame = self.frame;
-        view.pending.extend(self.props.iter().map(|(key, prop)| (*key, Pending::new(prop.version, frame))));
-        self.clients.insert(client, view);
-        out
+        for component in &known.components {
+            for property in self.properties_of.get(&component.incarnation).into_iter().flatten() {
+                let key = PropKey { incarnation: component.incarnation, property: *property };
+                view.pending.insert(key, Pending::new(self.props[&key].version, frame));
+            }
+        }
+        let spawn = Update::Spawn {
+            actor,
+            class: known.class.clone(),
+            receiver: known.receiver,
+            player: known.player,
+            components: known.components.clone(),
+        };
+        Self::send_update(view, client, spawn, out);
+    }
+
+    /// Destroys an actor's copy on one client, which stops hearing of it.
+    fn destroy_on(&mut self, client: ClientId, actor: ActorId, out: &mut Vec<Outgoing>) {
+        let Some(view) = self.clients.get_mut(&client) else { return };
+        if !view.actors.remove(&actor) {
+            return;
+        }
+        for component in self.known.get(&actor).map(|known| known.components.as_slice()).unwrap_or_default() {
+            let properties = self.properties_of.get(&component.incarnation).map(Vec::as_slice).unwrap_or_default();
+            view.forget_incarnation(component.incarnation, properties);
+        }
+        Self::send_update(view, client, Update::Destroy { actor }, out);
     }
 
     /// A client left: nothing more is sent to it.
@@ -332,17 +367,23 @@ impl ServerReplication {
     pub fn collect(&mut self, world: &mut World) -> Vec<Outgoing> {
         self.frame += 1;
         let mut updates = Vec::new();
+        let mut groups_changed = Vec::new();
         for touched in world.take_journal() {
             match touched {
                 Touched::Actor(actor) => self.look_at_actor(world, actor, &mut updates),
                 Touched::Component(actor, class) => self.look_at_component(world, actor, &class, &mut updates),
                 Touched::Property(actor, class, property) => self.look_at_property(world, actor, &class, &property),
+                Touched::Relevancy(actor) => {
+                    self.reconsider.insert(actor);
+                }
+                Touched::ClientGroups(client) => groups_changed.push(client),
             }
         }
         let mut out = Vec::new();
         for update in updates {
-            self.broadcast(update, &mut out);
+            self.send_actor_update(world, update, &mut out);
         }
+        self.reconsider_relevancy(world, &groups_changed, &mut out);
         let clients: Vec<ClientId> = self.clients.keys().copied().collect();
         for client in clients {
             self.mutations_for(client, &mut out);
@@ -476,6 +517,61 @@ impl ServerReplication {
         }
         for view in self.clients.values_mut() {
             view.forget_incarnation(incarnation, &properties);
+        }
+    }
+
+    /// Sends an update about an actor to the clients that have it: a spawn to those it is relevant to.
+    fn send_actor_update(&mut self, world: &World, update: Update, out: &mut Vec<Outgoing>) {
+        match &update {
+            Update::Spawn { actor, .. } => {
+                let clients: Vec<ClientId> = self.clients.keys().copied().collect();
+                for client in clients {
+                    if world.is_relevant_to(*actor, client) {
+                        self.clients.get_mut(&client).expect("listed").actors.insert(*actor);
+                        Self::send_update(self.clients.get_mut(&client).expect("listed"), client, update.clone(), out);
+                    }
+                }
+            }
+            Update::Destroy { actor } | Update::AddComponent { actor, .. } | Update::RemoveComponent { actor, .. } => {
+                let destroyed = matches!(update, Update::Destroy { .. });
+                for (client, view) in self.clients.iter_mut() {
+                    let has = if destroyed { view.actors.remove(actor) } else { view.actors.contains(actor) };
+                    if has {
+                        Self::send_update(view, *client, update.clone(), out);
+                    }
+                }
+            }
+            _ => self.broadcast(update, out),
+        }
+    }
+
+    /// Spawns on each client the actors that became relevant to it, and destroys there those that stopped
+    /// being: the actors whose relevancy or owner changed, and every actor for clients whose groups changed.
+    fn reconsider_relevancy(&mut self, world: &World, groups_changed: &[ClientId], out: &mut Vec<Outgoing>) {
+        let actors: Vec<ActorId> = std::mem::take(&mut self.reconsider).into_iter().collect();
+        let clients: Vec<ClientId> = self.clients.keys().copied().collect();
+        let mut pairs: Vec<(ClientId, ActorId)> = Vec::new();
+        for actor in actors.iter().filter(|actor| self.known.contains_key(actor)) {
+            pairs.extend(clients.iter().map(|client| (*client, *actor)));
+        }
+        for client in groups_changed.iter().filter(|client| self.clients.contains_key(client)) {
+            let known = self.order.iter().filter(|actor| self.known.contains_key(actor));
+            pairs.extend(known.map(|actor| (*client, *actor)));
+        }
+        if pairs.is_empty() {
+            return;
+        }
+        // In spawn order, so a client hears of actors in the order they came.
+        let position: FxHashMap<ActorId, usize> = self.order.iter().enumerate().map(|(i, a)| (*a, i)).collect();
+        pairs.sort_unstable_by_key(|(client, actor)| (*client, position.get(actor).copied()));
+        pairs.dedup();
+        for (client, actor) in pairs {
+            let has = self.clients[&client].actors.contains(&actor);
+            match (world.is_relevant_to(actor, client), has) {
+                (true, false) => self.spawn_on(client, actor, out),
+                (false, true) => self.destroy_on(client, actor, out),
+                _ => {}
+            }
         }
     }
 

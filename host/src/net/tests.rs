@@ -14,7 +14,7 @@ use super::transport::{Channel, ClientEvent, ClientTransport, ServerEvent, Serve
 use super::{replicated_state, ClientReplication, ServerReplication};
 use crate::world::component_manager::{OwnerId, RequestFlags, RequestHandle};
 use crate::world::RepNotify;
-use crate::world::{ActorId, ClientId, NetMode, NetRole, Value, World};
+use crate::world::{ActorId, ClientId, NetMode, NetRole, Relevancy, Value, World};
 
 const FRAME: Duration = Duration::from_millis(33);
 
@@ -40,7 +40,7 @@ impl Server {
                 ServerEvent::Connected(client) => {
                     let welcome = ServerMessage::Welcome { client, tick_rate: 30 };
                     self.transport.send(client, Channel::Reliable, encode(&welcome));
-                    let joined = self.replication.join(client);
+                    let joined = self.replication.join(client, &self.world);
                     self.send(joined);
                 }
                 ServerEvent::Received(client, frame) => match decode::<ClientMessage>(&frame) {
@@ -90,6 +90,10 @@ impl Client {
             match decode::<ServerMessage>(&frame).unwrap() {
                 ServerMessage::Welcome { client, .. } => self.replication = Some(ClientReplication::new(client)),
                 ServerMessage::Update { seq, update } => {
+                    // A replica destroyed (no longer relevant) is watched afresh if it comes back.
+                    if let super::protocol::Update::Destroy { actor } = &update {
+                        self.watched.remove(actor);
+                    }
                     let replication = self.replication.as_mut().expect("welcomed before any update");
                     replication.apply_update(&mut self.world, seq, update, &mut self.notes).unwrap();
                 }
@@ -121,7 +125,10 @@ impl Client {
         // is kept.
         for work in self.world.take_work() {
             if let crate::world::component_manager::Work::PropertyChanged { actor, change, .. } = work {
-                self.watched.get_mut(&actor).expect("watched").1.push((change.old, change.new));
+                // A replica destroyed this frame (no longer relevant) is no longer watched.
+                if let Some((_, heard)) = self.watched.get_mut(&actor) {
+                    heard.push((change.old, change.new));
+                }
             }
         }
     }
@@ -142,6 +149,22 @@ fn change_at_random(rng: &mut ChaCha8Rng, world: &mut World, request: &mut Optio
         }
         25..35 if !pawns.is_empty() => {
             world.destroy(pawns[rng.random_range(0..pawns.len())]).unwrap();
+        }
+        // Relevancy: a pawn for every client, for nobody (it has no owner), or for the clients in group `a`;
+        // a client put in group `a` or taken out.
+        42..47 if !pawns.is_empty() => {
+            let pawn = pawns[rng.random_range(0..pawns.len())];
+            let relevancy = match rng.random_range(0..3) {
+                0 => Relevancy::Always,
+                1 => Relevancy::OwnerOnly,
+                _ => Relevancy::Groups(crate::world::check_groups(["a"]).unwrap()),
+            };
+            world.set_relevancy(pawn, relevancy).unwrap();
+        }
+        47..49 => {
+            let groups =
+                if rng.random_bool(0.5) { crate::world::check_groups(["a"]).unwrap() } else { Default::default() };
+            world.set_client_groups(ClientId(rng.random_range(1..=3)), groups);
         }
         35..42 => match request.take() {
             Some(handle) => world.release_component_request(handle),
@@ -202,15 +225,24 @@ fn play(seed: u64, conditions: Conditions) -> (Server, Vec<Client>) {
 fn check(seed: u64, server: &Server, clients: &[Client]) -> usize {
     let mut deferred = 0;
     assert!(server.replication.is_settled(), "seed {seed}: values never acknowledged");
-    let expected = replicated_state(&server.world);
+    let everything = replicated_state(&server.world);
     for (index, client) in clients.iter().enumerate() {
+        // What is relevant to the client, of the server's.
+        let me = client.replication.as_ref().expect("welcomed").me();
+        let mut expected = everything.clone();
+        expected.retain(|actor, _| server.world.is_relevant_to(*actor, me));
         assert_eq!(replicated_state(&client.world), expected, "seed {seed}: client {index} differs from the server");
         // Each property's changes, as announced: strictly increasing values (they were written so), so none
-        // twice and none out of order.
+        // twice and none out of order. A copy spawned again (relevant again) starts from no value, and hears its
+        // current one as new, as Unreal's re-opened actor channels do.
         let mut seen: BTreeMap<(ActorId, String), i64> = BTreeMap::new();
         for note in &client.notes {
             let Value::Integer(new) = note.new else { panic!("seed {seed}: {note:?}") };
-            let last = seen.insert((note.actor, note.property.to_string()), new);
+            let key = (note.actor, note.property.to_string());
+            if note.old.is_none() {
+                seen.remove(&key);
+            }
+            let last = seen.insert(key, new);
             assert!(
                 last.is_none_or(|last| last < new),
                 "seed {seed}: client {index} announced {note:?} after {last:?}"
@@ -255,13 +287,18 @@ fn a_thousand_seeds_of_loss_duplication_and_reordering_converge_with_ordered_rep
         loss: 0.2,
         duplication: 0.1,
     };
-    let (mut overtaken, mut deferred) = (0, 0);
+    let (mut overtaken, mut deferred, mut kept_from) = (0, 0, 0);
     for seed in 0..1000 {
         let (server, clients) = play(seed, conditions);
         deferred += check(seed, &server, &clients);
+        for client in &clients {
+            let me = client.replication.as_ref().unwrap().me();
+            kept_from += server.world.actors().filter(|a| !server.world.is_relevant_to(a.id, me)).count();
+        }
         overtaken += clients.iter().map(|c| c.replication.as_ref().unwrap().stats().applied_late).sum::<u64>();
     }
     assert!(overtaken > 0, "values overtook their components in some seed, and were applied when it arrived");
+    assert!(kept_from > 0, "some clients ended without actors not relevant to them");
     assert!(deferred > 0, "watches set up before their lazy component existed heard it arrive");
 }
 
@@ -416,7 +453,7 @@ fn a_client_slow_to_acknowledge_is_sent_each_change_about_once() {
     let pawn = world.spawn("Pawn").unwrap();
     let mut replication = ServerReplication::new();
     let client = ClientId(1);
-    replication.join(client);
+    replication.join(client, &world);
     let mut acknowledgements: VecDeque<(u64, Vec<u64>)> = VecDeque::new();
     for frame in 0..200u64 {
         // A change every 50 frames: 4 in all.
@@ -459,7 +496,7 @@ fn a_client_budget_sends_its_own_players_values_first_and_starves_nothing() {
     let own_incarnation = incarnation(&world, own);
     let mut replication = ServerReplication::new();
     replication.set_client_budget(Some(BUDGET));
-    replication.join(client);
+    replication.join(client, &world);
     let mut reached = BTreeSet::new();
     for frame in 0..60 {
         // Every pawn's health changes every frame: far more than the budget carries.
@@ -498,4 +535,62 @@ fn a_client_budget_sends_its_own_players_values_first_and_starves_nothing() {
         replication.acknowledge(client, &packets);
     }
     assert_eq!(replication.backlog(client), Some(0));
+}
+
+/// An actor goes to the clients its relevancy names, always to its owner's; when its relevancy or a client's
+/// groups change, it is spawned where it became relevant, with its current values, and destroyed where it
+/// stopped being.
+#[test]
+fn relevancy_decides_which_clients_have_an_actor_and_changes_spawn_and_destroy_copies() {
+    use crate::world::{check_groups, PlayerOwner};
+    let network = MemoryNetwork::new(3, Conditions::PERFECT);
+    let mut server_world = world(NetMode::DedicatedServer);
+    server_world.start_journal();
+    let mut server = Server { world: server_world, replication: ServerReplication::new(), transport: network.server() };
+    let mut clients = [Client::new(&network), Client::new(&network)];
+    let mut play = |server: &mut Server, clients: &mut [Client; 2]| {
+        for _ in 0..5 {
+            server.frame();
+            clients.iter_mut().for_each(Client::frame);
+        }
+    };
+    play(&mut server, &mut clients);
+    let ids: Vec<ClientId> = clients.iter().map(|c| c.replication.as_ref().unwrap().me()).collect();
+    let (first, second) = (ids[0], ids[1]);
+    let _health = server.world.add_component_request(OwnerId::HOST, "Pawn", "Health", RequestFlags::default());
+    let [everyone, owned, red] = [0, 1, 2].map(|_| server.world.spawn("Pawn").unwrap());
+    server.world.actor_mut(owned).unwrap().player = Some(PlayerOwner::Remote(first));
+    server.world.set_relevancy(owned, Relevancy::OwnerOnly).unwrap();
+    server.world.set_relevancy(red, Relevancy::Groups(check_groups(["red"]).unwrap())).unwrap();
+    server.world.set_client_groups(second, check_groups(["red", "lobby"]).unwrap());
+    for (hp, actor) in [everyone, owned, red].into_iter().enumerate() {
+        server.world.set_property(actor, "Health", "hp", Value::Integer(hp as i64)).unwrap();
+    }
+    play(&mut server, &mut clients);
+    let has = |client: &Client, actor| client.world.actor(actor).is_ok();
+    assert!(has(&clients[0], everyone) && has(&clients[0], owned) && !has(&clients[0], red));
+    assert!(has(&clients[1], everyone) && !has(&clients[1], owned) && has(&clients[1], red));
+    assert_eq!(clients[1].world.property(red, "Health", "hp").unwrap(), Some(&Value::Integer(2)));
+    // Changed while only the second client has it: the first gets it, with the value of now, when it becomes
+    // relevant to it.
+    server.world.set_property(red, "Health", "hp", Value::Integer(20)).unwrap();
+    play(&mut server, &mut clients);
+    server.world.set_relevancy(red, Relevancy::Always).unwrap();
+    // The owner keeps its own actor whatever its relevancy says; the second client is in `red`.
+    server.world.set_relevancy(owned, Relevancy::Groups(check_groups(["red"]).unwrap())).unwrap();
+    play(&mut server, &mut clients);
+    assert_eq!(clients[0].world.property(red, "Health", "hp").unwrap(), Some(&Value::Integer(20)));
+    assert!(has(&clients[0], owned) && has(&clients[1], owned));
+    // Out of every group, the second client's copy of the owned pawn is destroyed; back in, it comes back.
+    server.world.set_client_groups(second, Default::default());
+    play(&mut server, &mut clients);
+    assert!(!has(&clients[1], owned) && has(&clients[0], owned));
+    server.world.set_property(owned, "Health", "hp", Value::Integer(11)).unwrap();
+    server.world.set_client_groups(second, check_groups(["red"]).unwrap());
+    play(&mut server, &mut clients);
+    assert_eq!(clients[1].world.property(owned, "Health", "hp").unwrap(), Some(&Value::Integer(11)));
+    assert!(server.replication.is_settled());
+    for client in &clients {
+        assert_eq!(client.world.check_invariants(), Ok(()));
+    }
 }

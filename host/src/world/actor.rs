@@ -111,6 +111,8 @@ pub struct Actor {
     pub ending: bool,
     /// The player it belongs to (its pawn, controller and player state), if any.
     pub player: Option<PlayerOwner>,
+    /// Which clients it is replicated to, besides its own player's (on a server).
+    pub relevancy: super::Relevancy,
 }
 
 /// Whose player an actor belongs to, on the server or in a standalone game.

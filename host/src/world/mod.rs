@@ -17,6 +17,7 @@ mod lazy;
 mod net;
 mod properties;
 mod property_access;
+mod relevancy;
 mod replicas;
 mod replication;
 mod requests;
@@ -38,6 +39,7 @@ pub use clock::{Clock, Fired, Frame, TimerId};
 pub use creation::{CreationPolicies, CreationPolicy, NotItsClass};
 pub use net::{ClientId, NetMode, NetRole, UnknownNetMode};
 pub use properties::PropertyMap;
+pub use relevancy::{check_groups, is_relevant, Relevancy, MAX_GROUPS, MAX_GROUP_NAME};
 pub use replication::{RepNotify, ReplicatedClasses, Touched};
 
 use crate::timeline::{track, EventKind, Timeline};
@@ -194,6 +196,8 @@ pub struct World {
     plugin_spawned: usize,
     /// What this world touched that clients may need to hear about; kept only while a server replicates it.
     journal: Option<Vec<Touched>>,
+    /// The relevancy groups each client is in (on a server).
+    client_groups: relevancy::ClientGroups,
 }
 
 impl World {
@@ -220,6 +224,7 @@ impl World {
             component_classes: Default::default(),
             plugin_spawned: 0,
             journal: None,
+            client_groups: relevancy::ClientGroups::default(),
         }
     }
 
@@ -268,6 +273,7 @@ impl World {
             spawned_by: owner,
             ending: false,
             player: None,
+            relevancy: Relevancy::Always,
         });
         self.spawn_order.push(id);
         self.plugin_spawned += usize::from(owner.is_some());

@@ -133,10 +133,23 @@ impl World {
             spawned_by: None,
             ending: false,
             player,
+            relevancy: super::Relevancy::Always,
         });
         self.spawn_order.push(id);
         self.record(|| WorldEvent::ActorSpawned { actor: id, class: class.to_string() });
         Ok(())
+    }
+
+    /// The server spawns again an actor whose copy here is still ending (it stopped being relevant to this client
+    /// and became relevant again before its `ReceiverRemoved` handlers were done): the old copy goes now, so the
+    /// id is free for the new one; handlers still to hear of its removal find it gone. Nothing happens to an
+    /// actor that is not ending.
+    pub fn finish_ending(&mut self, actor: ActorId) {
+        if self.actor(actor).is_ok_and(|found| found.ending) {
+            self.ending.retain(|a| *a != actor);
+            self.destroying.retain(|a| *a != actor);
+            let _ = self.finish_destroy(actor);
+        }
     }
 
     /// A client receives a replicated component its server added.

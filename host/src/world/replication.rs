@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use compact_str::CompactString;
 
 use super::actor::{ActorId, Value};
+use super::ClientId;
 use crate::world::component_manager::OwnerId;
 
 /// Component classes that replicate, with their replicated properties.
@@ -102,6 +103,10 @@ pub enum Touched {
     Component(ActorId, CompactString),
     /// A replicated property written or removed.
     Property(ActorId, CompactString, CompactString),
+    /// An actor's relevancy changed: which clients have it may change.
+    Relevancy(ActorId),
+    /// A client's relevancy groups changed: which actors it has may change.
+    ClientGroups(ClientId),
 }
 
 /// A replicated property that changed on this client: the plugin that declared it is told (rep-notify).

@@ -196,7 +196,7 @@ fn join(server: &mut Server, clients: &mut Vec<Client>) {
         acks: VecDeque::new(),
         notes: Vec::new(),
     });
-    let joined = server.replication.join(id);
+    let joined = server.replication.join(id, &server.world);
     send(joined, clients);
 }
 
