@@ -548,7 +548,7 @@ fn relevancy_decides_which_clients_have_an_actor_and_changes_spawn_and_destroy_c
     server_world.start_journal();
     let mut server = Server { world: server_world, replication: ServerReplication::new(), transport: network.server() };
     let mut clients = [Client::new(&network), Client::new(&network)];
-    let mut play = |server: &mut Server, clients: &mut [Client; 2]| {
+    let play = |server: &mut Server, clients: &mut [Client; 2]| {
         for _ in 0..5 {
             server.frame();
             clients.iter_mut().for_each(Client::frame);
