@@ -86,6 +86,16 @@ pub struct BufferStats {
     pub dropped_over_cap: u64,
 }
 
+/// A component incarnation the client has: whose it is, and the update that brought it.
+#[derive(Debug)]
+struct LiveComponent {
+    actor: ActorId,
+    class: String,
+    /// The update that brought this copy: a value the server sent for an earlier copy of the same incarnation
+    /// (before the actor stopped being relevant and came back) names an earlier one, and is older than the copy.
+    since: u64,
+}
+
 /// A value waiting for the update it needs.
 #[derive(Debug)]
 struct Waiting {
@@ -100,7 +110,7 @@ pub struct ClientReplication {
     me: ClientId,
     applied: u64,
     /// Live component incarnations: which actor and class each is.
-    live: HashMap<u64, (ActorId, String)>,
+    live: HashMap<u64, LiveComponent>,
     /// The incarnations on each actor.
     by_actor: HashMap<ActorId, Vec<u64>>,
     /// The names of the property numbers the server named, by number.
@@ -165,14 +175,14 @@ impl ClientReplication {
                 }
                 None
             }
-            update => self.apply(world, update).map_err(|cause| ReplicationError::Rejected { seq, cause })?,
+            update => self.apply(world, seq, update).map_err(|cause| ReplicationError::Rejected { seq, cause })?,
         };
         self.applied = seq;
         self.land_waiting(world, notes);
         Ok(event)
     }
 
-    fn apply(&mut self, world: &mut World, update: Update) -> Result<Option<SessionEvent>, WorldError> {
+    fn apply(&mut self, world: &mut World, seq: u64, update: Update) -> Result<Option<SessionEvent>, WorldError> {
         match update {
             Update::Experience { name, content } => return Ok(Some(SessionEvent::Experience { name, content })),
             Update::EndPlay { reason } => return Ok(Some(SessionEvent::EndPlay(reason))),
@@ -184,7 +194,7 @@ impl ClientReplication {
                 world.finish_ending(actor);
                 world.spawn_replica(actor, &class, role, player.map(PlayerOwner::Remote))?;
                 for component in components {
-                    self.attach(world, actor, component)?;
+                    self.attach(world, seq, actor, component)?;
                 }
                 if receiver {
                     world.add_receiver(actor)?;
@@ -196,17 +206,26 @@ impl ClientReplication {
                 for incarnation in &incarnations {
                     self.forget(*incarnation);
                 }
-                // Nothing waiting outlives its actor.
-                let had_waiting =
-                    incarnations.iter().filter(|i| self.waiting_per_component.remove(i).is_some()).count() > 0;
-                if had_waiting {
+                // Nothing waiting for this copy outlives it: values waiting for an update up to this one (which
+                // only a broken server sends: a live copy's values land at once). Those waiting for a later
+                // update are for a copy spawned again (relevant again), and keep waiting for it.
+                if incarnations.iter().any(|i| self.waiting_per_component.contains_key(i)) {
                     let before = self.waiting.len();
-                    self.waiting.retain(|(incarnation, _), _| !incarnations.contains(incarnation));
+                    self.waiting
+                        .retain(|(incarnation, _), w| !incarnations.contains(incarnation) || w.mutation.after > seq);
                     self.stats.dropped_stale += (before - self.waiting.len()) as u64;
+                    for incarnation in &incarnations {
+                        let left = self.waiting.keys().filter(|(i, _)| i == incarnation).count();
+                        if left == 0 {
+                            self.waiting_per_component.remove(incarnation);
+                        } else {
+                            self.waiting_per_component.insert(*incarnation, left);
+                        }
+                    }
                 }
                 world.destroy(actor)?;
             }
-            Update::AddComponent { actor, component } => self.attach(world, actor, component)?,
+            Update::AddComponent { actor, component } => self.attach(world, seq, actor, component)?,
             Update::RemoveComponent { actor, component } => {
                 self.forget(component.incarnation);
                 if let Some(list) = self.by_actor.get_mut(&actor) {
@@ -218,10 +237,16 @@ impl ClientReplication {
         Ok(None)
     }
 
-    fn attach(&mut self, world: &mut World, actor: ActorId, component: ComponentRef) -> Result<(), WorldError> {
+    fn attach(
+        &mut self,
+        world: &mut World,
+        seq: u64,
+        actor: ActorId,
+        component: ComponentRef,
+    ) -> Result<(), WorldError> {
         world.attach_replicated_component(actor, &component.class)?;
         self.by_actor.entry(actor).or_default().push(component.incarnation);
-        self.live.insert(component.incarnation, (actor, component.class));
+        self.live.insert(component.incarnation, LiveComponent { actor, class: component.class, since: seq });
         Ok(())
     }
 
@@ -301,9 +326,10 @@ impl ClientReplication {
     }
 
     fn land(&mut self, world: &mut World, packet: u64, mutation: Mutation, notes: &mut Vec<RepNotify>) {
-        // A value of a component gone since, or of a property never named (a broken server), lands nowhere.
-        let (Some((actor, component)), Some(property)) = (
-            self.live.get(&mutation.incarnation),
+        // A value of a component gone since, of an earlier copy of it, or of a property never named (a broken
+        // server), lands nowhere.
+        let (Some(LiveComponent { actor, class: component, .. }), Some(property)) = (
+            self.live.get(&mutation.incarnation).filter(|live| mutation.after >= live.since),
             self.property_names.get(mutation.property as usize).and_then(Option::as_ref),
         ) else {
             self.stats.dropped_stale += 1;

@@ -134,11 +134,14 @@ struct Pending {
     behind_since: u64,
     /// The version last sent, and the frame it was sent in; `None`: not sent yet.
     sent: Option<(u64, u64)>,
+    /// The first packet whose acknowledgement counts: a copy spawned again on the client (relevant again) lost
+    /// what packets sent before told its former copy.
+    counts_from_packet: u64,
 }
 
 impl Pending {
     fn new(version: u64, frame: u64) -> Self {
-        Pending { version, behind_since: frame, sent: None }
+        Pending { version, behind_since: frame, sent: None, counts_from_packet: 0 }
     }
 
     /// The frame from which the value has waited for this client, if it is due: since the client fell behind
@@ -277,7 +280,11 @@ impl ServerReplication {
         for component in &known.components {
             for property in self.properties_of.get(&component.incarnation).into_iter().flatten() {
                 let key = PropKey { incarnation: component.incarnation, property: *property };
-                view.pending.insert(key, Pending::new(self.props[&key].version, frame));
+                let pending = Pending {
+                    counts_from_packet: view.next_packet + 1,
+                    ..Pending::new(self.props[&key].version, frame)
+                };
+                view.pending.insert(key, pending);
             }
         }
         let spawn = Update::Spawn {
@@ -330,7 +337,7 @@ impl ServerReplication {
             view.round_trip_measured(sent, self.frame);
             for (key, version) in values {
                 if let hash_map::Entry::Occupied(pending) = view.pending.entry(key) {
-                    if pending.get().version <= version {
+                    if pending.get().version <= version && *packet >= pending.get().counts_from_packet {
                         pending.remove();
                     }
                 }

@@ -1,15 +1,18 @@
 //! The replication core driven by its input: the server's world changes (spawns, destroys, components that come
-//! and go, values of every kind, a lazy component created by its first write), clients join late, and every
-//! datagram is delivered, lost, duplicated or reordered as the input says; reliable messages only wait. Once the
-//! network turns perfect, every client must hold the server's replicated state, have announced each property's
-//! changes in the order they were written (none twice), and keep nothing waiting.
+//! and go, values of every kind, a lazy component created by its first write, actors' relevancy and clients'
+//! groups), clients join late, and every datagram is delivered, lost, duplicated or reordered as the input says;
+//! reliable messages only wait. Once the network turns perfect, every client must hold the server's replicated
+//! state of the actors relevant to it, have announced each property's changes in the order they were written
+//! (none twice, but for a copy spawned again, which hears its current value anew), and keep nothing waiting.
 
 use std::collections::{BTreeMap, VecDeque};
 
 use gamefeature_host::net::protocol::{decode, encode, ClientMessage, ServerMessage};
 use gamefeature_host::net::{replicated_state, ClientReplication, Outgoing, ServerReplication};
 use gamefeature_host::world::component_manager::{OwnerId, RequestFlags, RequestHandle};
-use gamefeature_host::world::{ActorId, ClientId, CreationPolicy, NetMode, RepNotify, Value, World};
+use gamefeature_host::world::{
+    check_groups, ActorId, ClientId, CreationPolicy, NetMode, Relevancy, RepNotify, Value, World,
+};
 
 /// The most steps one input drives, and the most clients that join.
 const MAX_STEPS: usize = 1024;
@@ -167,6 +170,30 @@ impl Server {
         let _ = self.world.take_work();
     }
 
+    /// A pawn made relevant to every client, nobody, or group `a` or `b`; or a client put in some of them.
+    fn change_relevancy(&mut self, input: &mut Input<'_>) {
+        let groups = |pick: u8| match pick % 4 {
+            0 => Default::default(),
+            1 => check_groups(["a"]).unwrap(),
+            2 => check_groups(["b"]).unwrap(),
+            _ => check_groups(["a", "b"]).unwrap(),
+        };
+        let choice = input.byte();
+        if choice & 1 == 0 {
+            let pawns = self.world.actors_of_class("Pawn").unwrap_or_default();
+            let Some(pawn) = input.pick(&pawns) else { return };
+            let relevancy = match choice >> 1 & 3 {
+                0 => Relevancy::Always,
+                1 => Relevancy::OwnerOnly,
+                _ => Relevancy::Groups(groups(input.byte() | 1)),
+            };
+            self.world.set_relevancy(pawn, relevancy).expect("a live pawn's relevancy is set");
+        } else {
+            let client = ClientId(u32::from(choice >> 1) % MAX_CLIENTS + 1);
+            self.world.set_client_groups(client, groups(input.byte()));
+        }
+    }
+
     fn frame(&mut self, clients: &mut [Client]) {
         let outgoing = self.replication.collect(&mut self.world);
         send(outgoing, clients);
@@ -214,7 +241,8 @@ pub fn replication(data: &[u8]) {
         let step = input.byte();
         let who = usize::from(input.byte()) % clients.len();
         match step % 16 {
-            kind @ 0..=5 => server.change(&mut input, kind.min(3)),
+            kind @ 0..=4 => server.change(&mut input, kind.min(3)),
+            5 => server.change_relevancy(&mut input),
             6 | 7 => server.frame(&mut clients),
             15 if clients.len() < MAX_CLIENTS as usize => join(&mut server, &mut clients),
             network => carry(&mut input, network, &mut clients[who], &mut server.replication),
@@ -276,10 +304,22 @@ fn settle(server: &mut Server, clients: &mut [Client]) {
 
 fn check(server: &Server, clients: &[Client]) {
     // Compared encoded: a NaN equals nothing, itself included, yet must travel bit for bit.
-    let expected = encode(&replicated_state(&server.world));
+    let everything = replicated_state(&server.world);
     for client in clients {
         let id = client.id;
-        assert!(encode(&replicated_state(&client.world)) == expected, "client {id} differs from the server");
+        let mut relevant = everything.clone();
+        relevant.retain(|actor, _| server.world.is_relevant_to(*actor, id));
+        let expected = encode(&relevant);
+        let state = replicated_state(&client.world);
+        if encode(&state) != expected {
+            let differ: Vec<_> = relevant
+                .iter()
+                .filter(|(actor, value)| state.get(actor).map(encode) != Some(encode(value)))
+                .map(|(actor, value)| format!("{actor}: server {value:?}, client {:?}", state.get(actor)))
+                .chain(state.keys().filter(|a| !relevant.contains_key(a)).map(|a| format!("{a}: only on the client")))
+                .collect();
+            panic!("client {id} differs from the server: {differ:?}");
+        }
         assert_eq!(client.replication.waiting(), 0, "client {id} keeps values waiting");
         // Each property's announced changes are written values, in the order written, none announced twice.
         let mut next: BTreeMap<(ActorId, &str, &str), usize> = BTreeMap::new();
@@ -287,6 +327,10 @@ fn check(server: &Server, clients: &[Client]) {
             let key = (note.actor, note.component.to_string(), note.property.to_string());
             let written = server.written.get(&key).map_or(&[][..], Vec::as_slice);
             let from = next.entry((note.actor, &note.component, &note.property)).or_default();
+            // A copy spawned again (relevant again) hears its current value anew: the last announced, or later.
+            if note.old.is_none() {
+                *from = from.saturating_sub(1);
+            }
             let new = encode(&note.new);
             let Some(found) = written[*from..].iter().position(|value| *value == new) else {
                 panic!("client {id} announced {note:?}, not written after what it announced before");
