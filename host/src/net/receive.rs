@@ -343,7 +343,7 @@ impl ClientReplication {
         let value = mutation.value;
         let Ok(old) = world.apply_replicated_property(*actor, component, property, value.clone()) else { return };
         if let Some(new) = value {
-            if old.as_ref() != Some(&new) {
+            if !old.as_ref().is_some_and(|old| old.is_identical(&new)) {
                 notes.push(RepNotify {
                     actor: *actor,
                     component: component.as_str().into(),

@@ -493,7 +493,7 @@ impl ServerReplication {
 
     fn set_value(&mut self, key: PropKey, value: Option<Value>) {
         match self.props.get_mut(&key) {
-            Some(prop) if prop.value == value => return,
+            Some(prop) if Value::identical(prop.value.as_ref(), value.as_ref()) => return,
             Some(prop) => {
                 self.next_version += 1;
                 prop.value = value;

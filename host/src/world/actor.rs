@@ -54,6 +54,26 @@ pub enum Value {
     Text(String),
 }
 
+impl Value {
+    /// Whether two values are the same bit for bit: unlike `==`, a NaN is identical to itself, so writing (or
+    /// receiving again) the NaN a property holds is no change.
+    pub fn is_identical(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Float(a), Value::Float(b)) => a.to_bits() == b.to_bits(),
+            _ => self == other,
+        }
+    }
+
+    /// [`is_identical`](Self::is_identical) for values that may be missing.
+    pub fn identical(a: Option<&Value>, b: Option<&Value>) -> bool {
+        match (a, b) {
+            (Some(a), Some(b)) => a.is_identical(b),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+}
+
 /// Who put a component on an actor; decides who may take it away.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ComponentOrigin {

@@ -118,7 +118,7 @@ impl World {
         new: Option<Value>,
     ) {
         self.touch_property(actor, component, name);
-        if old == new {
+        if Value::identical(old.as_ref(), new.as_ref()) {
             return;
         }
         for (watch, found) in self.manager.watches.of(actor, component, name) {
