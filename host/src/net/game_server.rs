@@ -505,6 +505,8 @@ impl GameServer {
         self.greeting.forget(client);
         self.identities.remove(&client);
         self.replication.leave(client);
+        // Its relevancy groups go with it: a connection's number is never given again.
+        world::lock(self.manager.world()).set_client_groups(client, Default::default());
         if let Some(player) = self.players.remove(&client) {
             self.destroy_player(&player);
         }

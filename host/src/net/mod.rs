@@ -21,7 +21,7 @@ pub use game_server::{
 };
 pub use receive::{
     BufferStats, ClientReplication, ReplicationError, SessionEvent, MAX_BUFFERED, MAX_BUFFERED_PER_COMPONENT,
-    MAX_PROPERTY_NAMES,
+    MAX_PROPERTY_NAMES, MAX_PROPERTY_NAME_BYTES,
 };
 pub use replicate::{
     replicated_state, Outgoing, ReplicatedState, ServerReplication, IN_FLIGHT_PACKETS, OWN_VALUE_WEIGHT,

@@ -24,6 +24,10 @@ pub const MAX_BUFFERED: usize = 65_536;
 /// values are dropped unacknowledged.
 pub const MAX_BUFFERED_PER_COMPONENT: usize = 1_024;
 
+/// The longest property name a server may give, in bytes (as long as a plugin may pass): a longer one is a
+/// broken server, so the table of names stays small.
+pub const MAX_PROPERTY_NAME_BYTES: usize = 256;
+
 /// The highest property number a server may name, plus one: past it is a broken server (so a client's table of
 /// names stays small).
 pub const MAX_PROPERTY_NAMES: usize = 1 << 16;
@@ -55,8 +59,12 @@ pub enum ReplicationError {
         /// The number of the update that came.
         got: u64,
     },
-    /// A property number was named twice, or is past [`MAX_PROPERTY_NAMES`].
-    #[error("update {seq}: property number {property} named twice, or past {MAX_PROPERTY_NAMES}")]
+    /// A property number was named twice, is past [`MAX_PROPERTY_NAMES`], or its name is longer than
+    /// [`MAX_PROPERTY_NAME_BYTES`].
+    #[error(
+        "update {seq}: property number {property} named twice, past {MAX_PROPERTY_NAMES}, or with a name over \
+         {MAX_PROPERTY_NAME_BYTES} bytes"
+    )]
     PropertyNumber {
         /// The update's number.
         seq: u64,
@@ -165,7 +173,10 @@ impl ClientReplication {
             Update::PropertyNames { names } => {
                 for (property, name) in names {
                     let number = property as usize;
-                    if number >= MAX_PROPERTY_NAMES || self.property_names.get(number).is_some_and(Option::is_some) {
+                    if number >= MAX_PROPERTY_NAMES
+                        || name.len() > MAX_PROPERTY_NAME_BYTES
+                        || self.property_names.get(number).is_some_and(Option::is_some)
+                    {
                         return Err(ReplicationError::PropertyNumber { seq, property });
                     }
                     if self.property_names.len() <= number {

@@ -507,7 +507,9 @@ impl ServerReplication {
             }
         }
         let (version, frame) = (self.next_version, self.frame);
-        for view in self.clients.values_mut() {
+        // Only the clients that have the actor: one it is spawned on later is queued all its values then.
+        let actor = self.incarnation_actors.get(&key.incarnation);
+        for view in self.clients.values_mut().filter(|view| actor.is_some_and(|actor| view.actors.contains(actor))) {
             view.pending
                 .entry(key)
                 .and_modify(|pending| pending.version = version)
@@ -534,8 +536,7 @@ impl ServerReplication {
                 let clients: Vec<ClientId> = self.clients.keys().copied().collect();
                 for client in clients {
                     if world.is_relevant_to(*actor, client) {
-                        self.clients.get_mut(&client).expect("listed").actors.insert(*actor);
-                        Self::send_update(self.clients.get_mut(&client).expect("listed"), client, update.clone(), out);
+                        self.spawn_on(client, *actor, out);
                     }
                 }
             }

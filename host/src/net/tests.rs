@@ -401,8 +401,11 @@ fn a_value_arriving_before_its_component_waits_for_it_and_a_stale_one_is_dropped
     assert!(replication.apply_update(&mut world, 5, late, &mut notes).is_err());
     let shield = Update::PropertyNames { names: vec![(7, "shield".into())] };
     replication.apply_update(&mut world, 4, shield, &mut notes).unwrap();
-    for (seq, property) in [(5, 7), (5, super::MAX_PROPERTY_NAMES as u32)] {
-        let again = Update::PropertyNames { names: vec![(property, "armor".into())] };
+    for (property, name) in
+        [(7, "armor".to_string()), (super::MAX_PROPERTY_NAMES as u32, "armor".into()), (8, "a".repeat(257))]
+    {
+        let seq = 5;
+        let again = Update::PropertyNames { names: vec![(property, name)] };
         let refused = replication.apply_update(&mut world, seq, again, &mut notes).unwrap_err();
         assert_eq!(refused, super::ReplicationError::PropertyNumber { seq: 5, property });
     }
@@ -440,6 +443,17 @@ fn a_second_replicated_component_of_a_class_or_a_nameless_one_is_refused() {
     assert_eq!(world.actor(pawn).unwrap().components.iter().filter(|c| &*c.class == "Health").count(), 1);
 }
 
+/// The numbers of the value packets among a frame's messages.
+fn value_packets(outgoing: Vec<super::Outgoing>) -> Vec<u64> {
+    outgoing
+        .into_iter()
+        .filter_map(|out| match out.message {
+            ServerMessage::Mutations { packet, .. } => Some(packet),
+            _ => None,
+        })
+        .collect()
+}
+
 /// A client whose acknowledgements take longer than [`super::RESEND_AFTER_FRAMES`] (a long path) is sent a value
 /// again only after twice its measured round trip, not every few frames: the link carries each change about
 /// once.
@@ -458,14 +472,7 @@ fn a_client_slow_to_acknowledge_is_sent_each_change_about_once() {
     for frame in 0..200u64 {
         // A change every 50 frames: 4 in all.
         world.set_property(pawn, "Health", "hp", Value::Integer((frame / 50) as i64)).unwrap();
-        let packets: Vec<u64> = replication
-            .collect(&mut world)
-            .into_iter()
-            .filter_map(|out| match out.message {
-                ServerMessage::Mutations { packet, .. } => Some(packet),
-                _ => None,
-            })
-            .collect();
+        let packets = value_packets(replication.collect(&mut world));
         acknowledgements.push_back((frame + ROUND_TRIP, packets));
         while acknowledgements.front().is_some_and(|(due, _)| *due <= frame) {
             let (_, packets) = acknowledgements.pop_front().unwrap();
@@ -524,14 +531,7 @@ fn a_client_budget_sends_its_own_players_values_first_and_starves_nothing() {
     assert!(everyone.is_subset(&reached), "{} of the crowd's values never sent", everyone.difference(&reached).count());
     // The writes stop: the client catches up, a budget at a time.
     for _ in 0..60 {
-        let packets: Vec<u64> = replication
-            .collect(&mut world)
-            .into_iter()
-            .filter_map(|out| match out.message {
-                ServerMessage::Mutations { packet, .. } => Some(packet),
-                _ => None,
-            })
-            .collect();
+        let packets = value_packets(replication.collect(&mut world));
         replication.acknowledge(client, &packets);
     }
     assert_eq!(replication.backlog(client), Some(0));
