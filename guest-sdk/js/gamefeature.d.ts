@@ -89,6 +89,13 @@ export const world: {
   /** Spawns an actor owned by this plugin; needs `spawn-actors`. */
   spawnActor(className: string, receiver?: boolean): ActorId;
   destroyActor(actor: ActorId): void;
+  /**
+   * Whom a server replicates `actor` to, besides its own player's client: 'always' (the default), 'owner-only',
+   * or the players in one of these groups (at most 64, each 1 to 64 bytes); needs `relevancy`.
+   */
+  setRelevancy(actor: ActorId, relevancy: 'always' | 'owner-only' | string[]): void;
+  /** Puts the player `player` belongs to (its pawn, controller or player state) in these groups; needs `relevancy`. */
+  setPlayerGroups(player: ActorId, groups: string[]): void;
 };
 
 /** The assets of the bundles the world loaded. */

@@ -158,7 +158,24 @@ export const world = {
   /** Spawns an actor owned by this plugin; needs `spawn-actors`. */
   spawnActor: (className, receiver = true) => call(actors.spawnActor, className, receiver),
   destroyActor: (actor) => call(actors.destroyActor, BigInt(actor)),
+  /**
+   * Whom a server replicates `actor` to, besides its own player's client: 'always' (the default), 'owner-only',
+   * or an array of groups (the players put in one of them with `setPlayerGroups`); needs `relevancy`.
+   */
+  setRelevancy: (actor, relevancy) => call(actors.setRelevancy, BigInt(actor), relevancyToWit(relevancy)),
+  /** Puts the player `player` belongs to in these relevancy groups, in place of its others; needs `relevancy`. */
+  setPlayerGroups: (player, groups) => call(actors.setPlayerGroups, BigInt(player), Array.from(groups)),
 };
+
+function relevancyToWit(relevancy) {
+  if (relevancy === 'always' || relevancy === 'owner-only') {
+    return { tag: relevancy };
+  }
+  if (Array.isArray(relevancy)) {
+    return { tag: 'groups', val: relevancy };
+  }
+  throw new TypeError(`relevancy is 'always', 'owner-only' or an array of groups, not ${relevancy}`);
+}
 
 /** The assets of the bundles the world loaded. */
 export const assets = {

@@ -6,7 +6,7 @@
 use crate::bindings::gamefeature::plugin::actors as host;
 pub use crate::bindings::gamefeature::plugin::actors::{
     actor_class, actors_of_class, components_of, current_net_mode, has_authority, is_a, is_locally_controlled,
-    local_role, world_name,
+    local_role, world_name, Relevancy,
 };
 pub use crate::bindings::gamefeature::plugin::assets::read_asset;
 pub use crate::bindings::gamefeature::plugin::types::{ActorId, NetRole};
@@ -37,6 +37,20 @@ pub fn spawn_actor(class: &str, receiver: bool) -> Result<ActorId, crate::Error>
 pub fn destroy_actor(actor: ActorId) -> Result<(), crate::Error> {
     crate::facts::forget();
     host::destroy_actor(actor)
+}
+
+/// Sets whom a server replicates `actor` to, besides its own player's client: every client
+/// ([`Relevancy::Always`], the default), its owner's only ([`Relevancy::OwnerOnly`]), or the players in one of
+/// its groups ([`Relevancy::Groups`]; see [`set_player_groups`]). Needs the `relevancy` permission.
+pub fn set_relevancy(actor: ActorId, relevancy: &Relevancy) -> Result<(), crate::Error> {
+    host::set_relevancy(actor, relevancy)
+}
+
+/// Puts the player `actor` belongs to (its pawn, controller or player state) in these relevancy groups, in
+/// place of those it was in; an empty list takes it out of all. Needs the `relevancy` permission.
+pub fn set_player_groups(player: ActorId, groups: &[&str]) -> Result<(), crate::Error> {
+    let groups: Vec<String> = groups.iter().map(|group| group.to_string()).collect();
+    host::set_player_groups(player, &groups)
 }
 
 /// Reads an asset as UTF-8 text.

@@ -25,7 +25,7 @@ pub fn set_program(experiences: &ExperienceDir, program: &[u8]) {
 /// net mode).
 pub fn every_import_program() -> Vec<u8> {
     let mut program = vec![0, 39, 1, 1, 0];
-    for kind in 0..44 {
+    for kind in 0..46 {
         program.push(kind);
         program.extend([0; 8]);
     }

@@ -144,6 +144,8 @@ pub static TABLE: &[Entry] = &[
     entry("0.2.0", "actors.set-property", &[ActorChange, Names, Text, Budgeted]),
     entry("0.2.0", "actors.spawn-actor", &[Names, Budgeted, Permission("spawn-actors")]),
     entry("0.2.0", "actors.destroy-actor", &[ActorChange, Budgeted, Permission("spawn-actors")]),
+    entry("0.2.0", "actors.set-relevancy", &[ActorChange, Names, Budgeted, Permission("relevancy")]),
+    entry("0.2.0", "actors.set-player-groups", &[ActorChange, Names, Budgeted, Permission("relevancy")]),
     entry("0.2.0", "assets.read-asset", &[Query, Text]),
     entry("0.2.0", "components.[method]component-request.receiver", &[Own]),
     entry("0.2.0", "components.[method]component-request.component", &[Own]),

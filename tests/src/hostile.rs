@@ -14,7 +14,7 @@ use crate::{experience_with_features, ExperienceDir, PluginDir, HOSTILE};
 pub fn hostile_manifest(name: &str) -> String {
     format!(
         "[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\napi = \"0.2.0\"\ncomponent = \"hostile.wasm\"\n\
-         [permissions]\nspawn-actors = true\nsend-events = true\ncomponent-requests = [\"*\"]\nfs.data = true\n\
+         [permissions]\nspawn-actors = true\nsend-events = true\nrelevancy = true\ncomponent-requests = [\"*\"]\nfs.data = true\n\
          [bundles.Equipped]\nbehaviour = \"behaviour.txt\"\n"
     )
 }

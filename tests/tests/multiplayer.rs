@@ -34,6 +34,48 @@ impl Game {
         let plugins = PluginDir::with(&DEFAULT_PLUGINS);
         let session = session_with(&plugins, Some(&shared_cache()), trusted());
         let experiences = default_experience();
+        Game::start_in(conditions, options, plugins, session, experiences).await
+    }
+
+    /// A game of the default experience playing only `features` (the plugins of `more` among them), so that
+    /// more worlds fit in the session's instance pool.
+    async fn start_with(
+        conditions: Conditions,
+        options: ServerOptions,
+        features: &[&str],
+        more: &[TestPlugin],
+    ) -> Game {
+        let plugins = PluginDir::with(&DEFAULT_PLUGINS);
+        for plugin in more {
+            plugins.add(plugin);
+        }
+        let session = session_with(&plugins, Some(&shared_cache()), trusted());
+        let experiences = default_experience();
+        let default = experiences.path().join("default.toml");
+        let text = std::fs::read_to_string(&default).unwrap();
+        let listed: Vec<String> = features.iter().map(|f| format!("{f:?}")).collect();
+        let text: Vec<String> = text
+            .lines()
+            .map(|line| {
+                if line.starts_with("features = ") {
+                    format!("features = [{}]", listed.join(", "))
+                } else {
+                    line.to_string()
+                }
+            })
+            .collect();
+        std::fs::write(&default, text.join("\n")).unwrap();
+        Game::start_in(conditions, options, plugins, session, experiences).await
+    }
+
+    /// The server of a game of the experience `default.toml` of `experiences`.
+    async fn start_in(
+        conditions: Conditions,
+        options: ServerOptions,
+        plugins: PluginDir,
+        session: Session,
+        experiences: ExperienceDir,
+    ) -> Game {
         let network = MemoryNetwork::new(1, conditions);
         let manager = session.create_world("server", NetMode::DedicatedServer);
         let mut server = GameServer::new(manager, Box::new(network.server()), options);
@@ -613,5 +655,50 @@ async fn lazy_prop_health_exists_only_where_props_were_hit_on_every_side() {
                 assert!(pair[1].starts_with(&format!("{previous_new} -> ")), "{name}: {heard:?}");
             }
         }
+    }
+}
+
+/// The rooms example puts players in rooms of two as they arrive and keeps each pawn to its room: a client has
+/// its roommate's pawn and not the others', while every player state (and score) still reaches everyone.
+#[tokio::test]
+async fn each_client_gets_the_pawns_of_its_room_only() {
+    let options = ServerOptions { tick_rate: 30, token: None, ..Default::default() };
+    // Four worlds of the whole default experience would not fit in the session's instance pool.
+    let features = ["shooter-core", "lyra-character", "score-keeper", "rooms"];
+    let mut game = Game::start_with(Conditions::PERFECT, options, &features, &[ROOMS]).await;
+    for _ in 0..3 {
+        game.join(None);
+        // One at a time, so that the rooms follow the order of joining.
+        let joined = game.clients.len();
+        game.until(100, |g| g.server.players().len() == joined).await;
+    }
+    game.until(100, Game::all_loaded).await;
+    for _ in 0..30 {
+        assert!(game.frame().await.is_empty());
+    }
+    game.until(300, |g| g.server.is_settled()).await;
+    let ids: Vec<world::ClientId> = game.server.players().keys().copied().collect();
+    let placed = game.info_lines("rooms", "server");
+    let pawns: Vec<ActorId> = ids.iter().map(|id| game.server.players()[id].pawn).collect();
+    for (pawn, room) in pawns.iter().zip(["room-0", "room-0", "room-1"]) {
+        let line = format!("pawn {}: {room}", pawn.to_raw());
+        assert!(placed.contains(&line), "{line} in {placed:?}");
+    }
+    let rooms = [vec![pawns[0], pawns[1]], vec![pawns[0], pawns[1]], vec![pawns[2]]];
+    let server_states: Vec<ActorId> = {
+        let w = world::lock(game.server.manager().world());
+        w.actors_of_class("PlayerState").unwrap()
+    };
+    for (index, client) in game.clients.iter().enumerate() {
+        assert!(client.manager().report().failures.is_empty(), "{:?}", client.manager().report().failures);
+        let w = world::lock(client.manager().world());
+        let mut heroes = w.actors_of_class("HeroCharacter").unwrap();
+        heroes.sort();
+        assert_eq!(heroes, rooms[index], "client-{}", index + 1);
+        assert_eq!(w.actors_of_class("PlayerState").unwrap(), server_states, "client-{}", index + 1);
+    }
+    // The clients placed nobody: only a server decides what its clients see.
+    for name in ["client-1", "client-2", "client-3"] {
+        assert_eq!(game.info_lines("rooms", name), ["no clients here: nobody to place in rooms"], "{name}");
     }
 }

@@ -618,6 +618,7 @@ fn expected_shapes(negative_integer: &str) -> Vec<String> {
         "pawns: 1",
         "role: authority, authority: true",
         "locally controlled: false",
+        "player groups: error invalid",
         "request: Pawn + ProbeComponent",
         "components: ProbeComponent",
         "property b: true",
@@ -841,7 +842,7 @@ async fn call_fuzzer() {
     for _ in 0..40 {
         manager.tick(std::time::Duration::from_millis(33));
     }
-    for (plugin, kinds) in [("call-fuzzer", 44), ("call-fuzzer-legacy", 32)] {
+    for (plugin, kinds) in [("call-fuzzer", 46), ("call-fuzzer-legacy", 32)] {
         let lines = session.timeline().texts(&track::instance(plugin, "w"), EventKind::Log(LogLevel::Info));
         let done = format!("of {kinds} kinds");
         assert!(lines.iter().any(|l| l.starts_with("program done:") && l.ends_with(&done)), "{plugin}: {lines:?}");
@@ -853,6 +854,18 @@ async fn call_fuzzer() {
         (w.live_handlers(), w.live_subscriptions(), w.live_timers(), w.requested_component_count()),
         (0, 0, 0, 0)
     );
+}
+
+/// The rooms example places players only where there are clients to send the world to: in a standalone game it
+/// has nothing to do, and its player plays on (the multiplayer tests show it placing players on a server).
+#[tokio::test]
+async fn rooms() {
+    let LoadedWorld { session, mut manager, report, .. } = load_world(&[LYRA_CHARACTER, ROOMS]).await;
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    gamefeature_tests::hostile::play_one_player(&mut manager, "rooms");
+    assert_eq!(info_logs(&session, "rooms", "w"), ["no clients here: nobody to place in rooms"]);
+    assert_eq!(manager.live_features(), ["lyra-character", "rooms"]);
+    manager.end_play().await.unwrap();
 }
 
 // One test runs both call-fuzzers.

@@ -1,6 +1,6 @@
 """Queries about the plugin's world: its net mode, actors, classes and properties."""
 
-from typing import List, Optional, TypeAlias
+from typing import List, Optional, TypeAlias, Union
 
 from wit_world.imports import actors as _actors
 from wit_world.imports import types as _types
@@ -64,3 +64,24 @@ def spawn_actor(class_name: str, receiver: bool = True) -> int:
 
 def destroy_actor(actor: int) -> None:
     call(_actors.destroy_actor, actor)
+
+
+def set_relevancy(actor: int, relevancy: Union[str, List[str]]) -> None:
+    """Whom a server replicates `actor` to, besides its own player's client: `"always"` (the default),
+    `"owner-only"`, or a list of groups (the players put in one of them with `set_player_groups`). Needs the
+    `relevancy` permission."""
+    if relevancy == "always":
+        wit = _actors.Relevancy_Always()
+    elif relevancy == "owner-only":
+        wit = _actors.Relevancy_OwnerOnly()
+    elif isinstance(relevancy, list):
+        wit = _actors.Relevancy_Groups(relevancy)
+    else:
+        raise ValueError(f"relevancy is 'always', 'owner-only' or a list of groups, not {relevancy!r}")
+    call(_actors.set_relevancy, actor, wit)
+
+
+def set_player_groups(player: int, groups: List[str]) -> None:
+    """Puts the player `player` belongs to (its pawn, controller or player state) in these relevancy groups, in
+    place of those it was in. Needs the `relevancy` permission."""
+    call(_actors.set_player_groups, player, groups)

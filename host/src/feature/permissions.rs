@@ -25,6 +25,10 @@ pub struct Permissions {
     /// game's, or another plugin's); `"*"` for any. A plugin always writes the properties of its own.
     #[serde(default)]
     pub write_properties: Vec<String>,
+    /// Decide whom a server replicates actors to, and put players in relevancy groups (rooms, teams): what
+    /// each player sees of the world.
+    #[serde(default)]
+    pub relevancy: bool,
     /// Filesystem access (`fs.data = true` in TOML).
     #[serde(default)]
     pub fs: FsPermissions,
@@ -47,6 +51,7 @@ impl Permissions {
             send_events: self.send_events && other.send_events,
             component_requests: intersect_classes(&self.component_requests, &other.component_requests),
             write_properties: intersect_classes(&self.write_properties, &other.write_properties),
+            relevancy: self.relevancy && other.relevancy,
             fs: FsPermissions { data: self.fs.data && other.fs.data },
         }
     }
@@ -88,6 +93,9 @@ impl std::fmt::Display for Permissions {
         }
         if !self.write_properties.is_empty() {
             parts.push(format!("write-properties of {}", self.write_properties.join(" ")));
+        }
+        if self.relevancy {
+            parts.push("relevancy".to_string());
         }
         if self.fs.data {
             parts.push("fs.data".to_string());
@@ -138,6 +146,7 @@ mod tests {
             send_events: send,
             component_requests: classes.iter().map(|c| c.to_string()).collect(),
             write_properties: Vec::new(),
+            relevancy: false,
             fs: FsPermissions::default(),
         }
     }
@@ -159,7 +168,11 @@ mod tests {
     fn permissions_read_as_they_are_written() {
         let mut all = perms(true, true, &["Pawn", "Character"]);
         all.fs.data = true;
-        assert_eq!(all.to_string(), "spawn-actors, send-events, component-requests on Pawn Character, fs.data");
+        all.relevancy = true;
+        assert_eq!(
+            all.to_string(),
+            "spawn-actors, send-events, component-requests on Pawn Character, relevancy, fs.data"
+        );
         assert_eq!(Permissions::default().to_string(), "nothing");
     }
 }

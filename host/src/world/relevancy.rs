@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use compact_str::CompactString;
 
 use super::replication::Touched;
-use super::{ActorId, ClientId, PlayerOwner, World, WorldError};
+use super::{ActorId, ClientId, NetRole, PlayerOwner, World, WorldError};
 
 /// Groups an actor or a client may be in at most, and the longest a group's name may be.
 pub const MAX_GROUPS: usize = 64;
@@ -77,8 +77,14 @@ pub(super) struct ClientGroups {
 
 impl World {
     /// Sets which clients an actor is replicated to (on a server; a client's own actors are not replicated).
+    /// A replica (a client's copy) is refused: its server decides.
     pub fn set_relevancy(&mut self, actor: ActorId, relevancy: Relevancy) -> Result<(), WorldError> {
         let found = self.actor_mut(actor)?;
+        if found.role != NetRole::Authority {
+            return Err(WorldError::Denied(format!(
+                "actor {actor} replicates from the server: only the server decides whom it replicates to"
+            )));
+        }
         if found.relevancy != relevancy {
             found.relevancy = relevancy;
             self.touch(|| Touched::Relevancy(actor));
@@ -96,6 +102,24 @@ impl World {
         if before.unwrap_or_default() != groups {
             self.touch(|| Touched::ClientGroups(client));
         }
+    }
+
+    /// Puts the player `actor` belongs to (its pawn, controller or player state) in these groups: a connected
+    /// player's client, as [`set_client_groups`](Self::set_client_groups) does. A local player sees the whole
+    /// world, so its groups change nothing; an actor of no player, or a replica, is refused.
+    pub fn set_player_groups(&mut self, actor: ActorId, groups: BTreeSet<CompactString>) -> Result<(), WorldError> {
+        let found = self.actor(actor)?;
+        if found.role != NetRole::Authority {
+            return Err(WorldError::Denied(format!(
+                "actor {actor} replicates from the server: only the server puts players in groups"
+            )));
+        }
+        match found.player {
+            Some(PlayerOwner::Remote(client)) => self.set_client_groups(client, groups),
+            Some(PlayerOwner::Local) => {}
+            None => return Err(WorldError::Invalid(format!("actor {actor} belongs to no player"))),
+        }
+        Ok(())
     }
 
     /// The groups a client is in.
@@ -133,6 +157,24 @@ mod tests {
         assert!(!is_relevant(&red, None, other, None));
         assert!(!is_relevant(&red, None, other, Some(&groups(&["blue"]))));
         assert!(is_relevant(&red, None, other, Some(&groups(&["blue", "lobby"]))));
+    }
+
+    #[test]
+    fn a_players_groups_are_its_clients_and_a_local_or_no_players_are_not() {
+        let mut w = World::new("w", crate::world::NetMode::ListenServer);
+        let [remote, local, nobody] = ["Pawn", "Pawn", "Pawn"].map(|class| w.spawn(class).unwrap());
+        w.actor_mut(remote).unwrap().player = Some(PlayerOwner::Remote(ClientId(7)));
+        w.actor_mut(local).unwrap().player = Some(PlayerOwner::Local);
+        w.set_player_groups(remote, groups(&["red"])).unwrap();
+        assert_eq!(w.client_groups(ClientId(7)), Some(&groups(&["red"])));
+        w.set_player_groups(local, groups(&["blue"])).unwrap();
+        assert!(matches!(w.set_player_groups(nobody, groups(&["red"])), Err(WorldError::Invalid(_))));
+        w.set_player_groups(remote, groups(&[])).unwrap();
+        assert_eq!(w.client_groups(ClientId(7)), None);
+        // A client's copy is its server's to place.
+        w.actor_mut(nobody).unwrap().role = NetRole::SimulatedProxy;
+        assert!(matches!(w.set_relevancy(nobody, Relevancy::OwnerOnly), Err(WorldError::Denied(_))));
+        assert!(matches!(w.set_player_groups(nobody, groups(&["red"])), Err(WorldError::Denied(_))));
     }
 
     #[test]

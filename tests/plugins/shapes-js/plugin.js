@@ -26,6 +26,9 @@ export default class Shapes extends Plugin {
     say(`pawns: ${world.actorsOfClass('Pawn').length}`);
     say(`role: ${world.localRole(actor)}, authority: ${world.hasAuthority(actor)}`);
     say(`locally controlled: ${world.isLocallyControlled(actor)}`);
+    world.setRelevancy(actor, ['red', 'blue']);
+    world.setRelevancy(actor, 'owner-only');
+    say(`player groups: ${errorOf(() => world.setPlayerGroups(actor, ['red'])).split(':')[0]}`);
     this.request = components.requestComponent('Pawn', 'ProbeComponent', { unique: true });
     say(`request: ${this.request.receiver} + ${this.request.component}`);
     say(`components: ${world.componentsOf(actor).join(', ')}`);

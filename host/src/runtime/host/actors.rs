@@ -3,7 +3,7 @@
 //! `write-properties` permission) and destroys only actors it spawned.
 
 use super::{Call, Caller};
-use crate::runtime::bindings::gamefeature::plugin::actors::Host;
+use crate::runtime::bindings::gamefeature::plugin::actors::{Host, Relevancy};
 use crate::runtime::bindings::types::{ActorId, Error, NetMode, NetRole, Value};
 use crate::runtime::state::InstanceState;
 use crate::world::{self, World};
@@ -101,5 +101,44 @@ impl Host for InstanceState {
             spawned_by_caller(w, caller, id)?;
             Ok(w.destroy(actor(id))?)
         })
+    }
+
+    fn set_relevancy(&mut self, id: ActorId, relevancy: Relevancy) -> Result<(), Error> {
+        let groups = match &relevancy {
+            Relevancy::Groups(groups) => self.group_names(groups)?,
+            Relevancy::Always | Relevancy::OwnerOnly => Vec::new(),
+        };
+        let call = Call::change_of(id).names(&groups).permission("relevancy", self.env.permissions.relevancy);
+        self.guard(call, |w, _| {
+            let relevancy = match &relevancy {
+                Relevancy::Always => world::Relevancy::Always,
+                Relevancy::OwnerOnly => world::Relevancy::OwnerOnly,
+                Relevancy::Groups(groups) => {
+                    world::Relevancy::Groups(world::check_groups(groups.iter().map(String::as_str))?)
+                }
+            };
+            Ok(w.set_relevancy(actor(id), relevancy)?)
+        })
+    }
+
+    fn set_player_groups(&mut self, player: ActorId, groups: Vec<String>) -> Result<(), Error> {
+        let names = self.group_names(&groups)?;
+        let call = Call::change_of(player).names(&names).permission("relevancy", self.env.permissions.relevancy);
+        self.guard(call, |w, _| {
+            let groups = world::check_groups(groups.iter().map(String::as_str))?;
+            Ok(w.set_player_groups(actor(player), groups)?)
+        })
+    }
+}
+
+impl InstanceState {
+    /// A list of relevancy groups as names for [`Call::names`] to check; a list longer than an actor or player
+    /// may be in is refused before its names are looked at.
+    fn group_names<'a>(&mut self, groups: &'a [String]) -> Result<Vec<(&'static str, &'a str)>, Error> {
+        if groups.len() > world::MAX_GROUPS {
+            let message = format!("{} relevancy groups, more than the {} allowed", groups.len(), world::MAX_GROUPS);
+            return Err(self.refuse(Error::Invalid(message)));
+        }
+        Ok(groups.iter().map(|group| ("relevancy group", group.as_str())).collect())
     }
 }

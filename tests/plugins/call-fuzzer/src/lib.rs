@@ -27,7 +27,7 @@ use program::{Arg, Program, ANSWERS, FORGE};
 const ON_ACTIVATING: usize = 256;
 const PER_CALLBACK: usize = 16;
 /// Kinds of instruction: one per import (handle methods, drops and forgeries counted as one each).
-const KINDS: u8 = 44;
+const KINDS: u8 = 46;
 const LEVELS: [Level; 5] = [Level::Trace, Level::Debug, Level::Info, Level::Warn, Level::Error];
 
 #[derive(Default)]
@@ -176,8 +176,22 @@ impl CallFuzzer {
             40 => drop(timers::now()),
             41 => self.ask_a_handle(),
             42 => self.drop_a_handle(),
+            43 => {
+                let relevancy = match self.program.byte() % 3 {
+                    0 => actors::Relevancy::Always,
+                    1 => actors::Relevancy::OwnerOnly,
+                    _ => actors::Relevancy::Groups(self.groups()),
+                };
+                drop(actors::set_relevancy(self.program.actor(), &relevancy));
+            }
+            44 => drop(actors::set_player_groups(self.program.actor(), &self.groups())),
             _ => self.forge_a_handle(),
         }
+    }
+
+    /// Up to three relevancy groups.
+    fn groups(&mut self) -> Vec<String> {
+        (0..self.program.byte() % 4).map(|_| self.program.text()).collect()
     }
 
     /// Asks what a held handle is.

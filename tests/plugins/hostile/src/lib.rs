@@ -52,7 +52,7 @@
 
 use gamefeature_sdk::components::{self, ComponentRequest, ExtensionHandler};
 use gamefeature_sdk::init_state::{self, Subscription};
-use gamefeature_sdk::world::{self, ActorId};
+use gamefeature_sdk::world::{self, ActorId, Relevancy};
 use gamefeature_sdk::{export_plugin, log, ActivationContext, Deactivation, Error, Plugin, Value};
 
 const FEATURE: &str = "Hostile";
@@ -184,6 +184,8 @@ impl Hostile {
                 ("get-property", world::get_property(pawn, name, "x").map(drop)),
                 ("set-property", world::set_property(pawn, "Pawn", name, &Value::Integer(1))),
                 ("spawn-actor", world::spawn_actor(name, false).map(drop)),
+                ("set-relevancy", world::set_relevancy(pawn, &Relevancy::Groups(vec!["red".into(), name.into()]))),
+                ("set-player-groups", world::set_player_groups(pawn, &["red", name])),
                 ("add-component-request", components::request_component("Pawn", name).map(drop)),
                 ("add-extension-handler", components::add_extension_handler(name, 9).map(drop)),
                 ("send-extension-event", components::send_event(pawn, name)),
@@ -230,7 +232,10 @@ impl Hostile {
         use gamefeature_sdk::bindings::gamefeature::plugin::init_states::{self as raw, ChainWork};
         let names = ["Feature".to_string(), "HostileComponent".to_string()];
         let uneven = [
-            ("queue-chain-requests", raw::queue_chain_requests(&[pawn, pawn], &[0], &[ChainWork::ContinueChain], &names)),
+            (
+                "queue-chain-requests",
+                raw::queue_chain_requests(&[pawn, pawn], &[0], &[ChainWork::ContinueChain], &names),
+            ),
             ("register-features", raw::register_features(&[pawn], &[0, 0], &[1], &names)),
             ("send-extension-events", components_raw::send_extension_events(&[pawn, pawn], &[0], &names)),
         ];
@@ -311,6 +316,8 @@ impl Hostile {
         outcome("set-property", world::set_property(pawn, "HostileStats", "hp", &Value::Integer(1)));
         outcome("ensure-component", components::ensure_component(pawn, "HostileStats").map(drop));
         outcome("watch-property", components::watch_property(pawn, "HostileStats", "hp", 4).map(drop));
+        outcome("set-relevancy", world::set_relevancy(pawn, &Relevancy::OwnerOnly));
+        outcome("set-player-groups", world::set_player_groups(pawn, &["red"]));
         outcome("destroy-actor", world::destroy_actor(pawn));
     }
 
@@ -581,6 +588,8 @@ fn ungranted() {
     outcome("send-extension-event", components::send_event(nobody, "Hello"));
     outcome("send-extension-events", send_events(nobody, 0, &["Hello"]));
     outcome("add-component-request", components::request_component("Pawn", "Shield").map(drop));
+    outcome("set-relevancy", world::set_relevancy(nobody, &Relevancy::OwnerOnly));
+    outcome("set-player-groups", world::set_player_groups(nobody, &["red"]));
 }
 
 /// One walk of feature `names[feature]` queued through the raw import (the SDK's deferral never sends a bad
