@@ -1,6 +1,7 @@
 //! `gamefeature:plugin/actors`: the plugin's world, through the same checks the host's own code goes through,
 //! plus ownership: a plugin writes the properties of components its requests added (others' need the
-//! `write-properties` permission) and destroys only actors it spawned.
+//! `write-properties` permission) and destroys only actors it spawned. Relevancy (whom a server replicates an
+//! actor to, the groups a player is in) decides what players see: it needs the `relevancy` permission.
 
 use super::{Call, Caller};
 use crate::runtime::bindings::gamefeature::plugin::actors::{Host, Relevancy};
