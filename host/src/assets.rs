@@ -72,10 +72,15 @@ pub fn resolve_within(base: &Path, relative: &str) -> Result<PathBuf, PathEscape
 /// file is opened through cap-std beneath `base`, so a symlink (at any step) leading out of `base` is refused
 /// too: a plugin or experience folder can only ever read what is inside it.
 pub fn read_within(base: &Path, relative: &str, max: u64) -> Result<Vec<u8>, ReadWithinError> {
+    crate::files::read_regular(open_within(base, relative)?, max).map_err(ReadWithinError::Io)
+}
+
+/// Opens the file at `relative` beneath `base` for reading, as [`read_within`] does, without reading it.
+pub fn open_within(base: &Path, relative: &str) -> Result<std::fs::File, ReadWithinError> {
     resolve_within(base, relative).map_err(ReadWithinError::Escapes)?;
     let dir = cap_std::fs::Dir::open_ambient_dir(base, cap_std::ambient_authority()).map_err(ReadWithinError::Io)?;
     let file = dir.open_with(relative, &crate::files::open_options()).map_err(ReadWithinError::Io)?;
-    crate::files::read_regular(file.into_std(), max).map_err(ReadWithinError::Io)
+    Ok(file.into_std())
 }
 
 /// Why [`read_within`] failed.

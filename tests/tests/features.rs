@@ -4,6 +4,7 @@ use gamefeature_host::feature::{Destination, FeatureError, PluginState, Transiti
 use gamefeature_host::timeline::{track, EventKind, LogLevel};
 use gamefeature_host::world::NetMode;
 use gamefeature_tests::*;
+use std::io::Write;
 
 fn positions(events: &[(String, String)], wanted: &[(&str, &str)]) -> Vec<usize> {
     wanted
@@ -157,6 +158,58 @@ async fn altered_or_swapped_cache_entries_are_never_run() {
     assert_eq!(lines, base_lines);
     let (load, _) = load_and_activate(&plugins, cache.path(), "base-gameplay").await;
     assert!(load.starts_with("loaded from cache in"), "the entry was rewritten: {load}");
+}
+
+/// A process checks a cache entry once while its file does not change (`runtime::checked_files`): loads after
+/// that skip the hashing, and an entry changed since — another plugin's code linked in its place with its MAC,
+/// or its code altered in place — is checked in full again and refused.
+#[tokio::test]
+async fn entries_a_process_checked_are_checked_again_once_changed() {
+    use gamefeature_host::runtime::checked_files::SETTLE;
+    let settle = || std::thread::sleep(SETTLE + std::time::Duration::from_millis(100));
+    let plugins = PluginDir::with(&[BASE_GAMEPLAY, SHOOTER_CORE]);
+    let cache = tempfile::TempDir::new().unwrap();
+    let (_, base_lines) = load_and_activate(&plugins, cache.path(), "base-gameplay").await;
+    let only_base = entries(cache.path());
+    load_and_activate(&plugins, cache.path(), "shooter-core").await;
+    let shooter_entry = entries(cache.path()).into_iter().find(|e| !only_base.contains(e)).unwrap();
+    let base_entry = only_base[0].clone();
+    settle();
+    for plugin in ["base-gameplay", "base-gameplay", "shooter-core"] {
+        let (load, _) = load_and_activate(&plugins, cache.path(), plugin).await;
+        assert!(load.starts_with("loaded from cache in"), "{plugin}: {load}");
+    }
+
+    // Another plugin's code, checked by this process, linked under base-gameplay's key with its MAC.
+    std::fs::remove_file(&base_entry).unwrap();
+    std::fs::hard_link(&shooter_entry, &base_entry).unwrap();
+    std::fs::copy(shooter_entry.with_extension("mac"), base_entry.with_extension("mac")).unwrap();
+    let (load, lines) = load_and_activate(&plugins, cache.path(), "base-gameplay").await;
+    assert!(load.starts_with("compiled in"), "a swapped entry is compiled again: {load}");
+    assert_eq!(lines, base_lines, "base-gameplay ran its own code");
+
+    // Entries checked once settled, then one overwritten in place with the other's code (valid code, padded to
+    // the same length, under the first's name): its change time moved, so it is checked in full again.
+    settle();
+    let entry_of = |plugin: &str| if plugin == "base-gameplay" { base_entry.clone() } else { shooter_entry.clone() };
+    let mut lines_of = std::collections::BTreeMap::new();
+    for plugin in ["base-gameplay", "shooter-core"] {
+        let (load, lines) = load_and_activate(&plugins, cache.path(), plugin).await;
+        assert!(load.starts_with("loaded from cache in"), "{plugin}: {load}");
+        lines_of.insert(plugin, lines);
+    }
+    let len = |plugin: &str| std::fs::metadata(entry_of(plugin)).unwrap().len();
+    let (victim, intruder) = if len("base-gameplay") >= len("shooter-core") {
+        ("base-gameplay", "shooter-core")
+    } else {
+        ("shooter-core", "base-gameplay")
+    };
+    let mut code = std::fs::read(entry_of(intruder)).unwrap();
+    code.resize(len(victim) as usize, 0);
+    std::fs::OpenOptions::new().write(true).open(entry_of(victim)).unwrap().write_all(&code).unwrap();
+    let (load, lines) = load_and_activate(&plugins, cache.path(), victim).await;
+    assert!(load.starts_with("compiled in"), "an overwritten entry is compiled again: {load}");
+    assert_eq!(lines, lines_of[victim], "{victim} ran its own code");
 }
 
 /// A component or an asset that is not a regular file (a FIFO would block a read for ever) or is larger than

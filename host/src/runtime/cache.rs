@@ -14,6 +14,9 @@
 //! entries altered or planted while the host was not looking; a process running as the cache's owner could
 //! change the file between the check and the mapping, but such a process can rewrite the key as well.
 //!
+//! A process checks an entry's MAC once: while the code file keeps its identity (see
+//! [`checked_files`](super::checked_files)), later loads of it in the process only compare the MAC file.
+//!
 //! Writes go to uniquely named temporary files renamed into place, so parallel writers never share a file and
 //! a crash never leaves a truncated entry under a valid name (a MAC and code of different writes do not match).
 
@@ -24,6 +27,8 @@ use std::sync::{Arc, Mutex};
 
 use wasmtime::component::Component;
 use wasmtime::Engine;
+
+use super::checked_files::{CheckedFiles, FileIdentity};
 
 /// Bytes of an entry's MAC.
 const MAC_BYTES: usize = 32;
@@ -65,10 +70,26 @@ pub enum Lookup {
 
 /// The key of the entry for `wasm` compiled by `engine`.
 pub fn entry_key(engine: &Engine, wasm: &[u8]) -> EntryKey {
+    key_of(engine, blake3::hash(wasm).as_bytes())
+}
+
+/// The key of the entry for the component whose BLAKE3 is `digest`, compiled by `engine`.
+pub fn key_of(engine: &Engine, digest: &[u8; 32]) -> EntryKey {
     let mut hasher = Blake3Hasher(blake3::Hasher::new());
-    hasher.write(wasm);
+    hasher.write(digest);
     engine.precompile_compatibility_hash().hash(&mut hasher);
     hasher.0.finalize().into()
+}
+
+/// Entries whose MAC this process checked: the entry's key, its MAC and the cache key it was checked with. An
+/// entry whose code file has not changed since, with the same MAC, is not hashed again (see
+/// [`checked_files`](super::checked_files)); the key is part of it, so that an entry's code linked under another
+/// key is checked again (and refused).
+static CHECKED_ENTRIES: CheckedFiles<(EntryKey, [u8; MAC_BYTES], [u8; 32])> = CheckedFiles::new();
+
+/// Forgets which cache entries this process checked: each is checked in full at its next load.
+pub fn forget_checked_entries() {
+    CHECKED_ENTRIES.forget_all();
 }
 
 impl ComponentCache {
@@ -110,20 +131,28 @@ impl ComponentCache {
         let Some(secret) = self.secret(false) else {
             return self.refuse(&path, "the cache has no key to check it with");
         };
-        match std::fs::symlink_metadata(&path) {
-            Ok(metadata) if metadata.is_file() && metadata.len() <= MAX_ENTRY_BYTES => {}
+        let metadata = match std::fs::symlink_metadata(&path) {
+            Ok(metadata) if metadata.is_file() && metadata.len() <= MAX_ENTRY_BYTES => metadata,
             Ok(_) => return self.refuse(&path, "it is not a regular file of a compiled component's size"),
             Err(e) => return self.refuse(&path, &format!("cannot read it: {e}")),
-        }
-        let mut hasher = entry_mac(&secret, key);
-        if let Err(e) = hasher.update_mmap(&path) {
-            return self.refuse(&path, &format!("cannot read it: {e}"));
-        }
-        // `blake3::Hash` compares in constant time.
-        if mac.len() != MAC_BYTES
-            || hasher.finalize() != <[u8; MAC_BYTES]>::try_from(mac.as_slice()).unwrap_or_default()
-        {
-            return self.refuse(&path, "its MAC does not match: it was altered, or written for other code");
+        };
+        let Ok(mac) = <[u8; MAC_BYTES]>::try_from(mac.as_slice()) else {
+            return self.refuse(&path, "its MAC is not a MAC");
+        };
+        let identity = FileIdentity::settled(&metadata, std::time::SystemTime::now());
+        let checked = (*key, mac, secret);
+        if identity.and_then(|identity| CHECKED_ENTRIES.get(&identity)) != Some(checked) {
+            let mut hasher = entry_mac(&secret, key);
+            if let Err(e) = hasher.update_mmap(&path) {
+                return self.refuse(&path, &format!("cannot read it: {e}"));
+            }
+            // `blake3::Hash` compares in constant time.
+            if hasher.finalize() != mac {
+                return self.refuse(&path, "its MAC does not match: it was altered, or written for other code");
+            }
+            if let Some(identity) = identity {
+                CHECKED_ENTRIES.remember(identity, checked);
+            }
         }
         // SAFETY: the MAC proves this cache wrote these bytes, from `Component::serialize` of an engine with this
         // compatibility hash, for exactly this component (see the module's doc for what it does not prove);

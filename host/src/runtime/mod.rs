@@ -16,6 +16,7 @@
 
 mod bindings;
 mod cache;
+pub mod checked_files;
 mod component_memory;
 mod deadline;
 mod direct;
@@ -49,7 +50,7 @@ pub use sandbox::{
     DEFAULT_CALL_DEADLINE, DEFAULT_DATA_QUOTA, DEFAULT_HOST_MEMORY, DEFAULT_INSTANTIATE_DEADLINE, DEFAULT_MEMORY_LIMIT,
 };
 
-use crate::assets::{read_within, ReadWithinError};
+use crate::assets::{open_within, read_within, ReadWithinError};
 use crate::config::{HostConfig, LimitOverrides};
 use crate::feature::{
     api_versions_shown, same_api, ComponentInterface, LoadError, LoadedPlugin, PluginLoader, PluginManifest,
@@ -57,6 +58,7 @@ use crate::feature::{
 };
 use crate::text::one_line;
 use bindings::{v0_1_0, GameFeature, GameFeatureIndices};
+use checked_files::{CheckedFiles, FileIdentity};
 use epoch::EpochTicker;
 use instance::Pre;
 use state::InstanceState;
@@ -279,6 +281,37 @@ const CORE_MODULE: &str = "it is a core WebAssembly module, not a component: bui
                            component with `wasm-tools component new` (wit-component; a wasm32-wasip1 module also \
                            needs `--adapt` with the WASI preview 1 adapter)";
 
+/// What loading a component file found, by the file's identity (see [`checked_files`]).
+#[derive(Debug, Clone, Copy)]
+struct ComponentFacts {
+    /// The BLAKE3 of its bytes.
+    digest: [u8; 32],
+    /// Its largest initial linear memory (see [`component_memory`]).
+    initial_memory: Option<u64>,
+}
+
+static CHECKED_COMPONENTS: CheckedFiles<ComponentFacts> = CheckedFiles::new();
+
+/// Forgets which component files and cache entries this process read and checked: the next load of each reads
+/// and hashes it in full, as a process's first does.
+pub fn forget_checked_files() {
+    CHECKED_COMPONENTS.forget_all();
+    cache::forget_checked_entries();
+}
+
+/// How a load's error begins when its component file changed between the host's reading it and compiling it.
+const CHANGED_WHILE_LOADING: &str = "the component file changed while it was loading; load it again";
+
+/// The bytes of a component file read again (its compiled form was not in the cache after all), if they are
+/// still those whose digest was taken.
+fn read_unchanged(read: impl FnOnce() -> Result<Vec<u8>, LoadError>, digest: &[u8; 32]) -> Result<Vec<u8>, String> {
+    let bytes = read().map_err(|e| format!("{CHANGED_WHILE_LOADING} ({e})"))?;
+    if blake3::hash(&bytes).as_bytes() != digest {
+        return Err(CHANGED_WHILE_LOADING.to_string());
+    }
+    Ok(bytes)
+}
+
 /// Whether `bytes` start as a core WebAssembly module does: the magic `\0asm`, then version 1 and layer 0 (a
 /// component has version 0xd and layer 1).
 fn is_core_module(bytes: &[u8]) -> bool {
@@ -399,19 +432,39 @@ impl Runtime {
         let shown = shown_path(path);
         // Read through cap-std beneath the plugin's folder: a symlinked component cannot lead out of it.
         let relative = path.strip_prefix(&manifest.dir).ok().and_then(|p| p.to_str()).unwrap_or_default();
-        let bytes = read_within(&manifest.dir, relative, crate::files::MAX_COMPONENT_BYTES).map_err(|e| match e {
+        let unreadable = |e: ReadWithinError| match e {
             ReadWithinError::Io(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 LoadError::MissingComponent { path: shown.clone() }
             }
             e => LoadError::Other { path: shown.clone(), cause: e.to_string() },
-        })?;
-        // wasmtime's own word for a core module ("attempted to parse a wasm module with a component parser")
-        // does not say what the file is or what to do: say both.
-        if is_core_module(&bytes) {
-            return Err(LoadError::Invalid { path: shown, cause: CORE_MODULE.into() });
-        }
+        };
+        let read = || read_within(&manifest.dir, relative, crate::files::MAX_COMPONENT_BYTES).map_err(unreadable);
         let started = Instant::now();
-        let key = cache::entry_key(&self.engine, &bytes);
+        // A component file this process read and hashed, unchanged since, is not read again while its compiled
+        // form is in the cache.
+        let file = open_within(&manifest.dir, relative).map_err(unreadable)?;
+        let identity = file.metadata().ok().and_then(|m| FileIdentity::settled(&m, std::time::SystemTime::now()));
+        let (facts, mut bytes) = match identity.and_then(|identity| CHECKED_COMPONENTS.get(&identity)) {
+            Some(facts) => (facts, None),
+            None => {
+                let bytes = crate::files::read_regular(file, crate::files::MAX_COMPONENT_BYTES)
+                    .map_err(|e| unreadable(ReadWithinError::Io(e)))?;
+                // wasmtime's own word for a core module ("attempted to parse a wasm module with a component
+                // parser") does not say what the file is or what to do: say both.
+                if is_core_module(&bytes) {
+                    return Err(LoadError::Invalid { path: shown, cause: CORE_MODULE.into() });
+                }
+                let facts = ComponentFacts {
+                    digest: *blake3::hash(&bytes).as_bytes(),
+                    initial_memory: component_memory::largest_initial_memory(&bytes),
+                };
+                if let Some(identity) = identity {
+                    CHECKED_COMPONENTS.remember(identity, facts);
+                }
+                (facts, Some(bytes))
+            }
+        };
+        let key = cache::key_of(&self.engine, &facts.digest);
         // One compile per distinct component, however many plugins share it and however many load at once.
         let slot = self.compiled.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_default().clone();
         let mut compiled_now = false;
@@ -420,6 +473,10 @@ impl Runtime {
                 self.counts.cache_hits.fetch_add(1, Ordering::Relaxed);
                 return Ok(component);
             }
+            let bytes = match bytes.take() {
+                Some(bytes) => bytes,
+                None => read_unchanged(read, &facts.digest)?,
+            };
             self.counts.compiled.fetch_add(1, Ordering::Relaxed);
             let component =
                 Component::from_binary(&self.engine, &bytes).map_err(|e| explain_compile_error(&format!("{e:#}")))?;
@@ -430,10 +487,16 @@ impl Runtime {
             Ok(component)
         });
         let took = started.elapsed();
-        let component = outcome.clone().map_err(|cause| match cause.starts_with(TOO_LITTLE_MEMORY) {
-            // The component is valid: the configuration is what to change.
-            true => LoadError::Other { path: shown.clone(), cause },
-            false => LoadError::Invalid { path: shown.clone(), cause },
+        let component = outcome.clone().map_err(|cause| {
+            if cause.starts_with(CHANGED_WHILE_LOADING) {
+                // Not the component's fault: the next load reads it again.
+                self.compiled.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
+            }
+            match cause.starts_with(TOO_LITTLE_MEMORY) || cause.starts_with(CHANGED_WHILE_LOADING) {
+                // The component is valid: the configuration (or the file's writer) is what to change.
+                true => LoadError::Other { path: shown.clone(), cause },
+                false => LoadError::Invalid { path: shown.clone(), cause },
+            }
         })?;
         // A plugin's file compiled again (a new version) lets go of the old compile, once nobody else uses it.
         let mut in_use = self.in_use.lock().unwrap_or_else(|e| e.into_inner());
@@ -449,8 +512,7 @@ impl Runtime {
             imports: ty.imports(&self.engine).map(|(name, _)| name.to_string()).collect(),
             exports: ty.exports(&self.engine).map(|(name, _)| name.to_string()).collect(),
         };
-        let initial_memory = component_memory::largest_initial_memory(&bytes);
-        Ok(Compiled { component, provenance, interface, initial_memory })
+        Ok(Compiled { component, provenance, interface, initial_memory: facts.initial_memory })
     }
 
     /// Type-checks a compiled component against the host's linker and pre-instantiates it.
