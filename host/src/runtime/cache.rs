@@ -68,9 +68,23 @@ pub enum Lookup {
     Miss,
 }
 
+/// Files hashed on every core when they are larger than this (a Python component is 19 MB and its code 37 MB);
+/// below it, sharing out the work costs more than it saves.
+const PARALLEL_HASH_BYTES: u64 = 1 << 20;
+
+/// The BLAKE3 of a component's bytes.
+pub fn digest(bytes: &[u8]) -> [u8; 32] {
+    let mut hasher = blake3::Hasher::new();
+    match bytes.len() as u64 > PARALLEL_HASH_BYTES {
+        true => hasher.update_rayon(bytes),
+        false => hasher.update(bytes),
+    };
+    hasher.finalize().into()
+}
+
 /// The key of the entry for `wasm` compiled by `engine`.
 pub fn entry_key(engine: &Engine, wasm: &[u8]) -> EntryKey {
-    key_of(engine, blake3::hash(wasm).as_bytes())
+    key_of(engine, &digest(wasm))
 }
 
 /// The key of the entry for the component whose BLAKE3 is `digest`, compiled by `engine`.
@@ -143,7 +157,11 @@ impl ComponentCache {
         let checked = (*key, mac, secret);
         if identity.and_then(|identity| CHECKED_ENTRIES.get(&identity)) != Some(checked) {
             let mut hasher = entry_mac(&secret, key);
-            if let Err(e) = hasher.update_mmap(&path) {
+            let hashed = match metadata.len() > PARALLEL_HASH_BYTES {
+                true => hasher.update_mmap_rayon(&path),
+                false => hasher.update_mmap(&path),
+            };
+            if let Err(e) = hashed {
                 return self.refuse(&path, &format!("cannot read it: {e}"));
             }
             // `blake3::Hash` compares in constant time.

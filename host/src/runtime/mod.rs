@@ -306,7 +306,7 @@ const CHANGED_WHILE_LOADING: &str = "the component file changed while it was loa
 /// still those whose digest was taken.
 fn read_unchanged(read: impl FnOnce() -> Result<Vec<u8>, LoadError>, digest: &[u8; 32]) -> Result<Vec<u8>, String> {
     let bytes = read().map_err(|e| format!("{CHANGED_WHILE_LOADING} ({e})"))?;
-    if blake3::hash(&bytes).as_bytes() != digest {
+    if cache::digest(&bytes) != *digest {
         return Err(CHANGED_WHILE_LOADING.to_string());
     }
     Ok(bytes)
@@ -455,7 +455,7 @@ impl Runtime {
                     return Err(LoadError::Invalid { path: shown, cause: CORE_MODULE.into() });
                 }
                 let facts = ComponentFacts {
-                    digest: *blake3::hash(&bytes).as_bytes(),
+                    digest: cache::digest(&bytes),
                     initial_memory: component_memory::largest_initial_memory(&bytes),
                 };
                 if let Some(identity) = identity {
