@@ -34,52 +34,34 @@ impl Game {
         let plugins = PluginDir::with(&DEFAULT_PLUGINS);
         let session = session_with(&plugins, Some(&shared_cache()), trusted());
         let experiences = default_experience();
-        Game::start_in(conditions, options, plugins, session, experiences).await
+        Game::start_in(conditions, options, plugins, session, experiences, "default.toml").await
     }
 
-    /// A game of the default experience playing only `features` (the plugins of `more` among them), so that
-    /// more worlds fit in the session's instance pool.
-    async fn start_with(
-        conditions: Conditions,
-        options: ServerOptions,
-        features: &[&str],
-        more: &[TestPlugin],
-    ) -> Game {
+    /// A game of another of the repository's experiences (`experiences/<file>`), whose plugins are the default
+    /// experience's and `more`.
+    async fn start_with(conditions: Conditions, options: ServerOptions, file: &str, more: &[TestPlugin]) -> Game {
         let plugins = PluginDir::with(&DEFAULT_PLUGINS);
         for plugin in more {
             plugins.add(plugin);
         }
         let session = session_with(&plugins, Some(&shared_cache()), trusted());
         let experiences = default_experience();
-        let default = experiences.path().join("default.toml");
-        let text = std::fs::read_to_string(&default).unwrap();
-        let listed: Vec<String> = features.iter().map(|f| format!("{f:?}")).collect();
-        let text: Vec<String> = text
-            .lines()
-            .map(|line| {
-                if line.starts_with("features = ") {
-                    format!("features = [{}]", listed.join(", "))
-                } else {
-                    line.to_string()
-                }
-            })
-            .collect();
-        std::fs::write(&default, text.join("\n")).unwrap();
-        Game::start_in(conditions, options, plugins, session, experiences).await
+        Game::start_in(conditions, options, plugins, session, experiences, file).await
     }
 
-    /// The server of a game of the experience `default.toml` of `experiences`.
+    /// The server of a game of the experience `file` of `experiences`.
     async fn start_in(
         conditions: Conditions,
         options: ServerOptions,
         plugins: PluginDir,
         session: Session,
         experiences: ExperienceDir,
+        file: &str,
     ) -> Game {
         let network = MemoryNetwork::new(1, conditions);
         let manager = session.create_world("server", NetMode::DedicatedServer);
         let mut server = GameServer::new(manager, Box::new(network.server()), options);
-        server.load(&experiences.path().join("default.toml")).await.unwrap();
+        server.load(&experiences.path().join(file)).await.unwrap();
         Game { network, server, clients: Vec::new(), notes: Vec::new(), session, experiences, _plugins: plugins }
     }
 
@@ -658,14 +640,12 @@ async fn lazy_prop_health_exists_only_where_props_were_hit_on_every_side() {
     }
 }
 
-/// The rooms example puts players in rooms of two as they arrive and keeps each pawn to its room: a client has
+/// The rooms experience (`experiences/rooms.toml`): its plugin puts players in rooms of two as they arrive and keeps each pawn to its room: a client has
 /// its roommate's pawn and not the others', while every player state (and score) still reaches everyone.
 #[tokio::test]
 async fn each_client_gets_the_pawns_of_its_room_only() {
     let options = ServerOptions { tick_rate: 30, token: None, ..Default::default() };
-    // Four worlds of the whole default experience would not fit in the session's instance pool.
-    let features = ["shooter-core", "lyra-character", "score-keeper", "rooms"];
-    let mut game = Game::start_with(Conditions::PERFECT, options, &features, &[ROOMS]).await;
+    let mut game = Game::start_with(Conditions::PERFECT, options, "rooms.toml", &[ROOMS]).await;
     for _ in 0..3 {
         game.join(None);
         // One at a time, so that the rooms follow the order of joining.

@@ -11,10 +11,10 @@ fn info_logs(session: &gamefeature_host::Session, plugin: &str, world: &str) -> 
     session.timeline().texts(&track::instance(plugin, world), EventKind::Log(LogLevel::Info))
 }
 
-/// `plugins/` is what users read and what `gfhost run` finds by default: examples the default experience plays,
+/// `plugins/` is what users read and what `gfhost run` finds by default: examples the repository's experiences play,
 /// and nothing else (fixtures that misbehave or probe the host live in `tests/plugins/`).
 #[tokio::test]
-async fn the_default_plugin_directory_holds_exactly_the_default_experiences_plugins() {
+async fn the_default_plugin_directory_holds_exactly_the_experiences_plugins() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let session = gamefeature_host::Session::new(gamefeature_host::SessionOptions {
         plugin_dirs: vec![root.join("plugins")],
@@ -23,11 +23,13 @@ async fn the_default_plugin_directory_holds_exactly_the_default_experiences_plug
     .unwrap();
     let mut installed: Vec<String> = session.features().list().into_iter().map(|p| p.manifest.name.clone()).collect();
     installed.sort();
-    let definition =
-        gamefeature_host::experience::ExperienceDefinition::load(&root.join("experiences/default.toml")).await.unwrap();
     let mut played: Vec<String> = Vec::new();
-    for feature in definition.all_features() {
-        played.extend(session.features().dependency_order(&feature).unwrap());
+    for experience in ["default.toml", "rooms.toml"] {
+        let path = root.join("experiences").join(experience);
+        let definition = gamefeature_host::experience::ExperienceDefinition::load(&path).await.unwrap();
+        for feature in definition.all_features() {
+            played.extend(session.features().dependency_order(&feature).unwrap());
+        }
     }
     played.sort();
     played.dedup();

@@ -134,13 +134,14 @@ pub const DEFAULT_PLUGINS: [TestPlugin; 10] = [
 /// The plugins of the default experience written in other languages than Rust.
 pub const OTHER_LANGUAGE_PLUGINS: [TestPlugin; 3] = [SCOREBOARD, ANNOUNCER, MATCH_STATS];
 
-/// The repository's default experience (`experiences/default.toml`) with its action set and data, copied into
-/// a folder of its own.
+/// The repository's experiences (`experiences/default.toml`, and `rooms.toml` beside it) with their action set
+/// and data, copied into a folder of their own.
 pub fn default_experience() -> ExperienceDir {
     let experiences = ExperienceDir::new();
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiences");
     for relative in [
         "default.toml",
+        "rooms.toml",
         "action-sets/persistence.toml",
         "data/tuning.toml",
         "data/hud-layout.txt",
