@@ -829,11 +829,13 @@ fn wire_line(server: &GameServer, client: &GameClient, halfway: &[ClientStats]) 
     line
 }
 
-/// One line per client: its actors and replicated values beside the server's, and its own player's role.
+/// One line per client: its actors and replicated values beside the server's (those of the actors relevant to
+/// it), and its own player's role.
 fn compare_worlds(server: &GameServer, clients: &[GameClient], halfway: &[ClientStats]) -> Vec<String> {
-    let replicated = |w: &world::World| -> Vec<(world::ActorId, String, String, world::Value)> {
+    type Replicated = Vec<(world::ActorId, String, String, world::Value)>;
+    let replicated = |w: &world::World, wanted: &dyn Fn(world::ActorId) -> bool| -> Replicated {
         let mut values = Vec::new();
-        for actor in w.actors() {
+        for actor in w.actors().filter(|actor| wanted(actor.id)) {
             for component in actor.components.iter().filter(|c| c.replicated) {
                 for (name, value) in &component.properties {
                     if w.replicated_classes().replicates(&component.class, name) {
@@ -844,7 +846,7 @@ fn compare_worlds(server: &GameServer, clients: &[GameClient], halfway: &[Client
         }
         values
     };
-    let expected = replicated(&world::lock(server.manager().world()));
+    let expected = replicated(&world::lock(server.manager().world()), &|_| true);
     let (server_actors, (lazy, avoided)) = {
         let w = world::lock(server.manager().world());
         (w.actors().count(), w.lazy_components())
@@ -854,8 +856,12 @@ fn compare_worlds(server: &GameServer, clients: &[GameClient], halfway: &[Client
         expected.len()
     )];
     for client in clients {
+        let expected = {
+            let w = world::lock(server.manager().world());
+            replicated(&w, &|actor| client.id().is_none_or(|id| w.is_relevant_to(actor, id)))
+        };
         let w = world::lock(client.manager().world());
-        let values = replicated(&w);
+        let values = replicated(&w, &|_| true);
         let own = w.actors().filter(|a| a.role == NetRole::AutonomousProxy).count();
         let replicas = w.actors().filter(|a| a.role != NetRole::Authority).count();
         let same = if values == expected { "the server's" } else { "DIFFERENT from the server's" };

@@ -77,6 +77,33 @@ fn run_with_clients_plays_a_server_and_two_clients_over_loopback_quic() {
     }
 }
 
+/// `experiences/rooms.toml` as its comment says to try it, with the repository's `gfhost.toml` granting the
+/// rooms plugin its permission: three clients in rooms of two, each with the server's values of exactly the
+/// actors relevant to it — its roommate's pawn, and not the others'.
+#[test]
+fn run_with_clients_in_rooms_sends_each_client_its_rooms_pawns() {
+    let (plugins, experiences) = setup();
+    plugins.add(&ROOMS);
+    let output = gfhost(plugins.path(), &shared_cache())
+        .args(["run"])
+        .arg(experiences.path().join("rooms.toml"))
+        .args(["--clients", "3", "--seconds", "2"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{text}\n{}", String::from_utf8_lossy(&output.stderr));
+    for room in ["room-0", "room-0", "room-1"] {
+        assert!(text.lines().any(|l| l.contains("plugin:rooms@server") && l.ends_with(room)), "{room} in:\n{text}");
+    }
+    // Each client has its own player's 3 actors and every other player's controller and state; clients 1 and 2
+    // also have each other's pawn.
+    for (client, actors) in [("client-1", 8), ("client-2", 8), ("client-3", 7)] {
+        let line = text.lines().find(|l| l.trim_start().starts_with(&format!("{client}: {actors} replicated actors")));
+        let line = line.unwrap_or_else(|| panic!("{client} with {actors} actors in:\n{text}"));
+        assert!(line.contains(", the server's;"), "{line}");
+    }
+}
+
 #[test]
 fn a_dedicated_server_process_serves_two_client_processes_and_stops_cleanly_on_sigterm() {
     let (plugins, experiences) = setup();
