@@ -4,7 +4,7 @@
 //! announced to the pawn with an extension event, as Lyra's character does from `PossessedBy` and
 //! `OnRep_PlayerState`. Features read them from the pawn's native `Possession` component.
 
-use crate::world::{ActorId, PlayerOwner, Value, World, WorldError};
+use crate::world::{ActorId, PlayerOwner, Relevancy, Value, World, WorldError};
 
 /// The native pawn component holding `controller` and `player-state` (actor ids) once they arrive.
 pub const POSSESSION: &str = "Possession";
@@ -44,6 +44,9 @@ pub fn hand_player_to(world: &mut World, player: &Player, owner: PlayerOwner) ->
 pub fn spawn_player_for(world: &mut World, pawn_class: &str, owner: PlayerOwner) -> Result<Player, WorldError> {
     let controller = world.spawn_actor("PlayerController", None, false)?;
     world.actor_mut(controller)?.player = Some(owner);
+    // A player's controller is its own client's business, as Unreal's `APlayerController` is only relevant to
+    // its owner: no other client is sent it.
+    world.set_relevancy(controller, Relevancy::OwnerOnly)?;
     world.add_receiver(controller)?;
     world.begin_play(controller)?;
     let player_state = world.spawn_actor("PlayerState", None, false)?;

@@ -242,7 +242,7 @@ async fn replicated_scores_reach_every_client_with_rep_notifies_and_the_lyra_cha
 }
 
 #[tokio::test]
-async fn a_late_joiner_gets_the_whole_world_and_a_leaver_takes_exactly_its_actors() {
+async fn a_late_joiner_gets_the_world_relevant_to_it_and_a_leaver_takes_exactly_its_actors() {
     let mut game =
         Game::start(Conditions::PERFECT, ServerOptions { tick_rate: 30, token: None, ..Default::default() }).await;
     game.join(None);
@@ -257,12 +257,21 @@ async fn a_late_joiner_gets_the_whole_world_and_a_leaver_takes_exactly_its_actor
         let w = world::lock(g.server.manager().world());
         w.actors().map(|a| (a.id, a.class().to_string())).collect()
     };
+    // The server's actors relevant to a client: all but the other players' controllers.
+    let relevant_actors = |g: &Game, index: usize| -> Vec<(ActorId, String)> {
+        let client = g.clients[index].id().unwrap();
+        let w = world::lock(g.server.manager().world());
+        w.actors().filter(|a| w.is_relevant_to(a.id, client)).map(|a| (a.id, a.class().to_string())).collect()
+    };
     let client_actors = |g: &Game, index: usize| -> Vec<(ActorId, String)> {
         let w = world::lock(g.clients[index].manager().world());
         w.actors().filter(|a| a.role != NetRole::Authority).map(|a| (a.id, a.class().to_string())).collect()
     };
-    assert_eq!(client_actors(&game, 1), server_actors(&game), "the late joiner has every actor");
     let first = game.server.players().values().next().copied().unwrap();
+    let relevant = relevant_actors(&game, 1);
+    assert_eq!(client_actors(&game, 1), relevant, "the late joiner has every actor relevant to it");
+    assert_eq!(relevant.len(), server_actors(&game).len() - 1, "all but the first player's controller");
+    assert!(!relevant.iter().any(|(actor, _)| *actor == first.controller));
     {
         let server = world::lock(game.server.manager().world());
         let late = world::lock(game.clients[1].manager().world());
@@ -273,7 +282,7 @@ async fn a_late_joiner_gets_the_whole_world_and_a_leaver_takes_exactly_its_actor
     let before = server_actors(&game);
     game.clients[0].leave().await;
     game.until(10, |g| g.notes.iter().any(|n| matches!(n, ServerNote::Left(..)))).await;
-    game.until(10, |g| client_actors(g, 1) == server_actors(g)).await;
+    game.until(10, |g| client_actors(g, 1) == relevant_actors(g, 1)).await;
     let after = server_actors(&game);
     let gone: Vec<ActorId> = before.iter().filter(|a| !after.contains(a)).map(|a| a.0).collect();
     let mut expected = vec![first.controller, first.player_state, first.pawn];
