@@ -56,10 +56,15 @@ pub fn game_experience(title: &str, features: &[String], game: Option<&Path>) ->
 }
 
 pub fn check_plugin(name: &str, game: Option<&Path>, options: SessionOptions) -> Result<ExitCode> {
-    let limits = Limits::of(name, &options.runtime);
     let tokio = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let runtime_config = options.runtime.clone();
     let session = Session::new(options)?;
     let manifest = session.features().manifest(name).with_context(|| format!("no plugin named {name:?}"))?;
+    // The limits fitted to its component, when it loads (the check below says why when it does not).
+    let limits = match session.runtime().load_plugin(&manifest) {
+        Ok(plugin) => plugin.limits().clone(),
+        Err(_) => Limits::of(name, &runtime_config),
+    };
     println!("checking {} {} ({})", manifest.name, manifest.version, manifest.component_path.display());
     match game {
         Some(path) => println!("  game: classes and pawn data of {}", path.display()),

@@ -424,7 +424,9 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
     };
     let mut runtime = RuntimeConfig { cache_dir, ..RuntimeConfig::default() }.with_host_config(&config);
     if let Some(ms) = cli.call_deadline_ms {
+        // One deadline for every plugin, as `[sandbox] call-deadline-ms` sets it.
         runtime.call_deadline = std::time::Duration::from_millis(ms);
+        runtime.fit_deadline_to_components = false;
     }
     match cli.command {
         Command::Run {

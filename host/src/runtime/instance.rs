@@ -62,6 +62,11 @@ impl WasmPlugin {
     pub fn call_path(&self) -> &CallPath {
         &self.call_path
     }
+
+    /// The limits its instances run under: the configuration's, fitted to its component.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
 }
 
 impl LoadedPlugin for WasmPlugin {

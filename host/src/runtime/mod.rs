@@ -45,7 +45,9 @@ pub use cache::{entry_key, ComponentCache, EntryKey, Lookup};
 pub use direct::CallPath;
 pub use host::DEFAULT_MAX_HANDLES;
 pub use instance::{WasmInstance, WasmPlugin};
-pub use limits::{fitted_memory, Limits, FITTED_MEMORY_CAP, MEMORY_PER_INITIAL};
+pub use limits::{
+    fitted_deadline, fitted_memory, Limits, DEADLINE_PER_FITTED_MIB, FITTED_MEMORY_CAP, MEMORY_PER_INITIAL,
+};
 pub use sandbox::{
     DEFAULT_CALL_DEADLINE, DEFAULT_DATA_QUOTA, DEFAULT_HOST_MEMORY, DEFAULT_INSTANTIATE_DEADLINE, DEFAULT_MEMORY_LIMIT,
 };
@@ -105,6 +107,10 @@ pub struct RuntimeConfig {
     /// Fit each plugin's default memory limit to what its component starts with (see `limits::fitted_memory`):
     /// `memory_limit` is then the least any plugin gets. On by default; a `[sandbox] memory-mib` turns it off.
     pub fit_memory_to_components: bool,
+    /// Give a plugin whose memory was fitted beyond `memory_limit` a longer call deadline, for its collector's
+    /// pauses (see `limits::fitted_deadline`): `call_deadline` is then the least any plugin gets. On by default;
+    /// a `[sandbox] call-deadline-ms` turns it off.
+    pub fit_deadline_to_components: bool,
 }
 
 impl RuntimeConfig {
@@ -112,6 +118,7 @@ impl RuntimeConfig {
     pub fn with_host_config(mut self, config: &HostConfig) -> Self {
         if let Some(deadline) = config.defaults.call_deadline() {
             self.call_deadline = deadline;
+            self.fit_deadline_to_components = false;
         }
         if let Some(deadline) = config.defaults.instantiate_deadline() {
             self.instantiate_deadline = deadline;
@@ -161,6 +168,7 @@ impl Default for RuntimeConfig {
             data_quota: DEFAULT_DATA_QUOTA,
             plugin_limits: BTreeMap::new(),
             fit_memory_to_components: true,
+            fit_deadline_to_components: true,
         }
     }
 }
