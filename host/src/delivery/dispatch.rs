@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, VecDeque};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::frame_budget::{FrameCost, FrameSpend};
+use super::heard::HeardOf;
 use super::rounds::{Chain, Round, RunItems, WavePlanner, MAX_BATCH};
 use crate::feature::{
     within_refusal_budget, BatchNames, CallError, ChainBatch, ChainWalk, ExtensionBatch, FeatureBatch, PluginInstance,
@@ -117,12 +118,14 @@ pub struct Instances {
     live: BTreeMap<OwnerId, LiveInstance>,
     limits: DispatchLimits,
     planner: WavePlanner,
+    /// The game's actors each plugin heard about in the current dispatch.
+    heard_of: HeardOf,
 }
 
 impl Instances {
     /// No instances yet, delivering within `limits`.
     pub fn with_limits(limits: DispatchLimits) -> Self {
-        Instances { live: BTreeMap::new(), limits, planner: WavePlanner::default() }
+        Instances { live: BTreeMap::new(), limits, planner: WavePlanner::default(), heard_of: HeardOf::default() }
     }
 
     /// Adds an instance; work queued for `owner` is delivered to it from now on.
@@ -132,6 +135,7 @@ impl Instances {
 
     /// Takes an instance out (it is called no more).
     pub fn remove(&mut self, owner: OwnerId) -> Option<LiveInstance> {
+        self.heard_of.forget(owner);
         self.live.remove(&owner)
     }
 
@@ -153,7 +157,7 @@ impl Instances {
         let mut charged: HashMap<OwnerId, usize> = HashMap::default();
         // What each plugin may cause beyond `work`, for the game's actors it heard about.
         let mut allowance: HashMap<OwnerId, usize> = HashMap::default();
-        let mut heard_of: HashSet<(OwnerId, ActorId)> = HashSet::default();
+        self.heard_of.clear();
         let mut quarantined: HashSet<OwnerId> = HashSet::default();
         // The plugins whose calls queued the work of the last few rounds: a loop alternates between its members.
         let mut recent_senders: VecDeque<Vec<OwnerId>> = VecDeque::new();
@@ -185,10 +189,9 @@ impl Instances {
                     Some(root) if !quarantined.contains(&root) => *charged.entry(root).or_default() += items.len(),
                     Some(_) => {}
                     None => {
-                        for item in items.iter() {
-                            if heard_of.insert((owner, item.actor())) {
-                                *allowance.entry(owner).or_default() += self.limits.per_game_actor;
-                            }
+                        let new = self.heard_of.hear(owner, items.iter().map(|item| item.actor()));
+                        if new > 0 {
+                            *allowance.entry(owner).or_default() += new * self.limits.per_game_actor;
                         }
                     }
                 }

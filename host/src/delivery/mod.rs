@@ -7,7 +7,8 @@
 //!   walks split into waves;
 //! - `dispatch`: the live instances, the rounds, the batched calls (built from the runs into
 //!   `feature::batch`'s flat lists), and quarantine of an instance that traps or floods the world;
-//! - `frame_budget`: what each plugin's calls cost in a frame, held to its budget.
+//! - `frame_budget`: what each plugin's calls cost in a frame, held to its budget;
+//! - `heard`: which of the game's actors each plugin heard about in a dispatch, for its allowance of work.
 //!
 //! Every call into a live instance goes through [`LiveInstance::call`], so nothing a plugin's code costs
 //! escapes its frame budget.
@@ -19,6 +20,7 @@
 
 mod dispatch;
 mod frame_budget;
+mod heard;
 mod rounds;
 
 pub use dispatch::{
