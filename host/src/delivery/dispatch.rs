@@ -181,20 +181,16 @@ impl Instances {
                 world::lock(world).delivering_work_of(None);
                 return Ok(failures);
             }
-            let mut round = Round::gather(work);
+            let mut round = Round::gather(work, &mut self.heard_of);
             // What each plugin is charged, by run; the game's own work raises the allowance of each plugin for
-            // each actor of the game's it hears about.
-            for (owner, items, root) in round.runs() {
-                match root {
-                    Some(root) if !quarantined.contains(&root) => *charged.entry(root).or_default() += items.len(),
-                    Some(_) => {}
-                    None => {
-                        let new = self.heard_of.hear(owner, items.iter().map(|item| item.actor()));
-                        if new > 0 {
-                            *allowance.entry(owner).or_default() += new * self.limits.per_game_actor;
-                        }
-                    }
+            // each actor of the game's it hears about (counted as the round was gathered).
+            for (_, items, root) in round.runs() {
+                if let Some(root) = root.filter(|root| !quarantined.contains(root)) {
+                    *charged.entry(root).or_default() += items.len();
                 }
+            }
+            for (owner, new) in std::mem::take(&mut round.heard_of_game) {
+                *allowance.entry(owner).or_default() += new * self.limits.per_game_actor;
             }
             recent_senders.push_back(std::mem::take(&mut round.senders));
             if recent_senders.len() > LOOP_WINDOW {

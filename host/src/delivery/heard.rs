@@ -12,46 +12,67 @@ use crate::world::ActorId;
 
 #[derive(Debug, Default)]
 pub(super) struct HeardOf {
-    /// Per plugin, a bit per actor slot.
-    bits: HashMap<OwnerId, Vec<u64>>,
-    /// The plugins marked since the last [`clear`](Self::clear).
-    marked: Vec<OwnerId>,
+    /// A bit per actor slot, per plugin (by [`slot_of`](Self::slot_of)).
+    bits: Vec<Vec<u64>>,
+    slots: HashMap<OwnerId, usize>,
+    /// The plugins marked since the last [`clear`](Self::clear), by slot.
+    marked: Vec<usize>,
 }
 
 impl HeardOf {
     /// Forgets the last dispatch: nobody heard of anything.
     pub fn clear(&mut self) {
-        for owner in self.marked.drain(..) {
-            if let Some(bits) = self.bits.get_mut(&owner) {
-                bits.fill(0);
-            }
+        for slot in self.marked.drain(..) {
+            self.bits[slot].fill(0);
         }
     }
 
-    /// Marks that `owner` heard of each of `actors`; returns how many it had not heard of before.
-    pub fn hear(&mut self, owner: OwnerId, actors: impl Iterator<Item = ActorId>) -> usize {
-        let bits = self.bits.entry(owner).or_default();
-        if !self.marked.contains(&owner) {
-            self.marked.push(owner);
+    /// Where `owner`'s bits are, for [`hear_in`](Self::hear_in): looked up once per plugin and round, not per
+    /// actor.
+    pub fn slot_of(&mut self, owner: OwnerId) -> usize {
+        let bits = &mut self.bits;
+        let slot = *self.slots.entry(owner).or_insert_with(|| {
+            bits.push(Vec::new());
+            bits.len() - 1
+        });
+        if !self.marked.contains(&slot) {
+            self.marked.push(slot);
         }
-        let mut new = 0;
-        for actor in actors {
-            let (word, bit) = (actor.slot() / 64, 1u64 << (actor.slot() % 64));
-            if word >= bits.len() {
-                bits.resize(word + 1, 0);
-            }
-            if bits[word] & bit == 0 {
-                bits[word] |= bit;
-                new += 1;
-            }
+        slot
+    }
+
+    /// Marks that the plugin at `slot` heard of `actor`; whether it had not before.
+    pub fn hear_in(&mut self, slot: usize, actor: ActorId) -> bool {
+        let bits = &mut self.bits[slot];
+        let (word, bit) = (actor.slot() / 64, 1u64 << (actor.slot() % 64));
+        if word >= bits.len() {
+            bits.resize(word + 1, 0);
         }
+        let new = bits[word] & bit == 0;
+        bits[word] |= bit;
         new
     }
 
-    /// Forgets a plugin that has left.
+    /// Forgets a plugin that has left (its bits are reused by the next plugin to come).
     pub fn forget(&mut self, owner: OwnerId) {
-        self.bits.remove(&owner);
-        self.marked.retain(|marked| *marked != owner);
+        if let Some(slot) = self.slots.remove(&owner) {
+            self.bits[slot].fill(0);
+            let last = self.bits.len() - 1;
+            if slot != last {
+                // The last plugin's bits move into the freed place.
+                self.bits.swap(slot, last);
+                if let Some(moved) = self.slots.values_mut().find(|s| **s == last) {
+                    *moved = slot;
+                }
+                for marked in &mut self.marked {
+                    if *marked == last {
+                        *marked = slot;
+                    }
+                }
+            }
+            self.bits.pop();
+            self.marked.retain(|marked| *marked < self.bits.len());
+        }
     }
 }
 
@@ -59,19 +80,29 @@ impl HeardOf {
 mod tests {
     use super::*;
 
+    fn hear(heard: &mut HeardOf, owner: OwnerId, slots: &[u32]) -> usize {
+        let slot = heard.slot_of(owner);
+        slots.iter().filter(|actor| heard.hear_in(slot, ActorId::new(**actor, 0))).count()
+    }
+
     #[test]
     fn each_actor_counts_once_per_plugin_per_dispatch() {
-        let (a, b) = (OwnerId(1), OwnerId(2));
-        let actors = |slots: &[u32]| slots.iter().map(|slot| ActorId::new(*slot, 0)).collect::<Vec<_>>();
+        let (a, b, c) = (OwnerId(1), OwnerId(2), OwnerId(3));
         let mut heard = HeardOf::default();
-        assert_eq!(heard.hear(a, actors(&[3, 3, 700, 64]).into_iter()), 3);
-        assert_eq!(heard.hear(a, actors(&[3, 5]).into_iter()), 1, "a later round: only the new one");
-        assert_eq!(heard.hear(b, actors(&[3, 700]).into_iter()), 2, "another plugin hears for itself");
+        assert_eq!(hear(&mut heard, a, &[3, 3, 700, 64]), 3);
+        assert_eq!(hear(&mut heard, a, &[3, 5]), 1, "a later round: only the new one");
+        assert_eq!(hear(&mut heard, b, &[3, 700]), 2, "another plugin hears for itself");
         // An actor spawned in a slot of a destroyed one is the same slot: it counts once a dispatch as well.
-        assert_eq!(heard.hear(a, [ActorId::new(3, 1)].into_iter()), 0);
+        let slot = heard.slot_of(a);
+        assert!(!heard.hear_in(slot, ActorId::new(3, 1)));
         heard.clear();
-        assert_eq!(heard.hear(a, actors(&[3, 700]).into_iter()), 2, "the next dispatch starts again");
+        assert_eq!(hear(&mut heard, a, &[3, 700]), 2, "the next dispatch starts again");
+        assert_eq!(hear(&mut heard, c, &[9]), 1);
+        // A plugin leaving hands its place to the last one, which keeps what it heard.
         heard.forget(a);
-        assert_eq!(heard.hear(a, actors(&[3]).into_iter()), 1);
+        assert_eq!(hear(&mut heard, c, &[9, 10]), 1);
+        assert_eq!(hear(&mut heard, a, &[3]), 1, "a plugin back starts afresh");
+        heard.clear();
+        assert_eq!(hear(&mut heard, c, &[9]), 1);
     }
 }

@@ -8,6 +8,7 @@
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::SmallVec;
 
+use super::heard::HeardOf;
 use crate::world::component_manager::{Charge, Name, OwnerId, Work, WorkKind};
 use crate::world::ActorId;
 
@@ -56,16 +57,44 @@ pub(super) struct Round {
     pub groups: Vec<(OwnerId, Vec<Run>)>,
     /// The plugins whose host calls queued the round's work, in the order first seen.
     pub senders: Vec<OwnerId>,
+    /// Each plugin that heard of actors in the game's own work of the round for the first time in the dispatch,
+    /// with how many (see [`HeardOf`]).
+    pub heard_of_game: Vec<(OwnerId, usize)>,
+}
+
+/// Groups found by owner: a direct-mapped cache before the map. A round's items usually alternate between a
+/// hundred instances (each actor's event, queued for every handler), so the last group alone rarely matches.
+struct GroupIndex {
+    recent: [(OwnerId, u32); 256],
+    all: HashMap<OwnerId, usize>,
+}
+
+impl GroupIndex {
+    fn new() -> Self {
+        GroupIndex { recent: [(OwnerId(u32::MAX), 0); 256], all: HashMap::default() }
+    }
+
+    /// The group of `owner`, made with `make` if it has none.
+    fn get(&mut self, owner: OwnerId, make: impl FnOnce() -> usize) -> usize {
+        let cached = &mut self.recent[owner.0 as usize % 256];
+        if cached.0 == owner {
+            return cached.1 as usize;
+        }
+        let group = *self.all.entry(owner).or_insert_with(make);
+        *cached = (owner, group as u32);
+        group
+    }
 }
 
 impl Round {
-    /// Groups a round's work (see [`Round::groups`]) in one pass over it.
-    pub fn gather(work: Vec<(Work, Charge)>) -> Round {
+    /// Groups a round's work (see [`Round::groups`]) in one pass over it, noting in `heard` the game's actors
+    /// each plugin hears about.
+    pub fn gather(work: Vec<(Work, Charge)>, heard: &mut HeardOf) -> Round {
         let mut groups: Vec<(OwnerId, [Vec<Run>; WorkKind::COUNT])> = Vec::new();
-        // Where each owner's group is: a round can hold work for a hundred instances. Consecutive items are
-        // usually for the same one, found without a lookup.
-        let mut group_of: HashMap<OwnerId, usize> = HashMap::default();
-        let mut last_group: Option<(OwnerId, usize)> = None;
+        // Per group: where its plugin's bits are in `heard` (once it hears of the game's work), and how many of
+        // the game's actors it heard of first in this round.
+        let mut hearing: Vec<(Option<usize>, usize)> = Vec::new();
+        let mut group_of = GroupIndex::new();
         let mut senders: Vec<OwnerId> = Vec::new();
         for (index, (item, charge)) in work.iter().enumerate() {
             if let Some(sender) = charge.sender {
@@ -74,17 +103,18 @@ impl Round {
                 }
             }
             let owner = item.owner();
-            let group = match last_group {
-                Some((last, group)) if last == owner => group,
-                _ => {
-                    let group = *group_of.entry(owner).or_insert_with(|| {
-                        groups.push((owner, Default::default()));
-                        groups.len() - 1
-                    });
-                    last_group = Some((owner, group));
-                    group
+            let group = group_of.get(owner, || {
+                groups.push((owner, Default::default()));
+                hearing.push((None, 0));
+                groups.len() - 1
+            });
+            if charge.root.is_none() {
+                let (slot, new) = &mut hearing[group];
+                let slot = *slot.get_or_insert_with(|| heard.slot_of(owner));
+                if heard.hear_in(slot, item.actor()) {
+                    *new += 1;
                 }
-            };
+            }
             let kind = item.kind();
             let runs = &mut groups[group].1[kind as usize];
             let index = index as u32;
@@ -97,8 +127,11 @@ impl Round {
                 _ => runs.push(Run { root: charge.root, items: vec![index] }),
             }
         }
+        let heard_of_game =
+            groups.iter().zip(&hearing).filter(|(_, (_, new))| *new > 0).map(|((o, _), (_, n))| (*o, *n));
+        let heard_of_game = heard_of_game.collect();
         let groups = groups.into_iter().map(|(owner, kinds)| (owner, kinds.into_iter().flatten().collect())).collect();
-        Round { work, groups, senders }
+        Round { work, groups, senders, heard_of_game }
     }
 
     /// A run's items.
@@ -261,7 +294,7 @@ mod tests {
         work.extend([(tick(a, 900), charged(Some(b))), (tick(a, 901), charged(Some(b)))]);
         work.push((walk(a, 902), charged(Some(b))));
         work.push((tick(a, 903), charged(None)));
-        let round = Round::gather(work);
+        let round = Round::gather(work, &mut HeardOf::default());
         let grouped = &round.groups;
         let item = |i: u32| &round.work[i as usize].0;
 
@@ -347,7 +380,7 @@ mod tests {
             (event_for(b, Some(a), 4), sent_by(Some(a))),
             (event_for(b, Some(q), 5), sent_by(Some(q))),
         ];
-        let mut round = Round::gather(work);
+        let mut round = Round::gather(work, &mut HeardOf::default());
         assert_eq!(round.senders, [q, a]);
         round.discard(|owner| owner == q);
         let left: Vec<(OwnerId, Vec<u64>)> = round
