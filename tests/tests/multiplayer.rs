@@ -649,8 +649,9 @@ async fn lazy_prop_health_exists_only_where_props_were_hit_on_every_side() {
     }
 }
 
-/// The rooms experience (`experiences/rooms.toml`): its plugin puts players in rooms of two as they arrive and keeps each pawn to its room: a client has
-/// its roommate's pawn and not the others', while every player state (and score) still reaches everyone.
+/// The rooms experience (`experiences/rooms.toml`): its plugin puts players in rooms of two as they arrive and
+/// keeps each pawn to its room — a client has its roommate's pawn and not the others', while every player state
+/// (and score) still reaches everyone — until the feature is deactivated.
 #[tokio::test]
 async fn each_client_gets_the_pawns_of_its_room_only() {
     let options = ServerOptions { tick_rate: 30, token: None, ..Default::default() };
@@ -690,4 +691,17 @@ async fn each_client_gets_the_pawns_of_its_room_only() {
     for name in ["client-1", "client-2", "client-3"] {
         assert_eq!(game.info_lines("rooms", name), ["no clients here: nobody to place in rooms"], "{name}");
     }
+
+    // The feature deactivated on the server: every pawn goes back to every client.
+    assert!(game.server.manager_mut().deactivate_feature("rooms").await);
+    let mut all = pawns.clone();
+    all.sort();
+    game.until(60, |g| {
+        g.clients.iter().all(|c| {
+            let mut heroes = world::lock(c.manager().world()).actors_of_class("HeroCharacter").unwrap();
+            heroes.sort();
+            heroes == all
+        })
+    })
+    .await;
 }
