@@ -480,7 +480,13 @@ async fn players_join_with_tickets_signed_for_this_match() {
     assert_eq!(game.server.players().values().next(), Some(&ada_player), "the same pawn, controller and player state");
 
     // Ada's connection ends; she comes back within the grace period on a new one: her pawn is hers again,
-    // locally controlled on her new client.
+    // locally controlled on her new client, and she is in the relevancy groups she was in.
+    let red = world::check_groups(["red"]).unwrap();
+    {
+        let mut w = world::lock(game.server.manager().world());
+        w.set_player_groups(ada_player.pawn, red.clone()).unwrap();
+    }
+    let first_connection = *game.server.players().keys().next().unwrap();
     game.clients[4].leave().await;
     for _ in 0..5 {
         game.frame().await;
@@ -497,6 +503,10 @@ async fn players_join_with_tickets_signed_for_this_match() {
     assert_eq!(game.server.players().values().next(), Some(&ada_player));
     let w = world::lock(game.clients[5].manager().world());
     assert_eq!(w.is_locally_controlled(ada_player.pawn), Ok(true));
+    let new_connection = *game.server.players().keys().next().unwrap();
+    let server = world::lock(game.server.manager().world());
+    assert_eq!(server.client_groups(new_connection), Some(&red), "her groups came back with her");
+    assert_eq!(server.client_groups(first_connection), None, "and left her old connection");
 }
 
 /// A ticketed player who does not come back within the grace period is gone: its actors leave the world, and

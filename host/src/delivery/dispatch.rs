@@ -300,7 +300,7 @@ impl Instances {
         w.remove_owner(owner);
         w.discard_work(owner);
         drop(w);
-        let plugin = self.live.remove(&owner).map(|live| live.plugin).unwrap_or_default();
+        let plugin = self.remove(owner).map(|live| live.plugin).unwrap_or_default();
         DeliveryFailure { owner, plugin, call, error }
     }
 
@@ -323,7 +323,7 @@ impl Instances {
         call: &'static str,
         cause: String,
     ) -> Option<DeliveryFailure> {
-        let live = self.live.remove(&owner)?;
+        let live = self.remove(owner)?;
         let mut w = world::lock(world);
         w.remove_owner(owner);
         w.discard_work(owner);

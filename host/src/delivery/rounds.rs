@@ -71,13 +71,14 @@ struct GroupIndex {
 
 impl GroupIndex {
     fn new() -> Self {
-        GroupIndex { recent: [(OwnerId(u32::MAX), 0); 256], all: HashMap::default() }
+        // An empty place names no group (`u32::MAX`), so it never answers for any owner.
+        GroupIndex { recent: [(OwnerId(0), u32::MAX); 256], all: HashMap::default() }
     }
 
     /// The group of `owner`, made with `make` if it has none.
     fn get(&mut self, owner: OwnerId, make: impl FnOnce() -> usize) -> usize {
         let cached = &mut self.recent[owner.0 as usize % 256];
-        if cached.0 == owner {
+        if cached.0 == owner && cached.1 != u32::MAX {
             return cached.1 as usize;
         }
         let group = *self.all.entry(owner).or_insert_with(make);

@@ -118,7 +118,7 @@ pub struct GameServer {
     /// The player each ticketed client is.
     identities: BTreeMap<ClientId, super::ticket::Ticket>,
     /// Ticketed players whose connection ended, by player id: their actors wait [`RECONNECT_GRACE`] for them.
-    parked: BTreeMap<String, (Player, std::time::Instant)>,
+    parked: BTreeMap<String, Parked>,
     /// The packages of the experience, for clients that fetch them.
     offers: Offers,
     /// Package bytes sent to each client: at most [`MAX_FETCH_ROUNDS`] times what is offered.
@@ -128,6 +128,17 @@ pub struct GameServer {
 /// How many times over a client may fetch what the server offers (a client that lost its cache mid-fetch
 /// fetches again; one asking for the same chunks without end is flooding).
 pub const MAX_FETCH_ROUNDS: u64 = 3;
+
+/// A ticketed player whose connection ended, waiting for it to come back (see [`RECONNECT_GRACE`]).
+#[derive(Debug)]
+struct Parked {
+    player: Player,
+    since: std::time::Instant,
+    /// The connection it played on: plugins still name it through its actors.
+    connection: ClientId,
+    /// The relevancy groups it was in, given back with its actors.
+    groups: BTreeSet<compact_str::CompactString>,
+}
 
 impl GameServer {
     /// A server for `manager`'s world (not yet loaded), listening through `transport`.
@@ -377,9 +388,16 @@ impl GameServer {
         let welcome = ServerMessage::Welcome { client, tick_rate: self.options.tick_rate };
         self.transport.send(client, Channel::Reliable, encode(&welcome));
         let back = self.identities.get(&client).and_then(|ticket| self.parked.remove(&ticket.player));
-        if let Some((player, _)) = back {
-            // Handed over before the snapshot, so the client receives them as its own.
-            if self.manager.with_world(|w| game::hand_player_to(w, &player, PlayerOwner::Remote(client))).is_ok() {
+        if let Some(Parked { player, connection, groups, .. }) = back {
+            // Handed over before the snapshot, so the client receives them as its own, with the relevancy
+            // groups it was in (or those a plugin put it in while it was away).
+            let handed = self.manager.with_world(|w| {
+                let groups = w.client_groups(connection).cloned().unwrap_or(groups);
+                w.set_client_groups(connection, Default::default());
+                w.set_client_groups(client, groups);
+                game::hand_player_to(w, &player, PlayerOwner::Remote(client))
+            });
+            if handed.is_ok() {
                 for actor in [player.controller, player.player_state, player.pawn] {
                     self.replication.hand_over(actor, client);
                 }
@@ -469,7 +487,9 @@ impl GameServer {
     fn park(&mut self, client: ClientId) -> bool {
         let Some(ticket) = self.identities.get(&client) else { return false };
         let Some(player) = self.players.remove(&client) else { return false };
-        self.parked.insert(ticket.player.clone(), (player, std::time::Instant::now()));
+        let groups = world::lock(self.manager.world()).client_groups(client).cloned().unwrap_or_default();
+        let parked = Parked { player, since: std::time::Instant::now(), connection: client, groups };
+        self.parked.insert(ticket.player.clone(), parked);
         true
     }
 
@@ -480,12 +500,14 @@ impl GameServer {
 
     fn release_expired_players(&mut self, now: std::time::Instant) {
         let expired: Vec<String> = (self.parked.iter())
-            .filter(|(_, (_, since))| now.saturating_duration_since(*since) > self.reconnect_grace())
+            .filter(|(_, parked)| now.saturating_duration_since(parked.since) > self.reconnect_grace())
             .map(|(id, _)| id.clone())
             .collect();
         for id in expired {
-            if let Some((player, _)) = self.parked.remove(&id) {
-                self.destroy_player(&player);
+            if let Some(parked) = self.parked.remove(&id) {
+                // Groups a plugin gave it while it was away go with it.
+                world::lock(self.manager.world()).set_client_groups(parked.connection, Default::default());
+                self.destroy_player(&parked.player);
             }
         }
     }

@@ -374,7 +374,9 @@ impl ServerReplication {
     pub fn collect(&mut self, world: &mut World) -> Vec<Outgoing> {
         self.frame += 1;
         let mut updates = Vec::new();
-        let mut groups_changed = Vec::new();
+        // Each client once, however often its groups changed in the frame (a plugin may flip them a thousand
+        // times in one call): each is paired with every actor below.
+        let mut groups_changed = std::collections::BTreeSet::new();
         for touched in world.take_journal() {
             match touched {
                 Touched::Actor(actor) => self.look_at_actor(world, actor, &mut updates),
@@ -383,13 +385,16 @@ impl ServerReplication {
                 Touched::Relevancy(actor) => {
                     self.reconsider.insert(actor);
                 }
-                Touched::ClientGroups(client) => groups_changed.push(client),
+                Touched::ClientGroups(client) => {
+                    groups_changed.insert(client);
+                }
             }
         }
         let mut out = Vec::new();
         for update in updates {
             self.send_actor_update(world, update, &mut out);
         }
+        let groups_changed: Vec<ClientId> = groups_changed.into_iter().collect();
         self.reconsider_relevancy(world, &groups_changed, &mut out);
         let clients: Vec<ClientId> = self.clients.keys().copied().collect();
         for client in clients {

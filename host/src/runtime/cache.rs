@@ -6,7 +6,10 @@
 //! under the plugin's name. Every entry therefore has a MAC — keyed BLAKE3 under a key only this cache holds
 //! (`.key`, created with owner-only permissions in a directory created the same way) — over the entry's key
 //! (the BLAKE3 of the component and the engine's compatibility hash) and its code. An entry whose MAC does not
-//! check out is not deserialized: the component is compiled again, with a warning, and the entry replaced.
+//! check out is not deserialized: the component is compiled again, with a warning, and the entry replaced. The
+//! MAC means something only while nobody else can write in the folder (they could put a key of their own in
+//! it): a cache whose folder others may change, or whose key others may read, or either of them a symbolic
+//! link or another user's, is not used at all, with a warning saying why.
 //!
 //! An entry is two files: `<key>.cwasm`, the code exactly as wasmtime serialized it, which a load maps into
 //! memory rather than copying (a Python component's code is 37 MB), and `<key>.mac`. BLAKE3 checks the code at
@@ -142,6 +145,9 @@ impl ComponentCache {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Miss,
             Err(e) => return self.refuse(&path, &format!("cannot read its MAC: {e}")),
         };
+        if let Some(why) = self.exposure() {
+            return self.refuse(&path, &why);
+        }
         let Some(secret) = self.secret(false) else {
             return self.refuse(&path, "the cache has no key to check it with");
         };
@@ -192,6 +198,9 @@ impl ComponentCache {
         let result = (|| -> Result<(), String> {
             let code = component.serialize().map_err(|e| format!("{e:#}"))?;
             let secret = self.secret(true).ok_or("the cache key can be neither read nor made")?;
+            if let Some(why) = self.exposure() {
+                return Err(why);
+            }
             let mut mac = entry_mac(&secret, key);
             mac.update(&code);
             let path = self.path_of(key);
@@ -211,6 +220,14 @@ impl ComponentCache {
 
     fn key_path(&self) -> PathBuf {
         self.dir.join(".key")
+    }
+
+    /// Why the cache cannot be trusted, if it cannot: its folder or key is a symbolic link, belongs to another
+    /// user, or others may change it (or, for the key, read it). Whoever can write in the folder can put a key
+    /// of their own in place and sign entries with it, so the MAC means something only in a private folder;
+    /// such a cache is neither read nor written. A folder or key not made yet says nothing.
+    fn exposure(&self) -> Option<String> {
+        exposed(&self.dir, 0o022, "changed").or_else(|| exposed(&self.key_path(), 0o077, "read or changed"))
     }
 
     /// The cache's MAC key: read once, and with `create`, made if there is none (see `make_secret`).
@@ -260,6 +277,36 @@ fn entry_mac(secret: &[u8; 32], key: &EntryKey) -> blake3::Hasher {
     mac
 }
 
+/// Why `path` cannot be trusted, if it exists and cannot: it is a symbolic link, another user's, or has a mode
+/// bit of `forbidden` set (what others may not do with it: `what`).
+#[cfg(unix)]
+fn exposed(path: &Path, forbidden: u32, what: &str) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let metadata = std::fs::symlink_metadata(path).ok()?;
+    let shown = path.display();
+    if metadata.file_type().is_symlink() {
+        return Some(format!("the compile cache's {shown} is a symbolic link: the cache is not used"));
+    }
+    // SAFETY: `geteuid` takes nothing and always succeeds.
+    let user = unsafe { libc::geteuid() };
+    if metadata.uid() != user {
+        return Some(format!("the compile cache's {shown} belongs to another user: the cache is not used"));
+    }
+    let mode = metadata.mode() & 0o777;
+    if mode & forbidden != 0 {
+        return Some(format!(
+            "the compile cache's {shown} can be {what} by other users (mode {mode:o}): the cache is not used; make \
+             it private to this user"
+        ));
+    }
+    None
+}
+
+#[cfg(not(unix))]
+fn exposed(_path: &Path, _forbidden: u32, _what: &str) -> Option<String> {
+    None
+}
+
 /// Creates `dir` (and its parents) readable by its owner only.
 fn private_dir(dir: &Path) -> std::io::Result<()> {
     let mut builder = std::fs::DirBuilder::new();
@@ -267,4 +314,35 @@ fn private_dir(dir: &Path) -> std::io::Result<()> {
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
     builder.create(dir)
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn chmod(path: &Path, mode: u32) {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    /// Whoever can write in the cache's folder can put their own key in it and sign entries with it: such a
+    /// cache, or one whose key others can read, is not used.
+    #[test]
+    fn a_cache_others_can_change_or_read_the_key_of_is_not_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ComponentCache::new(dir.path().join("cache"));
+        assert_eq!(cache.exposure(), None, "nothing made yet");
+        assert!(cache.secret(true).is_some());
+        assert_eq!(cache.exposure(), None, "made private");
+        chmod(cache.dir(), 0o777);
+        let why = cache.exposure().expect("a folder others may write to");
+        assert!(why.contains("can be changed by other users (mode 777)"), "{why}");
+        chmod(cache.dir(), 0o700);
+        chmod(&cache.key_path(), 0o644);
+        assert!(cache.exposure().expect("a key others may read").contains("read or changed"));
+        chmod(&cache.key_path(), 0o600);
+        std::fs::rename(cache.key_path(), dir.path().join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), cache.key_path()).unwrap();
+        assert!(cache.exposure().expect("a key that is a link").contains("symbolic link"));
+    }
 }

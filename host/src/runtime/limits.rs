@@ -49,16 +49,23 @@ pub fn fitted_memory(initial: u64, floor: usize) -> usize {
 /// configured memory limit (see [`fitted_deadline`]).
 pub const DEADLINE_PER_FITTED_MIB: Duration = Duration::from_micros(500);
 
+/// The longest a fitted deadline grows (unless the configured one is longer): a component declares its own
+/// initial memory, so a plugin of any language could ask for a bigger heap to get longer calls, and each long
+/// call is a frame's hitch.
+pub const FITTED_DEADLINE_CAP: Duration = Duration::from_millis(50);
+
 /// The default call deadline of a component whose memory limit was fitted to `memory` bytes: `floor` (the
 /// configured deadline), plus [`DEADLINE_PER_FITTED_MIB`] for each MiB over `floor_memory` (the configured memory
 /// limit). A garbage collector's pause inside a call grows with the heap it walks, and only language runtimes
 /// with a heap of their own get memory fitted beyond the default: measured with the `language_memory` example,
-/// componentize-js's longest call in 200,000 single-event calls took 30.6 ms of CPU time (17.5 ms in another
-/// run) where its median took 18 us, and componentize-py's 2.7 ms. So Rust and C plugins keep 10 ms,
-/// componentize-js gets 50 ms (144 MiB) and componentize-py 82 ms (208 MiB).
+/// componentize-js's longest call in 10,000,000 single-event calls took 28.6 ms of CPU time (35.6 ms in a run of
+/// a million) where its median took 17 us, and componentize-py's 2.7 ms. So Rust and C plugins keep 10 ms, and
+/// componentize-js (144 MiB) and componentize-py (208 MiB) get [`FITTED_DEADLINE_CAP`], 50 ms.
 pub fn fitted_deadline(memory: usize, floor_memory: usize, floor: Duration) -> Duration {
     let extra_mib = memory.saturating_sub(floor_memory) >> 20;
-    floor.saturating_add(DEADLINE_PER_FITTED_MIB.saturating_mul(u32::try_from(extra_mib).unwrap_or(u32::MAX)))
+    let fitted =
+        floor.saturating_add(DEADLINE_PER_FITTED_MIB.saturating_mul(u32::try_from(extra_mib).unwrap_or(u32::MAX)));
+    fitted.min(floor.max(FITTED_DEADLINE_CAP))
 }
 
 impl Limits {
@@ -80,12 +87,13 @@ impl Limits {
             (true, Some(initial)) => fitted_memory(initial, config.memory_limit),
             _ => config.memory_limit,
         };
+        let memory = overrides.memory_bytes().unwrap_or(default_memory);
         let default_deadline = match config.fit_deadline_to_components {
-            true => fitted_deadline(default_memory, config.memory_limit, config.call_deadline),
+            true => fitted_deadline(memory, config.memory_limit, config.call_deadline),
             false => config.call_deadline,
         };
         Limits {
-            memory: overrides.memory_bytes().unwrap_or(default_memory),
+            memory,
             call_deadline: bounded(overrides.call_deadline().unwrap_or(default_deadline)),
             instantiate_deadline: bounded(overrides.instantiate_deadline().unwrap_or(config.instantiate_deadline)),
             fuel: overrides.fuel.or(config.fuel),
@@ -178,7 +186,10 @@ mod tests {
         assert_eq!(deadline(&runtime, "rust", Some(mib(1))), Duration::from_millis(10));
         assert_eq!(deadline(&runtime, "unknown", None), Duration::from_millis(10));
         assert_eq!(deadline(&runtime, "js", Some(mib(9))), Duration::from_millis(50));
-        assert_eq!(deadline(&runtime, "py", Some(mib(13))), Duration::from_millis(82));
+        assert_eq!(deadline(&runtime, "py", Some(mib(13))), Duration::from_millis(50), "capped");
+        assert_eq!(deadline(&runtime, "rust asking for a big heap", Some(mib(16))), FITTED_DEADLINE_CAP);
+        assert_eq!(fitted_deadline(80 << 20, 64 << 20, Duration::from_millis(10)), Duration::from_millis(18));
+        assert_eq!(fitted_deadline(256 << 20, 64 << 20, Duration::from_millis(70)), Duration::from_millis(70));
         // A deadline for every plugin is every plugin's; one of a plugin's own is its deadline.
         let config =
             HostConfig::parse("[sandbox]\ncall-deadline-ms = 20\n[limits.py]\ncall-deadline-ms = 5\n", Path::new("."));

@@ -497,8 +497,12 @@ impl Runtime {
         let took = started.elapsed();
         let component = outcome.clone().map_err(|cause| {
             if cause.starts_with(CHANGED_WHILE_LOADING) {
-                // Not the component's fault: the next load reads it again.
-                self.compiled.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
+                // Not the component's fault: the next load reads it again (unless another load already put a
+                // compile of its own in the slot's place).
+                let mut compiled = self.compiled.lock().unwrap_or_else(|e| e.into_inner());
+                if compiled.get(&key).is_some_and(|current| Arc::ptr_eq(current, &slot)) {
+                    compiled.remove(&key);
+                }
             }
             match cause.starts_with(TOO_LITTLE_MEMORY) || cause.starts_with(CHANGED_WHILE_LOADING) {
                 // The component is valid: the configuration (or the file's writer) is what to change.
