@@ -841,7 +841,11 @@ fn list_plugins(options: SessionOptions) -> Result<ExitCode> {
         }
         println!("  declares: {}", m.permissions);
         println!("  granted: {}", grants.effective(&m.name, &m.permissions));
-        println!("  limits: {}", Limits::of(&m.name, &runtime));
+        let fitted = match runtime.fit_memory_to_components || runtime.fit_deadline_to_components {
+            true => format!(" (before fitting to its component: `gfhost check {}` shows them fitted)", m.name),
+            false => String::new(),
+        };
+        println!("  limits: {}{fitted}", Limits::of(&m.name, &runtime));
     }
     report_discovery_errors(&session)
 }
