@@ -208,6 +208,12 @@ async fn flooding_with_one_batch() {
 }
 
 #[tokio::test]
+async fn flooding_with_relevancy_changes() {
+    let cause = flood("flood-relevancy").await;
+    assert!(cause.contains("on-activating flooded the host") && cause.contains("over its cap of 10000"), "{cause}");
+}
+
+#[tokio::test]
 async fn flooding_with_requests() {
     let cause = flood("flood-requests").await;
     assert!(cause.contains("on-activating flooded the host") && cause.contains("over its cap of 10000"), "{cause}");

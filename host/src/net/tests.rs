@@ -34,6 +34,13 @@ struct Server {
 }
 
 impl Server {
+    /// A dedicated server's world, journaling for replication, serving `network`.
+    fn dedicated(network: &MemoryNetwork) -> Server {
+        let mut world = world(NetMode::DedicatedServer);
+        world.start_journal();
+        Server { world, replication: ServerReplication::new(), transport: network.server() }
+    }
+
     fn frame(&mut self) {
         for event in self.transport.poll() {
             match event {
@@ -189,10 +196,8 @@ fn change_at_random(rng: &mut ChaCha8Rng, world: &mut World, request: &mut Optio
 /// Plays one seed: returns the server and its clients once everything has settled.
 fn play(seed: u64, conditions: Conditions) -> (Server, Vec<Client>) {
     let network = MemoryNetwork::new(seed, conditions);
-    let mut server_world = world(NetMode::DedicatedServer);
-    server_world.start_journal();
-    std::mem::forget(server_world.add_component_request(OwnerId::HOST, "Pawn", "Armor", RequestFlags::default()));
-    let mut server = Server { world: server_world, replication: ServerReplication::new(), transport: network.server() };
+    let mut server = Server::dedicated(&network);
+    std::mem::forget(server.world.add_component_request(OwnerId::HOST, "Pawn", "Armor", RequestFlags::default()));
     let experience = server.replication.set_experience("test.toml", None);
     server.send(experience);
     let mut clients = vec![Client::new(&network), Client::new(&network)];
@@ -316,9 +321,7 @@ fn a_perfect_network_replicates_roles_and_values() {
 #[test]
 fn a_client_cannot_write_a_replicated_property_but_keeps_its_own_components() {
     let network = MemoryNetwork::new(1, Conditions::PERFECT);
-    let mut server_world = world(NetMode::DedicatedServer);
-    server_world.start_journal();
-    let mut server = Server { world: server_world, replication: ServerReplication::new(), transport: network.server() };
+    let mut server = Server::dedicated(&network);
     let mut client = Client::new(&network);
     let _request = server.world.add_component_request(OwnerId::HOST, "Pawn", "Health", RequestFlags::default());
     let pawn = server.world.spawn("Pawn").unwrap();
@@ -544,9 +547,7 @@ fn a_client_budget_sends_its_own_players_values_first_and_starves_nothing() {
 fn relevancy_decides_which_clients_have_an_actor_and_changes_spawn_and_destroy_copies() {
     use crate::world::{check_groups, PlayerOwner};
     let network = MemoryNetwork::new(3, Conditions::PERFECT);
-    let mut server_world = world(NetMode::DedicatedServer);
-    server_world.start_journal();
-    let mut server = Server { world: server_world, replication: ServerReplication::new(), transport: network.server() };
+    let mut server = Server::dedicated(&network);
     let mut clients = [Client::new(&network), Client::new(&network)];
     let play = |server: &mut Server, clients: &mut [Client; 2]| {
         for _ in 0..5 {

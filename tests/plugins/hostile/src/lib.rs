@@ -141,6 +141,11 @@ impl Hostile {
             let refused = match what {
                 "events" => pawn.map(|p| components::send_event(p, "Flood")).unwrap_or(Ok(())).is_err(),
                 "spawns" => world::spawn_actor("Pawn", false).is_err(),
+                // Whom its pawn replicates to, flipped between two rooms: each a change the server must look at.
+                "relevancy" => {
+                    let room = Relevancy::Groups(vec![format!("room-{}", i % 2)]);
+                    pawn.map(|p| world::set_relevancy(p, &room)).unwrap_or(Ok(())).is_err()
+                }
                 _ => match components::request_component("Pawn", &format!("Flood{}", i % 64)) {
                     Ok(request) => {
                         requests.push(request);
@@ -365,6 +370,7 @@ impl Plugin for Hostile {
             "nap-activating" => nap(2),
             "flood-events" => self.flood("events"),
             "flood-spawns" => self.flood("spawns"),
+            "flood-relevancy" => self.flood("relevancy"),
             "flood-requests" => self.flood("requests"),
             "flood-batch" => {
                 // One batch of more events than a call may make changes: refused whole, in one refusal.
