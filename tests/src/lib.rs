@@ -56,8 +56,8 @@ pub fn session_with_runtime(plugins: &PluginDir, runtime: RuntimeConfig, manager
 
 /// A batch of `events` extension events named `Tick` for handler 1, about actors 0, 1, 2, ...: what the
 /// benchmarks and memory examples deliver to the event sinks.
-pub fn tick_batch(events: usize) -> gamefeature_host::feature::ExtensionBatch {
-    gamefeature_host::feature::ExtensionBatch {
+pub fn tick_batch(events: usize) -> gamefeature_host::delivery::ExtensionBatch {
+    gamefeature_host::delivery::ExtensionBatch {
         handlers: vec![1; events],
         actors: (0..events as u64).collect(),
         events: vec![0; events],

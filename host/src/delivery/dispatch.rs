@@ -18,13 +18,13 @@ use std::collections::{BTreeMap, VecDeque};
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
+use super::batch::{
+    BatchNames, ChainBatch, ChainWalk, ExtensionBatch, FeatureBatch, PropertyBatch, ReplicatedBatch, StateChangeBatch,
+};
 use super::frame_budget::{FrameCost, FrameSpend};
 use super::heard::HeardOf;
+use super::plugin_instance::{within_refusal_budget, CallError, PluginInstance};
 use super::rounds::{Chain, Round, RunItems, WavePlanner, MAX_BATCH};
-use crate::feature::{
-    within_refusal_budget, BatchNames, CallError, ChainBatch, ChainWalk, ExtensionBatch, FeatureBatch, PluginInstance,
-    PropertyBatch, ReplicatedBatch, StateChangeBatch,
-};
 use crate::timeline::{track, EventKind, Timeline};
 use crate::world::component_manager::{Name, OwnerId, Work};
 use crate::world::{self, ActorId, Fired, Frame, SharedWorld, World};
@@ -617,7 +617,7 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use super::*;
-    use crate::feature::{ActivationContext, Deactivation};
+    use crate::delivery::{ActivationContext, Deactivation};
     use crate::world::component_manager::{RequestFlags, MAX_CHAIN_READS};
     use crate::world::{NetMode, Value, WorldError};
 

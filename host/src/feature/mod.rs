@@ -1,13 +1,12 @@
-//! Game-feature plugins: their manifests, discovery, the process-wide state machine, and built-in actions.
+//! Game-feature plugins: their manifests, discovery, the process-wide state machine, built-in actions, and the
+//! seam to the code that loads them.
 
 mod action;
-mod batch;
 mod discovery;
 mod interface;
 mod manifest;
 mod permissions;
 mod plugin;
-mod reads;
 mod state;
 mod subsystem;
 
@@ -15,10 +14,6 @@ mod subsystem;
 mod subsystem_tests;
 
 pub use action::{ActionDef, ActiveAction, AddComponents};
-pub use batch::{
-    BatchNames, ChainBatch, ChainFacts, ChainWalk, ExtensionBatch, FeatureBatch, PropertyBatch, ReplicatedBatch,
-    StateChangeBatch,
-};
 pub use discovery::{discover, DiscoveryReport, Vet};
 pub use interface::{host_interfaces, plugin_exports, ComponentInterface, Fit, FitLine};
 pub use manifest::{
@@ -26,11 +21,6 @@ pub use manifest::{
     API_VERSION, API_VERSIONS, MANIFEST_FILE,
 };
 pub use permissions::{FsPermissions, GrantPolicy, Permissions};
-pub use plugin::{
-    within_refusal_budget, ActivationContext, CallError, Deactivation, InstanceEnv, LoadError, LoadedPlugin,
-    PluginInstance, PluginLoader, Provenance, Refusals, REFUSED_CALLS_BUDGET, WORLD_CHANGES_PER_CALL,
-    WORLD_CHANGES_PER_ENTRY,
-};
-pub use reads::{PropertyReads, ReadKind};
+pub use plugin::{InstanceEnv, LoadError, LoadedPlugin, PluginLoader, Provenance};
 pub use state::{Destination, Phase, PluginError, PluginState, Transition};
 pub use subsystem::{FeatureError, FeatureSubsystem, Observer, PluginInfo, StateChange};

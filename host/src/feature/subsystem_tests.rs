@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::*;
+use crate::delivery::{CallError, PluginInstance};
 
 /// Loads every plugin except those named in `broken`, recording the order of loads.
 #[derive(Default)]

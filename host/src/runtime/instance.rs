@@ -15,11 +15,11 @@ use super::limits::Limits;
 use super::plugin_log::{line_of_plugin, LogBudget, MAX_LINES_PER_CALL};
 use super::state::InstanceState;
 use super::{epoch, sandbox, CallPath};
-use crate::feature::{
-    ActivationContext, CallError, ChainBatch, ChainFacts, ChainWalk, ComponentInterface, Deactivation, ExtensionBatch,
-    FeatureBatch, InstanceEnv, LoadedPlugin, PluginInstance, PropertyBatch, Provenance, Refusals, ReplicatedBatch,
-    StateChangeBatch, WORLD_CHANGES_PER_ENTRY,
+use crate::delivery::{
+    ActivationContext, CallError, ChainBatch, ChainFacts, ChainWalk, Deactivation, ExtensionBatch, FeatureBatch,
+    PluginInstance, PropertyBatch, Refusals, ReplicatedBatch, StateChangeBatch, WORLD_CHANGES_PER_ENTRY,
 };
+use crate::feature::{ComponentInterface, InstanceEnv, LoadedPlugin, Provenance};
 use crate::timeline::LogLevel;
 
 /// A component pre-instantiated as the `game-feature` world of the package version it was built against, with

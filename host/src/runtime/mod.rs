@@ -54,9 +54,9 @@ pub use sandbox::{
 
 use crate::assets::{open_within, read_within, ReadWithinError};
 use crate::config::{HostConfig, LimitOverrides};
+use crate::delivery::WORLD_CHANGES_PER_CALL;
 use crate::feature::{
-    api_versions_shown, same_api, ComponentInterface, LoadError, LoadedPlugin, PluginLoader, PluginManifest,
-    Provenance, WORLD_CHANGES_PER_CALL,
+    api_versions_shown, same_api, ComponentInterface, LoadError, LoadedPlugin, PluginLoader, PluginManifest, Provenance,
 };
 use crate::text::one_line;
 use bindings::{v0_1_0, GameFeature, GameFeatureIndices};

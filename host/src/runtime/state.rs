@@ -10,7 +10,8 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use super::deadline::CallClock;
 use super::drive::WaitBudget;
 use super::plugin_log::LogBudget;
-use crate::feature::{InstanceEnv, Refusals};
+use crate::delivery::Refusals;
+use crate::feature::InstanceEnv;
 
 /// What host calls of one instance can reach: its WASI context, its limits and its view of the world.
 pub struct InstanceState {

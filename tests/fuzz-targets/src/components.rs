@@ -9,7 +9,8 @@
 use std::path::Path;
 
 use arbitrary::{Arbitrary, Unstructured};
-use gamefeature_host::feature::{ActivationContext, LoadError, PluginLoader, PluginManifest};
+use gamefeature_host::delivery::ActivationContext;
+use gamefeature_host::feature::{LoadError, PluginLoader, PluginManifest};
 use gamefeature_host::world::NetMode;
 use gamefeature_tests::{standalone_env, LEGACY_PAWN_COUNTER, MISSING_EXPORTS, WRONG_WIT_VERSION};
 

@@ -7,10 +7,8 @@ use std::time::Instant;
 
 use super::{ExperienceManager, FeatureInWorld, LoadReport};
 use crate::delivery::LiveInstance;
-use crate::feature::{
-    within_refusal_budget, ActionDef, CallError, Deactivation, FeatureError, InstanceEnv, Phase, PluginError,
-    PluginInstance, Transition,
-};
+use crate::delivery::{within_refusal_budget, CallError, Deactivation, PluginInstance};
+use crate::feature::{ActionDef, FeatureError, InstanceEnv, Phase, PluginError, Transition};
 use crate::text::{shown, MAX_CAUSE};
 use crate::timeline::{track, EventKind, LogLevel};
 use crate::world;

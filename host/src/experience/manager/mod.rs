@@ -30,8 +30,9 @@ pub use in_world::{NewVersion, ReloadError, Reloaded};
 
 use super::load_state::ExperienceLoadState;
 use crate::assets::{AssetLoadError, Assets, BundleName};
+use crate::delivery::{ActivationContext, CallError};
 use crate::delivery::{DispatchLimits, Instances};
-use crate::feature::{ActivationContext, ActiveAction, CallError, FeatureSubsystem, GrantPolicy};
+use crate::feature::{ActiveAction, FeatureSubsystem, GrantPolicy};
 use crate::text::{shown, MAX_CAUSE};
 use crate::timeline::{track, EventKind, LogLevel, Timeline};
 use crate::world::component_manager::OwnerId;

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::ExperienceManager;
-use crate::feature::ReplicatedBatch;
+use crate::delivery::ReplicatedBatch;
 use crate::game;
 use crate::world;
 use crate::world::component_manager::OwnerId;

@@ -8,10 +8,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::*;
+use crate::delivery::{
+    ActivationContext, CallError, ChainBatch, ChainWalk, Deactivation, ExtensionBatch, FeatureBatch, PluginInstance,
+    StateChangeBatch,
+};
 use crate::feature::{
-    ActivationContext, CallError, ChainBatch, ChainWalk, ComponentInterface, Deactivation, ExtensionBatch,
-    FeatureBatch, InstanceEnv, LoadError, LoadedPlugin, PluginInstance, PluginLoader, PluginManifest, Provenance,
-    StateChangeBatch, API_VERSION,
+    ComponentInterface, InstanceEnv, LoadError, LoadedPlugin, PluginLoader, PluginManifest, Provenance, API_VERSION,
 };
 use crate::world::{NetMode, World};
 

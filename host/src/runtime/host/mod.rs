@@ -249,7 +249,7 @@ impl InstanceState {
 }
 
 /// The names a plugin sends once with a batch import, for all its entries, each checked once; entries name them
-/// by index. (Not [`crate::feature::BatchNames`], which gathers the names of the batches the host sends.)
+/// by index. (Not [`crate::delivery::BatchNames`], which gathers the names of the batches the host sends.)
 pub(crate) struct SentNames<'a> {
     names: &'a [String],
     problems: Vec<Option<Error>>,
