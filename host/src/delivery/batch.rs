@@ -25,7 +25,8 @@ impl BatchNames {
     const SCANNED: usize = 16;
 
     /// The batch index of a name, adding its text (from `text`) on first use.
-    #[inline]
+    // Always inlined: the common case (the name of the item before) is one comparison, called per entry.
+    #[inline(always)]
     pub fn index(&mut self, name: Name, text: impl FnOnce() -> String) -> u32 {
         match self.last {
             Some((last, index)) if last == name => index,

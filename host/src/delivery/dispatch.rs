@@ -25,6 +25,7 @@ use super::frame_budget::{FrameCost, FrameSpend};
 use super::heard::HeardOf;
 use super::plugin_instance::{within_refusal_budget, CallError, PluginInstance};
 use super::rounds::{Chain, Round, RunItems, WavePlanner, MAX_BATCH};
+use super::run_batch::{index_of, RunBatch};
 use crate::timeline::{track, EventKind, Timeline};
 use crate::world::component_manager::{Name, OwnerId, Work};
 use crate::world::{self, ActorId, Fired, Frame, SharedWorld, World};
@@ -354,31 +355,13 @@ impl Instances {
                             i.handle_extension_event(handler, actor, event.number(), &name)
                         })
                     }
-                    None => {
-                        let batch = extension_batch(&world::lock(world), run);
-                        call_batch(live, timeline, &world_name, "handle-extension-events", batch.actors.len(), |i| {
-                            i.handle_extension_events(&batch)
-                        })
-                    }
+                    None => send_run::<ExtensionBatch>(world, live, timeline, &world_name, run),
                 }
             }
-            Work::InitStateChanged { .. } => {
-                let batch = state_change_batch(&world::lock(world), run);
-                call_batch(live, timeline, &world_name, "on-init-states-changed", batch.actors.len(), |i| {
-                    i.on_init_states_changed(&batch)
-                })
-            }
-            Work::PropertyChanged { .. } => {
-                let batch = property_batch(&world::lock(world), run);
-                call_batch(live, timeline, &world_name, "on-properties-changed", batch.ids.len(), |i| {
-                    i.on_properties_changed(&batch)
-                })
-            }
+            Work::InitStateChanged { .. } => send_run::<StateChangeBatch>(world, live, timeline, &world_name, run),
+            Work::PropertyChanged { .. } => send_run::<PropertyBatch>(world, live, timeline, &world_name, run),
             Work::CheckDefaultInitialization { .. } => {
-                let batch = feature_batch(&world::lock(world), run);
-                call_batch(live, timeline, &world_name, "check-default-initializations", batch.actors.len(), |i| {
-                    i.check_default_initializations(&batch)
-                })
+                send_run::<FeatureBatch>(world, live, timeline, &world_name, run)
             }
             Work::ContinueChain { .. } => {
                 let waves = {
@@ -394,6 +377,19 @@ impl Instances {
         };
         outcome.map_err(|(call, error)| DeliveryFailure { owner, plugin: live.plugin.clone(), call, error })
     }
+}
+
+/// Builds the batch of a run's live items (under the world's lock, released before the call: the plugin's host
+/// calls take it) and sends it.
+fn send_run<B: RunBatch>(
+    world: &SharedWorld,
+    live: &mut LiveInstance,
+    timeline: &Timeline,
+    world_name: &str,
+    run: RunItems<'_>,
+) -> Result<(), (&'static str, CallError)> {
+    let batch = B::from_run(&world::lock(world), run);
+    call_batch(live, timeline, world_name, B::CALL, batch.entries(), |i| batch.send(i))
 }
 
 /// Makes one batched call — skipped when every item of the run went stale — recorded in the timeline and held
@@ -500,10 +496,6 @@ fn walk_chains(
     Ok(())
 }
 
-fn text(w: &World, name: Name) -> impl FnOnce() -> String + '_ {
-    move || w.name_text(name).to_string()
-}
-
 /// The one live extension event of a run that has exactly one: delivered with scalars rather than as a batch.
 fn single_extension(w: &World, run: RunItems<'_>) -> Option<(u32, u64, Name, std::sync::Arc<str>)> {
     let mut live = run.iter().filter(|item| w.is_work_live(item));
@@ -513,61 +505,6 @@ fn single_extension(w: &World, run: RunItems<'_>) -> Option<(u32, u64, Name, std
         }
         _ => None,
     }
-}
-
-fn extension_batch(w: &World, run: RunItems<'_>) -> ExtensionBatch {
-    let mut names = BatchNames::default();
-    let mut batch = ExtensionBatch::with_capacity(run.len());
-    for item in run.iter().filter(|item| w.is_work_live(item)) {
-        if let Work::Extension { number, actor, event, .. } = item {
-            batch.handlers.push(*number);
-            batch.actors.push(actor.to_raw());
-            batch.events.push(names.index(*event, text(w, *event)));
-        }
-    }
-    batch.names = names.names;
-    batch
-}
-
-fn state_change_batch(w: &World, run: RunItems<'_>) -> StateChangeBatch {
-    let mut names = BatchNames::default();
-    let mut batch = StateChangeBatch::with_capacity(run.len());
-    for item in run.iter().filter(|item| w.is_work_live(item)) {
-        if let Work::InitStateChanged { number, actor, feature, state, .. } = item {
-            batch.ids.push(*number);
-            batch.actors.push(actor.to_raw());
-            batch.features.push(names.index(*feature, text(w, *feature)));
-            batch.states.push(*state);
-        }
-    }
-    batch.names = names.names;
-    batch
-}
-
-fn property_batch(w: &World, run: RunItems<'_>) -> PropertyBatch {
-    let mut batch = PropertyBatch::default();
-    for item in run.iter().filter(|item| w.is_work_live(item)) {
-        if let Work::PropertyChanged { number, actor, change, .. } = item {
-            batch.ids.push(*number);
-            batch.actors.push(actor.to_raw());
-            batch.olds.push(change.old.clone());
-            batch.news.push(change.new.clone());
-        }
-    }
-    batch
-}
-
-fn feature_batch(w: &World, run: RunItems<'_>) -> FeatureBatch {
-    let mut names = BatchNames::default();
-    let mut batch = FeatureBatch::with_capacity(run.len());
-    for item in run.iter().filter(|item| w.is_work_live(item)) {
-        if let Work::CheckDefaultInitialization { actor, feature, .. } = item {
-            batch.actors.push(actor.to_raw());
-            batch.features.push(names.index(*feature, text(w, *feature)));
-        }
-    }
-    batch.names = names.names;
-    batch
 }
 
 /// The question of a chain step, with the facts its answers need: the states of each actor's features and the
@@ -586,7 +523,7 @@ fn chain_question(w: &World, owner: OwnerId, steps: &[ChainStep]) -> ChainBatch 
     for (actor, asked, _) in steps {
         facts.feature_starts.push(facts.feature_names.len() as u32);
         for (feature, state) in w.feature_states(*actor) {
-            facts.feature_names.push(names.index(feature, text(w, feature)));
+            facts.feature_names.push(index_of(&mut names, feature, w));
             facts.feature_states.push(state);
         }
         facts.read_starts.push(facts.reads.len() as u32);
@@ -602,7 +539,7 @@ fn chain_batch_named(w: &World, steps: &[ChainStep], names: &mut BatchNames) -> 
     let mut batch = ChainBatch::with_capacity(steps.len());
     for (actor, feature, (current, desired)) in steps {
         batch.actors.push(actor.to_raw());
-        batch.features.push(names.index(*feature, text(w, *feature)));
+        batch.features.push(index_of(names, *feature, w));
         batch.currents.push(*current);
         batch.desireds.push(*desired);
     }

@@ -19,11 +19,16 @@
 //! escapes its frame budget.
 //!
 //! The queue itself is the world's: every change the world makes under its lock appends to it, as Unreal's
-//! component manager owns its init-state queue, and this module sits above the world, reading it. The kinds of
-//! work are one enum (`WorkKind`, beside `Work`), whose order is the order of delivery; grouping and charging
-//! follow from it. Adding a kind of work touches the WIT; `Work` and `WorkKind` in the world's queue; three
-//! places in this folder (its batch type, its [`PluginInstance`] method, its delivery in `dispatch`); its export
-//! call (`runtime::instance`); and each language's SDK.
+//! component manager owns its init-state queue, and this module sits above the world, reading it (the world
+//! cannot use a module that uses it). The kinds of work are one enum (`WorkKind`, beside `Work`), whose order is
+//! the order of delivery; grouping and charging follow from it, and every plain batch is built by one builder
+//! (`run_batch`). Adding a kind of work delivered in batches touches, counted when property watches came:
+//! 1. the WIT export;
+//! 2. the world's queue: its `Work` variant and `WorkKind`;
+//! 3. this folder: its batch type with its `RunBatch` (the export's name, how an item goes in, the call), its
+//!    [`PluginInstance`] method, and one line of `dispatch` naming the batch for the kind;
+//! 4. its export call in `runtime::instance`;
+//! 5. each language's SDK.
 
 mod batch;
 mod dispatch;
@@ -32,6 +37,7 @@ mod heard;
 mod plugin_instance;
 mod reads;
 mod rounds;
+mod run_batch;
 
 pub use batch::{
     BatchNames, ChainBatch, ChainFacts, ChainWalk, ExtensionBatch, FeatureBatch, PropertyBatch, ReplicatedBatch,
