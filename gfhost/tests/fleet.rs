@@ -195,6 +195,20 @@ mod agones {
         get("http://127.0.0.1:9357/").filter(|(status, _)| *status == 200).map(|(_, body)| body)
     }
 
+    /// The dummy Agones SDK server on its default ports, once it answers.
+    fn start_sdk_server() -> Service {
+        let sdk_server = Service(
+            Command::new(installed("dummy-agones", "agones/bin"))
+                .env("RUST_LOG", "warn")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("starting the Agones SDK server"),
+        );
+        eventually("the SDK server", game_server);
+        sdk_server
+    }
+
     /// What a matchmaker's GameServerAllocation does to the GameServer: Allocated, with the match's
     /// annotations. The SDK server takes the whole GameServer (JSON is YAML).
     fn allocate(annotations: &serde_json::Value) {
@@ -222,15 +236,7 @@ mod agones {
     fn an_agones_server_goes_ready_allocated_shutdown() {
         let (plugins, experiences) = setup();
         let cache = shared_cache();
-        let sdk_server = Service(
-            Command::new(installed("dummy-agones", "agones/bin"))
-                .env("RUST_LOG", "warn")
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("starting the Agones SDK server"),
-        );
-        eventually("the SDK server", game_server);
+        let sdk_server = start_sdk_server();
 
         let mut command = gfhost(plugins.path(), &cache);
         command.arg("server").arg(experiences.path().join("default.toml"));
@@ -268,6 +274,12 @@ mod agones {
         let early = client(&ticket("m-7"), "1").output().unwrap();
         let said = String::from_utf8_lossy(&early.stderr);
         assert!(said.contains("the server takes no players yet: it has no match"), "{said}");
+
+        // The sidecar restarts (its watch of the GameServer ends with it): the server watches the new one, and
+        // still sees its allocation. A server that stopped watching when its watch ended never did.
+        drop(sdk_server);
+        let sdk_server = start_sdk_server();
+        server.wait_for(|l| l.contains("agones: the GameServer watch") && l.contains("watching again"));
 
         use base64::Engine as _;
         let key = base64::engine::general_purpose::STANDARD.encode([5u8; 32]);

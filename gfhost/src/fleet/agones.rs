@@ -3,11 +3,12 @@
 //!
 //! - Connects to the sidecar, retrying while it starts.
 //! - Pings health once a second while the server loads or its frames keep coming ([`ServerHealth`]): a stalled
-//!   world stops pinging, and Agones marks it Unhealthy.
+//!   world stops pinging, and Agones marks it Unhealthy. A health stream that ends is opened again.
 //! - Ready once the experience is loaded and the port bound, labelled with the experience it plays
 //!   (`agones.dev/sdk-experience`), so allocations select servers by experience, and annotated with its
 //!   certificate's SHA-256 (`agones.dev/sdk-certificate-sha256`), which the matchmaker hands players to pin.
-//! - Watches for Allocated and reads its match from the GameServer's annotations: `gamefeature.dev/match-id`,
+//! - Watches for Allocated (watching again whenever a watch ends: a sidecar restarts, or drops a watcher that fell
+//!   behind) and reads its match from the GameServer's annotations: `gamefeature.dev/match-id`,
 //!   `gamefeature.dev/ticket-key` (base64 of at least 32 bytes; a key mounted from a Secret with
 //!   `--ticket-key-file` serves every match instead) and `gamefeature.dev/experience`.
 //! - Reports its players in the `players` Counter (declared in the GameServer's spec, see `deploy/`).
@@ -29,6 +30,9 @@ const SIDECAR_WAIT: Duration = Duration::from_secs(120);
 
 /// How often health is pinged; Agones' default asks for one every 5 s.
 const HEALTH_PERIOD: Duration = Duration::from_secs(1);
+
+/// How long after a GameServer watch ended it is started again.
+const REWATCH_AFTER: Duration = Duration::from_secs(1);
 
 /// The label the server's experience is published under (the SDK prefixes `agones.dev/sdk-`).
 pub const EXPERIENCE_LABEL: &str = "experience";
@@ -63,36 +67,58 @@ impl Agones {
             }
         };
         let _runtime = tokio.enter();
-        let pings = sdk.health_check();
-        tokio.spawn(async move {
-            let mut period = tokio::time::interval(HEALTH_PERIOD);
-            loop {
-                period.tick().await;
-                if !health.is_stalled() && pings.send(()).await.is_err() {
-                    tracing::warn!("agones: the health stream closed");
-                    return;
-                }
-            }
-        });
+        tokio.spawn(ping_health(sdk.clone(), health));
         let (publish, game_server) = watch::channel(None);
-        let mut watching = sdk.clone();
-        tokio.spawn(async move {
-            let mut stream = match watching.watch_gameserver().await {
-                Ok(stream) => stream,
-                Err(e) => return tracing::error!("agones: cannot watch the GameServer: {e}"),
-            };
-            loop {
-                match stream.message().await {
-                    Ok(Some(update)) => {
-                        let _ = publish.send(Some(update));
-                    }
-                    Ok(None) => return tracing::warn!("agones: the GameServer watch ended"),
-                    Err(e) => return tracing::error!("agones: the GameServer watch failed: {e}"),
-                }
-            }
-        });
+        tokio.spawn(watch_game_server(sdk.clone(), publish));
         println!("agones: connected to the SDK server");
         Ok(Agones { sdk, tokio: tokio.handle().clone(), game_server, allocated: false, players_reported: None })
+    }
+}
+
+/// Pings health every [`HEALTH_PERIOD`] while the world is not stalled. The stream the pings go through ends
+/// when the sidecar restarts; another is opened then, or Agones would take the silence for a dead server.
+async fn ping_health(sdk: agones::Sdk, health: Arc<ServerHealth>) {
+    let mut pings = sdk.health_check();
+    let mut period = tokio::time::interval(HEALTH_PERIOD);
+    loop {
+        period.tick().await;
+        if !health.is_stalled() && pings.send(()).await.is_err() {
+            tracing::warn!("agones: the health stream closed; opening another");
+            pings = sdk.health_check();
+        }
+    }
+}
+
+/// Publishes every GameServer the sidecar sends, for as long as the server listens.
+///
+/// A watch ends when the sidecar restarts, and errs when the sidecar drops a watcher that fell behind (the SDK
+/// server's stream fails a lagging watcher, which a busy machine makes happen between Ready's three updates).
+/// Left ended, the server would never see its allocation: so a watch that ends is started again after
+/// [`REWATCH_AFTER`], and each new watch begins with the GameServer as it is now.
+async fn watch_game_server(mut sdk: agones::Sdk, publish: watch::Sender<Option<agones::GameServer>>) {
+    while !publish.is_closed() {
+        match sdk.watch_gameserver().await {
+            Ok(mut stream) => loop {
+                match stream.message().await {
+                    Ok(Some(update)) => {
+                        if publish.send(Some(update)).is_err() {
+                            return;
+                        }
+                    }
+                    Ok(None) => {
+                        println!("agones: the GameServer watch ended; watching again");
+                        break;
+                    }
+                    Err(e) => {
+                        println!("agones: the GameServer watch failed ({e}); watching again");
+                        break;
+                    }
+                }
+            },
+            // Once a second while the sidecar is away: a debug line, not a warning each time.
+            Err(e) => tracing::debug!("agones: cannot watch the GameServer ({e}); trying again"),
+        }
+        tokio::time::sleep(REWATCH_AFTER).await;
     }
 }
 
