@@ -216,7 +216,7 @@ impl Instances {
             for (owner, runs) in groups {
                 for run in runs {
                     world::lock(world).delivering_work_of(run.root);
-                    if let Err(failure) = self.deliver(world, timeline, owner, Round::items(&work, &run)) {
+                    if let Err(failure) = self.deliver(world, timeline, owner, Round::items(work.items(), &run)) {
                         failures.push(self.remove_failed(world, owner, failure.call, failure.error));
                         break;
                     }

@@ -42,6 +42,7 @@ impl HeardOf {
     }
 
     /// Marks that the plugin at `slot` heard of `actor`; whether it had not before.
+    #[inline]
     pub fn hear_in(&mut self, slot: usize, actor: ActorId) -> bool {
         let bits = &mut self.bits[slot];
         let (word, bit) = (actor.slot() / 64, 1u64 << (actor.slot() % 64));

@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap as HashMap;
 use smallvec::SmallVec;
 
 use super::heard::HeardOf;
-use crate::world::component_manager::{Charge, Name, OwnerId, Work, WorkKind};
+use crate::world::component_manager::{ChargedWork, Name, OwnerId, Work, WorkKind};
 use crate::world::ActorId;
 
 /// The most entries one batched call carries; more are delivered in further calls.
@@ -26,14 +26,14 @@ pub(super) struct Run {
 /// A run's items, in queue order.
 #[derive(Clone, Copy)]
 pub(super) struct RunItems<'a> {
-    work: &'a [(Work, Charge)],
+    work: &'a [Work],
     indices: &'a [u32],
 }
 
 impl<'a> RunItems<'a> {
     pub fn iter(self) -> impl Iterator<Item = &'a Work> + 'a {
         let work = self.work;
-        self.indices.iter().map(move |i| &work[*i as usize].0)
+        self.indices.iter().map(move |i| &work[*i as usize])
     }
 
     pub fn first(self) -> Option<&'a Work> {
@@ -48,7 +48,7 @@ impl<'a> RunItems<'a> {
 /// One round's work, grouped.
 pub(super) struct Round {
     /// The round's items, as queued.
-    pub work: Vec<(Work, Charge)>,
+    pub work: ChargedWork,
     /// Each instance's runs: instances in the order of their first item, then by kind in delivery order —
     /// extension events, init-state notifications, property changes, default-initialization checks, chain walks
     /// — each kind keeping the order its items were queued in, cut where the plugin charged changes and every
@@ -90,42 +90,46 @@ impl GroupIndex {
 impl Round {
     /// Groups a round's work (see [`Round::groups`]) in one pass over it, noting in `heard` the game's actors
     /// each plugin hears about.
-    pub fn gather(work: Vec<(Work, Charge)>, heard: &mut HeardOf) -> Round {
+    pub fn gather(work: ChargedWork, heard: &mut HeardOf) -> Round {
         let mut groups: Vec<(OwnerId, [Vec<Run>; WorkKind::COUNT])> = Vec::new();
         // Per group: where its plugin's bits are in `heard` (once it hears of the game's work), and how many of
         // the game's actors it heard of first in this round.
         let mut hearing: Vec<(Option<usize>, usize)> = Vec::new();
         let mut group_of = GroupIndex::new();
         let mut senders: Vec<OwnerId> = Vec::new();
-        for (index, (item, charge)) in work.iter().enumerate() {
+        let mut index = 0u32;
+        for (stretch, charge) in work.stretches() {
             if let Some(sender) = charge.sender {
                 if senders.last() != Some(&sender) && !senders.contains(&sender) {
                     senders.push(sender);
                 }
             }
-            let owner = item.owner();
-            let group = group_of.get(owner, || {
-                groups.push((owner, Default::default()));
-                hearing.push((None, 0));
-                groups.len() - 1
-            });
-            if charge.root.is_none() {
-                let (slot, new) = &mut hearing[group];
-                let slot = *slot.get_or_insert_with(|| heard.slot_of(owner));
-                if heard.hear_in(slot, item.actor()) {
-                    *new += 1;
+            for item in stretch {
+                let owner = item.owner();
+                let group = group_of.get(owner, || {
+                    groups.push((owner, Default::default()));
+                    hearing.push((None, 0));
+                    groups.len() - 1
+                });
+                if charge.root.is_none() {
+                    let (slot, new) = &mut hearing[group];
+                    let slot = *slot.get_or_insert_with(|| heard.slot_of(owner));
+                    if heard.hear_in(slot, item.actor()) {
+                        *new += 1;
+                    }
                 }
-            }
-            let kind = item.kind();
-            let runs = &mut groups[group].1[kind as usize];
-            let index = index as u32;
-            match runs.last_mut() {
-                Some(run)
-                    if run.root == charge.root && (kind == WorkKind::ContinueChain || run.items.len() < MAX_BATCH) =>
-                {
-                    run.items.push(index)
+                let kind = item.kind();
+                let runs = &mut groups[group].1[kind as usize];
+                match runs.last_mut() {
+                    Some(run)
+                        if run.root == charge.root
+                            && (kind == WorkKind::ContinueChain || run.items.len() < MAX_BATCH) =>
+                    {
+                        run.items.push(index)
+                    }
+                    _ => runs.push(Run { root: charge.root, items: vec![index] }),
                 }
-                _ => runs.push(Run { root: charge.root, items: vec![index] }),
+                index += 1;
             }
         }
         let heard_of_game =
@@ -136,25 +140,25 @@ impl Round {
     }
 
     /// A run's items.
-    pub fn items<'a>(work: &'a [(Work, Charge)], run: &'a Run) -> RunItems<'a> {
+    pub fn items<'a>(work: &'a [Work], run: &'a Run) -> RunItems<'a> {
         RunItems { work, indices: &run.items }
     }
 
     /// Every run, with its instance.
     pub fn runs(&self) -> impl Iterator<Item = (OwnerId, RunItems<'_>, Option<OwnerId>)> + '_ {
         self.groups.iter().flat_map(move |(owner, runs)| {
-            runs.iter().map(move |run| (*owner, Round::items(&self.work, run), run.root))
+            runs.iter().map(move |run| (*owner, Round::items(self.work.items(), run), run.root))
         })
     }
 
     /// Drops the work of quarantined plugins: what they were sent, and the events they sent others (as the
     /// queue's own `discard_owner` does for what is still queued).
     pub fn discard(&mut self, quarantined: impl Fn(OwnerId) -> bool) {
-        let work = &self.work;
+        let work = self.work.items();
         self.groups.retain(|(owner, _)| !quarantined(*owner));
         for (_, runs) in &mut self.groups {
             for run in runs.iter_mut() {
-                run.items.retain(|i| work[*i as usize].0.sender().is_none_or(|sender| !quarantined(sender)));
+                run.items.retain(|i| work[*i as usize].sender().is_none_or(|sender| !quarantined(sender)));
             }
             runs.retain(|run| !run.items.is_empty());
         }
@@ -263,6 +267,7 @@ mod tests {
     use rustc_hash::FxHashSet as HashSet;
 
     use super::*;
+    use crate::world::component_manager::Charge;
 
     /// A round's work is grouped as it is delivered: by instance (in the order of its first item), then by
     /// kind, each in queue order, cut where the plugin charged changes and every `MAX_BATCH` entries (chain
@@ -295,9 +300,9 @@ mod tests {
         work.extend([(tick(a, 900), charged(Some(b))), (tick(a, 901), charged(Some(b)))]);
         work.push((walk(a, 902), charged(Some(b))));
         work.push((tick(a, 903), charged(None)));
-        let round = Round::gather(work, &mut HeardOf::default());
+        let round = Round::gather(work.into_iter().collect(), &mut HeardOf::default());
         let grouped = &round.groups;
-        let item = |i: u32| &round.work[i as usize].0;
+        let item = |i: u32| &round.work.items()[i as usize];
 
         let owners: Vec<OwnerId> = grouped.iter().map(|(owner, _)| *owner).collect();
         assert_eq!(owners, [a, b], "instances in the order of their first item");
@@ -381,7 +386,7 @@ mod tests {
             (event_for(b, Some(a), 4), sent_by(Some(a))),
             (event_for(b, Some(q), 5), sent_by(Some(q))),
         ];
-        let mut round = Round::gather(work, &mut HeardOf::default());
+        let mut round = Round::gather(work.into_iter().collect(), &mut HeardOf::default());
         assert_eq!(round.senders, [q, a]);
         round.discard(|owner| owner == q);
         let left: Vec<(OwnerId, Vec<u64>)> = round
@@ -389,7 +394,7 @@ mod tests {
             .iter()
             .map(|(owner, runs)| {
                 let items = runs.iter().flat_map(|r| &r.items);
-                (*owner, items.map(|i| round.work[*i as usize].0.actor().to_raw()).collect())
+                (*owner, items.map(|i| round.work.items()[*i as usize].actor().to_raw()).collect())
             })
             .collect();
         assert_eq!(left, [(a, vec![2]), (b, vec![4])]);

@@ -6,7 +6,7 @@ use smallvec::SmallVec;
 use super::handlers::ExtensionHandlers;
 use super::init_state::{InitStates, Subscription, Watched, LYRA_INIT_STATES};
 use super::names::{Name, Names};
-use super::queue::{Charge, Work, WorkQueue};
+use super::queue::{ChargedWork, Work, WorkQueue};
 use super::requests::{ComponentRequests, RequestKey};
 use super::{HandlerId, OwnerId, SubscriptionId};
 use crate::world::{ActorId, ClassKey, World, WorldError, WorldEvent};
@@ -374,17 +374,18 @@ impl World {
     /// As [`take_work`](Self::take_work), with what each item is charged to. Work about an actor a plugin
     /// spawned is charged to that plugin, whoever's call queued it: a plugin filling the world with actors pays
     /// for what every other plugin is told about them.
-    pub fn take_charged_work(&mut self) -> Vec<(Work, Charge)> {
+    pub fn take_charged_work(&mut self) -> ChargedWork {
         self.settle_ending_actors();
         let mut work = self.manager.queue.take_charged();
         if !self.has_plugin_spawned_actors() {
             return work;
         }
-        for (item, charge) in &mut work {
+        work.recharge(|item, mut charge| {
             if let Some(spawner) = self.actor(item.actor()).ok().and_then(|a| a.spawned_by) {
                 charge.root = Some(spawner);
             }
-        }
+            charge
+        });
         work
     }
 
@@ -431,6 +432,7 @@ impl World {
     /// plugin dropped the handler or subscription later in the same call; only deactivating or quarantining
     /// the plugin discards them. Chain walks and default-initialization checks act on the world as it is when
     /// they run, so they apply only while their feature is still implemented by the same owner.
+    #[inline]
     pub fn is_work_live(&self, work: &Work) -> bool {
         match work {
             Work::Extension { .. } | Work::InitStateChanged { .. } => true,

@@ -20,7 +20,7 @@ pub use handlers::{ExtensionHandlers, Handler};
 pub use init_state::{FeatureEntry, InitStates, Subscription, Watched, LYRA_INIT_STATES};
 pub use manager::{events, ChainRead, ComponentManager, OwnerCleanup, MAX_CHAIN_READS};
 pub use names::{Name, Names, MAX_NAMES, MAX_NAMES_PER_PLUGIN};
-pub use queue::{Charge, ValueChange, Work, WorkKind, WorkQueue};
+pub use queue::{Charge, ChargedWork, ValueChange, Work, WorkKind, WorkQueue};
 pub use requests::{ComponentRequests, RequestFlags, RequestHandle, RequestKey};
 pub use watches::{PropertyWatches, Watch, WatchId};
 

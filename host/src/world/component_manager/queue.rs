@@ -104,6 +104,7 @@ impl WorkKind {
 
 impl Work {
     /// What kind of work this is.
+    #[inline]
     pub fn kind(&self) -> WorkKind {
         match self {
             Work::Extension { .. } => WorkKind::Extension,
@@ -115,6 +116,7 @@ impl Work {
     }
 
     /// The plugin whose call caused this work, when it is a custom event a plugin sent.
+    #[inline]
     pub fn sender(&self) -> Option<OwnerId> {
         match self {
             Work::Extension { sender, .. } => *sender,
@@ -123,6 +125,7 @@ impl Work {
     }
 
     /// The actor this work is about.
+    #[inline]
     pub fn actor(&self) -> ActorId {
         match self {
             Work::Extension { actor, .. }
@@ -134,6 +137,7 @@ impl Work {
     }
 
     /// The plugin instance this work is for.
+    #[inline]
     pub fn owner(&self) -> OwnerId {
         match self {
             Work::Extension { owner, .. }
@@ -164,12 +168,105 @@ pub struct Charge {
     pub root: Option<OwnerId>,
 }
 
+/// Work in queue order, each item with its [`Charge`]. A charge is kept where it changes rather than beside
+/// every item: consecutive items mostly share one (a call's events, the game's own frame), and a frame's work can
+/// be a hundred thousand items, each read twice as it is delivered, so an item is its work alone (40 bytes, not
+/// 56).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct ChargedWork {
+    items: Vec<Work>,
+    /// Where each stretch of items charged alike starts, with its charge, in order: the first starts at 0.
+    stretches: Vec<(u32, Charge)>,
+}
+
+impl ChargedWork {
+    /// No work, with room for `items` items.
+    pub fn with_capacity(items: usize) -> Self {
+        ChargedWork { items: Vec::with_capacity(items), stretches: Vec::new() }
+    }
+
+    /// Appends `work`, charged to `charge`. Always inlined: called per item from the queue's own `push`, and
+    /// an item handed down by pointer is read back from the stack as it is copied in (a stall per item).
+    #[inline(always)]
+    pub fn push(&mut self, work: Work, charge: Charge) {
+        if self.stretches.last().is_none_or(|(_, last)| *last != charge) {
+            self.stretches.push((self.items.len() as u32, charge));
+        }
+        self.items.push(work);
+    }
+
+    /// The items, in order.
+    pub fn items(&self) -> &[Work] {
+        &self.items
+    }
+
+    /// The items in stretches charged alike, in order: each stretch's items and their charge.
+    pub fn stretches(&self) -> impl Iterator<Item = (&[Work], Charge)> + '_ {
+        let ends = self.stretches.iter().skip(1).map(|(start, _)| *start as usize).chain([self.items.len()]);
+        self.stretches.iter().zip(ends).map(|((start, charge), end)| (&self.items[*start as usize..end], *charge))
+    }
+
+    /// Every item with its charge, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&Work, Charge)> + '_ {
+        self.stretches().flat_map(|(items, charge)| items.iter().map(move |item| (item, charge)))
+    }
+
+    /// Keeps the items `keep` is true of, and their charges.
+    pub fn retain(&mut self, mut keep: impl FnMut(&Work) -> bool) {
+        let all = std::mem::take(self);
+        *self = all.into_iter().filter(|(item, _)| keep(item)).collect();
+    }
+
+    /// Charges each item to what `charge` says, given the item and its charge now.
+    pub fn recharge(&mut self, mut charge: impl FnMut(&Work, Charge) -> Charge) {
+        let all = std::mem::take(self);
+        *self = all
+            .into_iter()
+            .map(|(item, now)| {
+                let charge = charge(&item, now);
+                (item, charge)
+            })
+            .collect();
+    }
+
+    /// How many items there are.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+impl FromIterator<(Work, Charge)> for ChargedWork {
+    fn from_iter<I: IntoIterator<Item = (Work, Charge)>>(items: I) -> Self {
+        let items = items.into_iter();
+        let mut work = ChargedWork::with_capacity(items.size_hint().0);
+        for (item, charge) in items {
+            work.push(item, charge);
+        }
+        work
+    }
+}
+
+impl IntoIterator for ChargedWork {
+    type Item = (Work, Charge);
+    type IntoIter = std::vec::IntoIter<(Work, Charge)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        let charges: Vec<Charge> = self.iter().map(|(_, charge)| charge).collect();
+        self.items.into_iter().zip(charges).collect::<Vec<_>>().into_iter()
+    }
+}
+
 /// Work waiting for delivery, each item with its [`Charge`].
 #[derive(Debug, Default)]
 pub struct WorkQueue {
-    // A `Vec`, not a deque: items are only ever appended, and a round takes all of them at once, so taking is
-    // handing the buffer over rather than moving every item.
-    items: Vec<(Work, Charge)>,
+    // Not a deque: items are only ever appended, and a round takes all of them at once, so taking is handing the
+    // buffer over rather than moving every item.
+    items: ChargedWork,
     /// What new work is charged to: the plugin whose host call is running, if one is.
     acting: Charge,
     /// The plugin whose work is being delivered, if a plugin caused it: the root of the work its handlers make.
@@ -182,6 +279,7 @@ impl WorkQueue {
 
     /// Queues `work`, charged to the plugin whose host call is running, or to the plugin whose work is being
     /// delivered, or to nobody when the game caused it.
+    #[inline]
     pub fn push(&mut self, work: Work) {
         // Work the host does itself while delivering a plugin's work (walking the chains it continued, say) is
         // that plugin's too: only work the game started is charged to nobody.
@@ -189,7 +287,7 @@ impl WorkQueue {
             Some(_) => self.acting,
             None => Charge { sender: None, root: self.delivering },
         };
-        self.items.push((work, charge));
+        self.items.push(work, charge);
     }
 
     /// Charges the work queued from now on to `owner`'s host call (`None`: to the host).
@@ -204,26 +302,26 @@ impl WorkQueue {
 
     /// Takes everything queued so far; work queued while it is delivered waits for the next take.
     pub fn take(&mut self) -> Vec<Work> {
-        self.take_charged().into_iter().map(|(work, _)| work).collect()
+        self.take_charged().items
     }
 
     /// As [`take`](Self::take), with what each item is charged to. The work the taken items cause is usually
     /// about as much (a batch of ten thousand spawns answered by ten thousand chain walks), so the queue starts
     /// again at their number rather than doubling its way up from nothing, copying every item and touching
     /// fresh memory at each step.
-    pub fn take_charged(&mut self) -> Vec<(Work, Charge)> {
+    pub fn take_charged(&mut self) -> ChargedWork {
         let expected = self.items.len().min(Self::MOST_RESERVED);
-        std::mem::replace(&mut self.items, Vec::with_capacity(expected))
+        std::mem::replace(&mut self.items, ChargedWork::with_capacity(expected))
     }
 
     /// The charges of the work still queued.
     pub fn charges(&self) -> impl Iterator<Item = Charge> + '_ {
-        self.items.iter().map(|(_, charge)| *charge)
+        self.items.stretches().map(|(_, charge)| charge)
     }
 
     /// Forgets every item for `owner` (a plugin being deactivated or quarantined), and the events it sent.
     pub fn discard_owner(&mut self, owner: OwnerId) {
-        self.items.retain(|(w, _)| w.owner() != owner && w.sender() != Some(owner));
+        self.items.retain(|w| w.owner() != owner && w.sender() != Some(owner));
     }
 
     /// How many items are queued.
@@ -241,6 +339,34 @@ impl WorkQueue {
 mod tests {
     use super::*;
     use crate::world::component_manager::names::Names;
+
+    #[test]
+    fn charged_work_keeps_each_items_charge_through_retain_and_recharge() {
+        let (a, b) = (OwnerId(1), OwnerId(2));
+        let walk = |n: u64| Work::ContinueChain {
+            owner: a,
+            actor: ActorId::from_raw(n),
+            feature: Names::default().intern("F"),
+        };
+        let by = |owner: Option<OwnerId>| Charge { sender: owner, root: owner };
+        let charges = [by(None), by(None), by(Some(a)), by(Some(a)), by(Some(b)), by(None)];
+        let all: Vec<(Work, Charge)> = charges.iter().enumerate().map(|(n, c)| (walk(n as u64), *c)).collect();
+        let mut work: ChargedWork = all.iter().cloned().collect();
+        assert_eq!(work.stretches().count(), 4, "a charge is kept where it changes");
+        assert_eq!(work.iter().map(|(w, c)| (w.clone(), c)).collect::<Vec<_>>(), all);
+        assert_eq!(work.clone().into_iter().collect::<Vec<_>>(), all);
+        // Dropping the items charged to `a` joins the stretches on either side.
+        work.retain(|w| !matches!(w.actor().to_raw(), 2 | 3));
+        assert_eq!(
+            work.iter().map(|(w, c)| (w.actor().to_raw(), c)).collect::<Vec<_>>(),
+            [(0, by(None)), (1, by(None)), (4, by(Some(b))), (5, by(None))]
+        );
+        work.recharge(|w, now| if w.actor().to_raw() == 5 { by(Some(b)) } else { now });
+        assert_eq!(
+            work.stretches().map(|(items, c)| (items.len(), c)).collect::<Vec<_>>(),
+            [(2, by(None)), (2, by(Some(b)))]
+        );
+    }
 
     #[test]
     fn discarding_an_owner_drops_its_work_and_the_events_it_sent() {
