@@ -16,6 +16,7 @@ use gamefeature_host::{Session, SessionOptions};
 pub use gamefeature_plugin_artifacts::*;
 
 pub mod baseline;
+pub mod busy_world;
 pub mod call_fuzzer;
 pub mod guard_table;
 pub mod hostile;

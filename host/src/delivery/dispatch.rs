@@ -182,16 +182,12 @@ impl Instances {
                 world::lock(world).delivering_work_of(None);
                 return Ok(failures);
             }
-            let mut round = Round::gather(work, &mut self.heard_of);
-            // What each plugin is charged, by run; the game's own work raises the allowance of each plugin for
-            // each actor of the game's it hears about (counted as the round was gathered).
+            let mut round = Round::gather(work);
+            // What each plugin is charged, by run.
             for (_, items, root) in round.runs() {
                 if let Some(root) = root.filter(|root| !quarantined.contains(root)) {
                     *charged.entry(root).or_default() += items.len();
                 }
-            }
-            for (owner, new) in std::mem::take(&mut round.heard_of_game) {
-                *allowance.entry(owner).or_default() += new * self.limits.per_game_actor;
             }
             recent_senders.push_back(std::mem::take(&mut round.senders));
             if recent_senders.len() > LOOP_WINDOW {
@@ -215,14 +211,25 @@ impl Instances {
             let Round { work, groups, .. } = round;
             for (owner, runs) in groups {
                 for run in runs {
+                    let items = Round::items(work.items(), &run);
+                    if run.root.is_none() {
+                        // The game's own work raises the plugin's allowance for each of the game's actors it hears
+                        // of first in the dispatch, from the next round on: what it may cause answering them.
+                        let new = self.heard_of.hear_all(owner, items.iter().map(Work::actor));
+                        if new > 0 {
+                            *allowance.entry(owner).or_default() += new * self.limits.per_game_actor;
+                        }
+                    }
                     world::lock(world).delivering_work_of(run.root);
-                    if let Err(failure) = self.deliver(world, timeline, owner, Round::items(work.items(), &run)) {
+                    if let Err(failure) = self.deliver(world, timeline, owner, items) {
                         failures.push(self.remove_failed(world, owner, failure.call, failure.error));
                         break;
                     }
                 }
             }
-            world::lock(world).delivering_work_of(None);
+            let mut w = world::lock(world);
+            w.delivering_work_of(None);
+            w.recycle_work(work);
         }
         Err(PumpOverflow { rounds: MAX_ROUNDS, failures })
     }

@@ -41,6 +41,12 @@ impl HeardOf {
         slot
     }
 
+    /// Marks that `owner` heard of each of `actors`; how many it had not heard of before in the dispatch.
+    pub fn hear_all(&mut self, owner: OwnerId, actors: impl Iterator<Item = ActorId>) -> usize {
+        let slot = self.slot_of(owner);
+        actors.filter(|actor| self.hear_in(slot, *actor)).count()
+    }
+
     /// Marks that the plugin at `slot` heard of `actor`; whether it had not before.
     #[inline]
     pub fn hear_in(&mut self, slot: usize, actor: ActorId) -> bool {

@@ -3,12 +3,12 @@
 //!
 //! A round can hold a hundred thousand items, and each pass over them reads them from memory again, so the
 //! round is gathered in one pass: grouping, and noting who sent the work. What each plugin is charged is then
-//! counted by run, not by item.
+//! counted by run, not by item, and the game's actors each plugin hears of are marked as its runs are delivered
+//! (see `heard`), where a run's items are read in order for one plugin.
 
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::SmallVec;
 
-use super::heard::HeardOf;
 use crate::world::component_manager::{ChargedWork, Name, OwnerId, Work, WorkKind};
 use crate::world::ActorId;
 
@@ -57,9 +57,6 @@ pub(super) struct Round {
     pub groups: Vec<(OwnerId, Vec<Run>)>,
     /// The plugins whose host calls queued the round's work, in the order first seen.
     pub senders: Vec<OwnerId>,
-    /// Each plugin that heard of actors in the game's own work of the round for the first time in the dispatch,
-    /// with how many (see [`HeardOf`]).
-    pub heard_of_game: Vec<(OwnerId, usize)>,
 }
 
 /// Groups found by owner: a direct-mapped cache before the map. A round's items usually alternate between a
@@ -88,13 +85,9 @@ impl GroupIndex {
 }
 
 impl Round {
-    /// Groups a round's work (see [`Round::groups`]) in one pass over it, noting in `heard` the game's actors
-    /// each plugin hears about.
-    pub fn gather(work: ChargedWork, heard: &mut HeardOf) -> Round {
+    /// Groups a round's work (see [`Round::groups`]) in one pass over it.
+    pub fn gather(work: ChargedWork) -> Round {
         let mut groups: Vec<(OwnerId, [Vec<Run>; WorkKind::COUNT])> = Vec::new();
-        // Per group: where its plugin's bits are in `heard` (once it hears of the game's work), and how many of
-        // the game's actors it heard of first in this round.
-        let mut hearing: Vec<(Option<usize>, usize)> = Vec::new();
         let mut group_of = GroupIndex::new();
         let mut senders: Vec<OwnerId> = Vec::new();
         let mut index = 0u32;
@@ -108,16 +101,8 @@ impl Round {
                 let owner = item.owner();
                 let group = group_of.get(owner, || {
                     groups.push((owner, Default::default()));
-                    hearing.push((None, 0));
                     groups.len() - 1
                 });
-                if charge.root.is_none() {
-                    let (slot, new) = &mut hearing[group];
-                    let slot = *slot.get_or_insert_with(|| heard.slot_of(owner));
-                    if heard.hear_in(slot, item.actor()) {
-                        *new += 1;
-                    }
-                }
                 let kind = item.kind();
                 let runs = &mut groups[group].1[kind as usize];
                 match runs.last_mut() {
@@ -132,11 +117,8 @@ impl Round {
                 index += 1;
             }
         }
-        let heard_of_game =
-            groups.iter().zip(&hearing).filter(|(_, (_, new))| *new > 0).map(|((o, _), (_, n))| (*o, *n));
-        let heard_of_game = heard_of_game.collect();
         let groups = groups.into_iter().map(|(owner, kinds)| (owner, kinds.into_iter().flatten().collect())).collect();
-        Round { work, groups, senders, heard_of_game }
+        Round { work, groups, senders }
     }
 
     /// A run's items.
@@ -300,7 +282,7 @@ mod tests {
         work.extend([(tick(a, 900), charged(Some(b))), (tick(a, 901), charged(Some(b)))]);
         work.push((walk(a, 902), charged(Some(b))));
         work.push((tick(a, 903), charged(None)));
-        let round = Round::gather(work.into_iter().collect(), &mut HeardOf::default());
+        let round = Round::gather(work.into_iter().collect());
         let grouped = &round.groups;
         let item = |i: u32| &round.work.items()[i as usize];
 
@@ -386,7 +368,7 @@ mod tests {
             (event_for(b, Some(a), 4), sent_by(Some(a))),
             (event_for(b, Some(q), 5), sent_by(Some(q))),
         ];
-        let mut round = Round::gather(work.into_iter().collect(), &mut HeardOf::default());
+        let mut round = Round::gather(work.into_iter().collect());
         assert_eq!(round.senders, [q, a]);
         round.discard(|owner| owner == q);
         let left: Vec<(OwnerId, Vec<u64>)> = round

@@ -36,8 +36,10 @@ pub(super) trait RunBatch: Sized {
     fn from_run(world: &World, run: RunItems<'_>) -> Self {
         let mut names = BatchNames::default();
         let mut batch = Self::with_capacity(run.len());
-        for item in run.iter().filter(|item| world.is_work_live(item)) {
-            batch.push(item, &mut names, world);
+        for item in run.iter() {
+            if world.is_work_live(item) {
+                batch.push(item, &mut names, world);
+            }
         }
         batch.set_names(names.names);
         batch

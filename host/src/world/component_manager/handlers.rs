@@ -83,6 +83,13 @@ impl ExtensionHandlers {
         recipients.filter(move |r| !check_live || self.live.contains_key(&r.id)).copied()
     }
 
+    /// Handlers registered on exactly `class`, in registration order, as a slice while none of them can have been
+    /// removed (`None` otherwise: ask [`on_class`](Self::on_class)). A slice's length is known, so queueing an
+    /// event for each is one reservation and a copy per handler.
+    pub fn on_class_all_live(&self, class: &ClassKey) -> Option<&[Recipient]> {
+        (self.stale == 0).then(|| self.by_class.get(class).map_or(&[][..], Vec::as_slice))
+    }
+
     /// Handlers of one plugin instance, in registration order.
     pub fn of_owner(&self, owner: OwnerId) -> Vec<HandlerId> {
         self.order.iter().copied().filter(|id| self.live.get(id).is_some_and(|h| h.owner == owner)).collect()

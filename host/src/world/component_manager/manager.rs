@@ -3,7 +3,7 @@
 
 use smallvec::SmallVec;
 
-use super::handlers::ExtensionHandlers;
+use super::handlers::{ExtensionHandlers, Recipient};
 use super::init_state::{InitStates, Subscription, Watched, LYRA_INIT_STATES};
 use super::names::{Name, Names};
 use super::queue::{ChargedWork, Work, WorkQueue};
@@ -387,6 +387,11 @@ impl World {
             charge
         });
         work
+    }
+
+    /// Hands back the buffer of a round of work that was delivered, so that later rounds reuse its memory.
+    pub fn recycle_work(&mut self, delivered: ChargedWork) {
+        self.manager.queue.recycle(delivered);
     }
 
     /// The plugins whose host calls queued the work still waiting, each once, in the order of their first item.
@@ -856,15 +861,17 @@ fn queue_for_class(
     final_event: bool,
     sender: Option<OwnerId>,
 ) {
-    for handler in manager.handlers.on_class(class) {
-        manager.queue.push(Work::Extension {
-            owner: handler.owner,
-            handler: handler.id,
-            number: handler.number,
-            actor,
-            event,
-            final_event,
-            sender,
-        });
+    let event_for = |handler: &Recipient| Work::Extension {
+        owner: handler.owner,
+        handler: handler.id,
+        number: handler.number,
+        actor,
+        event,
+        final_event,
+        sender,
+    };
+    match manager.handlers.on_class_all_live(class) {
+        Some(handlers) => manager.queue.push_all(handlers.iter().map(event_for)),
+        None => manager.queue.push_all(manager.handlers.on_class(class).map(|handler| event_for(&handler))),
     }
 }

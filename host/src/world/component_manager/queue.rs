@@ -195,6 +195,16 @@ impl ChargedWork {
         self.items.push(work);
     }
 
+    /// Appends every item of `work`, all charged to `charge`: the charge is looked at once, not per item.
+    #[inline(always)]
+    pub fn extend(&mut self, charge: Charge, work: impl Iterator<Item = Work>) {
+        let start = self.items.len();
+        self.items.extend(work);
+        if self.items.len() > start && self.stretches.last().is_none_or(|(_, last)| *last != charge) {
+            self.stretches.push((start as u32, charge));
+        }
+    }
+
     /// The items, in order.
     pub fn items(&self) -> &[Work] {
         &self.items
@@ -267,6 +277,9 @@ pub struct WorkQueue {
     // Not a deque: items are only ever appended, and a round takes all of them at once, so taking is handing the
     // buffer over rather than moving every item.
     items: ChargedWork,
+    /// A delivered round's buffer, emptied and handed back (`recycle`): the next take starts with it rather than
+    /// with fresh memory, so a busy world's frames allocate no queue.
+    spare: ChargedWork,
     /// What new work is charged to: the plugin whose host call is running, if one is.
     acting: Charge,
     /// The plugin whose work is being delivered, if a plugin caused it: the root of the work its handlers make.
@@ -274,20 +287,34 @@ pub struct WorkQueue {
 }
 
 impl WorkQueue {
-    /// The most items a take reserves room for (a few megabytes): past it, the queue grows as it fills.
-    const MOST_RESERVED: usize = 1 << 15;
+    /// The most items a take reserves room for (5 MiB): past it, the queue grows as it fills.
+    const MOST_RESERVED: usize = 1 << 17;
 
     /// Queues `work`, charged to the plugin whose host call is running, or to the plugin whose work is being
     /// delivered, or to nobody when the game caused it.
     #[inline]
     pub fn push(&mut self, work: Work) {
+        let charge = self.charge();
+        self.items.push(work, charge);
+    }
+
+    /// Queues every item of `work` as [`push`](Self::push) would, one after the other (an event for each of a
+    /// class's handlers, say).
+    #[inline]
+    pub fn push_all(&mut self, work: impl Iterator<Item = Work>) {
+        let charge = self.charge();
+        self.items.extend(charge, work);
+    }
+
+    /// What work queued now is charged to.
+    #[inline]
+    fn charge(&self) -> Charge {
         // Work the host does itself while delivering a plugin's work (walking the chains it continued, say) is
         // that plugin's too: only work the game started is charged to nobody.
-        let charge = match self.acting.sender {
+        match self.acting.sender {
             Some(_) => self.acting,
             None => Charge { sender: None, root: self.delivering },
-        };
-        self.items.push(work, charge);
+        }
     }
 
     /// Charges the work queued from now on to `owner`'s host call (`None`: to the host).
@@ -310,8 +337,29 @@ impl WorkQueue {
     /// again at their number rather than doubling its way up from nothing, copying every item and touching
     /// fresh memory at each step.
     pub fn take_charged(&mut self) -> ChargedWork {
+        if self.items.is_empty() {
+            // Nothing to hand over: the queue keeps its buffer, and the spare stays spare.
+            return ChargedWork::default();
+        }
         let expected = self.items.len().min(Self::MOST_RESERVED);
-        std::mem::replace(&mut self.items, ChargedWork::with_capacity(expected))
+        let next = if self.spare.items.capacity() >= expected {
+            std::mem::take(&mut self.spare)
+        } else {
+            ChargedWork::with_capacity(expected)
+        };
+        std::mem::replace(&mut self.items, next)
+    }
+
+    /// Takes back the buffer of work that was delivered, emptied, for a later take to start with. Of two
+    /// buffers the larger is kept, and none larger than a take would reserve.
+    pub fn recycle(&mut self, mut delivered: ChargedWork) {
+        if delivered.items.capacity() > self.spare.items.capacity()
+            && delivered.items.capacity() <= 2 * Self::MOST_RESERVED
+        {
+            delivered.items.clear();
+            delivered.stretches.clear();
+            self.spare = delivered;
+        }
     }
 
     /// The charges of the work still queued.
@@ -366,6 +414,24 @@ mod tests {
             work.stretches().map(|(items, c)| (items.len(), c)).collect::<Vec<_>>(),
             [(2, by(None)), (2, by(Some(b)))]
         );
+    }
+
+    #[test]
+    fn a_recycled_buffer_comes_back_empty_and_is_used_again() {
+        let feature = Names::default().intern("F");
+        let walk = |n: u64| Work::ContinueChain { owner: OwnerId(1), actor: ActorId::from_raw(n), feature };
+        let mut queue = WorkQueue::default();
+        queue.push_all((0..100).map(walk));
+        let first = queue.take_charged();
+        assert_eq!(first.len(), 100);
+        let capacity = first.items.capacity();
+        queue.recycle(first);
+        queue.push(walk(500));
+        // The queue's buffer is handed over; the recycled one, emptied, takes its place.
+        let second = queue.take_charged();
+        assert_eq!(second.items(), [walk(500)]);
+        assert!(queue.items.is_empty() && queue.items.items.capacity() >= capacity);
+        assert!(queue.take_charged().is_empty(), "an empty take hands nothing over");
     }
 
     #[test]
