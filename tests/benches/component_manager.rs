@@ -195,7 +195,7 @@ fn ratios(_: &mut Criterion) {
     print_in_units(
         ("init_chain", "10000_pawns_two_features_to_gameplay_ready", PAWNS as f64),
         ("extension_events", "raw_wasmtime_one_call_per_event", EVENTS as f64),
-        // The target of the issue after 25 was met. Below what the plugin's own code in its calls and the world
+        // The performance issue's target (it was 25). It is below what the plugin's own calls and the world
         // without plugins cost together on this machine: see the performance doc.
         15.0,
     );

@@ -80,12 +80,24 @@ impl Agones {
 async fn ping_health(sdk: agones::Sdk, health: Arc<ServerHealth>) {
     let mut pings = sdk.health_check();
     let mut period = tokio::time::interval(HEALTH_PERIOD);
+    // While the sidecar is away, each new stream takes a ping or so and closes again: only the first closing
+    // after the stream held for a few pings is worth a warning.
+    let (mut warned, mut held) = (false, 0u32);
     loop {
         period.tick().await;
-        if !health.is_stalled() && pings.send(()).await.is_err() {
-            tracing::warn!("agones: the health stream closed; opening another");
-            pings = sdk.health_check();
+        if health.is_stalled() {
+            continue;
         }
+        if pings.send(()).await.is_ok() {
+            held += 1;
+            warned &= held < 3;
+            continue;
+        }
+        if !warned {
+            tracing::warn!("agones: the health stream closed; opening another");
+        }
+        (warned, held) = (true, 0);
+        pings = sdk.health_check();
     }
 }
 

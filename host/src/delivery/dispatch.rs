@@ -193,6 +193,20 @@ impl Instances {
             if recent_senders.len() > LOOP_WINDOW {
                 recent_senders.pop_front();
             }
+            // The game's actors a plugin hears of are marked as its runs are delivered. A plugin over its budget
+            // before this round's are counted hears of them now, so that the game's work of this very round
+            // (events beside its timers' work, say) raises its allowance as before.
+            let over = |o: &OwnerId, n: usize, allowance: &HashMap<OwnerId, usize>| {
+                n > self.limits.work.saturating_add(allowance.get(o).copied().unwrap_or(0))
+            };
+            let candidates: Vec<OwnerId> =
+                charged.iter().filter(|(o, n)| over(o, **n, &allowance)).map(|(o, _)| *o).collect();
+            for owner in candidates {
+                let game_runs = round.runs().filter(|(o, _, root)| *o == owner && root.is_none());
+                let new: usize =
+                    game_runs.map(|(_, items, _)| self.heard_of.hear_all(owner, items.iter().map(Work::actor))).sum();
+                *allowance.entry(owner).or_default() += new * self.limits.per_game_actor;
+            }
             let budget = |owner: &OwnerId| self.limits.work.saturating_add(allowance.get(owner).copied().unwrap_or(0));
             let flooders: Vec<(OwnerId, usize, usize)> =
                 charged.iter().filter(|(o, n)| **n > budget(o)).map(|(o, n)| (*o, *n, budget(o))).collect();
@@ -214,7 +228,8 @@ impl Instances {
                     let items = Round::items(work.items(), &run);
                     if run.root.is_none() {
                         // The game's own work raises the plugin's allowance for each of the game's actors it hears
-                        // of first in the dispatch, from the next round on: what it may cause answering them.
+                        // of first in the dispatch: what it may cause answering them (actors it already heard of
+                        // in the flood check above count once).
                         let new = self.heard_of.hear_all(owner, items.iter().map(Work::actor));
                         if new > 0 {
                             *allowance.entry(owner).or_default() += new * self.limits.per_game_actor;
@@ -789,6 +804,30 @@ mod tests {
                     "{case}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn the_games_work_in_a_round_counts_for_the_plugins_own_work_beside_it() {
+        // As when a plugin's timers queued work in a frame that also brings the game's events: both are in the
+        // dispatch's first round, and the game's events raise the plugin's allowance for that round already.
+        let limits = DispatchLimits { work: 50, per_game_actor: 4, ..DispatchLimits::default() };
+        for (own, flooded) in [(400, false), (460, true)] {
+            let mut f = fixture_with(limits, |_, _, _| {});
+            let pawns: Vec<ActorId> = (0..100).map(|_| world::lock(&f.world).spawn("Pawn").unwrap()).collect();
+            world::lock(&f.world).add_extension_handler(f.owner, "Pawn", 0).unwrap();
+            f.pump();
+            {
+                let mut w = world::lock(&f.world);
+                // The game's: 100 actors heard of, 400 deliveries allowed beyond the 50.
+                pawns.iter().for_each(|pawn| w.send_extension_event(*pawn, "Spawned").unwrap());
+                let owner = f.owner;
+                w.acting_as(owner, |w| {
+                    (0..own).for_each(|i| w.send_extension_event(pawns[i % 100], "Own").unwrap());
+                });
+            }
+            let failures = f.instances.pump(&f.world, &Timeline::new()).unwrap();
+            assert_eq!(failures.len(), usize::from(flooded), "{own} of its own: {failures:?}");
         }
     }
 

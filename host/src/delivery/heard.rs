@@ -27,8 +27,8 @@ impl HeardOf {
         }
     }
 
-    /// Where `owner`'s bits are, for [`hear_in`](Self::hear_in): looked up once per plugin and round, not per
-    /// actor.
+    /// Where `owner`'s bits are, for [`hear_in`](Self::hear_in): looked up once per run of the game's work, not
+    /// per actor.
     pub fn slot_of(&mut self, owner: OwnerId) -> usize {
         let bits = &mut self.bits;
         let slot = *self.slots.entry(owner).or_insert_with(|| {

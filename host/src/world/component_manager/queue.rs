@@ -223,20 +223,41 @@ impl ChargedWork {
 
     /// Keeps the items `keep` is true of, and their charges.
     pub fn retain(&mut self, mut keep: impl FnMut(&Work) -> bool) {
-        let all = std::mem::take(self);
-        *self = all.into_iter().filter(|(item, _)| keep(item)).collect();
+        let stretches = std::mem::take(&mut self.stretches);
+        let (mut stretch, mut index, mut kept) = (0, 0u32, 0u32);
+        let stretches_ref = &mut self.stretches;
+        // `Vec::retain` visits every item once, in order: each item's charge is found by walking the old stretches
+        // beside it, and the kept items' stretches are written afresh.
+        self.items.retain(|item| {
+            while stretches.get(stretch + 1).is_some_and(|(start, _)| *start <= index) {
+                stretch += 1;
+            }
+            index += 1;
+            if !keep(item) {
+                return false;
+            }
+            let charge = stretches[stretch].1;
+            if stretches_ref.last().is_none_or(|(_, last)| *last != charge) {
+                stretches_ref.push((kept, charge));
+            }
+            kept += 1;
+            true
+        });
     }
 
-    /// Charges each item to what `charge` says, given the item and its charge now.
+    /// Charges each item to what `charge` says, given the item and its charge now. The items stay where they are;
+    /// only the stretches are written again.
     pub fn recharge(&mut self, mut charge: impl FnMut(&Work, Charge) -> Charge) {
-        let all = std::mem::take(self);
-        *self = all
-            .into_iter()
-            .map(|(item, now)| {
-                let charge = charge(&item, now);
-                (item, charge)
-            })
-            .collect();
+        let stretches = std::mem::take(&mut self.stretches);
+        let ends = stretches.iter().skip(1).map(|(start, _)| *start as usize).chain([self.items.len()]);
+        for ((start, now), end) in stretches.iter().zip(ends) {
+            for index in *start as usize..end {
+                let charge = charge(&self.items[index], *now);
+                if self.stretches.last().is_none_or(|(_, last)| *last != charge) {
+                    self.stretches.push((index as u32, charge));
+                }
+            }
+        }
     }
 
     /// How many items there are.
@@ -351,7 +372,9 @@ impl WorkQueue {
     }
 
     /// Takes back the buffer of work that was delivered, emptied, for a later take to start with. Of two
-    /// buffers the larger is kept, and none larger than a take would reserve.
+    /// buffers the larger is kept, and none of room for more than twice the items a take reserves: a world keeps
+    /// at most its queue's buffer and this one (10 MiB of room each at most), which a busy world's every frame
+    /// uses again.
     pub fn recycle(&mut self, mut delivered: ChargedWork) {
         if delivered.items.capacity() > self.spare.items.capacity()
             && delivered.items.capacity() <= 2 * Self::MOST_RESERVED
@@ -362,7 +385,8 @@ impl WorkQueue {
         }
     }
 
-    /// The charges of the work still queued.
+    /// The charges of the work still queued: each once per stretch of items charged alike, in order (a charge can
+    /// come again after another).
     pub fn charges(&self) -> impl Iterator<Item = Charge> + '_ {
         self.items.stretches().map(|(_, charge)| charge)
     }
