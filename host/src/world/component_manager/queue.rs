@@ -282,16 +282,6 @@ impl FromIterator<(Work, Charge)> for ChargedWork {
     }
 }
 
-impl IntoIterator for ChargedWork {
-    type Item = (Work, Charge);
-    type IntoIter = std::vec::IntoIter<(Work, Charge)>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        let charges: Vec<Charge> = self.iter().map(|(_, charge)| charge).collect();
-        self.items.into_iter().zip(charges).collect::<Vec<_>>().into_iter()
-    }
-}
-
 /// Work waiting for delivery, each item with its [`Charge`].
 #[derive(Debug, Default)]
 pub struct WorkQueue {
@@ -426,7 +416,6 @@ mod tests {
         let mut work: ChargedWork = all.iter().cloned().collect();
         assert_eq!(work.stretches().count(), 4, "a charge is kept where it changes");
         assert_eq!(work.iter().map(|(w, c)| (w.clone(), c)).collect::<Vec<_>>(), all);
-        assert_eq!(work.clone().into_iter().collect::<Vec<_>>(), all);
         // Dropping the items charged to `a` joins the stretches on either side.
         work.retain(|w| !matches!(w.actor().to_raw(), 2 | 3));
         assert_eq!(
