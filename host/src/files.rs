@@ -36,6 +36,15 @@ pub fn open_options() -> cap_std::fs::OpenOptions {
     options
 }
 
+/// Creates `dir` (and its parents) readable by its owner only.
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
 /// Reads an opened file whole, if it is a regular file of at most `max` bytes.
 pub fn read_regular(file: std::fs::File, max: u64) -> std::io::Result<Vec<u8>> {
     let metadata = file.metadata()?;

@@ -1,7 +1,7 @@
 //! The same plugin — `event-sink`, which counts extension events and sums their actor ids — written in Rust,
 //! Python, JavaScript and C, measured side by side: component size (printed), cold compile, load from the
-//! compile cache (a process's first, and later ones; the ratios to Rust printed beside the target),
-//! instantiation, and the cost of an extension event delivered in a batch of 4,096 and one per
+//! compile cache (never checked, a process's first, and later ones; the ratios to Rust printed beside the target,
+//! and beside wasmtime's own deserialization of the same code), instantiation (beside raw wasmtime's), and the cost of an extension event delivered in a batch of 4,096 and one per
 //! call.
 //!
 //! Run with `RUST_BACKTRACE` unset (these machines set it, and every error would capture a backtrace):
@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use gamefeature_host::feature::{LoadedPlugin, PluginManifest};
 use gamefeature_host::runtime::{Runtime, RuntimeConfig, WasmPlugin};
+use gamefeature_tests::baseline::{mark_start, print_ratios, RawComponent};
 use gamefeature_tests::*;
 
 const EVENTS: usize = 4096;
@@ -28,19 +29,80 @@ fn runtime(cache: Option<&std::path::Path>) -> std::sync::Arc<Runtime> {
         .unwrap()
 }
 
-/// One load of a plugin from the compile cache by a fresh runtime, timed; `first_in_process` makes the process
-/// forget what it checked before, so the component is hashed and its entry's MAC checked again.
-fn load_from_cache(manifest: &PluginManifest, cache: &std::path::Path, first_in_process: bool) -> Duration {
+/// Which checks of a plugin's files a load finds already made.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Checked {
+    /// None: the component is hashed and its entry's MAC checked in full (the first load after either changed).
+    Never,
+    /// By an earlier process, as the cache's records say: a process's first load of an unchanged plugin.
+    InAnotherProcess,
+    /// By this process: a later load in it (another world, a reload).
+    InThisProcess,
+}
+
+impl Checked {
+    const ALL: [Checked; 3] = [Checked::Never, Checked::InAnotherProcess, Checked::InThisProcess];
+
+    fn group(self) -> &'static str {
+        match self {
+            Checked::Never => "load_from_cache_unchecked",
+            Checked::InAnotherProcess => "load_from_cache_first",
+            Checked::InThisProcess => "load_from_cache",
+        }
+    }
+
+    fn shown(self) -> &'static str {
+        match self {
+            Checked::Never => "never checked",
+            Checked::InAnotherProcess => "first in a process",
+            Checked::InThisProcess => "again in a process",
+        }
+    }
+}
+
+/// One load of a plugin from the compile cache by a fresh runtime, timed, with what was `checked` before it.
+fn load_from_cache(manifest: &PluginManifest, cache: &std::path::Path, checked: Checked) -> Duration {
     let fresh = runtime(Some(cache));
-    if first_in_process {
+    if checked != Checked::InThisProcess {
         gamefeature_host::runtime::forget_checked_files();
+    }
+    if checked == Checked::Never {
+        fresh.cache().and_then(|cache| cache.records()).expect("a cache with records").forget_all().unwrap();
     }
     let started = Instant::now();
     black_box(fresh.load_plugin(manifest).unwrap());
     started.elapsed()
 }
 
+/// The floor of a load from the cache: wasmtime mapping and reading the entry's code, and nothing of the host's
+/// (no hashing, no MAC, no file checks, no linking), timed.
+fn raw_deserialize(manifest: &PluginManifest) -> Duration {
+    let fresh = runtime(None);
+    let entry = cached_entry(&fresh, manifest);
+    let started = Instant::now();
+    // SAFETY: the file is the cache's entry for this component and engine configuration, just written by the
+    // host (the bench's own temporary cache).
+    black_box(unsafe { wasmtime::component::Component::deserialize_file(fresh.engine(), &entry) }.unwrap());
+    started.elapsed()
+}
+
+/// The bench's cache entry of a plugin's component.
+fn cached_entry(runtime: &Runtime, manifest: &PluginManifest) -> std::path::PathBuf {
+    let wasm = std::fs::read(&manifest.component_path).unwrap();
+    CACHE.get().unwrap().entry_path(runtime.engine(), &wasm)
+}
+
+static CACHE: std::sync::OnceLock<gamefeature_host::runtime::ComponentCache> = std::sync::OnceLock::new();
+
+/// The median of 21 runs of `time`.
+fn median(mut time: impl FnMut() -> Duration) -> Duration {
+    let mut times: Vec<Duration> = (0..21).map(|_| time()).collect();
+    times.sort();
+    times[times.len() / 2]
+}
+
 fn languages(c: &mut Criterion) {
+    mark_start();
     let plugins = PluginDir::with(&SINKS.map(|(_, plugin)| plugin));
     let cache = tempfile::TempDir::new().unwrap();
     let manifests: Vec<(&str, PluginManifest)> = SINKS
@@ -73,36 +135,44 @@ fn languages(c: &mut Criterion) {
     for (_, manifest) in &manifests {
         runtime(Some(cache.path())).load_plugin(manifest).unwrap();
     }
+    CACHE.get_or_init(|| gamefeature_host::runtime::ComponentCache::new(cache.path()));
     // Files changed less than this long ago are checked in full at every load (see `checked_files`).
     std::thread::sleep(gamefeature_host::runtime::checked_files::SETTLE);
-    // A process's first load of each (its component hashed, its entry's MAC checked), then loads after it.
-    for (name, first_in_process) in [("load_from_cache_first", true), ("load_from_cache", false)] {
-        let mut group = c.benchmark_group(name);
+    for checked in Checked::ALL {
+        let mut group = c.benchmark_group(checked.group());
         for (language, manifest) in &manifests {
             group.bench_function(BenchmarkId::from_parameter(language), |b| {
                 b.iter_custom(|iterations| {
-                    (0..iterations).map(|_| load_from_cache(manifest, cache.path(), first_in_process)).sum()
+                    (0..iterations).map(|_| load_from_cache(manifest, cache.path(), checked)).sum()
                 })
             });
         }
         group.finish();
     }
-    for first_in_process in [true, false] {
-        let medians: Vec<(&str, Duration)> = manifests
-            .iter()
-            .map(|(language, manifest)| {
-                let mut times: Vec<Duration> =
-                    (0..21).map(|_| load_from_cache(manifest, cache.path(), first_in_process)).collect();
-                times.sort();
-                (*language, times[times.len() / 2])
-            })
-            .collect();
-        let rust = medians[0].1;
-        let which = if first_in_process { "first in a process" } else { "again" };
-        for (language, median) in &medians[1..] {
-            let ratio = median.as_secs_f64() / rust.as_secs_f64();
+    let mut group = c.benchmark_group("raw_deserialize");
+    for (language, manifest) in &manifests {
+        group.bench_function(BenchmarkId::from_parameter(language), |b| {
+            b.iter_custom(|iterations| (0..iterations).map(|_| raw_deserialize(manifest)).sum())
+        });
+    }
+    group.finish();
+
+    // The target is a ratio to Rust's load; wasmtime's own deserialization of the same code, beside each, is
+    // what the host cannot go below.
+    let raw: Vec<Duration> = manifests.iter().map(|(_, manifest)| median(|| raw_deserialize(manifest))).collect();
+    for checked in Checked::ALL {
+        let loads: Vec<Duration> =
+            manifests.iter().map(|(_, manifest)| median(|| load_from_cache(manifest, cache.path(), checked))).collect();
+        let rust = loads[0];
+        for (i, (language, _)) in manifests.iter().enumerate().skip(1) {
+            let (load, raw) = (loads[i], raw[i]);
             println!(
-                "load from cache, {which}/{language}: {median:.2?} against Rust's {rust:.2?}: {ratio:.1}x (target <= 5x)"
+                "load from cache, {}/{language}: {load:.2?} = {:.1}x Rust's {rust:.2?} (target <= 5x); wasmtime's \
+                 deserialization alone {raw:.2?} = {:.1}x Rust's load, the host's load {:.2}x it",
+                checked.shown(),
+                load.as_secs_f64() / rust.as_secs_f64(),
+                raw.as_secs_f64() / rust.as_secs_f64(),
+                load.as_secs_f64() / raw.as_secs_f64(),
             );
         }
     }
@@ -110,14 +180,26 @@ fn languages(c: &mut Criterion) {
     let warm = runtime(Some(cache.path()));
     let loaded: Vec<(&str, std::sync::Arc<WasmPlugin>, &PluginManifest)> =
         manifests.iter().map(|(language, m)| (*language, warm.load_plugin(m).unwrap(), m)).collect();
+    // Beside each, raw wasmtime instantiating the same component (a store, `InstancePre::instantiate`, the drop).
+    let raws: Vec<RawComponent> =
+        manifests.iter().map(|(_, manifest)| RawComponent::load(&manifest.component_path, true, |_| Ok(()))).collect();
     let mut group = c.benchmark_group("instantiate");
-    for (language, code, manifest) in &loaded {
+    for ((language, code, manifest), raw) in loaded.iter().zip(&raws) {
         let env = standalone_env(&manifest.name);
         group.bench_function(BenchmarkId::from_parameter(language), |b| {
             b.iter(|| code.instantiate(env.clone()).expect("instantiates"))
         });
+        group.bench_function(BenchmarkId::new("raw_wasmtime", language), |b| b.iter(|| raw.instantiate()));
     }
     group.finish();
+    print_ratios(&[
+        ("instantiate", "rust", "raw_wasmtime/rust", 1.1),
+        ("instantiate", "python", "raw_wasmtime/python", 1.1),
+        ("instantiate", "javascript", "raw_wasmtime/javascript", 1.1),
+        ("instantiate", "c", "raw_wasmtime/c", 1.1),
+        ("instantiate", "python", "rust", 10.0),
+        ("instantiate", "raw_wasmtime/python", "raw_wasmtime/rust", 10.0),
+    ]);
 
     let batch = tick_batch(EVENTS);
     // A fresh world numbers its names alike, so the name's number holds for every fresh instance.

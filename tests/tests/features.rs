@@ -160,9 +160,10 @@ async fn altered_or_swapped_cache_entries_are_never_run() {
     assert!(load.starts_with("loaded from cache in"), "the entry was rewritten: {load}");
 }
 
-/// A process checks a cache entry once while its file does not change (`runtime::checked_files`): loads after
-/// that skip the hashing, and an entry changed since — another plugin's code linked in its place with its MAC,
-/// or its code altered in place — is checked in full again and refused.
+/// A cache entry is checked once while its file does not change (`runtime::checked_files`): loads after that, in
+/// the process and in later ones (through the cache's records), skip the hashing, and an entry changed since —
+/// another plugin's code linked in its place with its MAC, or its code altered in place — is checked in full
+/// again and refused.
 #[tokio::test]
 async fn entries_a_process_checked_are_checked_again_once_changed() {
     use gamefeature_host::runtime::checked_files::SETTLE;
@@ -198,6 +199,17 @@ async fn entries_a_process_checked_are_checked_again_once_changed() {
         assert!(load.starts_with("loaded from cache in"), "{plugin}: {load}");
         lines_of.insert(plugin, lines);
     }
+    // Those checks are recorded for the next process (a component's digest and an entry's MAC each, under the
+    // cache's key): a new process loads both from the cache, and finds an entry changed since (below) changed.
+    let records = std::fs::read_dir(cache.path().join("checked")).expect("checks recorded").count();
+    assert_eq!(records, 4, "two components and two entries");
+    for plugin in ["base-gameplay", "shooter-core"] {
+        gamefeature_host::runtime::forget_checked_files();
+        let (load, lines) = load_and_activate(&plugins, cache.path(), plugin).await;
+        assert!(load.starts_with("loaded from cache in"), "{plugin}, in a new process: {load}");
+        assert_eq!(lines, lines_of[plugin]);
+    }
+    gamefeature_host::runtime::forget_checked_files();
     let len = |plugin: &str| std::fs::metadata(entry_of(plugin)).unwrap().len();
     let (victim, intruder) = if len("base-gameplay") >= len("shooter-core") {
         ("base-gameplay", "shooter-core")
@@ -265,7 +277,12 @@ async fn a_component_shared_by_many_plugins_is_compiled_once() {
         .filter(|name| session.timeline().texts(&track::plugin(name), EventKind::Load)[0].starts_with("compiled in"))
         .count();
     assert_eq!(compiled, 1);
-    let files: Vec<_> = std::fs::read_dir(cache.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    // The folder of check records appears when a load finds the files settled (see `checked_files`).
+    let files: Vec<_> = std::fs::read_dir(cache.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|name| name != "checked")
+        .collect();
     assert_eq!(entries(cache.path()).len(), 1, "{files:?}");
     assert_eq!(files.len(), 3, "the entry, its MAC and the key, nothing temporary: {files:?}");
 }

@@ -17,8 +17,9 @@
 //! entries altered or planted while the host was not looking; a process running as the cache's owner could
 //! change the file between the check and the mapping, but such a process can rewrite the key as well.
 //!
-//! A process checks an entry's MAC once: while the code file keeps its identity (see
-//! [`checked_files`](super::checked_files)), later loads of it in the process only compare the MAC file.
+//! An entry's MAC is checked in full once: while the code file keeps its identity (see
+//! [`checked_files`](super::checked_files)), later loads of it, in the process and (through a record under the
+//! cache's key in `checked/`) in later processes, only compare the MAC file.
 //!
 //! Writes go to uniquely named temporary files renamed into place, so parallel writers never share a file and
 //! a crash never leaves a truncated entry under a valid name (a MAC and code of different writes do not match).
@@ -31,7 +32,7 @@ use std::sync::{Arc, Mutex};
 use wasmtime::component::Component;
 use wasmtime::Engine;
 
-use super::checked_files::{CheckedFiles, FileIdentity};
+use super::checked_files::{CheckRecords, CheckedFiles, FileIdentity};
 
 /// Bytes of an entry's MAC.
 const MAC_BYTES: usize = 32;
@@ -161,7 +162,19 @@ impl ComponentCache {
         };
         let identity = FileIdentity::settled(&metadata, std::time::SystemTime::now());
         let checked = (*key, mac, secret);
-        if identity.and_then(|identity| CHECKED_ENTRIES.get(&identity)) != Some(checked) {
+        let records = self.records_under(&secret);
+        let subject = entry_subject(key);
+        let recorded = |identity| match records.recall::<[u8; MAC_BYTES]>(&subject, &identity) {
+            // A record another process made, of this very MAC.
+            Some(recorded) if blake3::Hash::from_bytes(recorded) == blake3::Hash::from_bytes(mac) => {
+                CHECKED_ENTRIES.remember(identity, checked);
+                true
+            }
+            _ => false,
+        };
+        let known =
+            identity.is_some_and(|identity| CHECKED_ENTRIES.get(&identity) == Some(checked) || recorded(identity));
+        if !known {
             let mut hasher = entry_mac(&secret, key);
             let hashed = match metadata.len() > PARALLEL_HASH_BYTES {
                 true => hasher.update_mmap_rayon(&path),
@@ -176,6 +189,7 @@ impl ComponentCache {
             }
             if let Some(identity) = identity {
                 CHECKED_ENTRIES.remember(identity, checked);
+                records.record(&subject, identity, &mac);
             }
         }
         // SAFETY: the MAC proves this cache wrote these bytes, from `Component::serialize` of an engine with this
@@ -185,6 +199,19 @@ impl ComponentCache {
             Ok(component) => Lookup::Hit(component),
             Err(e) => self.refuse(&path, &format!("{e:#}")),
         }
+    }
+
+    /// Where the checks of files this cache's entries depend on are recorded for later processes, if the cache
+    /// can be trusted and has a key (see [`CheckRecords`]).
+    pub fn records(&self) -> Option<CheckRecords> {
+        if self.exposure().is_some() {
+            return None;
+        }
+        Some(self.records_under(&self.secret(false)?))
+    }
+
+    fn records_under(&self, secret: &[u8; 32]) -> CheckRecords {
+        CheckRecords::new(self.dir.join("checked"), secret)
     }
 
     fn refuse(&self, path: &Path, why: &str) -> Lookup {
@@ -252,7 +279,7 @@ impl ComponentCache {
     /// Makes the cache's MAC key (with its directory, both readable by the owner only). A key that cannot be
     /// read is replaced: every entry it signed is then compiled again.
     fn make_secret(&self) -> Result<[u8; 32], String> {
-        private_dir(&self.dir).map_err(|e| format!("creating {}: {e}", self.dir.display()))?;
+        crate::files::create_private_dir(&self.dir).map_err(|e| format!("creating {}: {e}", self.dir.display()))?;
         let secret: [u8; 32] = rand::random();
         let mut file = tempfile::NamedTempFile::new_in(&self.dir).map_err(|e| e.to_string())?;
         file.write_all(&secret).map_err(|e| e.to_string())?;
@@ -268,6 +295,11 @@ impl ComponentCache {
             Err(_) => self.read_secret().ok_or_else(|| "the cache key cannot be read".to_string()),
         }
     }
+}
+
+/// What an entry's check is recorded under.
+fn entry_subject(key: &EntryKey) -> Vec<u8> {
+    [b"entry ".as_slice(), key].concat()
 }
 
 /// The MAC of an entry, over its key and (fed next) its code.
@@ -305,15 +337,6 @@ fn exposed(path: &Path, forbidden: u32, what: &str) -> Option<String> {
 #[cfg(not(unix))]
 fn exposed(_path: &Path, _forbidden: u32, _what: &str) -> Option<String> {
     None
-}
-
-/// Creates `dir` (and its parents) readable by its owner only.
-fn private_dir(dir: &Path) -> std::io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
 }
 
 #[cfg(all(test, unix))]

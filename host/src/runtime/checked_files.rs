@@ -10,12 +10,21 @@
 //! them. So, as git's index does with "racily clean" entries, a file changed less than [`SETTLE`] before its
 //! check is not remembered; it is checked in full each time until it has settled.
 //!
-//! The memory is per process and bounded ([`MAX_REMEMBERED`] files). What it does not cover is what the
-//! checks themselves do not: a process of the same user changing a file between its check and its use.
+//! The memory is per process and bounded ([`MAX_REMEMBERED`] files). With a compile cache, what a check found is
+//! also kept on disk for the next process ([`CheckRecords`]): a server's or a `gfhost run`'s first load of a
+//! big plugin then costs what a later load in the same process costs. A record is trusted only under the
+//! cache's key, so it is exactly as strong as the cache's MACs: what can forge a record can forge an entry.
+//! What neither covers is what the checks themselves do not: a process of the same user changing a file
+//! between its check and its use.
 
 use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 /// How long before its check a file must have last changed to be remembered.
 pub const SETTLE: Duration = Duration::from_secs(2);
@@ -24,7 +33,7 @@ pub const SETTLE: Duration = Duration::from_secs(2);
 pub const MAX_REMEMBERED: usize = 4096;
 
 /// What identifies a file's contents without reading them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct FileIdentity {
     device: u64,
     inode: u64,
@@ -109,6 +118,85 @@ impl<T: Clone> Default for CheckedFiles<T> {
     }
 }
 
+/// The largest record read back.
+const MAX_RECORD_BYTES: u64 = 4096;
+
+/// What a BLAKE3 key for records is derived from, with the cache's key: a record's MAC is never an entry's.
+const RECORD_KEY_CONTEXT: &str = "gamefeature compile cache 2026-11 check record MAC";
+
+/// Checks kept on disk, one small file per subject (a component's path, a cache entry's key): what checking a
+/// file found, the identity the file had then, and a MAC over both and the subject under a key derived from the
+/// compile cache's. A record is used only when its MAC holds and the file still has that identity; anything
+/// else (missing, altered, of a file changed since) is no record, and the file is checked in full again.
+#[derive(Debug, Clone)]
+pub struct CheckRecords {
+    dir: PathBuf,
+    key: [u8; 32],
+}
+
+/// A record as stored, before its MAC.
+#[derive(Serialize, Deserialize)]
+struct Record<T> {
+    identity: FileIdentity,
+    found: T,
+}
+
+impl CheckRecords {
+    /// Records in `dir` (made, readable by its owner only, when first written), under a key derived from
+    /// `cache_key`.
+    pub fn new(dir: PathBuf, cache_key: &[u8; 32]) -> Self {
+        CheckRecords { dir, key: blake3::derive_key(RECORD_KEY_CONTEXT, cache_key) }
+    }
+
+    /// What checking the file `subject` names found, if that was recorded while the file had `identity`.
+    pub fn recall<T: DeserializeOwned>(&self, subject: &[u8], identity: &FileIdentity) -> Option<T> {
+        let stored = crate::files::read(&self.path_of(subject), MAX_RECORD_BYTES).ok()?;
+        let (record, mac) = stored.split_last_chunk::<32>()?;
+        // `blake3::Hash` compares in constant time.
+        if self.mac(subject, record) != blake3::Hash::from_bytes(*mac) {
+            return None;
+        }
+        let record: Record<T> = postcard::from_bytes(record).ok()?;
+        (record.identity == *identity).then_some(record.found)
+    }
+
+    /// Records what checking the file `subject` names found while it had `identity` (a settled one). Failing
+    /// to write costs only the next process a full check.
+    pub fn record<T: Serialize>(&self, subject: &[u8], identity: FileIdentity, found: &T) {
+        let written = (|| -> std::io::Result<()> {
+            let mut bytes = postcard::to_stdvec(&Record { identity, found }).map_err(std::io::Error::other)?;
+            let mac = self.mac(subject, &bytes);
+            bytes.extend_from_slice(mac.as_bytes());
+            crate::files::create_private_dir(&self.dir)?;
+            let mut temporary = tempfile::NamedTempFile::new_in(&self.dir)?;
+            temporary.write_all(&bytes)?;
+            temporary.persist(self.path_of(subject)).map_err(|e| e.error)?;
+            Ok(())
+        })();
+        if let Err(e) = written {
+            tracing::debug!(dir = %self.dir.display(), "cannot record a file's check: {e}");
+        }
+    }
+
+    /// Removes every record: each file is checked in full once more, by every process.
+    pub fn forget_all(&self) -> std::io::Result<()> {
+        match std::fs::remove_dir_all(&self.dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    fn mac(&self, subject: &[u8], record: &[u8]) -> blake3::Hash {
+        let mut mac = blake3::Hasher::new_keyed(&self.key);
+        mac.update(&(subject.len() as u64).to_le_bytes()).update(subject).update(record);
+        mac.finalize()
+    }
+
+    fn path_of(&self, subject: &[u8]) -> PathBuf {
+        self.dir.join(format!("{}.check", blake3::hash(subject).to_hex()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,6 +233,42 @@ mod tests {
 
         checked.forget_all();
         assert_eq!(checked.get(&settled), None);
+    }
+
+    #[test]
+    fn a_record_is_recalled_only_for_its_subject_its_files_identity_and_its_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("component.wasm");
+        std::fs::write(&path, b"component").unwrap();
+        let identity = identity_now(&path, SETTLE).unwrap();
+        let records = CheckRecords::new(dir.path().join("checked"), &[7; 32]);
+        assert_eq!(records.recall::<[u8; 32]>(b"component", &identity), None, "nothing recorded yet");
+        records.record(b"component", identity, &[1u8; 32]);
+        assert_eq!(records.recall(b"component", &identity), Some([1u8; 32]), "recalled by the next process");
+        assert_eq!(records.recall::<[u8; 32]>(b"other", &identity), None, "another subject");
+
+        // The file changed since: its record is not its contents' any more.
+        std::thread::sleep(Duration::from_millis(20));
+        std::fs::write(&path, b"component, changed").unwrap();
+        let changed = identity_now(&path, SETTLE).unwrap();
+        assert_eq!(records.recall::<[u8; 32]>(b"component", &changed), None);
+
+        // Under another cache key (a cache whose key was replaced), or altered by a byte, a record is no record.
+        let rekeyed = CheckRecords::new(dir.path().join("checked"), &[8; 32]);
+        assert_eq!(rekeyed.recall::<[u8; 32]>(b"component", &identity), None);
+        let file = records.path_of(b"component");
+        let mut stored = std::fs::read(&file).unwrap();
+        stored[0] ^= 1;
+        std::fs::write(&file, &stored).unwrap();
+        assert_eq!(records.recall::<[u8; 32]>(b"component", &identity), None);
+        // Another subject's record copied into this one's place is refused too (the subject is under the MAC).
+        records.record(b"other", identity, &[2u8; 32]);
+        std::fs::copy(records.path_of(b"other"), &file).unwrap();
+        assert_eq!(records.recall::<[u8; 32]>(b"component", &identity), None);
+
+        records.forget_all().unwrap();
+        assert_eq!(records.recall::<[u8; 32]>(b"other", &identity), None);
+        records.forget_all().expect("forgetting nothing is not an error");
     }
 
     #[test]

@@ -290,7 +290,7 @@ const CORE_MODULE: &str = "it is a core WebAssembly module, not a component: bui
                            needs `--adapt` with the WASI preview 1 adapter)";
 
 /// What loading a component file found, by the file's identity (see [`checked_files`]).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 struct ComponentFacts {
     /// The BLAKE3 of its bytes.
     digest: [u8; 32],
@@ -300,8 +300,10 @@ struct ComponentFacts {
 
 static CHECKED_COMPONENTS: CheckedFiles<ComponentFacts> = CheckedFiles::new();
 
-/// Forgets which component files and cache entries this process read and checked: the next load of each reads
-/// and hashes it in full, as a process's first does.
+/// Forgets which component files and cache entries this process read and checked, as a new process starts:
+/// the next load of each reads and hashes it in full unless the compile cache's records say an earlier process
+/// did (see [`ComponentCache::records`]; [`CheckRecords::forget_all`](checked_files::CheckRecords::forget_all)
+/// forgets those).
 pub fn forget_checked_files() {
     CHECKED_COMPONENTS.forget_all();
     cache::forget_checked_entries();
@@ -448,30 +450,41 @@ impl Runtime {
         };
         let read = || read_within(&manifest.dir, relative, crate::files::MAX_COMPONENT_BYTES).map_err(unreadable);
         let started = Instant::now();
-        // A component file this process read and hashed, unchanged since, is not read again while its compiled
-        // form is in the cache.
+        // A component file this process (or, as the cache's records say, an earlier one) read and hashed,
+        // unchanged since, is not read again while its compiled form is in the cache.
         let file = open_within(&manifest.dir, relative).map_err(unreadable)?;
         let identity = file.metadata().ok().and_then(|m| FileIdentity::settled(&m, std::time::SystemTime::now()));
-        let (facts, mut bytes) = match identity.and_then(|identity| CHECKED_COMPONENTS.get(&identity)) {
-            Some(facts) => (facts, None),
-            None => {
-                let bytes = crate::files::read_regular(file, crate::files::MAX_COMPONENT_BYTES)
-                    .map_err(|e| unreadable(ReadWithinError::Io(e)))?;
-                // wasmtime's own word for a core module ("attempted to parse a wasm module with a component
-                // parser") does not say what the file is or what to do: say both.
-                if is_core_module(&bytes) {
-                    return Err(LoadError::Invalid { path: shown, cause: CORE_MODULE.into() });
-                }
-                let facts = ComponentFacts {
-                    digest: cache::digest(&bytes),
-                    initial_memory: component_memory::largest_initial_memory(&bytes),
-                };
-                if let Some(identity) = identity {
-                    CHECKED_COMPONENTS.remember(identity, facts);
-                }
-                (facts, Some(bytes))
-            }
+        let records = self.cache.as_ref().and_then(ComponentCache::records);
+        let subject = [b"component ".as_slice(), path.as_os_str().as_encoded_bytes()].concat();
+        let recorded = |identity| {
+            let facts = records.as_ref()?.recall::<ComponentFacts>(&subject, &identity)?;
+            CHECKED_COMPONENTS.remember(identity, facts);
+            Some(facts)
         };
+        let (facts, mut bytes) =
+            match identity.and_then(|identity| CHECKED_COMPONENTS.get(&identity).or_else(|| recorded(identity))) {
+                Some(facts) => (facts, None),
+                None => {
+                    let bytes = crate::files::read_regular(file, crate::files::MAX_COMPONENT_BYTES)
+                        .map_err(|e| unreadable(ReadWithinError::Io(e)))?;
+                    // wasmtime's own word for a core module ("attempted to parse a wasm module with a component
+                    // parser") does not say what the file is or what to do: say both.
+                    if is_core_module(&bytes) {
+                        return Err(LoadError::Invalid { path: shown, cause: CORE_MODULE.into() });
+                    }
+                    let facts = ComponentFacts {
+                        digest: cache::digest(&bytes),
+                        initial_memory: component_memory::largest_initial_memory(&bytes),
+                    };
+                    if let Some(identity) = identity {
+                        CHECKED_COMPONENTS.remember(identity, facts);
+                        if let Some(records) = &records {
+                            records.record(&subject, identity, &facts);
+                        }
+                    }
+                    (facts, Some(bytes))
+                }
+            };
         let key = cache::key_of(&self.engine, &facts.digest);
         // One compile per distinct component, however many plugins share it and however many load at once.
         let slot = self.compiled.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_default().clone();
