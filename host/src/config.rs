@@ -32,6 +32,9 @@
 //! fetch = "trusted"              # "trusted" publishers' packages, "any", or "never"
 //! permissions = {}               # the most a fetched plugin may be granted: nothing beyond the sandbox
 //! max-package-mib = 256          # the largest package fetched
+//!
+//! [cache]
+//! max-mib = 1024                 # the most the compile cache may take; the entries used least recently go
 //! ```
 
 use std::collections::BTreeMap;
@@ -159,6 +162,8 @@ pub struct HostConfig {
     pub trust: TrustPolicy,
     /// What a client fetches from the servers it joins (`[mod-sync]`).
     pub mod_sync: ModSyncSection,
+    /// The most bytes the compile cache may take (`[cache] max-mib`).
+    pub cache_budget: Option<u64>,
 }
 
 /// `[mod-sync]`: which packages a client fetches from the servers it joins, and what their plugins may do.
@@ -209,6 +214,15 @@ struct ConfigFile {
     packages: PackagesSection,
     #[serde(default, rename = "mod-sync")]
     mod_sync: ModSyncSection,
+    #[serde(default)]
+    cache: CacheSection,
+}
+
+/// `[cache]`: how much disk the compile cache may take.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+struct CacheSection {
+    max_mib: Option<u64>,
 }
 
 /// `[packages]`: how packages from publishers not trusted are treated.
@@ -284,6 +298,7 @@ impl HostConfig {
             data_dir: sandbox.data_dir.map(|dir| base.join(dir)),
             trust: TrustPolicy { publishers: file.publishers, allow_untrusted: file.packages.allow_untrusted },
             mod_sync: file.mod_sync,
+            cache_budget: file.cache.max_mib.map(|mib| mib.saturating_mul(1 << 20)),
             work_per_dispatch: match sandbox.work_per_dispatch {
                 Some(0) => return Err("[sandbox] work-per-dispatch = 0 would stop every plugin".into()),
                 work => work,
@@ -331,6 +346,9 @@ mod tests {
         let open = HostConfig::parse("[packages]\nallow-untrusted = true\n", Path::new(".")).unwrap();
         assert!(open.trust.allow_untrusted);
         assert_eq!(open.mod_sync.fetch, FetchPolicy::Trusted, "clients fetch only trusted publishers' packages");
+        assert_eq!(open.cache_budget, None, "the compile cache's default budget");
+        let cache = HostConfig::parse("[cache]\nmax-mib = 300\n", Path::new(".")).unwrap();
+        assert_eq!(cache.cache_budget, Some(300 << 20));
         let sync = HostConfig::parse("[mod-sync]\nfetch = \"never\"\n", Path::new(".")).unwrap().mod_sync;
         assert_eq!(sync.fetch, FetchPolicy::Never);
         assert!(HostConfig::parse("[mod-sync]\nfetch = \"sometimes\"\n", Path::new(".")).is_err());

@@ -224,6 +224,67 @@ async fn entries_a_process_checked_are_checked_again_once_changed() {
     assert_eq!(lines, lines_of[victim], "{victim} ran its own code");
 }
 
+/// The compile cache keeps within its budget: writing an entry removes the entries used least recently (a load
+/// counts as a use), and a plugin whose entry went is compiled again.
+#[test]
+fn the_compile_cache_keeps_within_its_budget_removing_the_entries_used_least_recently() {
+    use gamefeature_host::feature::PluginManifest;
+    use gamefeature_host::runtime::{Runtime, RuntimeConfig};
+    use std::time::{Duration, SystemTime};
+    let plugins = PluginDir::with(&[BASE_GAMEPLAY, SHOOTER_CORE, EVENT_SINK]);
+    let cache = tempfile::TempDir::new().unwrap();
+    let runtime = |budget| {
+        let config = RuntimeConfig {
+            cache_dir: Some(cache.path().into()),
+            cache_budget: budget,
+            max_instances: 4,
+            ..RuntimeConfig::default()
+        };
+        Runtime::new(config).unwrap()
+    };
+    let manifests: Vec<PluginManifest> = [&BASE_GAMEPLAY, &SHOOTER_CORE, &EVENT_SINK]
+        .iter()
+        .map(|plugin| PluginManifest::read(&plugins.folder(plugin)).unwrap())
+        .collect();
+    let unlimited = runtime(u64::MAX);
+    let entry_of: Vec<std::path::PathBuf> = manifests
+        .iter()
+        .map(|manifest| {
+            unlimited.load_plugin(manifest).unwrap();
+            let wasm = std::fs::read(&manifest.component_path).unwrap();
+            unlimited.cache().unwrap().entry_path(unlimited.engine(), &wasm)
+        })
+        .collect();
+    let [base, shooter, sink] = [0, 1, 2].map(|i| entry_of[i].clone());
+    let all: u64 = entry_of.iter().map(|entry| std::fs::metadata(entry).unwrap().len()).sum();
+    // The sink never compiled yet; base-gameplay last used three hours ago and shooter-core two.
+    std::fs::remove_file(sink.with_extension("mac")).unwrap();
+    std::fs::remove_file(&sink).unwrap();
+    let used = |entry: &std::path::Path, hours_ago: u64| {
+        let file = std::fs::OpenOptions::new().write(true).open(entry.with_extension("mac")).unwrap();
+        file.set_modified(SystemTime::now() - Duration::from_secs(hours_ago * 3600)).unwrap();
+    };
+    used(&base, 3);
+    used(&shooter, 2);
+
+    // Room for all three but a byte: loading base-gameplay makes it the most recently used, so compiling the sink
+    // removes shooter-core's entry.
+    let tight = runtime(all - 1);
+    assert_eq!(tight.load_plugin(&manifests[0]).map(|_| tight.compile_counts().cache_hits).unwrap(), 1);
+    tight.load_plugin(&manifests[2]).unwrap();
+    assert_eq!(entries(cache.path()), {
+        let mut kept = vec![base.clone(), sink.clone()];
+        kept.sort();
+        kept
+    });
+    assert!(!shooter.with_extension("mac").exists(), "its MAC went with it");
+
+    let after = runtime(all - 1);
+    after.load_plugin(&manifests[1]).unwrap();
+    let counts = after.compile_counts();
+    assert_eq!((counts.compiled, counts.cache_hits), (1, 0), "shooter-core is compiled again");
+}
+
 /// A component or an asset that is not a regular file (a FIFO would block a read for ever) or is larger than
 /// allowed (a sparse file of gigabytes) is refused before it is read.
 #[cfg(unix)]

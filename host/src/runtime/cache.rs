@@ -21,6 +21,9 @@
 //! [`checked_files`](super::checked_files)), later loads of it, in the process and (through a record under the
 //! cache's key in `checked/`) in later processes, only compare the MAC file.
 //!
+//! The cache keeps within a budget of bytes, removing the entries used least recently (see
+//! [`cache_budget`](super::cache_budget)).
+//!
 //! Writes go to uniquely named temporary files renamed into place, so parallel writers never share a file and
 //! a crash never leaves a truncated entry under a valid name (a MAC and code of different writes do not match).
 
@@ -32,6 +35,7 @@ use std::sync::{Arc, Mutex};
 use wasmtime::component::Component;
 use wasmtime::Engine;
 
+use super::cache_budget::{beyond_budget, CachedEntry, DEFAULT_BUDGET, USE_GRANULARITY};
 use super::checked_files::{CheckRecords, CheckedFiles, FileIdentity};
 
 /// Bytes of an entry's MAC.
@@ -49,6 +53,8 @@ pub struct ComponentCache {
     dir: PathBuf,
     /// The MAC key once read or made: plugins compiled in parallel sign with one key.
     secret: Arc<Mutex<Option<[u8; 32]>>>,
+    /// The most bytes its entries may take.
+    budget: u64,
 }
 
 /// Feeds `Hash` implementations into BLAKE3, so the engine's compatibility hash is stable on disk.
@@ -111,9 +117,14 @@ pub fn forget_checked_entries() {
 }
 
 impl ComponentCache {
-    /// A cache of compiled components in `dir` (created when first written).
+    /// A cache of compiled components in `dir` (created when first written), within the default budget.
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        ComponentCache { dir: dir.into(), secret: Arc::default() }
+        ComponentCache { dir: dir.into(), secret: Arc::default(), budget: DEFAULT_BUDGET }
+    }
+
+    /// The same cache, keeping its entries within `bytes` (the entry written last stays, whatever its size).
+    pub fn with_budget(self, bytes: u64) -> Self {
+        ComponentCache { budget: bytes, ..self }
     }
 
     /// The folder the entries are in.
@@ -196,7 +207,10 @@ impl ComponentCache {
         // compatibility hash, for exactly this component (see the module's doc for what it does not prove);
         // wasmtime also checks the header's version and configuration before using the code.
         match unsafe { Component::deserialize_file(engine, &path) } {
-            Ok(component) => Lookup::Hit(component),
+            Ok(component) => {
+                mark_used(&Self::mac_path(&path));
+                Lookup::Hit(component)
+            }
             Err(e) => self.refuse(&path, &format!("{e:#}")),
         }
     }
@@ -233,16 +247,61 @@ impl ComponentCache {
             let path = self.path_of(key);
             // The MAC first: a reader between the two renames finds a MAC that does not match the old code
             // (compiling again), never new code under an old MAC.
-            for (bytes, destination) in [(mac.finalize().as_bytes().as_slice(), Self::mac_path(&path)), (&code, path)] {
+            for (bytes, destination) in
+                [(mac.finalize().as_bytes().as_slice(), Self::mac_path(&path)), (&code, path.clone())]
+            {
                 let mut temporary = tempfile::NamedTempFile::new_in(&self.dir).map_err(|e| e.to_string())?;
                 temporary.write_all(bytes).map_err(|e| e.to_string())?;
                 temporary.persist(destination).map_err(|e| e.error.to_string())?;
             }
+            self.keep_within_budget(&path, &secret);
             Ok(())
         })();
         if let Err(e) = result {
             tracing::warn!(dir = %self.dir.display(), "cannot write to the component cache: {e}");
         }
+    }
+
+    /// Removes the entries used least recently until the cache fits its budget, never `written`.
+    fn keep_within_budget(&self, written: &Path, secret: &[u8; 32]) {
+        let removed = beyond_budget(self.entries(), self.budget, written);
+        if removed.is_empty() {
+            return;
+        }
+        let records = self.records_under(secret);
+        let freed: u64 = removed.iter().map(|entry| entry.bytes).sum();
+        for entry in &removed {
+            // The MAC first: a load between the two finds no entry, rather than code it cannot check.
+            let _ = std::fs::remove_file(Self::mac_path(&entry.code));
+            let _ = std::fs::remove_file(&entry.code);
+            if let Some(key) = key_of_entry(&entry.code) {
+                records.forget(&entry_subject(&key));
+            }
+        }
+        tracing::info!(
+            dir = %self.dir.display(),
+            "the compile cache removed {} entries used least recently ({} MiB) to stay within {} MiB",
+            removed.len(),
+            freed >> 20,
+            self.budget >> 20
+        );
+    }
+
+    /// The entries in the cache's folder, with their sizes and last uses.
+    fn entries(&self) -> Vec<CachedEntry> {
+        let Ok(listing) = std::fs::read_dir(&self.dir) else { return Vec::new() };
+        listing
+            .filter_map(|item| {
+                let code = item.ok()?.path();
+                key_of_entry(&code)?;
+                let bytes = std::fs::symlink_metadata(&code).ok()?.len();
+                let last_used = std::fs::metadata(Self::mac_path(&code))
+                    .or_else(|_| std::fs::metadata(&code))
+                    .and_then(|metadata| metadata.modified())
+                    .ok()?;
+                Some(CachedEntry { code, bytes, last_used })
+            })
+            .collect()
     }
 
     fn key_path(&self) -> PathBuf {
@@ -293,6 +352,35 @@ impl ComponentCache {
         match file.persist_noclobber(self.key_path()) {
             Ok(_) => Ok(secret),
             Err(_) => self.read_secret().ok_or_else(|| "the cache key cannot be read".to_string()),
+        }
+    }
+}
+
+/// The key of the entry whose code file is `code`, if it is named as an entry is (`<64 hex digits>.cwasm`).
+fn key_of_entry(code: &Path) -> Option<EntryKey> {
+    if code.extension()? != "cwasm" {
+        return None;
+    }
+    let hex = code.file_stem()?.to_str()?;
+    let mut key = [0u8; 32];
+    if hex.len() != 2 * key.len() {
+        return None;
+    }
+    for (byte, pair) in key.iter_mut().zip(hex.as_bytes().chunks_exact(2)) {
+        *byte = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
+    }
+    Some(key)
+}
+
+/// Records a load of the entry whose MAC file is `mac` as its last use, unless one was recorded within
+/// [`USE_GRANULARITY`]. Failing costs only the order of eviction.
+fn mark_used(mac: &Path) {
+    let now = std::time::SystemTime::now();
+    let recent =
+        std::fs::metadata(mac).and_then(|metadata| metadata.modified()).is_ok_and(|used| used + USE_GRANULARITY > now);
+    if !recent {
+        if let Ok(file) = std::fs::OpenOptions::new().write(true).open(mac) {
+            let _ = file.set_modified(now);
         }
     }
 }

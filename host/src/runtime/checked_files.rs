@@ -178,6 +178,11 @@ impl CheckRecords {
         }
     }
 
+    /// Removes the record of `subject`, if there is one.
+    pub fn forget(&self, subject: &[u8]) {
+        let _ = std::fs::remove_file(self.path_of(subject));
+    }
+
     /// Removes every record: each file is checked in full once more, by every process.
     pub fn forget_all(&self) -> std::io::Result<()> {
         match std::fs::remove_dir_all(&self.dir) {

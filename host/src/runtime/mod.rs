@@ -16,6 +16,7 @@
 
 mod bindings;
 mod cache;
+pub mod cache_budget;
 pub mod checked_files;
 mod component_memory;
 mod deadline;
@@ -74,6 +75,8 @@ const RESIDENT_TABLE_PER_SLOT: usize = 64 << 10;
 pub struct RuntimeConfig {
     /// Where compiled components are cached; `None` compiles every time.
     pub cache_dir: Option<PathBuf>,
+    /// The most bytes the cache's entries may take (see `cache_budget`).
+    pub cache_budget: u64,
     /// Pre-reserve instance slots (faster instantiation, more virtual memory). On by default.
     pub pooling: bool,
     /// How many plugin instances may be alive at once with pooling.
@@ -134,6 +137,7 @@ impl RuntimeConfig {
         self.frame_budget = config.defaults.frame_budget().unwrap_or(self.frame_budget);
         self.data_quota = config.defaults.data_quota_bytes().unwrap_or(self.data_quota);
         self.plugin_limits.extend(config.limits.clone());
+        self.cache_budget = config.cache_budget.unwrap_or(self.cache_budget);
         self
     }
 
@@ -155,6 +159,7 @@ impl Default for RuntimeConfig {
     fn default() -> Self {
         RuntimeConfig {
             cache_dir: None,
+            cache_budget: cache_budget::DEFAULT_BUDGET,
             pooling: true,
             max_instances: 1000,
             memory_limit: DEFAULT_MEMORY_LIMIT,
@@ -378,7 +383,7 @@ impl Runtime {
         direct::add_wasi_to_linker(&mut direct_linker).map_err(linker_error)?;
         GameFeature::add_to_linker::<InstanceState, HasSelf<InstanceState>>(&mut direct_linker, |state| state)
             .map_err(linker_error)?;
-        let cache = config.cache_dir.clone().map(ComponentCache::new);
+        let cache = config.cache_dir.clone().map(|dir| ComponentCache::new(dir).with_budget(config.cache_budget));
         let ticker = EpochTicker::start(&engine).map_err(|e| RuntimeError(format!("starting the epoch clock: {e}")))?;
         let wasi_io = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
