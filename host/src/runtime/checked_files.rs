@@ -121,8 +121,10 @@ impl<T: Clone> Default for CheckedFiles<T> {
 /// The largest record read back.
 const MAX_RECORD_BYTES: u64 = 4096;
 
-/// What a BLAKE3 key for records is derived from, with the cache's key: a record's MAC is never an entry's.
-const RECORD_KEY_CONTEXT: &str = "gamefeature compile cache 2026-11 check record MAC";
+/// What a BLAKE3 key for records is derived from, with the cache's key: a record's MAC is never an entry's. It
+/// names the records' layout: a host that stores anything else in a record (postcard is not self-describing)
+/// changes it, so that no host reads a record of another layout as its own.
+const RECORD_KEY_CONTEXT: &str = "gamefeature compile cache 2026-11 check record MAC, layout 1";
 
 /// Checks kept on disk, one small file per subject (a component's path, a cache entry's key): what checking a
 /// file found, the identity the file had then, and a MAC over both and the subject under a key derived from the
