@@ -241,6 +241,10 @@ impl<P: Plugin> bindings::exports::gamefeature::plugin::lifecycle::Guest for Exp
 impl<P: Plugin> bindings::exports::gamefeature::plugin::handlers::Guest for Exports<P> {
     fn handle_extension_events(handlers: Vec<u32>, actors: Vec<u64>, events: Vec<u32>, names: Vec<String>) {
         with_plugin(|p: &mut P| {
+            debug_assert!(
+                handlers.len() == actors.len() && actors.len() == events.len(),
+                "a batch's lists differ in length"
+            );
             let len = handlers.len().min(actors.len()).min(events.len());
             let deliver = |p: &mut P, handler: u32, actor: u64, event: u32| {
                 p.on_extension_event(handler, actor, &names[event as usize])

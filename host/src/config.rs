@@ -298,7 +298,14 @@ impl HostConfig {
             data_dir: sandbox.data_dir.map(|dir| base.join(dir)),
             trust: TrustPolicy { publishers: file.publishers, allow_untrusted: file.packages.allow_untrusted },
             mod_sync: file.mod_sync,
-            cache_budget: file.cache.max_mib.map(|mib| mib.saturating_mul(1 << 20)),
+            cache_budget: match file.cache.max_mib {
+                Some(0) => {
+                    return Err("[cache] max-mib = 0 would remove every entry but the last: to compile every \
+                                time, run with --no-cache"
+                        .into())
+                }
+                mib => mib.map(|mib| mib.saturating_mul(1 << 20)),
+            },
             work_per_dispatch: match sandbox.work_per_dispatch {
                 Some(0) => return Err("[sandbox] work-per-dispatch = 0 would stop every plugin".into()),
                 work => work,
@@ -349,6 +356,8 @@ mod tests {
         assert_eq!(open.cache_budget, None, "the compile cache's default budget");
         let cache = HostConfig::parse("[cache]\nmax-mib = 300\n", Path::new(".")).unwrap();
         assert_eq!(cache.cache_budget, Some(300 << 20));
+        let none = HostConfig::parse("[cache]\nmax-mib = 0\n", Path::new(".")).unwrap_err();
+        assert!(none.contains("--no-cache"), "{none}");
         let sync = HostConfig::parse("[mod-sync]\nfetch = \"never\"\n", Path::new(".")).unwrap().mod_sync;
         assert_eq!(sync.fetch, FetchPolicy::Never);
         assert!(HostConfig::parse("[mod-sync]\nfetch = \"sometimes\"\n", Path::new(".")).is_err());

@@ -219,9 +219,36 @@ async fn entries_a_process_checked_are_checked_again_once_changed() {
     let mut code = std::fs::read(entry_of(intruder)).unwrap();
     code.resize(len(victim) as usize, 0);
     std::fs::OpenOptions::new().write(true).open(entry_of(victim)).unwrap().write_all(&code).unwrap();
+    // Settled, so that only the record's identity (its change time moved) stands between the check and the code.
+    settle();
     let (load, lines) = load_and_activate(&plugins, cache.path(), victim).await;
     assert!(load.starts_with("compiled in"), "an overwritten entry is compiled again: {load}");
     assert_eq!(lines, lines_of[victim], "{victim} ran its own code");
+}
+
+/// A process does not check again what an earlier one checked and recorded: the component's digest and the
+/// entry's MAC are vouched for by the cache's records while the files keep their identity.
+#[test]
+fn checks_an_earlier_process_recorded_are_not_made_again() {
+    use gamefeature_host::feature::PluginManifest;
+    use gamefeature_host::runtime::{checked_files::SETTLE, forget_checked_files, Runtime, RuntimeConfig};
+    let plugins = PluginDir::with(&[BASE_GAMEPLAY]);
+    let cache = tempfile::TempDir::new().unwrap();
+    let manifest = PluginManifest::read(&plugins.folder(&BASE_GAMEPLAY)).unwrap();
+    let process = || {
+        forget_checked_files();
+        let config =
+            RuntimeConfig { cache_dir: Some(cache.path().into()), max_instances: 4, ..RuntimeConfig::default() };
+        let runtime = Runtime::new(config).unwrap();
+        runtime.load_plugin(&manifest).unwrap();
+        runtime.compile_counts()
+    };
+    assert_eq!(process().compiled, 1);
+    std::thread::sleep(SETTLE + std::time::Duration::from_millis(100));
+    let first = process();
+    assert_eq!((first.cache_hits, first.checked_in_full), (1, 2), "the component and the entry, checked and recorded");
+    let next = process();
+    assert_eq!((next.cache_hits, next.checked_in_full), (1, 0), "both vouched for by the records");
 }
 
 /// The compile cache keeps within its budget: writing an entry removes the entries used least recently (a load

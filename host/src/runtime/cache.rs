@@ -30,6 +30,7 @@
 use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use wasmtime::component::Component;
@@ -55,6 +56,8 @@ pub struct ComponentCache {
     secret: Arc<Mutex<Option<[u8; 32]>>>,
     /// The most bytes its entries may take.
     budget: u64,
+    /// Entries whose code it hashed in full to check their MAC (the rest were vouched for by an earlier check).
+    checked_in_full: Arc<AtomicU64>,
 }
 
 /// Feeds `Hash` implementations into BLAKE3, so the engine's compatibility hash is stable on disk.
@@ -119,12 +122,22 @@ pub fn forget_checked_entries() {
 impl ComponentCache {
     /// A cache of compiled components in `dir` (created when first written), within the default budget.
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        ComponentCache { dir: dir.into(), secret: Arc::default(), budget: DEFAULT_BUDGET }
+        ComponentCache {
+            dir: dir.into(),
+            secret: Arc::default(),
+            budget: DEFAULT_BUDGET,
+            checked_in_full: Arc::default(),
+        }
     }
 
     /// The same cache, keeping its entries within `bytes` (the entry written last stays, whatever its size).
     pub fn with_budget(self, bytes: u64) -> Self {
         ComponentCache { budget: bytes, ..self }
+    }
+
+    /// How many entries' code this cache hashed in full to check their MAC.
+    pub fn entries_checked_in_full(&self) -> u64 {
+        self.checked_in_full.load(Ordering::Relaxed)
     }
 
     /// The folder the entries are in.
@@ -166,6 +179,8 @@ impl ComponentCache {
         let metadata = match std::fs::symlink_metadata(&path) {
             Ok(metadata) if metadata.is_file() && metadata.len() <= MAX_ENTRY_BYTES => metadata,
             Ok(_) => return self.refuse(&path, "it is not a regular file of a compiled component's size"),
+            // Removed since its MAC was read (another process keeping the cache within its budget).
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Miss,
             Err(e) => return self.refuse(&path, &format!("cannot read it: {e}")),
         };
         let Ok(mac) = <[u8; MAC_BYTES]>::try_from(mac.as_slice()) else {
@@ -186,19 +201,27 @@ impl ComponentCache {
         let known =
             identity.is_some_and(|identity| CHECKED_ENTRIES.get(&identity) == Some(checked) || recorded(identity));
         if !known {
+            self.checked_in_full.fetch_add(1, Ordering::Relaxed);
             let mut hasher = entry_mac(&secret, key);
             let hashed = match metadata.len() > PARALLEL_HASH_BYTES {
                 true => hasher.update_mmap_rayon(&path),
                 false => hasher.update_mmap(&path),
             };
-            if let Err(e) = hashed {
-                return self.refuse(&path, &format!("cannot read it: {e}"));
+            match hashed {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Miss,
+                Err(e) => return self.refuse(&path, &format!("cannot read it: {e}")),
+                Ok(_) => {}
             }
             // `blake3::Hash` compares in constant time.
             if hasher.finalize() != mac {
                 return self.refuse(&path, "its MAC does not match: it was altered, or written for other code");
             }
-            if let Some(identity) = identity {
+            // The hashing opened the file again: its identity is remembered only if the file it read is still the
+            // one whose identity was taken (not another put in its place meanwhile).
+            let unchanged = std::fs::symlink_metadata(&path)
+                .ok()
+                .and_then(|metadata| FileIdentity::settled(&metadata, std::time::SystemTime::now()));
+            if let Some(identity) = identity.filter(|identity| unchanged == Some(*identity)) {
                 CHECKED_ENTRIES.remember(identity, checked);
                 records.record(&subject, identity, &mac);
             }
@@ -210,6 +233,9 @@ impl ComponentCache {
             Ok(component) => {
                 mark_used(&Self::mac_path(&path));
                 Lookup::Hit(component)
+            }
+            Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound) => {
+                Lookup::Miss
             }
             Err(e) => self.refuse(&path, &format!("{e:#}")),
         }
@@ -255,6 +281,7 @@ impl ComponentCache {
                 temporary.persist(destination).map_err(|e| e.error.to_string())?;
             }
             self.keep_within_budget(&path, &secret);
+            self.records_under(&secret).forget_older_than(RECORD_LIFETIME);
             Ok(())
         })();
         if let Err(e) = result {
@@ -356,14 +383,19 @@ impl ComponentCache {
     }
 }
 
-/// The key of the entry whose code file is `code`, if it is named as an entry is (`<64 hex digits>.cwasm`).
+/// How long a check record is kept after it was written: records of component paths no longer loaded go, and
+/// a file loaded all that while unchanged is hashed once more.
+const RECORD_LIFETIME: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
+
+/// The key of the entry whose code file is `code`, if it is named as the cache names one
+/// (`<64 lowercase hex digits>.cwasm`).
 fn key_of_entry(code: &Path) -> Option<EntryKey> {
     if code.extension()? != "cwasm" {
         return None;
     }
     let hex = code.file_stem()?.to_str()?;
     let mut key = [0u8; 32];
-    if hex.len() != 2 * key.len() {
+    if hex.len() != 2 * key.len() || !hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
         return None;
     }
     for (byte, pair) in key.iter_mut().zip(hex.as_bytes().chunks_exact(2)) {
@@ -376,8 +408,10 @@ fn key_of_entry(code: &Path) -> Option<EntryKey> {
 /// [`USE_GRANULARITY`]. Failing costs only the order of eviction.
 fn mark_used(mac: &Path) {
     let now = std::time::SystemTime::now();
-    let recent =
-        std::fs::metadata(mac).and_then(|metadata| metadata.modified()).is_ok_and(|used| used + USE_GRANULARITY > now);
+    // A time in the future (a clock set back) is not recent: it is set to now.
+    let recent = std::fs::metadata(mac)
+        .and_then(|metadata| metadata.modified())
+        .is_ok_and(|used| now.duration_since(used).is_ok_and(|age| age < USE_GRANULARITY));
     if !recent {
         if let Ok(file) = std::fs::OpenOptions::new().write(true).open(mac) {
             let _ = file.set_modified(now);
@@ -448,6 +482,7 @@ mod tests {
         chmod(cache.dir(), 0o777);
         let why = cache.exposure().expect("a folder others may write to");
         assert!(why.contains("can be changed by other users (mode 777)"), "{why}");
+        assert!(cache.records().is_none(), "nor are its check records");
         chmod(cache.dir(), 0o700);
         chmod(&cache.key_path(), 0o644);
         assert!(cache.exposure().expect("a key others may read").contains("read or changed"));

@@ -15,7 +15,10 @@
 //! big plugin then costs what a later load in the same process costs. A record is trusted only under the
 //! cache's key, so it is exactly as strong as the cache's MACs: what can forge a record can forge an entry.
 //! What neither covers is what the checks themselves do not: a process of the same user changing a file
-//! between its check and its use.
+//! between its check and its use. And both rest on the change time being one: on file systems whose ctime is
+//! not a real change time (FAT and exFAT after a remount, some FUSE and network file systems), a file rewritten
+//! to the same size and modification time looks unchanged. Records last longer than a process's memory (up to
+//! a month), so on such a file system, keep the cache on a local POSIX one.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -122,8 +125,9 @@ impl<T: Clone> Default for CheckedFiles<T> {
 const MAX_RECORD_BYTES: u64 = 4096;
 
 /// What a BLAKE3 key for records is derived from, with the cache's key: a record's MAC is never an entry's. It
-/// names the records' layout: a host that stores anything else in a record (postcard is not self-describing)
-/// changes it, so that no host reads a record of another layout as its own.
+/// names the records' layout and meaning: a host that stores anything else in a record, or computes what it
+/// stores differently (postcard is not self-describing), changes it, so that no host reads a record of another
+/// layout or meaning as its own.
 const RECORD_KEY_CONTEXT: &str = "gamefeature compile cache 2026-11 check record MAC, layout 1";
 
 /// Checks kept on disk, one small file per subject (a component's path, a cache entry's key): what checking a
@@ -151,7 +155,7 @@ impl CheckRecords {
     }
 
     /// What checking the file `subject` names found, if that was recorded while the file had `identity`.
-    pub fn recall<T: DeserializeOwned>(&self, subject: &[u8], identity: &FileIdentity) -> Option<T> {
+    pub(crate) fn recall<T: DeserializeOwned>(&self, subject: &[u8], identity: &FileIdentity) -> Option<T> {
         let stored = crate::files::read(&self.path_of(subject), MAX_RECORD_BYTES).ok()?;
         let (record, mac) = stored.split_last_chunk::<32>()?;
         // `blake3::Hash` compares in constant time.
@@ -164,7 +168,7 @@ impl CheckRecords {
 
     /// Records what checking the file `subject` names found while it had `identity` (a settled one). Failing
     /// to write costs only the next process a full check.
-    pub fn record<T: Serialize>(&self, subject: &[u8], identity: FileIdentity, found: &T) {
+    pub(crate) fn record<T: Serialize>(&self, subject: &[u8], identity: FileIdentity, found: &T) {
         let written = (|| -> std::io::Result<()> {
             let mut bytes = postcard::to_stdvec(&Record { identity, found }).map_err(std::io::Error::other)?;
             let mac = self.mac(subject, &bytes);
@@ -183,6 +187,19 @@ impl CheckRecords {
     /// Removes the record of `subject`, if there is one.
     pub fn forget(&self, subject: &[u8]) {
         let _ = std::fs::remove_file(self.path_of(subject));
+    }
+
+    /// Removes the records written more than `lifetime` ago (and temporary files a crash left behind), so that
+    /// records of files no longer loaded do not pile up.
+    pub fn forget_older_than(&self, lifetime: Duration) {
+        let Ok(listing) = std::fs::read_dir(&self.dir) else { return };
+        let now = SystemTime::now();
+        for item in listing.flatten() {
+            let written = item.metadata().and_then(|metadata| metadata.modified());
+            if written.is_ok_and(|written| now.duration_since(written).is_ok_and(|age| age > lifetime)) {
+                let _ = std::fs::remove_file(item.path());
+            }
+        }
     }
 
     /// Removes every record: each file is checked in full once more, by every process.

@@ -193,12 +193,16 @@ pub struct CompileCounts {
     pub cache_hits: u64,
     /// Components compiled (cache misses, or no cache).
     pub compiled: u64,
+    /// Component files hashed and cache entries checked in full: the rest were vouched for by an earlier check,
+    /// of this process or (through the cache's records) of another (see [`checked_files`]).
+    pub checked_in_full: u64,
 }
 
 #[derive(Debug, Default)]
 struct CompileCounters {
     cache_hits: AtomicU64,
     compiled: AtomicU64,
+    components_hashed: AtomicU64,
 }
 
 /// Compiles, caches and pre-instantiates plugin components.
@@ -411,11 +415,14 @@ impl Runtime {
         &self.engine
     }
 
-    /// How many components were read from the compile cache and how many were compiled, since the start.
+    /// How many components were read from the compile cache and how many were compiled, and how many files
+    /// were checked in full, since the start.
     pub fn compile_counts(&self) -> CompileCounts {
+        let entries_checked = self.cache.as_ref().map_or(0, ComponentCache::entries_checked_in_full);
         CompileCounts {
             cache_hits: self.counts.cache_hits.load(Ordering::Relaxed),
             compiled: self.counts.compiled.load(Ordering::Relaxed),
+            checked_in_full: self.counts.components_hashed.load(Ordering::Relaxed) + entries_checked,
         }
     }
 
@@ -477,6 +484,7 @@ impl Runtime {
                     if is_core_module(&bytes) {
                         return Err(LoadError::Invalid { path: shown, cause: CORE_MODULE.into() });
                     }
+                    self.counts.components_hashed.fetch_add(1, Ordering::Relaxed);
                     let facts = ComponentFacts {
                         digest: cache::digest(&bytes),
                         initial_memory: component_memory::largest_initial_memory(&bytes),
