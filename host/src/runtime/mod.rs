@@ -466,10 +466,12 @@ impl Runtime {
         // unchanged since, is not read again while its compiled form is in the cache.
         let file = open_within(&manifest.dir, relative).map_err(unreadable)?;
         let identity = file.metadata().ok().and_then(|m| FileIdentity::settled(&m, std::time::SystemTime::now()));
-        let records = self.cache.as_ref().and_then(ComponentCache::records);
+        // Looked for only when this process has not checked the file itself.
+        let records = std::cell::OnceCell::new();
+        let records = || records.get_or_init(|| self.cache.as_ref().and_then(ComponentCache::records)).as_ref();
         let subject = [b"component ".as_slice(), path.as_os_str().as_encoded_bytes()].concat();
         let recorded = |identity| {
-            let facts = records.as_ref()?.recall::<ComponentFacts>(&subject, &identity)?;
+            let facts = records()?.recall::<ComponentFacts>(&subject, &identity)?;
             CHECKED_COMPONENTS.remember(identity, facts);
             Some(facts)
         };
@@ -491,7 +493,7 @@ impl Runtime {
                     };
                     if let Some(identity) = identity {
                         CHECKED_COMPONENTS.remember(identity, facts);
-                        if let Some(records) = &records {
+                        if let Some(records) = records() {
                             records.record(&subject, identity, &facts);
                         }
                     }
