@@ -50,6 +50,18 @@ pub struct Agones {
     game_server: watch::Receiver<Option<agones::GameServer>>,
     allocated: bool,
     players_reported: Option<usize>,
+    /// The health pings and the GameServer watch, which run until this is dropped.
+    background: [tokio::task::AbortHandle; 2],
+}
+
+impl Drop for Agones {
+    /// Stops pinging health (Agones then sees the server go, as it should) and watching the GameServer: neither
+    /// outlives the server's connection to its sidecar.
+    fn drop(&mut self) {
+        for task in &self.background {
+            task.abort();
+        }
+    }
 }
 
 impl Agones {
@@ -67,11 +79,19 @@ impl Agones {
             }
         };
         let _runtime = tokio.enter();
-        tokio.spawn(ping_health(sdk.clone(), health));
+        let pinging = tokio.spawn(ping_health(sdk.clone(), health)).abort_handle();
         let (publish, game_server) = watch::channel(None);
-        tokio.spawn(watch_game_server(sdk.clone(), publish));
+        let watching = tokio.spawn(watch_game_server(sdk.clone(), publish)).abort_handle();
         println!("agones: connected to the SDK server");
-        Ok(Agones { sdk, tokio: tokio.handle().clone(), game_server, allocated: false, players_reported: None })
+        let background = [pinging, watching];
+        Ok(Agones {
+            sdk,
+            tokio: tokio.handle().clone(),
+            game_server,
+            allocated: false,
+            players_reported: None,
+            background,
+        })
     }
 }
 
