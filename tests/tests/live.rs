@@ -7,6 +7,7 @@ use gamefeature_host::game;
 use gamefeature_host::live::{Command, LiveWorld};
 use gamefeature_host::world::{self, NetMode};
 use gamefeature_host::Session;
+use gamefeature_tests::hostile::{hostile_named, play_beside_lyra};
 use gamefeature_tests::*;
 
 /// Where `lyra-character` has brought `pawn`'s Hero feature.
@@ -142,6 +143,29 @@ async fn a_changed_component_on_disk_is_seen_and_its_plugin_reloaded() {
     let outcomes = live.reload_changed(&changed).await;
     assert_eq!(outcomes, [Ok("lyra-character reloaded: 0.1.0 -> 0.3.0".to_string())]);
     assert_eq!(hero_state(live.manager(), pawn).as_deref(), Some("InitState.GameplayReady"));
+    live.into_manager().end_play().await.unwrap();
+}
+
+/// `--watch` keeps watching a plugin this world quarantined: a new version of it is how it comes back, so a
+/// modder's fix, saved, reloads it.
+#[tokio::test]
+async fn a_quarantined_plugin_is_still_watched_and_a_new_version_brings_it_back() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    let folder = hostile_named(&plugins, "hostile", "panic-event");
+    let session = session(&plugins);
+    let manager = play_beside_lyra(&session, "panic-event").await;
+    assert_eq!(manager.live_features(), ["lyra-character"], "quarantined for its panic");
+    let mut live = LiveWorld::new(manager, &session);
+    let watched: Vec<_> = live.plugin_folders().iter().map(|f| f.canonicalize().unwrap()).collect();
+    assert!(watched.contains(&folder.canonicalize().unwrap()), "its folder is still watched: {watched:?}");
+
+    // The fix: a version that behaves.
+    std::fs::write(folder.join("behaviour.txt"), "behave").unwrap();
+    let manifest = std::fs::read_to_string(folder.join("plugin.toml")).unwrap();
+    std::fs::write(folder.join("plugin.toml"), manifest.replace("version = \"0.1.0\"", "version = \"0.1.1\"")).unwrap();
+    let outcomes = live.reload_changed(&[folder.join("plugin.toml")]).await;
+    assert_eq!(outcomes, [Ok("hostile reloaded: 0.1.0 -> 0.1.1".to_string())]);
+    assert_eq!(live.manager().live_features(), ["lyra-character", "hostile"], "back in the world");
     live.into_manager().end_play().await.unwrap();
 }
 

@@ -82,11 +82,12 @@ impl FromStr for Command {
     }
 }
 
-/// The plugins `manager`'s world runs whose component or manifest is among `files`, each once: what a watcher's
-/// changes mean. Paths are compared as the files they name: a watcher reports absolute paths, a plugin folder
-/// given as `--plugins plugins` makes relative ones.
+/// The plugins `manager`'s world activated (running, or quarantined: a new version is how a plugin comes back
+/// from its quarantine) whose component or manifest is among `files`, each once: what a watcher's changes mean.
+/// Paths are compared as the files they name: a watcher reports absolute paths, a plugin folder given as
+/// `--plugins plugins` makes relative ones.
 pub fn plugins_of(manager: &ExperienceManager, files: &[PathBuf]) -> Vec<String> {
-    let live = manager.live_features();
+    let live = manager.features_in_world();
     let files: Vec<PathBuf> = files.iter().map(|file| same_file_key(file)).collect();
     let plugins_list = manager.features().list();
     let changed = |file: &Path| {
@@ -186,9 +187,9 @@ impl<'s> LiveWorld<'s> {
         }
     }
 
-    /// The folders of the plugins this world runs, to watch for new versions.
+    /// The folders of the plugins this world activated, running or quarantined, to watch for new versions.
     pub fn plugin_folders(&self) -> Vec<PathBuf> {
-        let live = self.manager.live_features();
+        let live = self.manager.features_in_world();
         self.session
             .features()
             .list()
@@ -198,7 +199,7 @@ impl<'s> LiveWorld<'s> {
             .collect()
     }
 
-    /// The plugins this world runs whose component or manifest is among `files` (see [`plugins_of`]).
+    /// The plugins this world activated whose component or manifest is among `files` (see [`plugins_of`]).
     pub fn plugins_of(&self, files: &[PathBuf]) -> Vec<String> {
         plugins_of(&self.manager, files)
     }

@@ -291,6 +291,12 @@ impl ExperienceManager {
         result
     }
 
+    /// Plugins this world activated, in activation order, whether their instance runs or was quarantined: what
+    /// a reload may replace.
+    pub fn features_in_world(&self) -> Vec<String> {
+        self.in_world.iter().map(|f| f.name.clone()).collect()
+    }
+
     /// Plugins with a live instance in this world, in activation order.
     pub fn live_features(&self) -> Vec<String> {
         self.in_world.iter().filter(|f| self.instances.contains(f.owner)).map(|f| f.name.clone()).collect()
