@@ -250,8 +250,15 @@ fn cargo_build(workspace: &Path, target_dir: Option<&Path>) -> Result<HashMap<Pa
 
 /// The sub-folders of `dir` holding a plugin manifest, sorted.
 pub(crate) fn plugin_folders(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut folders: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("reading {}", dir.display()))?
+    let listing = std::fs::read_dir(dir).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => anyhow::anyhow!(
+            "there is no folder {}: name a plugin's folder or a folder of plugins (gfhost build mods/hello), or give \
+             --plugins DIR",
+            dir.display()
+        ),
+        _ => anyhow::Error::new(e).context(format!("reading {}", dir.display())),
+    })?;
+    let mut folders: Vec<PathBuf> = listing
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|path| path.join(MANIFEST_FILE).is_file())
         .collect();

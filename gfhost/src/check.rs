@@ -58,8 +58,9 @@ pub fn game_experience(title: &str, features: &[String], game: Option<&Path>) ->
 pub fn check_plugin(name: &str, game: Option<&Path>, options: SessionOptions) -> Result<ExitCode> {
     let tokio = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let runtime_config = options.runtime.clone();
+    let dirs = options.plugin_dirs.clone();
     let session = Session::new(options)?;
-    let manifest = session.features().manifest(name).with_context(|| format!("no plugin named {name:?}"))?;
+    let manifest = session.features().manifest(name).with_context(|| crate::no_plugin_named(name, &dirs))?;
     // The limits fitted to its component, when it loads (the check below says why when it does not).
     let limits = match session.runtime().load_plugin(&manifest) {
         Ok(plugin) => plugin.limits().clone(),

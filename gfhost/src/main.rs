@@ -851,10 +851,10 @@ fn list_plugins(options: SessionOptions) -> Result<ExitCode> {
 }
 
 fn inspect_plugin(name: &str, options: SessionOptions) -> Result<ExitCode> {
+    let dirs = options.plugin_dirs.clone();
     let session = Session::new(options)?;
     let features = session.features();
-    let manifest =
-        features.manifest(name).with_context(|| format!("no plugin named {name:?} in {}", display_dirs(&[])))?;
+    let manifest = features.manifest(name).with_context(|| no_plugin_named(name, &dirs))?;
     println!("{} {}", manifest.name, manifest.version);
     println!("  manifest: {}", manifest.manifest_path.display());
     println!("  component: {}", manifest.component_path.display());
@@ -931,6 +931,16 @@ fn display_dirs(dirs: &[PathBuf]) -> String {
         return "the plugin directories".into();
     }
     dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
+}
+
+/// Why a plugin named on the command line was not found, and how to point at it: a modder's plugin made outside
+/// the project's `plugins/` is found only through `--plugins`.
+pub(crate) fn no_plugin_named(name: &str, dirs: &[PathBuf]) -> String {
+    format!(
+        "no plugin named {name:?} in {}; for a plugin in another folder, give the folder holding its folder with \
+         --plugins DIR (e.g. --plugins mods for mods/{name})",
+        display_dirs(dirs)
+    )
 }
 
 /// A join token, from a file or the environment (`GFHOST_TOKEN`) rather than the command line, where every

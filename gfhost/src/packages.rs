@@ -201,6 +201,6 @@ fn plugin_folder(name: &str, plugin_dirs: &[PathBuf]) -> Result<PathBuf> {
     let found = gamefeature_host::feature::discover(plugin_dirs, &|_| Ok(()));
     match found.found.into_iter().find(|manifest| manifest.name == name) {
         Some(manifest) => Ok(manifest.dir),
-        None => bail!("no plugin named {name:?} in {}", crate::display_dirs(plugin_dirs)),
+        None => bail!("{}", crate::no_plugin_named(name, plugin_dirs)),
     }
 }

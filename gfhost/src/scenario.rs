@@ -265,8 +265,9 @@ fn run_scenario(
 /// `gfhost test PLUGIN`: runs every scenario of the plugin; success when all pass.
 pub fn test_plugin(name: &str, game: Option<&Path>, options: SessionOptions) -> Result<ExitCode> {
     let tokio = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let dirs = options.plugin_dirs.clone();
     let session = Session::new(options)?;
-    let manifest = session.features().manifest(name).with_context(|| format!("no plugin named {name:?}"))?;
+    let manifest = session.features().manifest(name).with_context(|| crate::no_plugin_named(name, &dirs))?;
     let folder = manifest.dir.join(SCENARIO_FOLDER);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&folder)
         .map(|entries| {

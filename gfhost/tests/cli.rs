@@ -886,3 +886,25 @@ fn a_plugin_is_built_again_only_when_its_sources_change() {
     let third = gfhost_in(&["build"]);
     assert!(String::from_utf8_lossy(&third.stderr).contains("Building steady (C)"), "{third:?}");
 }
+
+/// A plugin the command line names but the plugin folders do not hold, or a plugin folder that is not there: the
+/// error says where it looked and how to point at the plugin.
+#[test]
+fn a_plugin_not_found_says_where_it_looked_and_how_to_point_at_it() {
+    let root = tempfile::TempDir::new().unwrap();
+    let plugins = root.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    for command in [&["inspect", "hello"][..], &["check", "hello"], &["test", "hello"]] {
+        let output = gfhost_as_modder(root.path(), &plugins, command);
+        let text = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{command:?}");
+        assert!(
+            text.contains("no plugin named \"hello\" in ") && text.contains("--plugins DIR"),
+            "{command:?}: {text}"
+        );
+    }
+    let build = gfhost_as_modder(root.path(), &root.path().join("nowhere"), &["build"]);
+    let text = String::from_utf8_lossy(&build.stderr);
+    assert!(!build.status.success());
+    assert!(text.contains("there is no folder ") && text.contains("--plugins DIR"), "{text}");
+}
