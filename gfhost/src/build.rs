@@ -209,18 +209,26 @@ fn cargo_build(workspace: &Path, target_dir: Option<&Path>) -> Result<HashMap<Pa
     if let Some(dir) = target_dir {
         command.arg("--target-dir").arg(dir);
     }
-    let mut child = command.stdout(Stdio::piped()).spawn().context("running cargo (is Rust installed?)")?;
+    let mut child =
+        command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().context("running cargo (is Rust installed?)")?;
+    // Cargo renders the compiler's messages on its standard error: passed on as they come, and read for why a
+    // build failed (with `json-render-diagnostics`, they are not among the JSON messages).
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let diagnosis = std::thread::spawn(move || {
+        let mut why = CargoFailure::Other;
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            eprintln!("{line}");
+            why = why.max(CargoFailure::of(&line));
+        }
+        why
+    });
     let mut built = HashMap::new();
-    let mut compile_errors = 0;
     let stdout = child.stdout.take().expect("stdout is piped");
     for line in std::io::BufReader::new(stdout).lines() {
         let message: serde_json::Value = match serde_json::from_str(&line?) {
             Ok(message) => message,
             Err(_) => continue,
         };
-        if message["reason"] == "compiler-message" && message["message"]["level"] == "error" {
-            compile_errors += 1;
-        }
         if message["reason"] != "compiler-artifact" {
             continue;
         }
@@ -234,18 +242,43 @@ fn cargo_build(workspace: &Path, target_dir: Option<&Path>) -> Result<HashMap<Pa
         }
     }
     let status = child.wait().context("waiting for cargo")?;
-    if !status.success() && compile_errors > 0 {
-        bail!("the plugins in {} did not compile: {compile_errors} error(s), shown above", workspace.display());
-    }
+    let why = diagnosis.join().unwrap_or(CargoFailure::Other);
     if !status.success() {
-        // No compiler error: cargo stopped before compiling, most often for want of the target.
-        bail!(
-            "building the plugins in {} failed (cargo says why above; is the target installed? `rustup target add \
-             {PLUGIN_TARGET}`)",
-            workspace.display()
-        );
+        match why {
+            CargoFailure::NoTarget => bail!(
+                "building the plugins in {} failed: the {PLUGIN_TARGET} target is not installed (`rustup target add \
+                 {PLUGIN_TARGET}`)",
+                workspace.display()
+            ),
+            CargoFailure::Compile => {
+                bail!("the plugins in {} did not compile: the compiler's errors are above", workspace.display())
+            }
+            CargoFailure::Other => {
+                bail!("building the plugins in {} failed: cargo says why above", workspace.display())
+            }
+        }
     }
     Ok(built)
+}
+
+/// Why cargo failed, as its standard error says: the most telling line wins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum CargoFailure {
+    Other,
+    Compile,
+    NoTarget,
+}
+
+impl CargoFailure {
+    fn of(line: &str) -> Self {
+        if line.contains("target may not be installed") || line.contains("can't find crate for `core`") {
+            CargoFailure::NoTarget
+        } else if line.starts_with("error: could not compile") || line.starts_with("error[E") {
+            CargoFailure::Compile
+        } else {
+            CargoFailure::Other
+        }
+    }
 }
 
 /// The sub-folders of `dir` holding a plugin manifest, sorted.
@@ -277,4 +310,28 @@ pub fn newer_source(manifest: &PluginManifest) -> Option<PathBuf> {
 
 fn modified(path: &Path) -> Option<SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CargoFailure;
+
+    /// A build fails for want of the target, for the plugin's own errors, or for something else cargo says: the
+    /// message that follows names the right one (a type error is not a missing target).
+    #[test]
+    fn why_cargo_failed_is_read_from_what_it_printed() {
+        let why = |lines: &[&str]| lines.iter().map(|line| CargoFailure::of(line)).max().unwrap_or(CargoFailure::Other);
+        assert_eq!(
+            why(&["error[E0308]: mismatched types", "error: could not compile `hello` (lib)"]),
+            CargoFailure::Compile
+        );
+        assert_eq!(
+            why(&[
+                "error[E0463]: can't find crate for `core`",
+                "  = note: the `wasm32-wasip2` target may not be installed"
+            ]),
+            CargoFailure::NoTarget
+        );
+        assert_eq!(why(&["error: failed to parse manifest at `/x/Cargo.toml`"]), CargoFailure::Other);
+    }
 }

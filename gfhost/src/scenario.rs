@@ -27,7 +27,7 @@ use gamefeature_host::experience::ExperienceManager;
 use gamefeature_host::timeline::{track, EventKind, LogLevel};
 use gamefeature_host::world::{self, ActorId, NetMode, Value};
 use gamefeature_host::{game, Session, SessionOptions};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The folder of a plugin holding its scenarios.
 pub const SCENARIO_FOLDER: &str = "tests";
@@ -54,7 +54,7 @@ struct Header {
 
 /// One step: an action, or an expectation (`expect-…`). Actors are named `player1.pawn`, `player1.controller`,
 /// `player1.state` (players numbered from 1 as spawned), or by the `name` a `spawn` step gave.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 enum Step {
     /// Players arrive as the game mode brings them: pawn spawned, possessed, player state replicated.
@@ -222,8 +222,32 @@ fn world_value(value: &toml::Value) -> Result<Value, String> {
 }
 
 /// How a step reads in a report.
+/// A step as its file spells it (`spawn-players = 2`).
 fn shown(step: &Step) -> String {
-    gamefeature_host::text::shown(&format!("{step:?}"), 120)
+    let spelled = match toml::Value::try_from(step) {
+        Ok(toml::Value::Table(table)) => table.iter().map(|(key, value)| format!("{key} = {value}")).collect(),
+        _ => format!("{step:?}"),
+    };
+    gamefeature_host::text::shown(&spelled, 120)
+}
+
+/// What the tested plugin said went wrong while a step ran (a panic's message is only in its log), to follow the
+/// step's failure.
+fn said_during(session: &Session, plugin: &str, world: &str, since: u64) -> String {
+    let instance = track::instance(plugin, world);
+    let said: Vec<String> = session
+        .timeline()
+        .events_since(since)
+        .0
+        .into_iter()
+        .filter(|e| e.track == instance && matches!(e.kind, EventKind::Log(LogLevel::Warn | LogLevel::Error)))
+        .map(|e| e.text)
+        .filter(|text| !text.trim().is_empty())
+        .collect();
+    match said.as_slice() {
+        [] => String::new(),
+        lines => format!("\n        it said: {}", lines[lines.len().saturating_sub(5)..].join("\n                 ")),
+    }
 }
 
 /// Runs one scenario file in world `world`; `Err` says why it failed.
@@ -253,7 +277,11 @@ fn run_scenario(
         return Err(format!("a plugin failed as the world loaded: {failure}"));
     }
     for (index, step) in scenario.step.iter().enumerate() {
-        run.step(step).map_err(|why| format!("step {} ({}): {why}", index + 1, shown(step)))?;
+        let logged = session.timeline().events_since(u64::MAX).1;
+        run.step(step).map_err(|why| {
+            let said = said_during(session, plugin, world, logged);
+            format!("step {} ({}): {why}{said}", index + 1, shown(step))
+        })?;
     }
     tokio.block_on(run.manager.end_play()).map_err(|e| e.to_string())?;
     if let Some(left) = crate::check::left_behind(&world::lock(run.manager.world())) {

@@ -193,12 +193,22 @@ thread_local! {
 fn with_plugin<P: Plugin, R>(f: impl FnOnce(&mut P) -> R) -> R {
     let result = INSTANCE.with(|cell| {
         let mut slot = cell.borrow_mut();
-        let plugin = slot.get_or_insert_with(|| Box::new(P::default()));
+        let plugin = slot.get_or_insert_with(|| {
+            say_panics_plainly();
+            Box::new(P::default())
+        });
         let plugin = plugin.downcast_mut::<P>().expect("one plugin type per component");
         f(plugin)
     });
     deferred::send();
     result
+}
+
+/// Makes a panic print its message and where it happened, and nothing else, on standard error (the host shows it
+/// as the plugin's error log, beside the trap that quarantines it): Rust's default hook adds a thread name and a
+/// note on `RUST_BACKTRACE`, which a plugin cannot act on.
+fn say_panics_plainly() {
+    std::panic::set_hook(Box::new(|info| eprintln!("{info}")));
 }
 
 /// Adapts a [`Plugin`] to the generated export traits. Used by [`export_plugin!`].
