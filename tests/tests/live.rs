@@ -169,6 +169,31 @@ async fn a_quarantined_plugin_is_still_watched_and_a_new_version_brings_it_back(
     live.into_manager().end_play().await.unwrap();
 }
 
+/// A plugin whose activation failed in this world is watched too, and a fixed version of it is activated.
+#[tokio::test]
+async fn a_plugin_that_failed_to_activate_comes_in_with_a_fixed_version() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    let folder = hostile_named(&plugins, "hostile", "panic-activating");
+    let session = session(&plugins);
+    let manager = play_beside_lyra(&session, "panic-activating").await;
+    assert_eq!(manager.live_features(), ["lyra-character"], "its activation failed");
+    let mut live = LiveWorld::new(manager, &session);
+    let watched: Vec<_> = live.plugin_folders().iter().map(|f| f.canonicalize().unwrap()).collect();
+    assert!(watched.contains(&folder.canonicalize().unwrap()), "its folder is watched: {watched:?}");
+
+    // Still broken: it stays out, and says why.
+    let outcomes = live.reload_changed(&[folder.join("plugin.toml")]).await;
+    assert!(matches!(&outcomes[..], [Err(why)] if why.contains("panicked")), "{outcomes:?}");
+    // Fixed.
+    std::fs::write(folder.join("behaviour.txt"), "behave").unwrap();
+    let manifest = std::fs::read_to_string(folder.join("plugin.toml")).unwrap();
+    std::fs::write(folder.join("plugin.toml"), manifest.replace("version = \"0.1.0\"", "version = \"0.1.1\"")).unwrap();
+    let outcomes = live.reload_changed(&[folder.join("plugin.toml")]).await;
+    assert_eq!(outcomes, [Ok("hostile reloaded: 0.1.0 -> 0.1.1".to_string())]);
+    assert_eq!(live.manager().live_features(), ["lyra-character", "hostile"], "in the world at last");
+    live.into_manager().end_play().await.unwrap();
+}
+
 /// A reloaded plugin's dependents leave the world before it and come back after it.
 #[tokio::test]
 async fn dependents_are_reloaded_with_their_dependency() {

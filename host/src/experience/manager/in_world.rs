@@ -291,10 +291,10 @@ impl ExperienceManager {
         result
     }
 
-    /// Plugins this world activated, in activation order, whether their instance runs or was quarantined: what
-    /// a reload may replace.
+    /// Plugins this world's experience (and commands) activated, dependencies first, whether their instance
+    /// runs, was quarantined, or failed to activate here: what a new version may replace or bring back.
     pub fn features_in_world(&self) -> Vec<String> {
-        self.in_world.iter().map(|f| f.name.clone()).collect()
+        self.instance_order()
     }
 
     /// Plugins with a live instance in this world, in activation order.
@@ -600,12 +600,13 @@ pub struct Reloaded {
 impl ExperienceManager {
     /// Hot-reloads a feature from its files as they are now (`plugin.toml` read again, the component compiled
     /// off this thread while the old version keeps running): the old instance leaves the world as at
-    /// deactivation, the new one is activated and applied to every existing actor. A new version that does not
+    /// deactivation, the new one is activated and applied to every existing actor (a feature this world wants
+    /// whose activation failed is activated, see `bring_back`). A new version that does not
     /// read, compile or fit is refused and the old one keeps running; one that fails to activate is taken out
     /// and the old version activated again. The features of this world depending on it are deactivated
     /// before it and activated again after it. (Plugins of WIT 0.1.0 reload without their state.)
     pub async fn reload_feature(&mut self, name: &str) -> Result<Reloaded, ReloadError> {
-        if !self.in_world.iter().any(|f| f.name == name) {
+        if !self.instance_order().iter().any(|f| f == name) {
             return Err(ReloadError::NotInWorld(name.to_string()));
         }
         let new = NewVersion::prepare(&self.features, name).await?;
@@ -619,7 +620,10 @@ impl ExperienceManager {
         let name = manifest.name.clone();
         let name = name.as_str();
         if !self.in_world.iter().any(|f| f.name == name) {
-            return Err(ReloadError::NotInWorld(name.to_string()));
+            if !self.instance_order().iter().any(|f| f == name) {
+                return Err(ReloadError::NotInWorld(name.to_string()));
+            }
+            return self.bring_back(name, &old, manifest, code).await;
         }
         let to = manifest.version.clone();
         // The features of this world that depend on it leave first and come back after it, in dependency
@@ -650,6 +654,36 @@ impl ExperienceManager {
         self.carried.clear();
         self.report.active = self.live_features();
         outcome
+    }
+
+    /// Activates a new version of a feature this world wants but lost (its activation failed here, at load or at
+    /// a reload), as the world is now. There is no old instance to fall back to: if it fails too, it stays out.
+    async fn bring_back(
+        &mut self,
+        name: &str,
+        old: &crate::feature::PluginManifest,
+        manifest: crate::feature::PluginManifest,
+        code: Arc<dyn crate::feature::LoadedPlugin>,
+    ) -> Result<Reloaded, ReloadError> {
+        let to = manifest.version.clone();
+        let refused = |cause: String| ReloadError::Refused { plugin: name.to_string(), cause };
+        drop(self.features.swap_code(manifest, code).map_err(|e| refused(e.to_string()))?);
+        let failures_before = self.report.failures.len();
+        self.run_feature_actions(name).await;
+        self.report.active = self.live_features();
+        if self.in_world.iter().any(|f| f.name == name && self.instances.contains(f.owner)) {
+            self.features.recover(name);
+            let note = format!("{to} activated in place of {}, which had failed", old.version);
+            self.timeline.record(track::plugin(name), EventKind::Note, note);
+            return Ok(Reloaded { plugin: name.to_string(), from: old.version.clone(), to });
+        }
+        let cause = self.report.failures[failures_before..]
+            .iter()
+            .rev()
+            .find(|f| f.source == name)
+            .map(|f| f.cause.clone())
+            .unwrap_or_default();
+        Err(ReloadError::Failed { plugin: name.to_string(), cause })
     }
 
     /// Keeps what a leaving instance's `snapshot` returns, for its next instance's `restore`. A plugin that
