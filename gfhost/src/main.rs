@@ -225,7 +225,8 @@ enum Command {
         /// Read commands from this file instead of the console (one per line; `#` starts a comment).
         #[arg(long)]
         script: Option<PathBuf>,
-        /// Reload a plugin whenever its component or plugin.toml changes on disk.
+        /// Reload a plugin whenever its component or plugin.toml changes on disk, building it again first when
+        /// one of its sources is saved; a plugin that was quarantined or failed to activate comes back this way.
         #[arg(long)]
         watch: bool,
         /// Frames per second: timers fire and frame budgets are kept at this rate.
