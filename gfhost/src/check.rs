@@ -81,7 +81,10 @@ pub fn check_plugin(name: &str, game: Option<&Path>, options: SessionOptions) ->
         .filter_map(|line| line.problem.as_ref().map(|problem| format!("{}: {problem}", line.name)))
         .collect();
     match &inspection.problem {
-        None => println!("  interface: fits gamefeature:plugin@{}", manifest.api),
+        None => {
+            println!("  interface: fits gamefeature:plugin@{}", manifest.api);
+            println!("  limits, fitted to its component: {limits}");
+        }
         Some(problem) => {
             println!("  interface: does not fit: {problem}");
             for line in &missing {

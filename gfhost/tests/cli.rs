@@ -799,6 +799,11 @@ fn check_reports_calls_denials_failures_and_misfits() {
     let (status, text) = check("input-binding");
     assert_eq!(status, Some(0), "{text}");
     assert!(text.contains("interface: fits gamefeature:plugin@0.2.0"), "{text}");
+    // What `gfhost plugins` cannot show without loading each component: the limits fitted to it.
+    assert!(
+        text.contains("limits, fitted to its component: call deadline 1s,") && text.contains("memory 64 MiB"),
+        "{text}"
+    );
     assert!(text.lines().any(|l| l.trim_start().starts_with("handle-extension-events") && l.contains(" us")), "{text}");
     assert!(text.contains("ok: 0 failure(s), 0 denied, 0 refused"), "{text}");
 
