@@ -146,6 +146,19 @@ async fn a_changed_component_on_disk_is_seen_and_its_plugin_reloaded() {
     live.into_manager().end_play().await.unwrap();
 }
 
+/// The hostile plugin's folder is among those a `--watch` follows.
+fn assert_watched(live: &LiveWorld<'_>, folder: &std::path::Path) {
+    let watched: Vec<_> = live.plugin_folders().iter().map(|f| f.canonicalize().unwrap()).collect();
+    assert!(watched.contains(&folder.canonicalize().unwrap()), "its folder is watched: {watched:?}");
+}
+
+/// A fixed version of the hostile plugin in `folder`: it behaves, as version 0.1.1.
+fn fix_hostile(folder: &std::path::Path) {
+    std::fs::write(folder.join("behaviour.txt"), "behave").unwrap();
+    let manifest = std::fs::read_to_string(folder.join("plugin.toml")).unwrap();
+    std::fs::write(folder.join("plugin.toml"), manifest.replace("version = \"0.1.0\"", "version = \"0.1.1\"")).unwrap();
+}
+
 /// `--watch` keeps watching a plugin this world quarantined: a new version of it is how it comes back, so a
 /// modder's fix, saved, reloads it.
 #[tokio::test]
@@ -156,13 +169,10 @@ async fn a_quarantined_plugin_is_still_watched_and_a_new_version_brings_it_back(
     let manager = play_beside_lyra(&session, "panic-event").await;
     assert_eq!(manager.live_features(), ["lyra-character"], "quarantined for its panic");
     let mut live = LiveWorld::new(manager, &session);
-    let watched: Vec<_> = live.plugin_folders().iter().map(|f| f.canonicalize().unwrap()).collect();
-    assert!(watched.contains(&folder.canonicalize().unwrap()), "its folder is still watched: {watched:?}");
+    assert_watched(&live, &folder);
 
     // The fix: a version that behaves.
-    std::fs::write(folder.join("behaviour.txt"), "behave").unwrap();
-    let manifest = std::fs::read_to_string(folder.join("plugin.toml")).unwrap();
-    std::fs::write(folder.join("plugin.toml"), manifest.replace("version = \"0.1.0\"", "version = \"0.1.1\"")).unwrap();
+    fix_hostile(&folder);
     let outcomes = live.reload_changed(&[folder.join("plugin.toml")]).await;
     assert_eq!(outcomes, [Ok("hostile reloaded: 0.1.0 -> 0.1.1".to_string())]);
     assert_eq!(live.manager().live_features(), ["lyra-character", "hostile"], "back in the world");
@@ -178,16 +188,13 @@ async fn a_plugin_that_failed_to_activate_comes_in_with_a_fixed_version() {
     let manager = play_beside_lyra(&session, "panic-activating").await;
     assert_eq!(manager.live_features(), ["lyra-character"], "its activation failed");
     let mut live = LiveWorld::new(manager, &session);
-    let watched: Vec<_> = live.plugin_folders().iter().map(|f| f.canonicalize().unwrap()).collect();
-    assert!(watched.contains(&folder.canonicalize().unwrap()), "its folder is watched: {watched:?}");
+    assert_watched(&live, &folder);
 
     // Still broken: it stays out, and says why.
     let outcomes = live.reload_changed(&[folder.join("plugin.toml")]).await;
     assert!(matches!(&outcomes[..], [Err(why)] if why.contains("panicked")), "{outcomes:?}");
     // Fixed.
-    std::fs::write(folder.join("behaviour.txt"), "behave").unwrap();
-    let manifest = std::fs::read_to_string(folder.join("plugin.toml")).unwrap();
-    std::fs::write(folder.join("plugin.toml"), manifest.replace("version = \"0.1.0\"", "version = \"0.1.1\"")).unwrap();
+    fix_hostile(&folder);
     let outcomes = live.reload_changed(&[folder.join("plugin.toml")]).await;
     assert_eq!(outcomes, [Ok("hostile reloaded: 0.1.0 -> 0.1.1".to_string())]);
     assert_eq!(live.manager().live_features(), ["lyra-character", "hostile"], "in the world at last");

@@ -82,17 +82,17 @@ impl FromStr for Command {
     }
 }
 
-/// The plugins `manager`'s world activated (running, or quarantined: a new version is how a plugin comes back
-/// from its quarantine) whose component or manifest is among `files`, each once: what a watcher's changes mean.
+/// The plugins `manager`'s world wants (running, quarantined or failed to activate: a new version is how a plugin
+/// comes back) whose component or manifest is among `files`, each once: what a watcher's changes mean.
 /// Paths are compared as the files they name: a watcher reports absolute paths, a plugin folder given as
 /// `--plugins plugins` makes relative ones.
 pub fn plugins_of(manager: &ExperienceManager, files: &[PathBuf]) -> Vec<String> {
-    let live = manager.features_in_world();
+    let wanted = manager.wanted_features();
     let files: Vec<PathBuf> = files.iter().map(|file| same_file_key(file)).collect();
     let plugins_list = manager.features().list();
     let changed = |file: &Path| {
         plugins_list.iter().find(|p| {
-            live.contains(&p.manifest.name)
+            wanted.contains(&p.manifest.name)
                 && (same_file_key(&p.manifest.component_path) == file
                     || same_file_key(&p.manifest.manifest_path) == file)
         })
@@ -187,19 +187,20 @@ impl<'s> LiveWorld<'s> {
         }
     }
 
-    /// The folders of the plugins this world activated, running or quarantined, to watch for new versions.
+    /// The folders of the plugins this world wants (running, quarantined or failed to activate), to watch for
+    /// new versions.
     pub fn plugin_folders(&self) -> Vec<PathBuf> {
-        let live = self.manager.features_in_world();
+        let wanted = self.manager.wanted_features();
         self.session
             .features()
             .list()
             .into_iter()
-            .filter(|p| live.contains(&p.manifest.name))
+            .filter(|p| wanted.contains(&p.manifest.name))
             .map(|p| p.manifest.dir.clone())
             .collect()
     }
 
-    /// The plugins this world activated whose component or manifest is among `files` (see [`plugins_of`]).
+    /// The plugins this world wants whose component or manifest is among `files` (see [`plugins_of`]).
     pub fn plugins_of(&self, files: &[PathBuf]) -> Vec<String> {
         plugins_of(&self.manager, files)
     }

@@ -291,10 +291,14 @@ impl ExperienceManager {
         result
     }
 
-    /// Plugins this world's experience (and commands) activated, dependencies first, whether their instance
-    /// runs, was quarantined, or failed to activate here: what a new version may replace or bring back.
-    pub fn features_in_world(&self) -> Vec<String> {
+    /// Plugins this world wants: what its experience (and commands) activated, dependencies first, whether their
+    /// instance runs, was quarantined, or failed to activate here — what a new version may replace or bring back.
+    pub fn wanted_features(&self) -> Vec<String> {
         self.instance_order()
+    }
+
+    fn wants(&self, name: &str) -> bool {
+        self.instance_order().iter().any(|f| f == name)
     }
 
     /// Plugins with a live instance in this world, in activation order.
@@ -606,7 +610,7 @@ impl ExperienceManager {
     /// and the old version activated again. The features of this world depending on it are deactivated
     /// before it and activated again after it. (Plugins of WIT 0.1.0 reload without their state.)
     pub async fn reload_feature(&mut self, name: &str) -> Result<Reloaded, ReloadError> {
-        if !self.instance_order().iter().any(|f| f == name) {
+        if !self.wants(name) {
             return Err(ReloadError::NotInWorld(name.to_string()));
         }
         let new = NewVersion::prepare(&self.features, name).await?;
@@ -620,7 +624,7 @@ impl ExperienceManager {
         let name = manifest.name.clone();
         let name = name.as_str();
         if !self.in_world.iter().any(|f| f.name == name) {
-            if !self.instance_order().iter().any(|f| f == name) {
+            if !self.wants(name) {
                 return Err(ReloadError::NotInWorld(name.to_string()));
             }
             return self.bring_back(name, &old, manifest, code).await;
