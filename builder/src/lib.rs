@@ -28,6 +28,25 @@ pub use toolchains::{files_under, Toolchains};
 /// The world every plugin implements, in each version of the `gamefeature:plugin` package.
 pub const WORLD: &str = "game-feature";
 
+/// The rustc flags Rust plugins are built with, as cargo's `CARGO_ENCODED_RUSTFLAGS` takes them: the folders
+/// a component would otherwise name — the SDK's in this repository, the registry crates' under cargo's home —
+/// are written as short names (`gamefeature/…`, `cargo/…`), so a package published from a modder's machine
+/// carries none of their folder names in its panic locations. (A plugin's own crate is named by cargo with paths
+/// relative to its workspace already.) The flags are the same for every plugin on a machine, so plugins keep
+/// sharing their compiled dependencies.
+pub fn rust_plugin_rustflags(repository: &Path) -> String {
+    let repository = repository.canonicalize().unwrap_or_else(|_| repository.to_path_buf());
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cargo")));
+    let mut flags = vec![format!("--remap-path-prefix={}=gamefeature", repository.display())];
+    if let Some(cargo_home) = cargo_home {
+        let cargo_home = cargo_home.canonicalize().unwrap_or(cargo_home);
+        flags.push(format!("--remap-path-prefix={}=cargo", cargo_home.display()));
+    }
+    flags.join("\x1f")
+}
+
 /// A language plugins are written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Language {

@@ -209,6 +209,8 @@ fn cargo_build(workspace: &Path, target_dir: Option<&Path>) -> Result<HashMap<Pa
     if let Some(dir) = target_dir {
         command.arg("--target-dir").arg(dir);
     }
+    command.env("CARGO_ENCODED_RUSTFLAGS", gamefeature_builder::rust_plugin_rustflags(&repository()));
+    command.env_remove("RUSTFLAGS");
     let mut child =
         command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().context("running cargo (is Rust installed?)")?;
     // Cargo renders the compiler's messages on its standard error: passed on as they come, and read for why a

@@ -238,14 +238,19 @@ enum Command {
         record: Option<PathBuf>,
     },
     /// Play a recorded session again (`--record` on run, play, server or client), frame for frame, comparing
-    /// the world with the recording's at every checkpoint; stops at the first difference and names it. With
-    /// --plugins, newer builds of the plugins play in place of the recorded ones, to check a fix.
+    /// the world with the recording's at every checkpoint; stops at the first difference and names it. The
+    /// plugins play from this host's own folders (--plugins, default plugins), under its own configuration: a
+    /// recording is data, and the folders it names are shown, not followed, unless --follow-recorded says so.
     Replay {
         /// The recording.
         recording: PathBuf,
         /// Exit with status 1 when the replay differs from the recording (for tests and CI).
         #[arg(long)]
         expect_same: bool,
+        /// Play the plugin folders the recording names, carry out its `install` of folders elsewhere, and fetch
+        /// as it fetched into the mods folder it names (only for a recording you trust, made on this machine).
+        #[arg(long)]
+        follow_recorded: bool,
     },
     /// List the plugins found in the plugin directories.
     Plugins {
@@ -405,7 +410,9 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // An error may quote what came from outside (an archive's entry name, a registry's answer, a
+            // peer's reason): shown as data, never as terminal controls or extra lines.
+            eprintln!("error: {}", gamefeature_host::text::shown(&format!("{e:#}"), usize::MAX));
             ExitCode::FAILURE
         }
     }
@@ -544,20 +551,26 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
             };
             play::play(&experience, play_options, options)
         }
-        Command::Replay { recording, expect_same } => {
-            let mods_config = config.mod_sync.clone();
-            let trust = config.trust.clone();
-            let mod_sync = move |policy: &str, cache_dir: PathBuf| {
-                Ok(ModSync {
-                    policy: parse_fetch_policy(policy).map_err(anyhow::Error::msg)?,
-                    trust,
-                    permissions: mods_config.permissions.clone(),
-                    cache_dir,
-                    max_package_bytes: mods_config.max_package_mib.saturating_mul(1 << 20),
-                })
+        Command::Replay { recording, expect_same, follow_recorded } => {
+            // The replayer's own fetching: its configuration's policy into its own mods folder. Only a recording
+            // followed on purpose fetches as it says, into the folder it names.
+            let own_mods = cli.cache_dir.clone().unwrap_or_else(default_cache_dir).join("mods");
+            let mod_sync = ModSync {
+                policy: config.mod_sync.fetch,
+                trust: config.trust.clone(),
+                permissions: config.mod_sync.permissions.clone(),
+                cache_dir: own_mods,
+                max_package_bytes: config.mod_sync.max_package_mib.saturating_mul(1 << 20),
             };
             let options = session_options(Vec::new(), runtime, config, LogLevel::Debug);
-            record::replay_command(&recording, named_plugins, options, mod_sync, expect_same)
+            let replay = record::ReplayArgs {
+                named_plugins,
+                own_plugins: cli.plugin_dirs,
+                follow_recorded,
+                mod_sync,
+                expect_same,
+            };
+            record::replay_command(&recording, replay, options)
         }
         Command::Build { paths, watch } => {
             let paths = if paths.is_empty() { cli.plugin_dirs } else { paths };

@@ -150,6 +150,21 @@ pub fn install_from_registry(
         registry.pull(name, &version.to_string(), None).await
     })?;
     let what = format!("{name} {} from {}", package.version(), registry.location());
+    // A version is installed as the bytes first locked: the same version served with other bytes (republished,
+    // or a registry that lies) is refused, never written over the lock.
+    if let Some(locked) = lock.get(package.name()).filter(|l| l.version == package.version()) {
+        if locked.digest != package.digest() {
+            bail!(
+                "{what}: refused: {} locks {} {} as {}, but the registry now serves {}; if the publisher really \
+                 republished it, remove its entry from the lock file to accept the new bytes",
+                lock_path.display(),
+                locked.name,
+                locked.version,
+                locked.digest,
+                package.digest()
+            );
+        }
+    }
     let publisher = install_package(&package, signature.as_ref(), into, trust, &what)?;
     lock.record(Locked {
         name: package.name().to_string(),

@@ -75,23 +75,42 @@ pub fn client_path(path: &Path, index: usize) -> PathBuf {
     path.with_file_name(name)
 }
 
+/// What `gfhost replay` was asked to do.
+pub struct ReplayArgs {
+    /// The plugin folders named with `--plugins`, if any: newer builds to check a fix.
+    pub named_plugins: Option<Vec<PathBuf>>,
+    /// The replayer's own plugin folders (`--plugins`, else `plugins`).
+    pub own_plugins: Vec<PathBuf>,
+    /// Play the folders the recording names and fetch as it did (`--follow-recorded`).
+    pub follow_recorded: bool,
+    /// How the replayer itself fetches: its configuration's policy, into its own mods folder.
+    pub mod_sync: gamefeature_host::net::mod_sync::ModSync,
+    /// Exit 1 when the replay differs.
+    pub expect_same: bool,
+}
+
 /// `gfhost replay`: plays `path` again; prints what it found. A difference is a finding, not a failure,
-/// unless `expect_same` (for tests and CI) makes it one.
-pub fn replay_command(
-    path: &Path,
-    plugin_dirs: Option<Vec<PathBuf>>,
-    session: SessionOptions,
-    mod_sync: impl FnOnce(&str, PathBuf) -> Result<gamefeature_host::net::mod_sync::ModSync>,
-    expect_same: bool,
-) -> Result<ExitCode> {
+/// unless `expect_same` (for tests and CI) makes it one. The recording is data: the folders and fetching it
+/// names are shown, and followed only when asked.
+pub fn replay_command(path: &Path, args: ReplayArgs, session: SessionOptions) -> Result<ExitCode> {
     let recording = Recording::read(path)?;
     let info = &recording.session;
+    let plugin_dirs = match (args.named_plugins, args.follow_recorded) {
+        (Some(named), _) => Some(named),
+        (None, true) => None,
+        (None, false) => Some(args.own_plugins),
+    };
     let mod_sync = match &info.mods {
-        Some((policy, dir)) => Some(mod_sync(policy, PathBuf::from(dir))?),
+        Some((policy, dir)) if args.follow_recorded => Some(gamefeature_host::net::mod_sync::ModSync {
+            policy: crate::parse_fetch_policy(policy).map_err(anyhow::Error::msg)?,
+            cache_dir: PathBuf::from(dir),
+            ..args.mod_sync
+        }),
+        Some(_) => Some(args.mod_sync),
         None => None,
     };
     println!(
-        "replaying {} ({:?} world {:?} of {}, {} records, {} bytes){}",
+        "replaying {} ({:?} world {:?} of {}, {} records, {} bytes) with the plugins in {}",
         path.display(),
         info.role,
         info.world,
@@ -99,12 +118,18 @@ pub fn replay_command(
         recording.records.len(),
         recording.bytes,
         match &plugin_dirs {
-            Some(dirs) => format!(" with the plugins in {}", crate::display_dirs(dirs)),
-            None => String::new(),
+            Some(dirs) => crate::display_dirs(dirs),
+            None => format!("{} (recorded)", info.plugin_dirs.join(", ")),
         }
     );
+    if let Some(sync) = &mod_sync {
+        println!("fetching {:?} packages into {}", sync.policy, sync.cache_dir.display());
+    }
+    let expect_same = args.expect_same;
+    let follow_recorded = args.follow_recorded;
     let tokio = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    let report = tokio.block_on(replay::replay(&recording, ReplayOptions { plugin_dirs, session, mod_sync }))?;
+    let options = ReplayOptions { plugin_dirs, session, mod_sync, follow_recorded };
+    let report = tokio.block_on(replay::replay(&recording, options))?;
     for note in &report.notes {
         println!("note: {note}");
     }

@@ -169,6 +169,16 @@ impl Registry {
         if package.name() != name {
             bail!("{} refused: {name} {version} holds plugin {:?}", self.location(), package.name());
         }
+        // A tag is the registry's word, the package's own version is its publisher's (and signed): a tag
+        // re-pointed at another version (an older one, to downgrade its users) is refused.
+        if package.version() != version {
+            bail!(
+                "{} refused: the tag {name}:{version} holds {name} {} ({}), not version {version}",
+                self.location(),
+                package.version(),
+                package.digest()
+            );
+        }
         let signature = self.pull_signature(&package).await?;
         Ok((package, signature))
     }

@@ -501,8 +501,10 @@ fn play_runs_a_script_of_live_changes() {
     let output = gfhost(&args, plugins.path(), cache.path());
     let text = stdout(&output);
     assert!(output.status.success(), "{text}\n{}", String::from_utf8_lossy(&output.stderr));
-    // The session replays from its recording alone: every command, the reload, the install and uninstall.
-    let replay = gfhost(&["replay", recording.to_str().unwrap(), "--expect-same"], plugins.path(), cache.path());
+    // The session replays from its recording alone: every command, the reload, the install (of a folder
+    // elsewhere, which the replay follows only when told to) and uninstall.
+    let args = ["replay", recording.to_str().unwrap(), "--expect-same", "--follow-recorded"];
+    let replay = gfhost(&args, plugins.path(), cache.path());
     let replayed = stdout(&replay);
     assert!(replay.status.success(), "{replayed}\n{}", String::from_utf8_lossy(&replay.stderr));
     assert!(replayed.contains("the same: ") && !replayed.contains("note: "), "{replayed}");

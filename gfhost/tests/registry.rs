@@ -148,6 +148,40 @@ fn publish_install_by_range_lock_and_reinstall_exactly_against_a_real_registry()
     assert!(!ok && text.contains("does not trust"), "{text}");
     assert!(!work.path().join("stranger-plugins/lyra-character").exists());
 
+    // A tag re-pointed at an older package (to downgrade its users) is refused: the tag is the registry's
+    // word, the version inside is the publisher's.
+    let manifests = format!("http://127.0.0.1:{}/v2/studio/lyra-character/manifests", registry.port);
+    let accept = gamefeature_host::package::MANIFEST_MEDIA_TYPE;
+    let old = ureq::get(&format!("{manifests}/0.1.0")).header("Accept", accept).call().unwrap();
+    let old = old.into_body().read_to_vec().unwrap();
+    ureq::put(&format!("{manifests}/0.9.0")).header("Content-Type", accept).send(&old[..]).unwrap();
+    let (ok, text) = install(&studio, Some("lyra-character@=0.9.0"), "server-plugins");
+    assert!(!ok && text.contains("holds lyra-character 0.1.0") && text.contains("not version 0.9.0"), "{text}");
+    assert_eq!(installed_digest(&work.path().join("server-plugins"), "lyra-character"), tested);
+
+    // The version locked, republished with other bytes, is refused with both digests; the lock keeps its own.
+    let republished = PluginDir::with(&[LYRA_CHARACTER]);
+    republished.edit_manifest(&LYRA_CHARACTER, |text| {
+        text.replace("version = \"0.1.0\"", "version = \"0.2.0\"")
+            .replace("Lyra's PawnExtension", "Republished: Lyra's")
+    });
+    let mut pack = gfhost(&plain);
+    pack.arg("pack").arg(republished.folder(&LYRA_CHARACTER)).arg("--key").arg(work.path().join("studio.pem"));
+    pack.args(["--out", "republished"]);
+    assert!(run(pack).0);
+    let mut publish = gfhost(&plain);
+    publish.arg("publish").arg("republished/lyra-character-0.2.0.gfpkg").args(["--registry", &registry.location()]);
+    assert!(run(publish).0);
+    let lock_before = std::fs::read_to_string(work.path().join("gfhost.lock")).unwrap();
+    let (ok, text) = install(&studio, Some("lyra-character@^0.2"), "server-plugins");
+    assert!(!ok && text.contains(&tested) && text.contains("now serves sha256:"), "{text}");
+    assert_eq!(std::fs::read_to_string(work.path().join("gfhost.lock")).unwrap(), lock_before);
+    assert_eq!(installed_digest(&work.path().join("server-plugins"), "lyra-character"), tested);
+    // Put the locked bytes back for what follows.
+    let mut publish = gfhost(&plain);
+    publish.arg("publish").arg("packages/lyra-character-0.2.0.gfpkg").args(["--registry", &registry.location()]);
+    assert!(run(publish).0);
+
     // A blob changed in the registry's storage is refused, and what was installed stays.
     let component = std::fs::read(work.path().join("server-plugins/lyra-character/lyra_character.wasm")).unwrap();
     let blob = registry.blob_file(&gamefeature_host::package::sha256_digest(&component));

@@ -155,6 +155,39 @@ fn integers(line: &str) -> (i64, i64) {
     (numbers[0], numbers[1])
 }
 
+/// A recording is data: one that installs a plugin from a folder elsewhere and activates it is replayed from
+/// the replayer's own folders, the folder it names shown and not followed, and the plugin it brought in missed
+/// at the checkpoints (they list every plugin playing, console-activated ones too); `--follow-recorded` follows
+/// it, and the replay is the same.
+#[test]
+fn a_recorded_install_from_elsewhere_is_shown_not_followed_unless_asked() {
+    let modder = Modder::new();
+    let elsewhere = modder.path("elsewhere/tally-copy");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("plugin.toml"), MANIFEST.replace("name = \"tally\"", "name = \"tally-copy\""))
+        .unwrap();
+    std::fs::copy(modder.path("plugins/tally/tally.wasm"), elsewhere.join("tally.wasm")).unwrap();
+    let grants = "[grants.tally-copy]\ncomponent-requests = [\"Character\"]\nwrite-properties = [\"Tally\"]\n";
+    let config = std::fs::read_to_string(modder.path("gfhost.toml")).unwrap();
+    std::fs::write(modder.path("gfhost.toml"), format!("{config}{grants}")).unwrap();
+    std::fs::write(modder.path("script.txt"), "install elsewhere/tally-copy\nactivate tally-copy\nwait 1000\nquit\n")
+        .unwrap();
+    modder.record("installs.gfrec");
+
+    let replay = modder.gfhost(&["replay", "installs.gfrec", "--expect-same"]);
+    let text = stdout(&replay);
+    assert_eq!(replay.status.code(), Some(1), "{}", said(&replay));
+    assert!(
+        text.contains("note: the recording installs elsewhere/tally-copy, outside the plugin folders played"),
+        "{text}"
+    );
+    assert!(text.contains("the replay differs from the recording at frame "), "{text}");
+
+    let followed = modder.gfhost(&["replay", "installs.gfrec", "--follow-recorded", "--expect-same"]);
+    assert!(followed.status.success(), "{}", said(&followed));
+    assert!(stdout(&followed).contains("the same: "), "{}", said(&followed));
+}
+
 #[test]
 fn a_recording_cut_short_replays_as_far_as_it_goes_and_bad_ones_are_refused_by_name() {
     let modder = Modder::new();

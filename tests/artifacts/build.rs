@@ -91,6 +91,11 @@ fn main() {
     std::fs::write(out_dir.join("plugins.rs"), code).unwrap();
 }
 
+/// The repository the plugin workspaces (`plugins/`, `tests/plugins/`) belong to.
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
 /// Builds one plugin workspace and returns, by crate folder, the component cargo built and its dep-info file.
 fn build(workspace: &Path, target_dir: &Path) -> HashMap<PathBuf, (PathBuf, PathBuf)> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
@@ -102,7 +107,7 @@ fn build(workspace: &Path, target_dir: &Path) -> HashMap<PathBuf, (PathBuf, Path
         .arg(target_dir)
         // The host build's flags are for the host target, not for plugins; and a `cargo clippy` of the host
         // must not lint (and so rebuild) the plugins through its wrapper.
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env("CARGO_ENCODED_RUSTFLAGS", gamefeature_builder::rust_plugin_rustflags(&repository()))
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_BUILD_TARGET")
         .env_remove("RUSTC_WORKSPACE_WRAPPER")

@@ -87,6 +87,7 @@ pub fn standalone_env(plugin: &str) -> InstanceEnv {
         timeline: Timeline::new(),
         log_level: LogLevel::Info,
         permissions: Arc::new(Permissions::default()),
+        permissions_limited_by: None,
         data_dir: None,
         tape: None,
     }

@@ -30,8 +30,11 @@ pub fn discover(dirs: &[PathBuf], vet: Vet<'_>) -> DiscoveryReport {
                 continue;
             }
         };
+        // Hidden folders are never plugins: an install stages a package in `.installing-*` until it is whole,
+        // and one killed midway leaves it there.
         let mut folders: Vec<PathBuf> = entries
             .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .filter(|path| !path.file_name().is_some_and(|name| name.to_string_lossy().starts_with('.')))
             .filter(|path| path.join(MANIFEST_FILE).is_file())
             .collect();
         folders.sort();

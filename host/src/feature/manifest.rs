@@ -120,6 +120,10 @@ pub struct PluginManifest {
     pub bundles: BundleDeclarations,
     /// What the plugin asks to be allowed; the host grants some or all of it.
     pub permissions: Permissions,
+    /// Who narrowed [`permissions`](Self::permissions) below what the file asks for, when someone did (a
+    /// publisher's ceiling, a client's limit for fetched plugins): the plugin's denials point there rather than
+    /// at the host's grants.
+    limited_by: Option<String>,
 }
 
 /// Why a manifest was refused. Displayed with the file it came from by [`ManifestError`].
@@ -147,6 +151,14 @@ pub enum ManifestProblem {
         /// The most bytes that key's value may have.
         max: usize,
     },
+    /// `plugin.version` is not a version a package can carry: it names files (`NAME-VERSION.gfpkg`) and registry
+    /// tags, so it is a registry tag's letters, digits, '_', '.' and '-', starting with a letter or digit.
+    #[error(
+        "plugin.version {:?} must be letters, digits, '_', '.' and '-' (a registry tag), starting with a letter or \
+         digit",
+        crate::text::shown(.0, MAX_VERSION)
+    )]
+    InvalidVersion(String),
     /// `plugin.api` names a WIT version that none of the versions this host implements is compatible with.
     #[error("plugin API {found:?} is not supported by this host (it implements {})", api_versions_shown())]
     UnsupportedApi {
@@ -214,6 +226,9 @@ impl PluginManifest {
                 return Err(ManifestProblem::InvalidText { field, max });
             }
         }
+        if !is_valid_version(&p.version) {
+            return Err(ManifestProblem::InvalidVersion(p.version));
+        }
         if !api_compatible(&p.api) {
             return Err(ManifestProblem::UnsupportedApi { found: p.api });
         }
@@ -264,7 +279,26 @@ impl PluginManifest {
             actions: file.actions,
             bundles: file.bundles,
             permissions: file.permissions,
+            limited_by: None,
         })
+    }
+
+    /// Lets the plugin ask for no more than `ceiling`, which `set_by` names (for its denials) when it takes
+    /// anything away.
+    pub fn limit_permissions(&mut self, ceiling: &Permissions, set_by: String) {
+        let limited = self.permissions.intersect(ceiling);
+        if limited != self.permissions {
+            self.permissions = limited;
+            self.limited_by = Some(match self.limited_by.take() {
+                Some(earlier) => format!("{earlier} and {set_by}"),
+                None => set_by,
+            });
+        }
+    }
+
+    /// Who narrowed what the plugin asks for below its file, if anyone did.
+    pub fn permissions_limited_by(&self) -> Option<&str> {
+        self.limited_by.as_deref()
     }
 }
 
@@ -281,6 +315,13 @@ pub fn is_valid_plugin_name(name: &str) -> bool {
     let mut chars = name.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_lowercase())
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// Whether `version` can name a package file and a registry tag (the OCI tag grammar `[A-Za-z0-9_][A-Za-z0-9._-]*`,
+/// without a leading '_').
+fn is_valid_version(version: &str) -> bool {
+    version.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && version.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
 }
 
 /// Whether the host implements a version compatible with `found`.
@@ -367,6 +408,12 @@ mod tests {
             (&GOOD.replace("version = \"1.0.0\"", ""), |p| matches!(p, ManifestProblem::Malformed(_))),
             (&GOOD.replace("version = \"1.0.0\"", "version = \"1.0\\u001b[2J\""), |p| {
                 matches!(p, ManifestProblem::InvalidText { field: "plugin.version", .. })
+            }),
+            (&GOOD.replace("version = \"1.0.0\"", "version = \"1.0/../../x\""), |p| {
+                matches!(p, ManifestProblem::InvalidVersion(_))
+            }),
+            (&GOOD.replace("version = \"1.0.0\"", "version = \"-1.0\""), |p| {
+                matches!(p, ManifestProblem::InvalidVersion(_))
             }),
         ];
         for (text, expected) in cases {

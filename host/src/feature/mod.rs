@@ -2,6 +2,7 @@
 //! seam to the code that loads them.
 
 mod action;
+mod admission;
 mod discovery;
 mod interface;
 mod manifest;
@@ -14,6 +15,7 @@ mod subsystem;
 mod subsystem_tests;
 
 pub use action::{ActionDef, ActiveAction, AddComponents};
+pub use admission::{AdmissionError, Admitted, Checks, Gate, Recheck};
 pub use discovery::{discover, DiscoveryReport, Vet};
 pub use interface::{host_interfaces, plugin_exports, ComponentInterface, Fit, FitLine};
 pub use manifest::{

@@ -60,6 +60,10 @@ pub enum LoadError {
         /// What went wrong.
         cause: String,
     },
+    /// The plugin's folder is no longer what was admitted (a package changed since it was installed, say): its
+    /// code is not read.
+    #[error("{0}")]
+    Refused(String),
 }
 
 /// How a loaded plugin's code was obtained, for timelines and benchmarks.
@@ -110,6 +114,9 @@ pub struct InstanceEnv {
     pub log_level: LogLevel,
     /// What the plugin may do: what it declared and was granted.
     pub permissions: Arc<Permissions>,
+    /// Who narrowed what the plugin asks for, if anyone did (a publisher's ceiling, a client's limit for
+    /// fetched plugins): its denials name them rather than the host's grants.
+    pub permissions_limited_by: Option<Arc<str>>,
     /// The plugin's own data directory on the host, when it was granted `fs.data`.
     pub data_dir: Option<std::path::PathBuf>,
     /// In a recorded or replayed world: where the instance's clock readings and random numbers come from.

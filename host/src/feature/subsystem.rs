@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use super::admission::{Admission, Admitted, Gate};
 use super::discovery::{discover, DiscoveryReport};
 use super::manifest::PluginManifest;
 use super::plugin::{LoadError, LoadedPlugin, PluginLoader};
@@ -26,6 +27,18 @@ pub enum FeatureError {
     /// No plugin of this name is installed.
     #[error("no plugin named {0:?} is installed")]
     UnknownPlugin(String),
+    /// No plugin of this name is installed because its folder was refused (discovery said why; so does this).
+    #[error("no plugin named {plugin:?} is installed: {cause}")]
+    RefusedPlugin {
+        /// The plugin asked for.
+        plugin: String,
+        /// Why its folder was refused.
+        cause: String,
+    },
+    /// The plugin's folder did not pass the gate: its manifest does not read, or its package is not trusted or
+    /// not what was installed.
+    #[error("{0}")]
+    Refused(String),
     /// Two different folders hold a plugin of the same name; the second was not installed.
     #[error("plugin {name:?} is installed twice: {} and {}", first.display(), second.display())]
     DuplicatePlugin {
@@ -111,6 +124,9 @@ pub struct PluginInfo {
 
 struct Entry {
     manifest: Arc<PluginManifest>,
+    // How the manifest passed the gate: its later versions pass the same one, and its folder is checked again
+    // against the package record before its code is compiled.
+    admission: Admission,
     // The last stable state reached; the state machine resumes from here after an error.
     stable: Destination,
     state: PluginState,
@@ -126,14 +142,55 @@ type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// The registry and state machine of every plugin in the process.
 pub struct FeatureSubsystem {
     loader: Arc<dyn PluginLoader>,
+    gate: Arc<Gate>,
+    /// Why the last look through the plugin folders refused a folder, by the plugin name it gave: a plugin asked
+    /// for by that name is answered with the reason, not only "not installed".
+    refused: Mutex<BTreeMap<String, String>>,
     plugins: Mutex<BTreeMap<String, Entry>>,
     observers: Mutex<Vec<Observer>>,
 }
 
 impl FeatureSubsystem {
-    /// A subsystem whose `Loading` transitions use `loader`.
-    pub fn new(loader: Arc<dyn PluginLoader>) -> Arc<Self> {
-        Arc::new(FeatureSubsystem { loader, plugins: Mutex::new(BTreeMap::new()), observers: Mutex::new(Vec::new()) })
+    /// A subsystem whose `Loading` transitions use `loader`, and whose plugins come in through `gate` (a host's
+    /// is `package::gate`).
+    pub fn new(loader: Arc<dyn PluginLoader>, gate: Gate) -> Arc<Self> {
+        Arc::new(FeatureSubsystem {
+            loader,
+            gate: Arc::new(gate),
+            refused: Mutex::new(BTreeMap::new()),
+            plugins: Mutex::new(BTreeMap::new()),
+            observers: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The gate plugins found in the process's own plugin folders come in through.
+    pub fn gate(&self) -> &Arc<Gate> {
+        &self.gate
+    }
+
+    /// Reads the plugin folder `dir` and lets it through this subsystem's gate, to install.
+    pub fn admit(&self, dir: &std::path::Path) -> Result<Admitted, FeatureError> {
+        let manifest = PluginManifest::read(dir).map_err(|e| FeatureError::Refused(e.to_string()))?;
+        self.gate.admit(manifest).map_err(|e| FeatureError::Refused(e.to_string()))
+    }
+
+    /// Reads an installed plugin's folder again — its new version — and lets it through the gate its current
+    /// version came through (a fetched plugin's limits hold for its updates too).
+    pub fn readmit(&self, name: &str) -> Result<Admitted, FeatureError> {
+        let (dir, gate) = {
+            let plugins = self.plugins();
+            let entry = plugins.get(name).ok_or_else(|| FeatureError::UnknownPlugin(name.to_string()))?;
+            (entry.manifest.dir.clone(), entry.admission.gate.clone())
+        };
+        let manifest = PluginManifest::read(&dir).map_err(|e| FeatureError::Refused(e.to_string()))?;
+        if manifest.name != name {
+            return Err(FeatureError::Refused(format!(
+                "{}: its manifest now names it {:?}, not {name:?}",
+                manifest.manifest_path.display(),
+                manifest.name
+            )));
+        }
+        gate.admit(manifest).map_err(|e| FeatureError::Refused(e.to_string()))
     }
 
     fn plugins(&self) -> MutexGuard<'_, BTreeMap<String, Entry>> {
@@ -146,13 +203,23 @@ impl FeatureSubsystem {
         self.observers.lock().unwrap_or_else(|e| e.into_inner()).push(observer);
     }
 
-    /// Installs every plugin found in `dirs`. Bad manifests, and folders `vet` refuses, are reported and
-    /// skipped; the rest are installed.
-    pub fn discover(&self, dirs: &[PathBuf], vet: super::discovery::Vet<'_>) -> DiscoveryReport {
-        let mut report = discover(dirs, vet);
+    /// Installs every plugin found in `dirs` that passes the gate. Bad manifests, and folders the gate
+    /// refuses, are reported and skipped; the rest are installed.
+    pub fn discover(&self, dirs: &[PathBuf]) -> DiscoveryReport {
+        let mut report = discover(dirs, &|_| Ok(()));
         let manifests = std::mem::take(&mut report.found);
         for manifest in manifests {
-            match self.install(manifest.clone()) {
+            let name = manifest.name.clone();
+            let admitted = match self.gate.admit(manifest) {
+                Ok(admitted) => admitted,
+                Err(e) => {
+                    self.refused.lock().unwrap_or_else(|e| e.into_inner()).insert(name, e.to_string());
+                    report.errors.push(e.to_string());
+                    continue;
+                }
+            };
+            let manifest = admitted.manifest().clone();
+            match self.install(admitted) {
                 Ok(()) => report.found.push(manifest),
                 Err(e) => report.errors.push(e.to_string()),
             }
@@ -160,8 +227,9 @@ impl FeatureSubsystem {
         report
     }
 
-    /// Installs one plugin from its manifest.
-    pub fn install(&self, manifest: PluginManifest) -> Result<(), FeatureError> {
+    /// Installs one plugin, as its gate admitted it.
+    pub fn install(&self, admitted: Admitted) -> Result<(), FeatureError> {
+        let (manifest, admission) = admitted.into_parts();
         let name = manifest.name.clone();
         {
             let mut plugins = self.plugins();
@@ -179,6 +247,7 @@ impl FeatureSubsystem {
                 name.clone(),
                 Entry {
                     manifest: Arc::new(manifest),
+                    admission,
                     stable: Destination::Installed,
                     state: PluginState::Stable(Destination::Installed),
                     code: None,
@@ -188,6 +257,7 @@ impl FeatureSubsystem {
                 },
             );
         }
+        self.refused.lock().unwrap_or_else(|e| e.into_inner()).remove(&name);
         let installed = PluginState::Stable(Destination::Installed);
         self.notify(&name, installed.clone(), installed);
         Ok(())
@@ -210,23 +280,25 @@ impl FeatureSubsystem {
         Ok(())
     }
 
-    /// Compiles a new version of an installed plugin — `manifest` is its manifest as read again — without
-    /// touching the version in use: the caller swaps it in with [`swap_code`](Self::swap_code) once it has the
-    /// old one out of every world. Runs the compiler off the calling thread.
-    pub async fn compile_new_version(&self, manifest: PluginManifest) -> Result<Arc<dyn LoadedPlugin>, FeatureError> {
-        let name = manifest.name.clone();
+    /// Compiles a new version of an installed plugin — its folder read again and admitted — without touching
+    /// the version in use: the caller swaps it in with [`swap_code`](Self::swap_code) once it has the old one
+    /// out of every world. Its folder is checked against its package first; the checks and the compiler run
+    /// off the calling thread.
+    pub async fn compile_new_version(&self, admitted: &Admitted) -> Result<Arc<dyn LoadedPlugin>, FeatureError> {
+        let name = admitted.name().to_string();
         if self.manifest(&name).is_none() {
             return Err(FeatureError::UnknownPlugin(name));
         }
         let loader = self.loader.clone();
-        let path = manifest.component_path.display().to_string();
-        tokio::task::spawn_blocking(move || loader.load(&manifest))
-            .await
-            .unwrap_or_else(|panic| Err(LoadError::Other { path, cause: format!("loader panicked: {panic}") }))
-            .map_err(|e| FeatureError::Failed {
-                plugin: name,
-                error: PluginError::new(Transition::Loading, e.to_string()),
-            })
+        let admitted = admitted.clone();
+        let path = admitted.manifest().component_path.display().to_string();
+        tokio::task::spawn_blocking(move || {
+            admitted.verify_contents().map_err(|e| LoadError::Refused(e.to_string()))?;
+            loader.load(admitted.manifest())
+        })
+        .await
+        .unwrap_or_else(|panic| Err(LoadError::Other { path, cause: format!("loader panicked: {panic}") }))
+        .map_err(|e| FeatureError::Failed { plugin: name, error: PluginError::new(Transition::Loading, e.to_string()) })
     }
 
     /// Puts a plugin's new version in place of the old one (a hot reload): its manifest and its code, which
@@ -234,9 +306,10 @@ impl FeatureSubsystem {
     /// fails to activate. The plugin must be loaded (its code in use), and keeps its activations.
     pub fn swap_code(
         &self,
-        manifest: PluginManifest,
+        admitted: Admitted,
         code: Arc<dyn LoadedPlugin>,
-    ) -> Result<(Arc<PluginManifest>, Arc<dyn LoadedPlugin>), FeatureError> {
+    ) -> Result<(Admitted, Arc<dyn LoadedPlugin>), FeatureError> {
+        let (manifest, admission) = admitted.into_parts();
         let name = manifest.name.clone();
         let mut plugins = self.plugins();
         let entry = plugins.get_mut(&name).ok_or_else(|| FeatureError::UnknownPlugin(name.clone()))?;
@@ -245,7 +318,8 @@ impl FeatureSubsystem {
             return Err(FeatureError::NotActive(name));
         };
         let old_manifest = std::mem::replace(&mut entry.manifest, Arc::new(manifest));
-        Ok((old_manifest, old_code))
+        let old_admission = std::mem::replace(&mut entry.admission, admission);
+        Ok((Admitted::from_parts((*old_manifest).clone(), old_admission), old_code))
     }
 
     /// Clears an error a world recorded (see [`record_error`](Self::record_error)) once the plugin runs again
@@ -447,10 +521,15 @@ impl FeatureSubsystem {
     }
 
     fn transition_lock(&self, name: &str) -> Result<Arc<tokio::sync::Mutex<()>>, FeatureError> {
-        self.plugins()
-            .get(name)
-            .map(|e| e.transitions.clone())
-            .ok_or_else(|| FeatureError::UnknownPlugin(name.to_string()))
+        self.plugins().get(name).map(|e| e.transitions.clone()).ok_or_else(|| self.unknown(name))
+    }
+
+    /// The error for a plugin that is not installed: with why its folder was refused, if it was.
+    fn unknown(&self, name: &str) -> FeatureError {
+        match self.refused.lock().unwrap_or_else(|e| e.into_inner()).get(name) {
+            Some(cause) => FeatureError::RefusedPlugin { plugin: name.to_string(), cause: cause.clone() },
+            None => FeatureError::UnknownPlugin(name.to_string()),
+        }
     }
 
     fn with_entry<R>(&self, name: &str, f: impl FnOnce(&mut Entry) -> R) -> R {
@@ -501,15 +580,21 @@ impl FeatureSubsystem {
                 self.enter(name, PluginState::Transition(Transition::Loading));
                 let loader = self.loader.clone();
                 let owned = manifest.clone();
-                let code = tokio::task::spawn_blocking(move || loader.load(&owned))
-                    .await
-                    .unwrap_or_else(|panic| {
-                        Err(LoadError::Other {
-                            path: manifest.component_path.display().to_string(),
-                            cause: format!("loader panicked: {panic}"),
-                        })
+                let admission = self.with_entry(name, |e| e.admission.clone());
+                let code = tokio::task::spawn_blocking(move || {
+                    // The folder is checked against its package right before its code is read: a folder changed
+                    // since it was admitted is refused here, with why.
+                    admission.verify_contents(&owned).map_err(|e| LoadError::Refused(e.to_string()))?;
+                    loader.load(&owned)
+                })
+                .await
+                .unwrap_or_else(|panic| {
+                    Err(LoadError::Other {
+                        path: manifest.component_path.display().to_string(),
+                        cause: format!("loader panicked: {panic}"),
                     })
-                    .map_err(|e| PluginError::new(Transition::Loading, e.to_string()))?;
+                })
+                .map_err(|e| PluginError::new(Transition::Loading, e.to_string()))?;
                 self.with_entry(name, |e| e.code = Some(code));
                 self.arrive(name, Destination::Loaded);
             }

@@ -51,18 +51,23 @@ fn manifest(name: &str, deps: &[(&str, bool)]) -> PluginManifest {
     PluginManifest::parse(&Path::new("/plugins").join(name), &text).unwrap()
 }
 
+/// A manifest through the default gate (the operator's own folder).
+fn admitted(manifest: &PluginManifest) -> crate::feature::Admitted {
+    Arc::new(crate::feature::Gate::unchecked()).admit(manifest.clone()).unwrap()
+}
+
 fn subsystem(
     plugins: &[PluginManifest],
     broken: &[&str],
 ) -> (Arc<FeatureSubsystem>, Arc<FakeLoader>, Arc<Mutex<Vec<String>>>) {
     let loader = Arc::new(FakeLoader { broken: broken.iter().map(|s| s.to_string()).collect(), ..Default::default() });
-    let subsystem = FeatureSubsystem::new(loader.clone());
+    let subsystem = FeatureSubsystem::new(loader.clone(), crate::feature::Gate::unchecked());
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = seen.clone();
     subsystem
         .add_observer(Arc::new(move |c: &StateChange| sink.lock().unwrap().push(format!("{} {}", c.plugin, c.state))));
     for m in plugins {
-        subsystem.install(m.clone()).unwrap();
+        subsystem.install(admitted(m)).unwrap();
     }
     seen.lock().unwrap().clear();
     (subsystem, loader, seen)
@@ -196,7 +201,7 @@ fn duplicates_and_unknown_names_are_refused() {
     let (s, _, _) = subsystem(&[manifest("a", &[("ghost", false)])], &[]);
     let mut twin = manifest("a", &[]);
     twin.manifest_path = "/elsewhere/a/plugin.toml".into();
-    assert!(matches!(s.install(twin), Err(FeatureError::DuplicatePlugin { .. })));
+    assert!(matches!(s.install(admitted(&twin)), Err(FeatureError::DuplicatePlugin { .. })));
     assert!(matches!(s.dependency_order("a"), Err(FeatureError::UnknownDependency { .. })));
     assert_eq!(s.dependency_order("zzz"), Err(FeatureError::UnknownPlugin("zzz".into())));
 }

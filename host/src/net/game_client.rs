@@ -302,12 +302,12 @@ impl GameClient {
                 Purpose::Join { name, content } => {
                     let sync = self.mod_sync.as_ref().expect("fetching needs mod sync");
                     let features = self.manager.features().clone();
-                    for manifest in fetch.into_ready() {
+                    for admitted in fetch.into_ready().map_err(ClientError::ModSync)? {
                         let failed = |e: crate::feature::FeatureError| ClientError::ModSync(e.to_string());
-                        if features.manifest(&manifest.name).is_some() {
-                            features.uninstall(&manifest.name).await.map_err(failed)?;
+                        if features.manifest(admitted.name()).is_some() {
+                            features.uninstall(admitted.name()).await.map_err(failed)?;
                         }
-                        features.install(manifest).map_err(failed)?;
+                        features.install(admitted).map_err(failed)?;
                     }
                     let path = store_experience(&sync.cache_dir, &content).map_err(ClientError::ModSync)?;
                     let failed = |cause: String| ClientError::Experience { name: name.clone(), cause };
@@ -316,7 +316,11 @@ impl GameClient {
                 Purpose::Update { plugin } => {
                     // A failed reload leaves the old version running (or the plugin quarantined), as on the
                     // server; play goes on.
-                    if let Err(e) = self.reload(&plugin, fetch.into_ready()).await {
+                    let reloaded = match fetch.into_ready() {
+                        Ok(ready) => self.reload(&plugin, ready).await,
+                        Err(e) => Err(e),
+                    };
+                    if let Err(e) = reloaded {
                         tracing::warn!("the server's new version of {plugin} could not be loaded here: {e}");
                     }
                 }
@@ -326,19 +330,17 @@ impl GameClient {
 
     /// Hot-reloads `plugin` from the folder fetched for it (or, when this client's own copy already is the new
     /// version, from its own folder), keeping its state.
-    async fn reload(&mut self, plugin: &str, ready: Vec<crate::feature::PluginManifest>) -> Result<(), String> {
+    async fn reload(&mut self, plugin: &str, ready: Vec<crate::feature::Admitted>) -> Result<(), String> {
         if !self.manager.live_features().iter().any(|f| f == plugin) {
             return Ok(());
         }
         let new = match ready.into_iter().next() {
-            Some(fetched) => {
-                let mut new =
-                    crate::experience::NewVersion::prepare_from(self.manager.features(), plugin, &fetched.dir)
-                        .await
-                        .map_err(|e| e.to_string())?;
-                new.limit_permissions(&fetched.permissions);
-                new
+            Some(fetched) if fetched.name() == plugin => {
+                crate::experience::NewVersion::prepare_admitted(self.manager.features(), fetched)
+                    .await
+                    .map_err(|e| e.to_string())?
             }
+            Some(other) => return Err(format!("the server sent plugin {:?} as its new version", other.name())),
             None => crate::experience::NewVersion::prepare(self.manager.features(), plugin)
                 .await
                 .map_err(|e| e.to_string())?,

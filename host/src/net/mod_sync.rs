@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use super::protocol::{ClientMessage, ExperienceContent, PackageOffer, ServerMessage};
 use crate::experience::ExperienceManager;
-use crate::feature::{Permissions, PluginManifest};
+use crate::feature::{Admitted, Gate, Permissions, PluginManifest};
 use crate::package::install::{install, provenance, verify_installed};
 pub use crate::package::FetchPolicy;
 use crate::package::{archive, sha256_digest, Package, PackageLimits, PackageSummary, TrustPolicy};
@@ -66,8 +66,21 @@ impl Offers {
     pub fn pack(&mut self, manager: &ExperienceManager, name: &str) -> Result<PackageOffer, String> {
         let manifest = manager.features().manifest(name).ok_or_else(|| format!("plugin {name:?} is gone"))?;
         let package = Package::from_folder(&manifest.dir).map_err(|e| format!("plugin {name:?}: {e}"))?;
-        let record = provenance(&manifest.dir).ok().flatten();
-        let signature = record.filter(|r| &r.package == package.summary()).and_then(|r| r.signature);
+        // A folder installed from a package travels as that package, with its signature, or not at all: one
+        // changed since it was installed is not passed on unsigned.
+        let record = provenance(&manifest.dir).map_err(|e| format!("plugin {name:?}: {e}"))?;
+        let signature = match record {
+            Some(record) if &record.package == package.summary() => record.signature,
+            Some(record) => {
+                return Err(format!(
+                    "plugin {name:?}: {} changed since package {} {} was installed; it is not offered",
+                    manifest.dir.display(),
+                    record.package.name,
+                    record.package.version
+                ))
+            }
+            None => None,
+        };
         let bytes = archive::write(&package, signature.as_ref());
         let offer = PackageOffer { package: package.summary().clone(), signature, archive_size: bytes.len() as u64 };
         self.archives.insert(package.digest().to_string(), Arc::new(bytes));
@@ -117,6 +130,13 @@ impl ModSync {
             cache_dir,
             max_package_bytes: PackageLimits::default().max_bytes,
         }
+    }
+
+    /// The gate fetched plugins come in through: packages checked against this policy's trust, each plugin
+    /// asking for no more than [`permissions`](Self::permissions).
+    pub fn gate(&self) -> Gate {
+        let set_by = "this client's [mod-sync] permissions";
+        crate::package::gate::capped_gate(self.effective_trust(), self.permissions.clone(), set_by)
     }
 
     /// The trust packages are checked against under this policy.
@@ -266,15 +286,11 @@ impl Fetch {
         PluginManifest::read(&folder).map_err(|e| e.to_string())
     }
 
-    /// The plugins to install: their manifests, asking for no more than the client gives fetched plugins.
-    pub fn into_ready(self) -> Vec<PluginManifest> {
-        let permissions = self.sync.permissions;
-        (self.ready.into_iter())
-            .map(|mut manifest| {
-                manifest.permissions = manifest.permissions.intersect(&permissions);
-                manifest
-            })
-            .collect()
+    /// The plugins to install, through the client's gate for fetched plugins ([`ModSync::gate`]): each asks
+    /// for no more than the client gives fetched plugins.
+    pub fn into_ready(self) -> Result<Vec<Admitted>, String> {
+        let gate = Arc::new(self.sync.gate());
+        self.ready.into_iter().map(|manifest| gate.admit(manifest).map_err(|e| e.to_string())).collect()
     }
 }
 
@@ -366,16 +382,16 @@ mod tests {
         serve(&mut fetch, &archive, |_, _| {}).unwrap();
         assert!(fetch.is_done());
         assert_eq!(fetch.downloaded(), std::slice::from_ref(&offer.package));
-        let ready = fetch.into_ready();
-        assert_eq!(ready[0].name, "hud");
-        assert!(ready[0].dir.starts_with(cache.path()));
+        let ready = fetch.into_ready().unwrap();
+        assert_eq!(ready[0].name(), "hud");
+        assert!(ready[0].manifest().dir.starts_with(cache.path()));
         // Found again in the cache, and not fetched; nor when this client has the same plugin itself.
         let again = Fetch::plan(&content(&offer), |_| None, &sync(&key, cache.path())).unwrap();
         assert!(again.is_done() && again.downloaded().is_empty());
         let digest = offer.package.digest.clone();
         let local =
             Fetch::plan(&content(&offer), |_| Some(digest.clone()), &sync(&key, tempfile::tempdir().unwrap().path()));
-        assert!(local.unwrap().into_ready().is_empty(), "its own copy is used");
+        assert!(local.unwrap().into_ready().unwrap().is_empty(), "its own copy is used");
     }
 
     #[test]

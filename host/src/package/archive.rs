@@ -67,7 +67,8 @@ pub fn write(package: &Package, signature: Option<&Signature>) -> Vec<u8> {
 
 /// Reads an archive: the package it holds and its signature (if signed), each blob checked against its digest.
 pub fn read(reader: impl Read, limits: PackageLimits) -> Result<(Package, Option<Signature>), PackageError> {
-    let bad = |why: String| PackageError::Archive(why);
+    // Entry names are the sender's: every message quoting one is shown as data, not as terminal controls.
+    let bad = |why: String| PackageError::Archive(crate::text::shown(&why, crate::text::MAX_CAUSE));
     let mut archive = tar::Archive::new(reader);
     let mut layout = None;
     let mut index = None;

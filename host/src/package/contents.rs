@@ -178,8 +178,10 @@ impl Package {
         if layers.len() > limits.max_files {
             return Err(PackageError::TooManyFiles { count: layers.len(), max: limits.max_files });
         }
-        let declared_size = std::iter::once(manifest.config()).chain(layers).map(|d| d.size()).sum::<u64>();
-        let size = declared_size.saturating_add(manifest_bytes.len() as u64);
+        // Sizes are the sender's word: summed without overflow (a layer of 2^64-1 bytes is only too large).
+        let size = std::iter::once(manifest.config())
+            .chain(layers)
+            .fold(manifest_bytes.len() as u64, |total, descriptor| total.saturating_add(descriptor.size()));
         if size > limits.max_bytes {
             return Err(PackageError::TooLarge { size, max: limits.max_bytes });
         }

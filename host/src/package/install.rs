@@ -1,7 +1,8 @@
 //! Installing a package into a plugin directory, and checking an installed one again when it is loaded.
 //!
-//! A package is unpacked into a temporary folder beside its destination and renamed into place, so a plugin
-//! directory never holds half a package: a failure leaves what was there before. The folder keeps a record of
+//! A package is unpacked into a temporary (hidden, so never discovered) folder beside its destination and
+//! exchanged with what was there in one rename, so a plugin directory never holds half a package: a failure,
+//! or a process killed at any point, leaves what was there before. The folder keeps a record of
 //! the package it came from (`.gfpackage.json`: name, version, digest, signature); loading packs the folder
 //! again and refuses it if the digest changed since, or if the signature is no longer trusted. Folders without
 //! the record are the operator's own (a modder's plugins built from source), as before packages existed.
@@ -72,21 +73,42 @@ pub fn install(
     std::fs::write(&record_path, text).map_err(io(&record_path))?;
 
     let target = plugins_dir.join(package.name());
-    if target.exists() {
-        // Moved aside, not deleted, until the new folder is in place: a failed rename keeps the old plugin.
-        let aside = tempfile::Builder::new().prefix(".replaced-").tempdir_in(plugins_dir).map_err(io(plugins_dir))?;
-        let old = aside.path().join(package.name());
-        std::fs::rename(&target, &old).map_err(io(&target))?;
-        if let Err(source) = std::fs::rename(staging.path(), &target) {
-            let _ = std::fs::rename(&old, &target);
-            return Err(InstallError::Io { path: target, source });
-        }
-    } else {
-        std::fs::rename(staging.path(), &target).map_err(io(&target))?;
-    }
-    // The staging folder was renamed away; forget it rather than delete the installed plugin.
-    let _ = staging.keep();
+    replace_folder(staging.path(), &target).map_err(|source| InstallError::Io { path: target.clone(), source })?;
+    // The staging folder now holds the old plugin, if there was one: it goes as `staging` is dropped.
     Ok((target, verdict))
+}
+
+/// Puts the folder `new` in place of `target` in one step, whatever was there: a process killed at any point
+/// leaves the old folder or the new one at `target`, never neither and never a mix. The old folder, if any,
+/// ends up at `new` (to delete).
+#[cfg(target_os = "linux")]
+fn replace_folder(new: &Path, target: &Path) -> std::io::Result<()> {
+    use rustix::fs::{renameat_with, RenameFlags, CWD};
+    match renameat_with(CWD, new, CWD, target, RenameFlags::EXCHANGE) {
+        Ok(()) => Ok(()),
+        // Nothing to exchange with: the first install of this plugin, renamed into place unless another
+        // install got there first.
+        Err(rustix::io::Errno::NOENT) => {
+            renameat_with(CWD, new, CWD, target, RenameFlags::NOREPLACE).map_err(std::io::Error::from)
+        }
+        Err(e) => Err(std::io::Error::from(e)),
+    }
+}
+
+/// Puts the folder `new` in place of `target`: the old folder is moved aside first and put back if the new one
+/// cannot be renamed into place (systems without an atomic exchange of two names).
+#[cfg(not(target_os = "linux"))]
+fn replace_folder(new: &Path, target: &Path) -> std::io::Result<()> {
+    if !target.exists() {
+        return std::fs::rename(new, target);
+    }
+    let aside = new.with_extension("replaced");
+    std::fs::rename(target, &aside)?;
+    if let Err(e) = std::fs::rename(new, target) {
+        let _ = std::fs::rename(&aside, target);
+        return Err(e);
+    }
+    std::fs::rename(&aside, new)
 }
 
 /// The record of the package `folder` was installed from, if it was installed from one.

@@ -19,11 +19,14 @@
 //!   explicitly allowed (for development).
 //! - **Files** ([`archive`]): one package on disk is an OCI image layout in a tar archive (`oci-archive`, as
 //!   skopeo and podman write them), so standard tools read it.
+//! - **Admitting** ([`gate`]): the checks every plugin folder passes on its way into a process, at start and
+//!   on every later path (a reload, `install DIR`, a fetched update), as the feature subsystem's gate.
 //! - **Installing** ([`install`]): into a temporary folder beside the target, renamed into place, with a record
 //!   of where it came from (`.gfpackage.json`) that loading checks again.
 
 pub mod archive;
 mod contents;
+pub mod gate;
 pub mod install;
 pub mod lock;
 pub mod signing;

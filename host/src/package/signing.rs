@@ -66,9 +66,11 @@ impl SecretKey {
         SecretKey(SigningKey::from_bytes(&seed))
     }
 
-    /// The key as a PKCS#8 PEM file's text.
+    /// The key as a PKCS#8 PEM file's text: version 1 (RFC 8410's plain private key, without the public key
+    /// beside it), the form OpenSSL, Python's `cryptography` and every other tool read.
     pub fn to_pem(&self) -> String {
-        let pem = self.0.to_pkcs8_pem(ed25519_dalek::pkcs8::spki::der::pem::LineEnding::LF);
+        let plain = ed25519_dalek::pkcs8::KeypairBytes { secret_key: self.0.to_bytes(), public_key: None };
+        let pem = plain.to_pkcs8_pem(ed25519_dalek::pkcs8::spki::der::pem::LineEnding::LF);
         pem.expect("an ed25519 key always encodes").to_string()
     }
 
@@ -177,5 +179,26 @@ mod tests {
         assert_eq!(key.public_key().to_string().parse::<PublisherKey>().unwrap(), key.public_key());
         assert!(matches!("ed25519:AAAA".parse::<PublisherKey>(), Err(SignatureError::BadKey(_))));
         assert!(SecretKey::from_pem("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n").is_err());
+    }
+
+    /// The key file is one other tools read: OpenSSL derives the same public key from it.
+    #[test]
+    fn openssl_reads_the_key_file() {
+        let key = SecretKey::generate();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("studio.pem");
+        std::fs::write(&path, key.to_pem()).unwrap();
+        let output = match std::process::Command::new("openssl")
+            .args(["pkey", "-pubout", "-outform", "DER", "-in"])
+            .arg(&path)
+            .output()
+        {
+            Ok(output) => output,
+            Err(_) => return eprintln!("openssl is not installed: not checked"),
+        };
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        let der = output.stdout;
+        let raw = key.public_key().0.to_bytes();
+        assert_eq!(&der[der.len() - 32..], raw.as_slice(), "the public key OpenSSL derives is the key's own");
     }
 }

@@ -164,3 +164,21 @@ fn installing_puts_the_package_in_place_and_loading_checks_it_again() {
     let left: Vec<_> = std::fs::read_dir(&plugins).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(left, ["hud"]);
 }
+
+/// Sizes are the sender's word: two layers declaring 2^64-1 bytes each are refused as too large (a sum that
+/// overflowed panicked the host, in `gfhost install` and in a client's fetch alike).
+#[test]
+fn declared_sizes_that_overflow_are_refused_as_too_large() {
+    let root = tempfile::tempdir().unwrap();
+    let package = Package::from_folder(&plugin_folder(root.path())).unwrap();
+    let (mut manifest, blobs) = parts(&package);
+    manifest["layers"][0]["size"] = u64::MAX.into();
+    manifest["layers"][1]["size"] = u64::MAX.into();
+    assert!(matches!(repack(&manifest, blobs), Err(PackageError::TooLarge { size: u64::MAX, .. })));
+    let crafted = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions/package_archive/declared-sizes-overflow"),
+    )
+    .unwrap();
+    let refused = archive::read(crafted.as_slice(), PackageLimits::default()).unwrap_err();
+    assert!(matches!(refused, PackageError::TooLarge { .. }), "{refused}");
+}

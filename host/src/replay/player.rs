@@ -22,11 +22,17 @@ const CALLS_SHOWN: usize = 12;
 /// Differences a report lists at most.
 const DIFFERENCES_SHOWN: usize = 20;
 
-/// How a replay runs.
+/// How a replay runs. A recording is data: what it names of the machine it was made on (plugin folders, a
+/// folder it installed from, a mods folder) is shown, and followed only with [`follow_recorded`].
+///
+/// [`follow_recorded`]: ReplayOptions::follow_recorded
 #[derive(Debug, Clone, Default)]
 pub struct ReplayOptions {
-    /// Folders of newer builds of the plugins, in place of the folders recorded: to check a fix.
+    /// The folders the plugins play from (the replayer's own, or newer builds to check a fix); `None`: the
+    /// folders recorded.
     pub plugin_dirs: Option<Vec<PathBuf>>,
+    /// Carry out the recording's `install` of folders outside the plugin folders played.
+    pub follow_recorded: bool,
     /// The session's options (runtime, limits, grants, trust) as the host's configuration gives them; the
     /// replay sets its folders and loosens its time limits.
     pub session: SessionOptions,
@@ -162,8 +168,16 @@ pub async fn replay(recording: &Recording, options: ReplayOptions) -> Result<Rep
         );
     }
     let mut session_options = options.session;
-    session_options.plugin_dirs =
-        options.plugin_dirs.clone().unwrap_or_else(|| info.plugin_dirs.iter().map(PathBuf::from).collect());
+    let recorded_dirs: Vec<PathBuf> = info.plugin_dirs.iter().map(PathBuf::from).collect();
+    session_options.plugin_dirs = options.plugin_dirs.clone().unwrap_or_else(|| recorded_dirs.clone());
+    let played_dirs = session_options.plugin_dirs.clone();
+    if !same_folders(&recorded_dirs, &played_dirs) {
+        notes.push(format!(
+            "recorded with the plugins in {}; replayed with those in {} (--follow-recorded plays the recorded ones)",
+            shown_folders(&recorded_dirs),
+            shown_folders(&played_dirs)
+        ));
+    }
     session_options.runtime = without_time_limits(session_options.runtime);
     session_options.manager.chaos = info
         .chaos
@@ -235,9 +249,19 @@ pub async fn replay(recording: &Recording, options: ReplayOptions) -> Result<Rep
                 // A trace writes a file and changes nothing, and a wait only lets wall-clock time pass (a game loop
                 // records the frames played meanwhile): a replay does neither, whatever a recording asks.
                 let replayed = |c: &Command| !matches!(c, Command::Trace(_) | Command::Wait(_));
-                if let Some(command) = line.parse::<Command>().ok().filter(replayed) {
-                    let _ = live.execute(&command).await;
+                let Some(command) = line.parse::<Command>().ok().filter(replayed) else { continue };
+                // A folder elsewhere is installed only when the replayer follows the recording on purpose.
+                if let Command::Install(dir) = &command {
+                    if !options.follow_recorded && !inside_any(dir, &played_dirs) {
+                        notes.push(format!(
+                            "the recording installs {}, outside the plugin folders played: not followed \
+                             (--follow-recorded follows it)",
+                            crate::text::shown(&dir.display().to_string(), 512)
+                        ));
+                        continue;
+                    }
                 }
+                let _ = live.execute(&command).await;
             }
             Record::Reload { plugin } => match &mut world {
                 Replayed::Standalone(live) => {
@@ -329,6 +353,29 @@ pub async fn replay(recording: &Recording, options: ReplayOptions) -> Result<Rep
         }
     }
     Ok(ReplayReport { role: info.role, frames, checkpoints, divergence, notes })
+}
+
+/// Whether two lists of folders name the same folders (as the file system resolves them).
+fn same_folders(a: &[PathBuf], b: &[PathBuf]) -> bool {
+    let resolved = |dirs: &[PathBuf]| -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = dirs.iter().map(|d| d.canonicalize().unwrap_or_else(|_| d.clone())).collect();
+        dirs.sort();
+        dirs.dedup();
+        dirs
+    };
+    resolved(a) == resolved(b)
+}
+
+/// Whether `dir` is inside (or is) one of `folders`, as the file system resolves them.
+fn inside_any(dir: &Path, folders: &[PathBuf]) -> bool {
+    let Ok(dir) = dir.canonicalize() else { return false };
+    folders.iter().filter_map(|f| f.canonicalize().ok()).any(|folder| dir.starts_with(folder))
+}
+
+/// Folders for a note, each shown as data (a recording names them).
+fn shown_folders(dirs: &[PathBuf]) -> String {
+    let shown: Vec<String> = dirs.iter().map(|d| crate::text::shown(&d.display().to_string(), 512)).collect();
+    shown.join(", ")
 }
 
 /// The first twelve hex digits of a digest: enough to tell builds apart in a note.

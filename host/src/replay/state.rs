@@ -115,7 +115,8 @@ fn actor_entries(w: &World, actor: &Actor) -> Vec<(String, String)> {
 fn manager_entries(manager: &ExperienceManager) -> BTreeMap<String, String> {
     let mut entries = BTreeMap::new();
     let playing = manager.live_features();
-    for plugin in manager.played_plugins() {
+    // The experience's plugins, and those activated beside them (from a console): all that run in the world.
+    for plugin in manager.played_plugins().into_iter().chain(playing.iter().cloned()) {
         let how = if playing.contains(&plugin) { "playing" } else { "not playing" };
         entries.insert(format!("plugin {plugin}"), how.to_string());
     }

@@ -103,6 +103,7 @@ impl ExperienceManager {
             timeline: self.timeline.clone(),
             log_level: self.options.plugin_log_level,
             permissions: Arc::new(permissions),
+            permissions_limited_by: manifest.permissions_limited_by().map(Arc::from),
             data_dir,
             tape: self.tape.as_ref().map(|tape| tape.next_instance(name)),
         };
@@ -550,43 +551,41 @@ pub enum ReloadError {
 /// which needs no world, so a game runs it off its frame thread and applies it between frames with
 /// [`ExperienceManager::apply_new_version`].
 pub struct NewVersion {
-    manifest: crate::feature::PluginManifest,
+    manifest: crate::feature::Admitted,
     code: Arc<dyn crate::feature::LoadedPlugin>,
     old: Arc<crate::feature::PluginManifest>,
 }
 
 impl NewVersion {
     /// Reads the plugin's files as they are now and compiles its component (on a blocking-task thread).
+    /// Its folder passes the gate its current version came through, as [`FeatureSubsystem::readmit`] says.
+    ///
+    /// [`FeatureSubsystem::readmit`]: crate::feature::FeatureSubsystem::readmit
     pub async fn prepare(features: &crate::feature::FeatureSubsystem, name: &str) -> Result<Self, ReloadError> {
-        let old = features.manifest(name).ok_or_else(|| ReloadError::NotInWorld(name.to_string()))?;
-        Self::prepare_from(features, name, &old.dir).await
+        if features.manifest(name).is_none() {
+            return Err(ReloadError::NotInWorld(name.to_string()));
+        }
+        let refused = |cause: String| ReloadError::Refused { plugin: name.to_string(), cause };
+        let admitted = features.readmit(name).map_err(|e| refused(e.to_string()))?;
+        Self::prepare_admitted(features, admitted).await
     }
 
-    /// Reads the plugin's new version from the folder `dir` (a package fetched into a folder of its own) and
-    /// compiles its component; the plugin comes from there from now on.
-    pub async fn prepare_from(
+    /// Compiles a new version admitted from a folder of its own (a package fetched into the mods cache, say);
+    /// the plugin comes from there from now on.
+    pub async fn prepare_admitted(
         features: &crate::feature::FeatureSubsystem,
-        name: &str,
-        dir: &std::path::Path,
+        admitted: crate::feature::Admitted,
     ) -> Result<Self, ReloadError> {
-        let old = features.manifest(name).ok_or_else(|| ReloadError::NotInWorld(name.to_string()))?;
-        let refused = |cause: String| ReloadError::Refused { plugin: name.to_string(), cause };
-        let manifest = crate::feature::PluginManifest::read(dir).map_err(|e| refused(e.to_string()))?;
-        if manifest.name != name {
-            return Err(refused(format!("its manifest now names it {:?}", manifest.name)));
-        }
-        let code = features.compile_new_version(manifest.clone()).await.map_err(|e| refused(e.to_string()))?;
-        Ok(NewVersion { manifest, code, old })
+        let name = admitted.name().to_string();
+        let old = features.manifest(&name).ok_or_else(|| ReloadError::NotInWorld(name.clone()))?;
+        let refused = |cause: String| ReloadError::Refused { plugin: name.clone(), cause };
+        let code = features.compile_new_version(&admitted).await.map_err(|e| refused(e.to_string()))?;
+        Ok(NewVersion { manifest: admitted, code, old })
     }
 
     /// The name of the plugin this is a new version of.
     pub fn plugin(&self) -> &str {
-        &self.manifest.name
-    }
-
-    /// Lets the new version ask for no more than `ceiling` (a fetched plugin gets what its client allows).
-    pub fn limit_permissions(&mut self, ceiling: &crate::feature::Permissions) {
-        self.manifest.permissions = self.manifest.permissions.intersect(ceiling);
+        self.manifest.name()
     }
 }
 
@@ -621,7 +620,7 @@ impl ExperienceManager {
     /// instance (and its dependents in this world) out, the new version in.
     pub async fn apply_new_version(&mut self, new: NewVersion) -> Result<Reloaded, ReloadError> {
         let NewVersion { manifest, code, old } = new;
-        let name = manifest.name.clone();
+        let name = manifest.name().to_string();
         let name = name.as_str();
         if !self.in_world.iter().any(|f| f.name == name) {
             if !self.wants(name) {
@@ -629,7 +628,7 @@ impl ExperienceManager {
             }
             return self.bring_back(name, &old, manifest, code).await;
         }
-        let to = manifest.version.clone();
+        let to = manifest.manifest().version.clone();
         // The features of this world that depend on it leave first and come back after it, in dependency
         // order, so none runs against a dependency that is not there.
         let dependents = self.dependents_in_world(name);
@@ -666,10 +665,10 @@ impl ExperienceManager {
         &mut self,
         name: &str,
         old: &crate::feature::PluginManifest,
-        manifest: crate::feature::PluginManifest,
+        manifest: crate::feature::Admitted,
         code: Arc<dyn crate::feature::LoadedPlugin>,
     ) -> Result<Reloaded, ReloadError> {
-        let to = manifest.version.clone();
+        let to = manifest.manifest().version.clone();
         let refused = |cause: String| ReloadError::Refused { plugin: name.to_string(), cause };
         drop(self.features.swap_code(manifest, code).map_err(|e| refused(e.to_string()))?);
         let failures_before = self.report.failures.len();
@@ -719,7 +718,7 @@ impl ExperienceManager {
         &mut self,
         name: &str,
         (old, old_assets): (&crate::feature::PluginManifest, Arc<crate::assets::Assets>),
-        manifest: crate::feature::PluginManifest,
+        manifest: crate::feature::Admitted,
         code: Arc<dyn crate::feature::LoadedPlugin>,
         to: String,
     ) -> Result<Reloaded, ReloadError> {
@@ -736,7 +735,7 @@ impl ExperienceManager {
             report.failures.iter().rev().find(|f| f.source == name).map(|f| f.cause.clone()).unwrap_or_default()
         };
         let cause = last_cause_of(&self.report);
-        let new_version = self.features.swap_code((*old_manifest).clone(), old_code);
+        let new_version = self.features.swap_code(old_manifest, old_code);
         drop(new_version);
         let failures_before = self.report.failures.len();
         self.run_feature_actions_with(name, Some(old_assets)).await;
@@ -758,13 +757,16 @@ impl ExperienceManager {
         Err(ReloadError::Lost { plugin: name.to_string(), cause, old_cause })
     }
 
-    /// Installs a plugin folder while the game runs (it goes `Installed`; activate it to use it). Returns its
-    /// name, and whether it was new: installing a folder already installed changes nothing.
+    /// Installs a plugin folder while the game runs (it goes `Installed`; activate it to use it), once it
+    /// passes the process's gate as the folders found at start do. Returns its name, and whether it was new:
+    /// installing a folder already installed changes nothing.
     pub fn install_plugin(&mut self, dir: &std::path::Path) -> Result<(String, bool), String> {
-        let manifest = crate::feature::PluginManifest::read(dir).map_err(|e| e.to_string())?;
-        let name = manifest.name.clone();
+        let admitted = self.features.admit(dir).map_err(|e| e.to_string())?;
+        // Asked for by a person at a console: a folder that is not its package is refused now, not at activation.
+        admitted.verify_contents().map_err(|e| e.to_string())?;
+        let name = admitted.name().to_string();
         let new = self.features.manifest(&name).is_none();
-        self.features.install(manifest).map_err(|e| e.to_string())?;
+        self.features.install(admitted).map_err(|e| e.to_string())?;
         Ok((name, new))
     }
 

@@ -178,10 +178,10 @@ fn stage(plugins: &[(&str, Behaviour)], features: &[&str]) -> Stage {
     let log: Log = Arc::default();
     let behaviours = plugins.iter().map(|(name, b)| (name.to_string(), b.clone())).collect();
     let loader = Arc::new(FakeLoader { behaviours: Mutex::new(behaviours), log: log.clone() });
-    let subsystem = FeatureSubsystem::new(loader);
+    let subsystem = FeatureSubsystem::new(loader, crate::feature::Gate::unchecked());
     for (name, _) in plugins {
         write_manifest(folder.path(), name, "1.0.0");
-        subsystem.install(PluginManifest::read(&folder.path().join(name)).unwrap()).unwrap();
+        subsystem.install(subsystem.admit(&folder.path().join(name)).unwrap()).unwrap();
     }
     let quoted: Vec<String> = features.iter().map(|f| format!("{f:?}")).collect();
     let experience = folder.path().join("test.toml");

@@ -180,10 +180,16 @@ impl InstanceState {
     /// Refuses a call the plugin has no permission for: a `denied` error naming the permission, and a log line.
     pub(crate) fn denied(&mut self, permission: &str) -> Error {
         let plugin = &*self.env.plugin;
-        let message = format!(
-            "plugin {plugin:?} lacks the {permission} permission (declare it in its plugin.toml and grant it in the \
-             host configuration)"
-        );
+        let message = match &self.env.permissions_limited_by {
+            Some(limit) => format!(
+                "plugin {plugin:?} lacks the {permission} permission (declared in its plugin.toml, granted in the \
+                 host configuration, and allowed by {limit}, which limits what it may have)"
+            ),
+            None => format!(
+                "plugin {plugin:?} lacks the {permission} permission (declare it in its plugin.toml and grant it in \
+                 the host configuration)"
+            ),
+        };
         crate::runtime::plugin_log::line_of_plugin(&self.env, LogLevel::Warn, format!("denied: {message}"));
         self.refuse(Error::Denied(message))
     }
