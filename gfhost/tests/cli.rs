@@ -915,3 +915,17 @@ fn a_plugin_not_found_says_where_it_looked_and_how_to_point_at_it() {
     assert!(!build.status.success());
     assert!(text.contains("there is no folder ") && text.contains("--plugins DIR"), "{text}");
 }
+
+/// What comes from outside (a file's name, an archive's entry, a registry's answer) reaches the terminal as
+/// data: an error quoting it escapes its control characters rather than passing an escape sequence on.
+#[test]
+fn errors_show_outside_text_as_data_never_as_terminal_controls() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let crafted = dir.path().join("pkg\u{1b}[2J\u{1b}]0;owned\u{7}.gfpkg");
+    std::fs::write(&crafted, b"not an archive").unwrap();
+    let output = gfhost(&["install", crafted.to_str().unwrap(), "--into", "nowhere"], dir.path(), dir.path());
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(said.contains("pkg\\u{1b}[2J"), "{said:?}");
+    assert!(!said.trim_end().chars().any(gamefeature_host::text::is_control), "{said:?}");
+}

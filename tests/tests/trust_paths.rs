@@ -96,6 +96,37 @@ async fn a_reload_keeps_the_publishers_ceiling_and_refuses_a_folder_changed_sinc
     manager.end_play().await.unwrap();
 }
 
+/// A capped plugin's denial names the ceiling that limits it, since no grant in the host's configuration can
+/// lift it.
+#[tokio::test]
+async fn a_capped_plugins_denial_names_its_publishers_ceiling() {
+    let studio = Studio::capped();
+    let built = PluginDir::with(&[SCORE_KEEPER]);
+    let plugins = tempfile::tempdir().unwrap();
+    studio.install(&built.folder(&SCORE_KEEPER), plugins.path());
+    let session = studio.session(plugins.path());
+    let experiences = ExperienceDir::new();
+    let scored = "[experience]\nname = \"scored\"\nfeatures = [\"score-keeper\"]\n[[actions]]\n\
+                  kind = \"add-components\"\nactor-class = \"PlayerState\"\ncomponent-class = \"ScoreComponent\"\n";
+    let path = experiences.write("e.toml", scored);
+    let mut manager = session.create_world("w", NetMode::DedicatedServer);
+    manager.load(&path).await.unwrap();
+    let player = manager.with_world(|w| gamefeature_host::game::spawn_player(w, "Character")).unwrap();
+    manager.with_world(|w| gamefeature_host::game::possess(w, &player)).unwrap();
+    manager.with_world(|w| gamefeature_host::game::replicate_player_state(w, &player)).unwrap();
+    for _ in 0..12 {
+        manager.tick(std::time::Duration::from_millis(100));
+    }
+    let track = gamefeature_host::timeline::track::instance("score-keeper", "w");
+    let notes = session.timeline().texts(&track, gamefeature_host::timeline::EventKind::Note);
+    let denial = notes.iter().find(|n| n.contains("needs the write-properties permission")).expect("a denial");
+    assert!(
+        denial.contains("allowed by the ceiling of publisher studio ([publishers.studio] permissions)"),
+        "{denial}"
+    );
+    manager.end_play().await.unwrap();
+}
+
 #[tokio::test]
 async fn a_folder_changed_since_it_was_installed_fails_to_load_at_start_and_says_why() {
     let studio = Studio::capped();

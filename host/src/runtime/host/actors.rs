@@ -70,6 +70,7 @@ impl Host for InstanceState {
 
     fn set_property(&mut self, id: ActorId, component: String, name: String, value: Value) -> Result<(), Error> {
         let text = if let Value::Text(text) = &value { text.len() } else { 0 };
+        let limit = self.env.permissions_limited_by.clone();
         self.guard(
             Call::change_of(id).names(&[("component class", &component), ("property name", &name)]).text(text),
             |w, caller| {
@@ -77,10 +78,12 @@ impl Host for InstanceState {
                 w.create_if_lazy(actor(id), &component)?;
                 let owned = w.owns_component(caller.owner, actor(id), &component)?;
                 if !owned && !caller.permissions.may_write_properties_of(&component) {
+                    let allowed_by = limit.map(|limit| format!(", declared, granted and allowed by {limit}"));
                     return Err(Error::Denied(format!(
                         "the {component} of actor {} was not added by this plugin's requests; writing its properties \
-                     needs the write-properties permission for {component}",
-                        actor(id)
+                     needs the write-properties permission for {component}{}",
+                        actor(id),
+                        allowed_by.unwrap_or_default()
                     )));
                 }
                 Ok(w.set_property_by(caller.owner, caller.host_memory, actor(id), &component, &name, value.into())?)
