@@ -115,7 +115,7 @@ pub fn replay_command(path: &Path, args: ReplayArgs, session: SessionOptions) ->
         info.role,
         info.world,
         if info.experience.is_empty() { "its server's experience" } else { &info.experience },
-        recording.records.len(),
+        recording.record_count(),
         recording.bytes,
         match &plugin_dirs {
             Some(dirs) => crate::display_dirs(dirs),

@@ -276,8 +276,7 @@ impl Hostile {
 fn stops(recording: &Path) -> Vec<String> {
     use gamefeature_host::recording::{Record, Recording};
     let read = Recording::read(recording).unwrap();
-    read.records
-        .into_iter()
+    read.records()
         .filter_map(|record| match record {
             Record::Stopped { cause, .. } => Some(cause),
             Record::OverBudget { cause, .. } => Some(cause),

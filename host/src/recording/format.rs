@@ -245,17 +245,53 @@ pub fn encode(record: &Record) -> Vec<u8> {
     bytes
 }
 
-/// A recording read back: its session, its records in order, and where it was cut if it was.
-#[derive(Debug, Clone, PartialEq)]
+/// A recording read back: its session, its records, and where it was cut if it was. Every record was checked
+/// when it was read (its checksum, and that it decodes), but records are kept as the file's bytes and decoded
+/// one at a time as [`records`](Self::records) walks them: a recording takes the memory of its file, not the
+/// many times more its decoded records would.
+#[derive(Clone, PartialEq)]
 pub struct Recording {
     /// What was recorded.
     pub session: SessionInfo,
-    /// Every complete record after the session's, in order.
-    pub records: Vec<Record>,
     /// Set when the file ends inside a record (the session was cut short): what a replay says.
     pub truncated: Option<String>,
     /// The file's size in bytes.
     pub bytes: usize,
+    /// The file's bytes.
+    data: Vec<u8>,
+    /// Where in `data` the records after the session's are, up to the end of the last complete one.
+    records: std::ops::Range<usize>,
+    /// How many records `data` holds.
+    count: usize,
+    /// Whether the last record is [`Record::End`].
+    ended: bool,
+}
+
+impl std::fmt::Debug for Recording {
+    /// Without the file's bytes: what a person reads of it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recording")
+            .field("session", &self.session)
+            .field("records", &self.count)
+            .field("truncated", &self.truncated)
+            .field("bytes", &self.bytes)
+            .finish()
+    }
+}
+
+/// The records of a recording, decoded one at a time.
+pub struct Records<'a> {
+    rest: &'a [u8],
+}
+
+impl Iterator for Records<'_> {
+    type Item = Record;
+
+    fn next(&mut self) -> Option<Record> {
+        let (record, length) = next_record(self.rest).ok()??;
+        self.rest = &self.rest[length..];
+        Some(record)
+    }
 }
 
 impl Recording {
@@ -267,18 +303,50 @@ impl Recording {
         if size > MAX_RECORDING_BYTES {
             return Err(RecordingError::Oversized { path: name, size });
         }
-        parse(&std::fs::read(path).map_err(io)?, &name)
+        parse_file(std::fs::read(path).map_err(io)?, &name)
     }
 
     /// Whether the session ended as it should (its last record is [`Record::End`]).
     pub fn ended(&self) -> bool {
-        self.records.last() == Some(&Record::End)
+        self.ended
     }
+
+    /// Every complete record after the session's, in order, each decoded as it is reached.
+    pub fn records(&self) -> Records<'_> {
+        Records { rest: &self.data[self.records.clone()] }
+    }
+
+    /// How many records follow the session's.
+    pub fn record_count(&self) -> usize {
+        self.count
+    }
+}
+
+/// The record at the start of `bytes` and the bytes it takes, `None` at the end or inside a record (a file cut
+/// short), or why a complete record is damaged.
+fn next_record(bytes: &[u8]) -> Result<Option<(Record, usize)>, String> {
+    let Some(head) = bytes.get(..8) else { return Ok(None) };
+    let length = u32::from_le_bytes(head[..4].try_into().expect("4 bytes")) as usize;
+    let checksum = u32::from_le_bytes(head[4..].try_into().expect("4 bytes"));
+    if length > MAX_RECORD_BYTES {
+        return Err(format!("claims {length} bytes, more than the {MAX_RECORD_BYTES} a record may"));
+    }
+    let Some(payload) = bytes.get(8..8 + length) else { return Ok(None) };
+    if crc32fast::hash(payload) != checksum {
+        return Err("does not match its checksum".into());
+    }
+    let record: Record = postcard::from_bytes(payload).map_err(|e| format!("cannot be read: {e}"))?;
+    Ok(Some((record, 8 + length)))
 }
 
 /// Reads a recording from its bytes; `name` names it in errors. A file that ends inside a record gives the
 /// records before it and says so in [`Recording::truncated`]; a complete record that is damaged is an error.
 pub fn parse(bytes: &[u8], name: &str) -> Result<Recording, RecordingError> {
+    parse_file(bytes.to_vec(), name)
+}
+
+/// [`parse`], keeping the file's bytes rather than a copy.
+fn parse_file(bytes: Vec<u8>, name: &str) -> Result<Recording, RecordingError> {
     let path = name.to_string();
     if bytes.len() as u64 > MAX_RECORDING_BYTES {
         return Err(RecordingError::Oversized { path, size: bytes.len() as u64 });
@@ -294,36 +362,39 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<Recording, RecordingError> {
         return Err(RecordingError::ForeignVersion { path, found });
     }
     let mut offset = MAGIC.len() + 2;
-    let mut records = Vec::new();
+    let (mut session, mut first, mut count, mut last) = (None, offset, 0, None);
     let mut truncated = None;
     while offset < bytes.len() {
-        let corrupt =
-            |cause: String| RecordingError::Corrupt { path: path.clone(), record: records.len(), offset, cause };
-        let Some(head) = bytes.get(offset..offset + 8) else {
-            truncated = Some(cut_at(records.len(), offset));
+        // Records are numbered from the session's, as they sit in the file.
+        let record = count + usize::from(session.is_some());
+        let corrupt = |cause: String| RecordingError::Corrupt { path: path.clone(), record, offset, cause };
+        let Some((decoded, length)) = next_record(&bytes[offset..]).map_err(corrupt)? else {
+            truncated = Some(cut_at(record, offset));
             break;
         };
-        let length = u32::from_le_bytes(head[..4].try_into().expect("4 bytes")) as usize;
-        let checksum = u32::from_le_bytes(head[4..].try_into().expect("4 bytes"));
-        if length > MAX_RECORD_BYTES {
-            return Err(corrupt(format!("claims {length} bytes, more than the {MAX_RECORD_BYTES} a record may")));
+        offset += length;
+        match (&session, decoded) {
+            (None, Record::Session(info)) => {
+                session = Some(info);
+                first = offset;
+            }
+            (None, _) => return Err(RecordingError::NoSession { path }),
+            (Some(_), decoded) => {
+                count += 1;
+                last = Some(decoded);
+            }
         }
-        let Some(payload) = bytes.get(offset + 8..offset + 8 + length) else {
-            truncated = Some(cut_at(records.len(), offset));
-            break;
-        };
-        if crc32fast::hash(payload) != checksum {
-            return Err(corrupt("does not match its checksum".into()));
-        }
-        let record: Record = postcard::from_bytes(payload).map_err(|e| corrupt(format!("cannot be read: {e}")))?;
-        records.push(record);
-        offset += 8 + length;
     }
-    let mut records = records.into_iter();
-    let Some(Record::Session(session)) = records.next() else {
-        return Err(RecordingError::NoSession { path });
-    };
-    Ok(Recording { session: *session, records: records.collect(), truncated, bytes: bytes.len() })
+    let Some(session) = session else { return Err(RecordingError::NoSession { path }) };
+    Ok(Recording {
+        session: *session,
+        truncated,
+        bytes: bytes.len(),
+        records: first..offset,
+        data: bytes,
+        count,
+        ended: last == Some(Record::End),
+    })
 }
 
 fn cut_at(record: usize, offset: usize) -> String {
@@ -373,7 +444,8 @@ mod tests {
         ];
         let read = parse(&file(&records), "x.gfrec").unwrap();
         assert_eq!(read.session, session());
-        assert_eq!(read.records, records);
+        assert_eq!(read.records().collect::<Vec<_>>(), records);
+        assert_eq!(read.record_count(), records.len());
         assert!(read.ended());
         assert_eq!(read.truncated, None);
     }
@@ -389,7 +461,8 @@ mod tests {
             let between = read.truncated.is_none();
             assert!(between || read.truncated.as_deref().unwrap().contains("cut short"), "cut at {cut}");
             assert!(!read.ended());
-            assert_eq!(read.records, records[..read.records.len()], "cut at {cut}");
+            let read_back: Vec<Record> = read.records().collect();
+            assert_eq!(read_back, records[..read.record_count()], "cut at {cut}");
         }
     }
 

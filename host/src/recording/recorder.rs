@@ -132,7 +132,7 @@ mod tests {
         recorder.write(&Record::Frame { delta_nanos: 5 });
         recorder.flush();
         let so_far = Recording::read(&path).unwrap();
-        assert_eq!(so_far.records, vec![Record::Frame { delta_nanos: 5 }]);
+        assert_eq!(so_far.records().collect::<Vec<_>>(), vec![Record::Frame { delta_nanos: 5 }]);
         assert!(!so_far.ended());
         let size = recorder.finish().unwrap();
         let done = Recording::read(&path).unwrap();

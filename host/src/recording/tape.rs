@@ -44,18 +44,18 @@ impl Tape {
 
     /// A tape that plays back the clock readings of a recording (`records`' [`Record::Clock`]s) and the random
     /// numbers of `seed`.
-    pub fn replaying<'r>(seed: [u8; 32], records: impl IntoIterator<Item = &'r Record>) -> Arc<Tape> {
+    pub fn replaying(seed: [u8; 32], records: impl IntoIterator<Item = Record>) -> Arc<Tape> {
         let mut playback = Playback::default();
         for record in records {
             match record {
                 Record::Clock { instance, clock, value } => {
-                    playback.readings.entry((*instance, *clock)).or_default().push_back(*value);
+                    playback.readings.entry((instance, clock)).or_default().push_back(value);
                 }
                 Record::Stopped { instance, call, cause } => {
-                    playback.stopped.insert((*instance, *call), cause.clone());
+                    playback.stopped.insert((instance, call), cause);
                 }
                 Record::OverBudget { frame, plugin, cause } => {
-                    playback.over_budget.entry(*frame).or_default().push((plugin.clone(), cause.clone()));
+                    playback.over_budget.entry(frame).or_default().push((plugin, cause));
                 }
                 _ => {}
             }
@@ -221,7 +221,7 @@ mod tests {
         recorder.finish().unwrap();
 
         let recording = parse(&out.lock().unwrap(), "memory").unwrap();
-        let replay = Tape::replaying(recording.session.seed, &recording.records);
+        let replay = Tape::replaying(recording.session.seed, recording.records());
         let (a2, b2) = (replay.next_instance("a"), replay.next_instance("b"));
         let never = || panic!("a replay reads no real clock");
         assert_eq!(b2.read_clock(ClockKind::Wall, never), 20);

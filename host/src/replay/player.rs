@@ -187,9 +187,9 @@ pub async fn replay(recording: &Recording, options: ReplayOptions) -> Result<Rep
     let session = Session::new(session_options).map_err(|e| ReplayError(e.to_string()))?;
     let net_mode: NetMode = info.net_mode.parse().map_err(|e| ReplayError(format!("the recorded world: {e}")))?;
     let mut manager = session.create_world(&info.world, net_mode);
-    let tape = Tape::replaying(info.seed, &recording.records);
+    let tape = Tape::replaying(info.seed, recording.records());
     manager.set_tape(tape.clone());
-    let polls = RecordedPolls::of(&recording.records);
+    let polls = RecordedPolls::of(recording.records());
     let experience = Path::new(&info.experience);
     if let Some(recorded) = &info.experience_digest {
         let now = file_digest(experience);
@@ -226,7 +226,8 @@ pub async fn replay(recording: &Recording, options: ReplayOptions) -> Result<Rep
     let mut recorded = WorldState::default();
     let (mut frames, mut checkpoints, mut equal_at, mut chain) = (0, 0, None, 0);
     let mut divergence = None;
-    for record in &recording.records {
+    for record in recording.records() {
+        let record = &record;
         match record {
             Record::Frame { delta_nanos } => {
                 let delta = Duration::from_nanos(*delta_nanos);

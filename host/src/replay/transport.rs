@@ -96,11 +96,11 @@ pub struct RecordedPolls {
 
 impl RecordedPolls {
     /// The polls among `records`.
-    pub fn of<'r>(records: impl IntoIterator<Item = &'r Record>) -> Self {
+    pub fn of(records: impl IntoIterator<Item = Record>) -> Self {
         let mut polls = HashMap::new();
         for record in records {
             if let Record::Polled { poll, events } = record {
-                polls.entry(*poll).or_insert_with(Vec::new).extend(events.iter().cloned());
+                polls.entry(poll).or_insert_with(Vec::new).extend(events);
             }
         }
         RecordedPolls { polls }
