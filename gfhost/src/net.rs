@@ -617,9 +617,11 @@ impl ServerScript {
                 |why: &str| anyhow::anyhow!("{}:{}: {why} (`wait MS` or `reload PLUGIN`)", path.display(), number + 1);
             match line.split_whitespace().collect::<Vec<_>>().as_slice() {
                 [] => {}
-                ["wait", ms] => at_ms += ms.parse::<u64>().map_err(|e| fail(&format!("{ms:?}: {e}")))?,
+                ["wait", ms] => {
+                    at_ms = at_ms.saturating_add(ms.parse::<u64>().map_err(|e| fail(&format!("{ms:?}: {e}")))?)
+                }
                 ["reload", plugin] => {
-                    let frame = (at_ms * u64::from(tick_rate)).div_ceil(1000) as usize;
+                    let frame = at_ms.saturating_mul(u64::from(tick_rate)).div_ceil(1000) as usize;
                     script.reloads.push_back((frame, plugin.to_string()));
                 }
                 _ => return Err(fail(&format!("{line:?} is not a server command"))),

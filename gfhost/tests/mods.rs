@@ -17,6 +17,14 @@ fn trusting(dir: &Path, name: &str, key: &str) -> std::path::PathBuf {
     path
 }
 
+/// A publisher key made with `keygen` in `work`, and a configuration trusting it as "studio".
+fn studio_key(built: &PluginDir, cache: &Path, work: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let key_file = work.join("studio.pem");
+    let keygen = stdout(gfhost(built.path(), cache).arg("keygen").arg(&key_file).output().unwrap());
+    let key = keygen.lines().find_map(|l| l.strip_prefix("public key: ")).unwrap().to_string();
+    (key_file, trusting(work, "studio.toml", &key))
+}
+
 fn stdout(output: std::process::Output) -> String {
     let text = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(output.status.success(), "{text}{}", String::from_utf8_lossy(&output.stderr));
@@ -28,10 +36,7 @@ fn a_player_with_no_plugins_joins_a_server_of_signed_packages_and_plays() {
     let (built, experiences) = setup();
     let cache = shared_cache();
     let work = tempfile::tempdir().unwrap();
-    let key_file = work.path().join("studio.pem");
-    let keygen = stdout(gfhost(built.path(), &cache).arg("keygen").arg(&key_file).output().unwrap());
-    let key = keygen.lines().find_map(|l| l.strip_prefix("public key: ")).unwrap().to_string();
-    let studio = trusting(work.path(), "studio.toml", &key);
+    let (key_file, studio) = studio_key(&built, &cache, work.path());
 
     let packages = work.path().join("packages");
     let server_plugins = work.path().join("server-plugins");
@@ -87,6 +92,73 @@ fn a_player_with_no_plugins_joins_a_server_of_signed_packages_and_plays() {
     let left = server.wait_for(|l| l.contains(" left: ") && l.contains("does not trust"));
     assert!(left.contains("could not be synced"), "{left}");
 
+    server.signal(libc::SIGTERM);
+    let (status, text) = server.finish();
+    assert_eq!(status.code(), Some(0), "{text}");
+}
+
+/// The documented live update: a signed package installed into the folder a `server --watch` plays from is
+/// seen, reloaded through the host's checks and offered to the players, who fetch it and reload it too. A
+/// folder changed by hand afterwards is refused, named, and not offered.
+#[test]
+fn a_package_installed_into_a_watched_servers_folder_is_a_live_update_its_players_follow() {
+    let (built, experiences) = setup();
+    let cache = shared_cache();
+    let work = tempfile::tempdir().unwrap();
+    let (key_file, studio) = studio_key(&built, &cache, work.path());
+    let pack = |folder: &Path, out: &Path| {
+        let mut pack = gfhost(built.path(), &cache);
+        pack.arg("pack").arg(folder).arg("--key").arg(&key_file).arg("--out").arg(out);
+        stdout(pack.output().unwrap());
+    };
+    let packages = work.path().join("packages");
+    for plugin in &DEFAULT_PLUGINS {
+        pack(&built.folder(plugin), &packages);
+    }
+    let server_plugins = work.path().join("server-plugins");
+    let install = |package: &Path| {
+        let mut install = gfhost_configured(&server_plugins, &cache, &studio);
+        install.arg("install").arg(package).arg("--into").arg(&server_plugins);
+        install.output().unwrap()
+    };
+    for entry in std::fs::read_dir(&packages).unwrap() {
+        stdout(install(&entry.unwrap().path()));
+    }
+    // Version 0.1.1 of score-keeper, packed and signed beside the rest.
+    built.edit_manifest(&SCORE_KEEPER, |text| text.replace("version = \"0.1.0\"", "version = \"0.1.1\""));
+    pack(&built.folder(&SCORE_KEEPER), &work.path().join("update"));
+
+    let mut server_command = gfhost_configured(&server_plugins, &cache, &studio);
+    server_command.arg("server").arg(experiences.path().join("default.toml")).args(["--listen", "127.0.0.1:0"]);
+    server_command.arg("--watch");
+    let (mut server, addr, pin) = start_server(server_command);
+    let empty = work.path().join("player-plugins");
+    std::fs::create_dir(&empty).unwrap();
+    let mut player = Running::start({
+        let mut command = gfhost_configured(&empty, &cache, &studio);
+        command.args(["client", "--connect", &addr, "--server-cert-sha256", &pin]);
+        command.arg("--experiences").arg(&empty).arg("--mods-dir").arg(work.path().join("mods"));
+        command
+    });
+    player.wait_for(|l| l.starts_with("playing \"Shooter Gym\""));
+
+    stdout(install(&work.path().join("update/score-keeper-0.1.1.gfpkg")));
+    let reloaded = server.wait_for(|l| l.contains("score-keeper reloaded") || l.contains("error: reloading"));
+    assert!(reloaded.contains("score-keeper reloaded: 0.1.0 -> 0.1.1; clients follow"), "{reloaded}");
+
+    // Changed by hand after it was installed: refused, saying why, and the installed version plays on.
+    let component = server_plugins.join("score-keeper/score_keeper.wasm");
+    let mut bytes = std::fs::read(&component).unwrap();
+    bytes.push(0);
+    std::fs::write(&component, bytes).unwrap();
+    let refused = server.wait_for(|l| l.contains("reloading score-keeper"));
+    assert!(refused.contains("changed since package score-keeper 0.1.1 was installed"), "{refused}");
+
+    player.signal(libc::SIGTERM);
+    let (status, text) = player.finish();
+    assert_eq!(status.code(), Some(0), "{text}");
+    let followed = text.lines().any(|l| l.starts_with("the server updated score-keeper to 0.1.1: fetched"));
+    assert!(followed && text.contains("and reloaded"), "the player followed the live update:\n{text}");
     server.signal(libc::SIGTERM);
     let (status, text) = server.finish();
     assert_eq!(status.code(), Some(0), "{text}");

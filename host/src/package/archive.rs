@@ -91,7 +91,8 @@ pub fn read(reader: impl Read, limits: PackageLimits) -> Result<(Package, Option
             if size > max {
                 return Err(PackageError::TooLarge { size, max });
             }
-            let mut bytes = Vec::with_capacity(size as usize);
+            // The header's size is the sender's word: reserved only up to a MiB, the rest as bytes arrive.
+            let mut bytes = Vec::with_capacity(size.min(1 << 20) as usize);
             entry.take(max).read_to_end(&mut bytes).map_err(|e| bad(format!("{path} is truncated: {e}")))?;
             if bytes.len() as u64 != size {
                 return Err(bad(format!("{path} is truncated")));

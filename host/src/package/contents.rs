@@ -185,10 +185,15 @@ impl Package {
         if size > limits.max_bytes {
             return Err(PackageError::TooLarge { size, max: limits.max_bytes });
         }
-        let mut kept = BTreeMap::new();
+        let mut kept: BTreeMap<String, Vec<u8>> = BTreeMap::new();
         for descriptor in std::iter::once(manifest.config()).chain(layers) {
             let digest = descriptor.digest().to_string();
-            if kept.contains_key(&digest) {
+            if let Some(bytes) = kept.get(&digest) {
+                // The same blob named twice must be named with its size both times: a size is counted in the
+                // package's, and is not the sender's to make up.
+                if bytes.len() as u64 != descriptor.size() {
+                    return Err(PackageError::BadBlob { digest });
+                }
                 continue;
             }
             let bytes = blobs.remove(&digest).ok_or_else(|| PackageError::MissingBlob(digest.clone()))?;

@@ -182,3 +182,16 @@ fn declared_sizes_that_overflow_are_refused_as_too_large() {
     let refused = archive::read(crafted.as_slice(), PackageLimits::default()).unwrap_err();
     assert!(matches!(refused, PackageError::TooLarge { .. }), "{refused}");
 }
+
+/// A blob named twice is checked against its size both times: the package's size is what it holds.
+#[test]
+fn a_blob_named_twice_with_another_size_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let package = Package::from_folder(&plugin_folder(root.path())).unwrap();
+    let (mut manifest, blobs) = parts(&package);
+    let mut second = manifest["layers"][1].clone();
+    second["annotations"]["org.opencontainers.image.title"] = "data/copy.txt".into();
+    second["size"] = 1_000_000.into();
+    manifest["layers"].as_array_mut().unwrap().push(second);
+    assert!(matches!(repack(&manifest, blobs), Err(PackageError::BadBlob { .. })));
+}

@@ -130,7 +130,8 @@ impl InstanceTape {
                         }
                         let last = playback.last.get(&key).copied().unwrap_or_default();
                         if clock == ClockKind::Monotonic {
-                            last + 1
+                            // The recording's word: a last reading of u64::MAX stays there.
+                            last.saturating_add(1)
                         } else {
                             last
                         }
@@ -238,5 +239,16 @@ mod tests {
             replay.beyond_recording(),
             vec!["a (instance 0) read its Monotonic clock more often than the recording holds"]
         );
+    }
+
+    /// A recording's last monotonic reading of u64::MAX (the file's word) stays there past the recording.
+    #[test]
+    fn a_monotonic_clock_at_its_end_stays_there() {
+        let records = [Record::Clock { instance: 0, clock: ClockKind::Monotonic, value: u64::MAX }];
+        let replay = Tape::replaying([0; 32], records);
+        let instance = replay.next_instance("a");
+        let never = || panic!("a replay reads no real clock");
+        assert_eq!(instance.read_clock(ClockKind::Monotonic, never), u64::MAX);
+        assert_eq!(instance.read_clock(ClockKind::Monotonic, never), u64::MAX);
     }
 }

@@ -9,11 +9,22 @@
 /// The largest initial linear memory, in bytes, among the core modules of `component` (a component or a core
 /// module); `None` when the bytes cannot be read as one.
 pub fn largest_initial_memory(component: &[u8]) -> Option<u64> {
+    largest_within(component, 0)
+}
+
+/// How deep components may nest here: a component file is read before wasmtime validates it, and a crafted one
+/// nests a few bytes a level (deeper than any real component, and than a thread's stack would hold).
+const MAX_NESTING: usize = 100;
+
+fn largest_within(component: &[u8], depth: usize) -> Option<u64> {
+    if depth > MAX_NESTING {
+        return None;
+    }
     let body = component.get(8..)?;
     sections(body)?.into_iter().try_fold(0u64, |largest, (id, section)| {
         let found = match (id, component.get(4..8)?) {
             // A component's core module (section 1) and nested component (section 4) start with their own header.
-            (1 | 4, [_, _, 0x01, 0x00]) => largest_initial_memory(section)?,
+            (1 | 4, [_, _, 0x01, 0x00]) => largest_within(section, depth + 1)?,
             // A core module's memory section.
             (5, [0x01, 0x00, 0x00, 0x00]) => memories(section)?,
             _ => 0,
@@ -102,5 +113,27 @@ mod tests {
         }
         assert_eq!(largest_initial_memory(b"\0asm"), None);
         assert_eq!(largest_initial_memory(&[0xff; 64]), None);
+    }
+
+    /// A component nested a hundred thousand deep (a few bytes a level) is refused, not walked into a stack
+    /// overflow.
+    #[test]
+    fn a_component_nested_without_end_gives_nothing() {
+        let mut nested = COMPONENT_HEADER.to_vec();
+        for _ in 0..100_000 {
+            let mut size = Vec::new();
+            let mut left = nested.len() as u64;
+            loop {
+                let byte = (left & 0x7f) as u8;
+                left >>= 7;
+                if left == 0 {
+                    size.push(byte);
+                    break;
+                }
+                size.push(byte | 0x80);
+            }
+            nested = [&COMPONENT_HEADER[..], &[4], &size, &nested].concat();
+        }
+        assert_eq!(largest_initial_memory(&nested), None);
     }
 }

@@ -40,7 +40,10 @@ impl World {
             None => (0, None),
         };
         let bytes = written::charge_of(name, &value);
-        let mine_before = self.written.bytes_of(owner) - if old_writer == Some(owner) { old_bytes } else { 0 };
+        // Saturating: the game (or a replica) may have replaced the plugin's value since, with a costlier one the
+        // plugin was never charged for.
+        let mine_before =
+            self.written.bytes_of(owner).saturating_sub(if old_writer == Some(owner) { old_bytes } else { 0 });
         if mine_before + bytes > budget {
             return Err(WorldError::Denied(format!(
                 "the plugin's properties would hold {} bytes of host memory, over its budget of {budget}",
@@ -104,6 +107,12 @@ impl World {
             .component_mut(component)
             .ok_or_else(|| WorldError::NoSuchComponent { actor, component: component.to_string() })?;
         let old = component_ref.properties.insert(name, value.clone());
+        // The value is the host's now: the plugin that wrote the old one is credited its bytes.
+        let writer = component_ref.writers.remove(name);
+        if let (Some(writer), Some(old)) = (writer, &old) {
+            let key = (actor, component.to_string(), name.to_string());
+            self.written.credit(writer, &key, written::charge_of(name, old));
+        }
         self.property_changed(actor, component, name, old, Some(value));
         Ok(())
     }
@@ -158,5 +167,27 @@ impl World {
     /// Live property watches, for leak checks.
     pub fn live_watches(&self) -> usize {
         self.manager.watches.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::world::component_manager::{OwnerId, RequestFlags};
+    use crate::world::{NetMode, Value, World};
+
+    /// The game writing over a plugin's value takes it over: the plugin is credited what it was charged, and
+    /// its next write is counted from there (it underflowed when the game's value cost more).
+    #[test]
+    fn a_value_the_game_writes_over_is_credited_to_the_plugin_that_wrote_it() {
+        let mut world = World::new("w", NetMode::Standalone);
+        let pawn = world.spawn("Character").unwrap();
+        let plugin = OwnerId(7);
+        let _request = world.add_component_request(plugin, "Character", "Tag", RequestFlags::default()).unwrap();
+        world.set_property_by(plugin, 1 << 20, pawn, "Tag", "label", Value::Text(String::new())).unwrap();
+        assert!(world.property_bytes_of(plugin) > 0);
+        world.set_property(pawn, "Tag", "label", Value::Text("x".repeat(1000))).unwrap();
+        assert_eq!(world.property_bytes_of(plugin), 0, "the value is the game's now");
+        world.set_property_by(plugin, 1 << 20, pawn, "Tag", "label", Value::Integer(1)).unwrap();
+        assert!(world.property_bytes_of(plugin) > 0);
     }
 }

@@ -10,8 +10,10 @@ use super::actor::{Actor, ActorId};
 /// Slot numbers with this bit set are a client's own actors.
 const LOCAL_BIT: u32 = 1 << 31;
 
-/// How far past the slots a client has a replica's slot may be: a server hands out slots in order, so a slot far
-/// beyond is a broken server, not a reason to allocate gigabytes.
+/// How far past the replicas a client has placed a replica's slot may be: a server hands out slots in order (a
+/// slot is never beyond the actors it ever had), so a slot far beyond is a broken or hostile server, not a reason
+/// to allocate. Counted from the replicas placed, not from the slots there are, so spawns that each reach the gap
+/// further on cannot grow a client's slots by the gap each time.
 const MAX_SLOT_GAP: usize = 1 << 16;
 
 #[derive(Debug, Default)]
@@ -24,6 +26,8 @@ pub(super) struct Slot {
 struct Range {
     slots: Vec<Slot>,
     free: Vec<u32>,
+    /// Replicas placed in this range so far (a client's main range).
+    placed: usize,
 }
 
 /// The actor slots of one world.
@@ -95,7 +99,7 @@ impl Slots {
             return None;
         }
         let index = slot as usize;
-        if index > self.main.slots.len() + MAX_SLOT_GAP {
+        if index > self.main.placed + MAX_SLOT_GAP {
             return None;
         }
         if self.main.slots.len() <= index {
@@ -106,7 +110,8 @@ impl Slots {
             return None;
         }
         entry.generation = id.generation();
-        Some(entry)
+        self.main.placed += 1;
+        Some(&mut self.main.slots[index])
     }
 
     /// Empties a live actor's slot for reuse: the id names nobody from now on.
@@ -137,5 +142,19 @@ mod tests {
         assert_ne!(own.slot(), b.slot());
         assert!(client.place(own).is_none(), "a replica never lands in the client-only range");
         assert!(client.place(ActorId::new(0x7fff_fff0, 0)).is_none(), "nor gigabytes beyond the slots there are");
+    }
+
+    /// A hostile server spawning each replica a gap further on grows a client's slots by the gap once, not each
+    /// time.
+    #[test]
+    fn replicas_placed_ever_further_away_are_refused_past_one_gap() {
+        let mut client = Slots::default();
+        let mut refused = 0;
+        for step in 1..=100u32 {
+            let far = ActorId::new(step * MAX_SLOT_GAP as u32, 0);
+            refused += usize::from(client.place(far).is_none());
+        }
+        assert_eq!(refused, 99);
+        assert!(client.main.slots.len() <= 2 * MAX_SLOT_GAP + 1, "{}", client.main.slots.len());
     }
 }
