@@ -145,6 +145,11 @@ enum Command {
         /// With --ticket-key-file: the match this server plays; tickets for another are refused.
         #[arg(long, requires = "ticket_key_file")]
         match_id: Option<String>,
+        /// What a ticket presented while its player plays on another connection does: `refuse` it (a ticket
+        /// leaked or shared), or `take-over` the player (a reconnect that does not wait for the old connection
+        /// to time out).
+        #[arg(long, value_enum, default_value = "refuse")]
+        ticket_reuse: TicketReuseArg,
         /// Serve /metrics (Prometheus), /healthz and /readyz on this address [default when given without one:
         /// 127.0.0.1:9100].
         #[arg(long, num_args = 0..=1, default_missing_value = "127.0.0.1:9100")]
@@ -351,6 +356,15 @@ enum Command {
     },
 }
 
+/// `--ticket-reuse`: what a second use of a join ticket does.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum TicketReuseArg {
+    /// Refuse the new connection.
+    Refuse,
+    /// The new connection takes the player over.
+    TakeOver,
+}
+
 fn parse_fetch_policy(name: &str) -> Result<FetchPolicy, String> {
     match name {
         "trusted" => Ok(FetchPolicy::Trusted),
@@ -485,6 +499,7 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
             client_rate,
             ticket_key_file,
             match_id,
+            ticket_reuse,
             admin,
             agones,
             watch,
@@ -510,6 +525,10 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
                 max_players,
                 client_rate: Some(client_rate).filter(|rate| *rate > 0),
                 tickets,
+                ticket_reuse: match ticket_reuse {
+                    TicketReuseArg::Refuse => gamefeature_host::net::TicketReuse::Refuse,
+                    TicketReuseArg::TakeOver => gamefeature_host::net::TicketReuse::TakeOver,
+                },
                 admin,
                 fleet: if agones { net::Fleet::Agones } else { net::Fleet::Standalone },
                 watch,

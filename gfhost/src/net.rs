@@ -49,6 +49,8 @@ pub struct ServerArgs<'a> {
     pub client_rate: Option<u32>,
     /// Join tickets clients must present, signed with this key, for this match.
     pub tickets: Option<gamefeature_host::net::TicketPolicy>,
+    /// What a second use of a ticket does.
+    pub ticket_reuse: gamefeature_host::net::TicketReuse,
     /// Where to serve `/metrics`, `/healthz` and `/readyz`.
     pub admin: Option<SocketAddr>,
     /// The orchestrator that runs this server, if any.
@@ -129,6 +131,7 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
         closed: closed_until_allocated,
         reconnect_grace: None,
         client_rate: args.client_rate,
+        ticket_reuse: args.ticket_reuse,
     };
     let mut server = GameServer::new(manager, transport, options);
     println!("listening on {addr} (QUIC; tick rate {} Hz)", args.tick_rate);

@@ -160,18 +160,23 @@ fn prometheus_scrapes_a_serving_servers_metrics() {
     assert_eq!(status.code(), Some(0), "{text}");
 }
 
-/// The probes an orchestrator sends: alive while the experience loads, ready once it has loaded; metrics in
-/// the OpenMetrics text format; nothing else served. (A stalled frame loop's answer is unit-tested in `admin`.)
-#[test]
-fn a_servers_probes_answer_while_it_loads_and_plays() {
-    let (plugins, experiences) = setup();
-    let cache = shared_cache();
-    let mut command = gfhost(plugins.path(), &cache);
+/// A server of the default experience with an admin endpoint on loopback, and that endpoint's address.
+fn server_with_admin(plugins: &PluginDir, experiences: &ExperienceDir) -> (Running, String) {
+    let mut command = gfhost(plugins.path(), &shared_cache());
     command.arg("server").arg(experiences.path().join("default.toml"));
     command.args(["--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"]);
     let mut server = Running::start(command);
     let admin = server.wait_for(|l| l.starts_with("admin endpoint on http://"));
     let admin = admin.trim_start_matches("admin endpoint on http://").split_whitespace().next().unwrap().to_string();
+    (server, admin)
+}
+
+/// The probes an orchestrator sends: alive while the experience loads, ready once it has loaded; metrics in
+/// the OpenMetrics text format; nothing else served. (A stalled frame loop's answer is unit-tested in `admin`.)
+#[test]
+fn a_servers_probes_answer_while_it_loads_and_plays() {
+    let (plugins, experiences) = setup();
+    let (mut server, admin) = server_with_admin(&plugins, &experiences);
     // Bound before the experience loads: alive, not ready.
     let loading = get(&format!("http://{admin}/healthz")).unwrap();
     assert_eq!(loading.0, 200, "{loading:?}");
@@ -317,4 +322,52 @@ mod agones {
         assert_eq!(status.code(), Some(0), "{text}");
         drop(sdk_server);
     }
+}
+
+/// The series a scrape holds (its lines that are not comments).
+fn series(metrics: &str) -> Vec<&str> {
+    metrics.lines().filter(|l| !l.starts_with('#')).collect()
+}
+
+/// A metric's value in a scrape, by its series' name and labels as written.
+fn value(metrics: &str, series: &str) -> Option<f64> {
+    metrics.lines().find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+/// A crowd of connections that never join (no token needed): each is closed, the series a scrape holds stay
+/// as many as before, and the connections closed show by why, with what they carried counted server-wide.
+#[test]
+fn connections_that_never_join_leave_the_series_flat_and_are_counted_by_why() {
+    use gamefeature_host::net::transport::quic::QuicClient;
+    use gamefeature_host::net::transport::trust::{Fingerprint, ServerTrust};
+    use gamefeature_host::net::transport::{Channel, ClientTransport};
+
+    let (plugins, experiences) = setup();
+    let (mut server, admin) = server_with_admin(&plugins, &experiences);
+    let listening = server.wait_for(|l| l.starts_with("listening on "));
+    let addr = listening.trim_start_matches("listening on ").split_whitespace().next().unwrap().parse().unwrap();
+    let pin = server.wait_for(|l| l.starts_with("certificate sha256: "));
+    let pin = ServerTrust::Pinned(Fingerprint::parse(pin.trim_start_matches("certificate sha256: ")).unwrap());
+    server.wait_for(|l| l.starts_with("ready: "));
+    let metrics = || get(&format!("http://{admin}/metrics")).map(|(_, body)| body).unwrap_or_default();
+    let before = eventually("a first scrape", || Some(metrics()).filter(|m| m.contains("connections_closed")));
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mut crowd = Vec::new();
+    for _ in 0..40 {
+        let mut peer = runtime.block_on(QuicClient::connect(addr, &pin, Duration::from_secs(10))).unwrap();
+        peer.send(Channel::Reliable, vec![0xff; 64]);
+        crowd.push(peer);
+    }
+    let closed = "gamefeature_connections_closed_total{reason=\"protocol\"}";
+    let after = eventually("40 connections closed for the protocol", || {
+        Some(metrics()).filter(|m| value(m, closed).is_some_and(|n| n >= 40.0))
+    });
+    assert_eq!(series(&after).len(), series(&before).len(), "no series per connection:\n{after}");
+    assert!(!after.contains("client=\""), "a connection that never joined has no series:\n{after}");
+    let received = value(&after, "gamefeature_received_bytes_total").unwrap_or_default();
+    assert!(received >= 40.0 * 64.0, "what the closed connections sent is counted: {received}\n{after}");
+    server.signal(libc::SIGTERM);
+    let (status, text) = server.finish();
+    assert_eq!(status.code(), Some(0), "{text}");
 }

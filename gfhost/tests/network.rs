@@ -216,12 +216,18 @@ fn a_client_without_a_server_says_so() {
     let cache = shared_cache();
     // A port nobody listens on: bound, then released.
     let port = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let started = std::time::Instant::now();
     let output = gfhost(plugins.path(), &cache)
         .args(["client", "--connect", &format!("127.0.0.1:{port}"), "--insecure-loopback", "--experiences"])
         .arg(experiences.path())
         .output()
         .unwrap();
+    let ran = started.elapsed().as_secs_f64();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success());
-    assert!(stderr.contains(&format!("no server answered at 127.0.0.1:{port}")), "{stderr}");
+    assert!(stderr.contains(&format!("no server answered at 127.0.0.1:{port} within ")), "{stderr}");
+    // The time it says is no more than the time it waited (the handshake ends at the connection's idle timeout,
+    // before the client's own wait).
+    let said: f64 = stderr.split(" within ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!(said <= ran, "it says {said} s; it ran {ran:.1} s: {stderr}");
 }

@@ -435,12 +435,40 @@ async fn a_server_closed_until_its_match_takes_only_the_matchs_players() {
 
 /// Each player presents a join ticket its matchmaker signed: a good one plays, one for another match or an
 /// expired one is refused saying why, and the same player joining again replaces its older connection.
+/// By default, a ticket presented while its player plays on another connection is refused (a ticket leaked or
+/// shared does not take a player away), and the player plays on.
+#[tokio::test]
+async fn a_second_use_of_a_ticket_is_refused_by_default() {
+    use gamefeature_host::net::ticket::{unix_now, Ticket, TicketKey};
+    let key = TicketKey::new(vec![42; 32]).unwrap();
+    let policy = gamefeature_host::net::TicketPolicy { key: key.clone(), match_id: None };
+    let options = ServerOptions { tick_rate: 30, tickets: Some(policy), ..Default::default() };
+    let mut game = Game::start(Conditions::PERFECT, options).await;
+    let ticket =
+        key.mint(&Ticket { player: "ada".into(), name: "Ada".into(), match_id: None, expires: unix_now() + 60 });
+    game.join(Some(&ticket));
+    for _ in 0..10 {
+        game.frame().await;
+    }
+    let (&ada, &player) = game.server.players().iter().next().expect("ada plays");
+    game.join(Some(&ticket));
+    for _ in 0..10 {
+        game.frame().await;
+    }
+    assert_eq!(game.server.players().get(&ada), Some(&player), "the first connection keeps the player");
+    match game.clients[1].state() {
+        ClientState::Ended(why) => assert!(why.contains("player ada is playing on another connection"), "{why}"),
+        other => panic!("the second connection plays: {other:?}"),
+    }
+}
+
 #[tokio::test]
 async fn players_join_with_tickets_signed_for_this_match() {
     use gamefeature_host::net::ticket::{unix_now, Ticket, TicketKey};
     let key = TicketKey::new(vec![42; 32]).unwrap();
     let policy = gamefeature_host::net::TicketPolicy { key: key.clone(), match_id: Some("m-1".into()) };
-    let options = ServerOptions { tick_rate: 30, tickets: Some(policy), ..Default::default() };
+    let take_over = gamefeature_host::net::TicketReuse::TakeOver;
+    let options = ServerOptions { tick_rate: 30, tickets: Some(policy), ticket_reuse: take_over, ..Default::default() };
     let mut game = Game::start(Conditions::PERFECT, options).await;
     let ticket = |player: &str, match_id: &str, expires: u64| {
         key.mint(&Ticket {

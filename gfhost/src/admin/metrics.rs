@@ -1,6 +1,11 @@
-//! What a server exposes to Prometheus: its frames, its plugins' cost, its clients' traffic and backlog, and
-//! its compile cache. Read off the server once per frame (per second for what costs more to read) into
-//! prometheus-client's metrics, which the admin endpoint encodes when scraped.
+//! What a server exposes to Prometheus: its frames, its plugins' cost, its traffic and its players', the
+//! connections it closed and why, and its compile cache. Read off the server once per frame (per second for
+//! what costs more to read) into prometheus-client's metrics, which the admin endpoint encodes when scraped.
+//!
+//! The number of series stays bounded whatever peers do: per-client series exist only for players (a
+//! connection that never joins has none), at most [`MAX_CLIENT_SERIES`] of them, the rest summed under
+//! `client="other"`; what every connection carried, and why each closed, is counted server-wide, so a flood
+//! closed between two scrapes still shows.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -23,8 +28,16 @@ struct PluginLabel {
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ClientLabel {
-    client: u32,
+    client: String,
 }
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabel {
+    reason: &'static str,
+}
+
+/// Players with series of their own; the others are summed under `client="other"`.
+pub const MAX_CLIENT_SERIES: usize = 256;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct StateLabel {
@@ -51,6 +64,14 @@ pub struct ServerMetrics {
     compile_cache_hits: Counter,
     compiled: Counter,
     client_sent_values: Family<ClientLabel, Counter>,
+    sent_bytes: Counter,
+    sent_packets: Counter,
+    received_bytes: Counter,
+    received_packets: Counter,
+    connections_closed: Family<ReasonLabel, Counter>,
+    /// The server's totals when last read.
+    last_total: Traffic,
+    last_closed: HashMap<gamefeature_host::net::Closed, u64>,
     /// Each client's traffic and values sent when last read.
     last_traffic: HashMap<ClientId, (Traffic, u64)>,
     last_quarantines: u64,
@@ -77,6 +98,13 @@ impl ServerMetrics {
             compile_cache_hits: Counter::default(),
             compiled: Counter::default(),
             client_sent_values: Family::default(),
+            sent_bytes: Counter::default(),
+            sent_packets: Counter::default(),
+            received_bytes: Counter::default(),
+            received_packets: Counter::default(),
+            connections_closed: Family::default(),
+            last_total: Traffic::default(),
+            last_closed: HashMap::new(),
             last_traffic: HashMap::new(),
             last_quarantines: 0,
             last_compiles: CompileCounts::default(),
@@ -123,6 +151,31 @@ impl ServerMetrics {
             "Replicated values whose newest version each client has not acknowledged",
             metrics.client_backlog.clone(),
         );
+        let totals = [
+            ("sent_bytes", "UDP bytes sent to every connection, closed ones included", &metrics.sent_bytes),
+            ("sent_packets", "UDP datagrams sent to every connection, closed ones included", &metrics.sent_packets),
+            (
+                "received_bytes",
+                "UDP bytes received from every connection, closed ones included",
+                &metrics.received_bytes,
+            ),
+            (
+                "received_packets",
+                "UDP datagrams received from every connection, closed ones included",
+                &metrics.received_packets,
+            ),
+        ];
+        for (name, help, counter) in totals {
+            r.register(name, help, counter.clone());
+        }
+        r.register(
+            "connections_closed",
+            "Connections closed, by why: left, timeout, flood, protocol, refused, silent (no hello), replaced, failed",
+            metrics.connections_closed.clone(),
+        );
+        for reason in gamefeature_host::net::Closed::ALL {
+            let _ = metrics.connections_closed.get_or_create(&ReasonLabel { reason: reason.label() });
+        }
         r.register("compile_cache_hits", "Components read from the compile cache", metrics.compile_cache_hits.clone());
         r.register("compiled_components", "Components compiled (compile cache misses)", metrics.compiled.clone());
         metrics
@@ -151,8 +204,10 @@ impl ServerMetrics {
         let playing = stats.iter().filter(|s| s.playing).count();
         self.clients.get_or_create(&StateLabel { state: "playing" }).set(playing as i64);
         self.clients.get_or_create(&StateLabel { state: "greeting" }).set((stats.len() - playing) as i64);
-        for client in &stats {
-            let label = ClientLabel { client: client.client.0 };
+        // Series for players only, the first MAX_CLIENT_SERIES of them by id; the others summed as one.
+        for (index, client) in stats.iter().filter(|s| s.playing).enumerate() {
+            let own = index < MAX_CLIENT_SERIES;
+            let label = ClientLabel { client: if own { client.client.0.to_string() } else { "other".to_string() } };
             let (last, last_values) =
                 self.last_traffic.insert(client.client, (client.traffic, client.values_sent)).unwrap_or_default();
             let now = client.traffic;
@@ -165,17 +220,23 @@ impl ServerMetrics {
             self.client_received_packets
                 .get_or_create(&label)
                 .inc_by(now.packets_received.saturating_sub(last.packets_received));
+            if !own {
+                continue;
+            }
             if let Some(round_trip) = now.round_trip {
                 self.client_round_trip_seconds.get_or_create(&label).set(round_trip.as_secs_f64());
             }
             self.client_backlog.get_or_create(&label).set(client.backlog as i64);
         }
-        // A client's series leave with it: their number would otherwise grow with every client ever seen.
-        let connected: std::collections::HashSet<ClientId> = stats.iter().map(|s| s.client).collect();
+        self.observe_totals(server);
+        // A player's series leave with it: their number would otherwise grow with every player ever seen (the
+        // server-wide counters keep what it carried).
+        let connected: std::collections::HashSet<ClientId> =
+            stats.iter().filter(|s| s.playing).map(|s| s.client).collect();
         let gone: Vec<ClientId> = self.last_traffic.keys().filter(|c| !connected.contains(c)).copied().collect();
         for client in gone {
             self.last_traffic.remove(&client);
-            let label = ClientLabel { client: client.0 };
+            let label = ClientLabel { client: client.0.to_string() };
             self.client_sent_bytes.remove(&label);
             self.client_sent_packets.remove(&label);
             self.client_sent_values.remove(&label);
@@ -187,5 +248,21 @@ impl ServerMetrics {
         self.compile_cache_hits.inc_by(compiles.cache_hits.saturating_sub(self.last_compiles.cache_hits));
         self.compiled.inc_by(compiles.compiled.saturating_sub(self.last_compiles.compiled));
         self.last_compiles = compiles;
+    }
+
+    /// Reads what every connection carried, and the connections closed by why.
+    fn observe_totals(&mut self, server: &GameServer) {
+        let (now, last) = (server.total_traffic(), self.last_total);
+        self.sent_bytes.inc_by(now.bytes_sent.saturating_sub(last.bytes_sent));
+        self.sent_packets.inc_by(now.packets_sent.saturating_sub(last.packets_sent));
+        self.received_bytes.inc_by(now.bytes_received.saturating_sub(last.bytes_received));
+        self.received_packets.inc_by(now.packets_received.saturating_sub(last.packets_received));
+        self.last_total = now;
+        for (reason, count) in server.closed_connections() {
+            let last = self.last_closed.insert(*reason, *count).unwrap_or(0);
+            self.connections_closed
+                .get_or_create(&ReasonLabel { reason: reason.label() })
+                .inc_by(count.saturating_sub(last));
+        }
     }
 }

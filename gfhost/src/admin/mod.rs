@@ -1,6 +1,6 @@
 //! A server's admin endpoint, for orchestrators and monitoring: `/metrics` (Prometheus text exposition),
 //! `/healthz` (the frame loop is making progress) and `/readyz` (the experience is loaded, the port is bound,
-//! and the server is not stopping or full). It listens on loopback unless told otherwise: metrics name plugins
+//! the server is not stopping or full, and its frame loop is not stalled). It listens on loopback unless told otherwise: metrics name plugins
 //! and clients, which is nobody's business outside the cluster.
 
 pub mod metrics;
@@ -119,10 +119,22 @@ async fn healthz(State(health): State<Arc<ServerHealth>>) -> impl IntoResponse {
 }
 
 async fn readyz(State(health): State<Arc<ServerHealth>>) -> impl IntoResponse {
+    readiness(&health, health.started.elapsed())
+}
+
+/// Whether the server takes players at `now` (since `started`): loaded, not full or stopping, and its frame
+/// loop not stalled (a stalled server would take a player and never answer it).
+fn readiness(health: &ServerHealth, now: Duration) -> (StatusCode, String) {
+    if let Some(since) = health.stalled_at(now) {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("not ready: stalled, no frame for {:.1} s\n", since.as_secs_f64()),
+        );
+    }
     if health.ready.load(Ordering::Relaxed) {
-        (StatusCode::OK, "ready\n")
+        (StatusCode::OK, "ready\n".to_string())
     } else {
-        (StatusCode::SERVICE_UNAVAILABLE, "not ready\n")
+        (StatusCode::SERVICE_UNAVAILABLE, "not ready\n".to_string())
     }
 }
 
@@ -141,5 +153,19 @@ mod tests {
         assert!(health.stalled_at(now + STALLED_AFTER + Duration::from_secs(1)).is_some());
         health.frame_done();
         assert_eq!(health.stalled_at(health.started.elapsed()), None, "frames again: healthy again");
+    }
+
+    /// A stalled server is not ready either, though it was when it stalled: an orchestrator sends it no more
+    /// players.
+    #[test]
+    fn a_stalled_server_is_not_ready() {
+        let health = ServerHealth::new(Registry::default());
+        health.set_ready(true);
+        health.frame_done();
+        let now = health.started.elapsed();
+        assert_eq!(readiness(&health, now).0, StatusCode::OK);
+        let (status, text) = readiness(&health, now + STALLED_AFTER + Duration::from_secs(1));
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert!(text.starts_with("not ready: stalled"), "{text}");
     }
 }

@@ -184,7 +184,10 @@ impl GameClient {
                 self.state = ClientState::Playing;
             }
             ServerMessage::Welcome { .. } => return Err(ClientError::Protocol("a second welcome".into())),
-            ServerMessage::Refused { reason } => return Err(ClientError::Refused(reason)),
+            // The server's words are its own text: shown as data.
+            ServerMessage::Refused { reason } => {
+                return Err(ClientError::Refused(crate::text::shown(&reason, crate::text::MAX_CAUSE)))
+            }
             ServerMessage::Update { seq, update } if self.joining() || !self.held.is_empty() => {
                 if self.held.len() >= MAX_HELD_UPDATES {
                     return Err(ClientError::Protocol(format!("over {MAX_HELD_UPDATES} updates during a fetch")));
@@ -249,6 +252,7 @@ impl GameClient {
                 }
             }
             Some(SessionEvent::EndPlay(reason)) => {
+                let reason = crate::text::shown(&reason, crate::text::MAX_CAUSE);
                 self.end(&format!("the server ended play: {reason}")).await;
                 return Ok(false);
             }

@@ -17,6 +17,7 @@ use super::greeting::{Greeting, HELLO_WAIT};
 use super::mod_sync::Offers;
 use crate::experience::{ExperienceError, ExperienceManager};
 use crate::game::{self, Player};
+use crate::text;
 use crate::world::{self, ClientId, PlayerOwner};
 
 /// How a server lets clients in.
@@ -37,6 +38,20 @@ pub struct ServerOptions {
     /// The bytes of replicated values per second each client may be sent at most (Unreal's `MaxClientRate`);
     /// past it values wait, the client's own player's and the longest waiting first. `None`: no limit.
     pub client_rate: Option<u32>,
+    /// What a join ticket presented while its player is playing on another connection does.
+    pub ticket_reuse: TicketReuse,
+}
+
+/// What a join ticket presented while its player plays on another connection does: a ticket leaked or shared
+/// is refused (the default), or, where the operator prefers reconnects that do not wait for the old
+/// connection's timeout, takes the player over.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TicketReuse {
+    /// The new connection is refused, saying the player is playing; the player plays on.
+    #[default]
+    Refuse,
+    /// The new connection takes the player (its actors) over, and the old one is closed.
+    TakeOver,
 }
 
 /// The default [`ServerOptions::client_rate`] of `gfhost`'s servers, in bytes per second: Unreal's default
@@ -79,8 +94,72 @@ impl std::fmt::Display for ServerNote {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ServerNote::Joined(client) => write!(f, "{client} joined"),
-            ServerNote::Dropped(client, why) => write!(f, "{client} dropped: {why}"),
-            ServerNote::Left(client, why) => write!(f, "{client} left: {why}"),
+            // Why may quote a peer (the reason it closed with): shown as data, whatever transport it came by.
+            ServerNote::Dropped(client, why) => write!(f, "{client} dropped: {}", text::shown(why, text::MAX_CAUSE)),
+            ServerNote::Left(client, why) => write!(f, "{client} left: {}", text::shown(why, text::MAX_CAUSE)),
+        }
+    }
+}
+
+/// Why a server's connection closed, as its operator counts them ([`GameServer::closed_connections`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Closed {
+    /// The client went (it closed the connection, or left).
+    Left,
+    /// The network stopped carrying anything from it.
+    TimedOut,
+    /// It sent or asked for more than a client may.
+    Flood,
+    /// It broke the protocol (a frame that does not decode, a message out of turn).
+    Protocol,
+    /// Its hello was refused (token, ticket, protocol version, a full or closed server).
+    Refused,
+    /// It said no hello in time.
+    Silent,
+    /// Another connection from its address took its place while greeting, or its player joined again elsewhere.
+    Replaced,
+    /// Its player could not be set up.
+    Failed,
+}
+
+impl Closed {
+    /// Every reason, in order.
+    pub const ALL: [Closed; 8] = [
+        Closed::Left,
+        Closed::TimedOut,
+        Closed::Flood,
+        Closed::Protocol,
+        Closed::Refused,
+        Closed::Silent,
+        Closed::Replaced,
+        Closed::Failed,
+    ];
+
+    /// The reason as a metric label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Closed::Left => "left",
+            Closed::TimedOut => "timeout",
+            Closed::Flood => "flood",
+            Closed::Protocol => "protocol",
+            Closed::Refused => "refused",
+            Closed::Silent => "silent",
+            Closed::Replaced => "replaced",
+            Closed::Failed => "failed",
+        }
+    }
+
+    /// Why a transport says a connection the server did not close ended. (The transports' own words: a peer
+    /// that closes with words of the same form only miscounts its own connection.)
+    fn of_transport(reason: &str) -> Closed {
+        if reason == "the connection timed out" {
+            Closed::TimedOut
+        } else if reason.starts_with("flooding") {
+            Closed::Flood
+        } else if reason.starts_with("closed for a bad frame") {
+            Closed::Protocol
+        } else {
+            Closed::Left
         }
     }
 }
@@ -110,6 +189,8 @@ pub struct GameServer {
     greeting: Greeting,
     /// Dropped, until their transport says they are gone: what they still send is ignored.
     dropped: BTreeSet<ClientId>,
+    /// Connections closed since the server started, by why.
+    closed: BTreeMap<Closed, u64>,
     players: BTreeMap<ClientId, Player>,
     /// Where each client connects from (where the network has addresses), for the log: kept one frame past
     /// its connection's end, so the note of its end names it too.
@@ -159,6 +240,7 @@ impl GameServer {
             options,
             greeting: Greeting::default(),
             dropped: BTreeSet::new(),
+            closed: BTreeMap::new(),
             players: BTreeMap::new(),
             peers: BTreeMap::new(),
             gone_last_frame: Vec::new(),
@@ -235,6 +317,18 @@ impl GameServer {
         self.options.tickets.clone()
     }
 
+    /// Connections closed since the server started, by why: a flood of connections closed between two looks
+    /// still counts.
+    pub fn closed_connections(&self) -> &BTreeMap<Closed, u64> {
+        &self.closed
+    }
+
+    /// What has crossed the wire with every connection since the server started, closed ones included (see
+    /// [`ServerTransport::total_traffic`]).
+    pub fn total_traffic(&self) -> super::transport::Traffic {
+        self.transport.total_traffic()
+    }
+
     /// Bytes the transport has sent to the clients connected now (see [`ServerTransport::bytes_sent`]).
     pub fn bytes_sent(&self) -> u64 {
         self.transport.bytes_sent()
@@ -299,7 +393,7 @@ impl GameServer {
                     }
                     let address = peer.map(|a| a.ip());
                     for (evicted, why) in self.greeting.admit(client, address, std::time::Instant::now()) {
-                        self.drop_client(evicted, why, &mut notes);
+                        self.drop_client(evicted, Closed::Replaced, why, &mut notes);
                     }
                 }
                 ServerEvent::Received(client, frame) => self.received(client, &frame, &mut notes),
@@ -307,7 +401,7 @@ impl GameServer {
             }
         }
         for client in self.greeting.silent(std::time::Instant::now()) {
-            self.drop_client(client, format!("no hello within {HELLO_WAIT:?}"), &mut notes);
+            self.drop_client(client, Closed::Silent, format!("no hello within {HELLO_WAIT:?}"), &mut notes);
         }
         notes
     }
@@ -318,7 +412,7 @@ impl GameServer {
         }
         let message = match decode::<ClientMessage>(frame) {
             Ok(message) => message,
-            Err(e) => return self.drop_client(client, e.to_string(), notes),
+            Err(e) => return self.drop_client(client, Closed::Protocol, e.to_string(), notes),
         };
         match message {
             ClientMessage::Hello { protocol, token } if self.greeting.hello(client) => {
@@ -344,7 +438,7 @@ impl GameServer {
                             Channel::Reliable,
                             encode(&ServerMessage::Refused { reason: reason.clone() }),
                         );
-                        self.drop_client(client, format!("refused: {reason}"), notes);
+                        self.drop_client(client, Closed::Refused, format!("refused: {reason}"), notes);
                     }
                     None => self.welcome(client, notes),
                 }
@@ -361,7 +455,7 @@ impl GameServer {
                     ClientMessage::Ack { .. } => "an acknowledgement before its hello",
                     ClientMessage::Fetch { .. } => "a fetch before its hello",
                 };
-                self.drop_client(client, format!("out of protocol: {what}"), notes)
+                self.drop_client(client, Closed::Protocol, format!("out of protocol: {what}"), notes)
             }
         }
     }
@@ -370,14 +464,14 @@ impl GameServer {
     fn fetch(&mut self, client: ClientId, digest: &str, offset: u64, notes: &mut Vec<ServerNote>) {
         let Some(chunk) = self.offers.chunk(digest, offset) else {
             let why = format!("out of protocol: it asked for package {digest} at {offset}, which is not offered");
-            return self.drop_client(client, why, notes);
+            return self.drop_client(client, Closed::Protocol, why, notes);
         };
         let ServerMessage::Chunk { bytes, .. } = &chunk else { unreachable!("offers hand out chunks") };
         let fetched = self.fetched.entry(client).or_default();
         *fetched += bytes.len() as u64;
         if *fetched > MAX_FETCH_ROUNDS * self.offers.total_bytes() {
             let why = format!("flooding: it fetched the offered packages more than {MAX_FETCH_ROUNDS} times over");
-            return self.drop_client(client, why, notes);
+            return self.drop_client(client, Closed::Flood, why, notes);
         }
         self.transport.send(client, Channel::Bulk, encode(&chunk));
     }
@@ -420,13 +514,16 @@ impl GameServer {
                 self.players.insert(client, player);
                 notes.push(ServerNote::Joined(client));
             }
-            Err(e) => self.drop_client(client, format!("its player could not spawn: {e}"), notes),
+            Err(e) => self.drop_client(client, Closed::Failed, format!("its player could not spawn: {e}"), notes),
         }
     }
 
     /// Closes a client's connection, with why, and cleans up after it.
-    fn drop_client(&mut self, client: ClientId, reason: String, notes: &mut Vec<ServerNote>) {
-        tracing::warn!(%client, "dropping: {reason}");
+    fn drop_client(&mut self, client: ClientId, why: Closed, reason: String, notes: &mut Vec<ServerNote>) {
+        tracing::warn!(%client, "dropping: {}", text::shown(&reason, text::MAX_CAUSE));
+        if !self.dropped.contains(&client) {
+            *self.closed.entry(why).or_default() += 1;
+        }
         self.transport.disconnect(client, &reason);
         self.forget(client);
         self.dropped.insert(client);
@@ -434,7 +531,8 @@ impl GameServer {
     }
 
     /// Checks a client's join ticket when the server asks for one: why it is refused, if it is. A player whose
-    /// ticket is already playing here is taken to have reconnected: the older connection is let go.
+    /// ticket is already playing here is refused, or, if the options say so, taken to have reconnected: the older
+    /// connection is let go.
     fn check_ticket(
         &mut self,
         client: ClientId,
@@ -449,10 +547,14 @@ impl GameServer {
             };
         let older: Vec<ClientId> =
             self.identities.iter().filter(|(_, t)| t.player == ticket.player).map(|(c, _)| *c).collect();
+        if !older.is_empty() && self.options.ticket_reuse == TicketReuse::Refuse {
+            return Some(format!("player {} is playing on another connection", ticket.player));
+        }
         for old in older {
             // Its actors wait for the new connection (see `welcome`).
             self.park(old);
-            self.drop_client(old, format!("player {} joined again on another connection", ticket.player), notes);
+            let why = format!("player {} joined again on another connection", ticket.player);
+            self.drop_client(old, Closed::Replaced, why, notes);
         }
         self.identities.insert(client, ticket);
         None
@@ -470,7 +572,11 @@ impl GameServer {
 
     fn gone(&mut self, client: ClientId, reason: String, notes: &mut Vec<ServerNote>) {
         self.gone_last_frame.push(client);
-        self.dropped.remove(&client);
+        // A connection the server closed was counted when it did; one the client or the network ended is
+        // counted now.
+        if !self.dropped.remove(&client) {
+            *self.closed.entry(Closed::of_transport(&reason)).or_default() += 1;
+        }
         let was_playing = self.players.contains_key(&client);
         let parked = self.park(client);
         self.forget(client);

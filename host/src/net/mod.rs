@@ -17,7 +17,8 @@ mod value_packet;
 
 pub use game_client::{ClientError, ClientState, GameClient};
 pub use game_server::{
-    ClientStats, GameServer, ServerNote, ServerOptions, TicketPolicy, DEFAULT_CLIENT_RATE, RECONNECT_GRACE,
+    ClientStats, Closed, GameServer, ServerNote, ServerOptions, TicketPolicy, TicketReuse, DEFAULT_CLIENT_RATE,
+    RECONNECT_GRACE,
 };
 pub use receive::{
     BufferStats, ClientReplication, ReplicationError, SessionEvent, MAX_BUFFERED, MAX_BUFFERED_PER_COMPONENT,

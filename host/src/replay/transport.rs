@@ -52,6 +52,10 @@ impl ServerTransport for RecordingServerTransport {
     fn traffic(&self, client: ClientId) -> Option<Traffic> {
         self.inner.traffic(client)
     }
+
+    fn total_traffic(&self) -> Traffic {
+        self.inner.total_traffic()
+    }
 }
 
 /// A client's transport whose every poll is recorded.

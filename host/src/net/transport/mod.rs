@@ -67,6 +67,12 @@ pub trait ServerTransport: Send {
     fn traffic(&self, _client: ClientId) -> Option<Traffic> {
         None
     }
+
+    /// What has crossed the wire with every connection since the transport started, those closed since
+    /// included (a flood closed between two looks at it still counts), where the network counts it.
+    fn total_traffic(&self) -> Traffic {
+        Traffic::default()
+    }
 }
 
 /// What has crossed the wire with one client, the transport's own overhead (headers, encryption,
@@ -98,5 +104,18 @@ pub trait ClientTransport: Send {
     /// passed), so a process about to exit does not cut its goodbye short.
     fn closed(&mut self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
         Box::pin(std::future::ready(()))
+    }
+}
+
+impl Traffic {
+    /// The sum of two counts (a round trip is not summed: the sum has none).
+    pub fn plus(self, other: Traffic) -> Traffic {
+        Traffic {
+            bytes_sent: self.bytes_sent.saturating_add(other.bytes_sent),
+            packets_sent: self.packets_sent.saturating_add(other.packets_sent),
+            bytes_received: self.bytes_received.saturating_add(other.bytes_received),
+            packets_received: self.packets_received.saturating_add(other.packets_received),
+            round_trip: None,
+        }
     }
 }

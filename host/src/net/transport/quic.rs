@@ -63,7 +63,7 @@ pub enum QuicError {
         cause: String,
     },
     /// No server completed a handshake at the address in time: none runs there, or a firewall drops its packets.
-    #[error("no server answered at {addr} within {waited:?}")]
+    #[error("no server answered at {addr} within {:.1} s", waited.as_secs_f64())]
     NoServer {
         /// The address the client tried.
         addr: SocketAddr,
@@ -95,14 +95,16 @@ fn transport_config() -> Arc<quinn::TransportConfig> {
     Arc::new(config)
 }
 
-/// Why a connection ended, in words for a log.
+/// Why a connection ended, in words for a log. A reason the peer gave is its own text: shown as data (control
+/// characters escaped, length capped), so it cannot forge lines in a log or drive a terminal.
 fn why(error: &ConnectionError) -> String {
-    match error {
+    let said = match error {
         ConnectionError::ApplicationClosed(close) => String::from_utf8_lossy(&close.reason).into_owned(),
         ConnectionError::TimedOut => "the connection timed out".to_string(),
         ConnectionError::LocallyClosed => "closed here".to_string(),
         other => other.to_string(),
-    }
+    };
+    crate::text::shown(&said, crate::text::MAX_CAUSE)
 }
 
 /// Why a connection ends when the game that read it is gone.
@@ -248,6 +250,8 @@ pub struct QuicServer {
     fingerprint: Fingerprint,
     events: Receiver<ServerEvent>,
     links: Arc<Mutex<HashMap<ClientId, Link>>>,
+    /// What connections closed so far carried: the server's totals outlive its connections.
+    closed: Arc<Mutex<super::Traffic>>,
     runtime: tokio::runtime::Handle,
 }
 
@@ -275,8 +279,9 @@ impl QuicServer {
         let endpoint = Endpoint::server(config, addr).map_err(|e| QuicError::Bind { addr, cause: e.to_string() })?;
         let (events_in, events) = channel();
         let links: Arc<Mutex<HashMap<ClientId, Link>>> = Arc::default();
-        runtime.spawn(accept(endpoint.clone(), events_in, links.clone()));
-        Ok(QuicServer { endpoint, fingerprint, events, links, runtime: runtime.clone() })
+        let closed: Arc<Mutex<super::Traffic>> = Arc::default();
+        runtime.spawn(accept(endpoint.clone(), events_in, links.clone(), closed.clone()));
+        Ok(QuicServer { endpoint, fingerprint, events, links, closed, runtime: runtime.clone() })
     }
 
     /// The SHA-256 of its certificate: what clients pin.
@@ -295,7 +300,12 @@ impl QuicServer {
     }
 }
 
-async fn accept(endpoint: Endpoint, events: Sender<ServerEvent>, links: Arc<Mutex<HashMap<ClientId, Link>>>) {
+async fn accept(
+    endpoint: Endpoint,
+    events: Sender<ServerEvent>,
+    links: Arc<Mutex<HashMap<ClientId, Link>>>,
+    closed: Arc<Mutex<super::Traffic>>,
+) {
     let mut next = 1;
     while let Some(incoming) = endpoint.accept().await {
         // A peer must show it receives at its address before it costs the server a connection: a flood from
@@ -306,7 +316,7 @@ async fn accept(endpoint: Endpoint, events: Sender<ServerEvent>, links: Arc<Mute
         }
         let client = ClientId(next);
         next += 1;
-        tokio::spawn(serve(incoming, client, events.clone(), links.clone()));
+        tokio::spawn(serve(incoming, client, events.clone(), links.clone(), closed.clone()));
     }
 }
 
@@ -316,11 +326,13 @@ async fn serve(
     client: ClientId,
     events: Sender<ServerEvent>,
     links: Arc<Mutex<HashMap<ClientId, Link>>>,
+    closed: Arc<Mutex<super::Traffic>>,
 ) {
     // A failed handshake, or a client that does not open its stream soon, never became a client.
     let Ok(connection) = incoming.await else { return };
     let Ok(Ok((send, recv))) = tokio::time::timeout(OPEN_STREAM_WAIT, connection.accept_bi()).await else {
         connection.close(3u32.into(), b"no stream opened");
+        add_traffic(&closed, &connection);
         return;
     };
     let (outbound, waiting) = unbounded_channel();
@@ -342,6 +354,7 @@ async fn serve(
     }
     tokio::spawn(write_frames(send, None, waiting, connection.clone(), queued));
     let closer = connection.clone();
+    let connection_of_link = connection.clone();
     let reason = read_frames(recv, connection, |frame| {
         let len = frame.len();
         if unread.fetch_add(len, Ordering::Relaxed) + len > MAX_UNREAD_PER_CLIENT {
@@ -354,7 +367,26 @@ async fn serve(
     })
     .await;
     links.lock().unwrap_or_else(|e| e.into_inner()).remove(&client);
+    add_traffic(&closed, &connection_of_link);
     let _ = events.send(ServerEvent::Disconnected(client, reason));
+}
+
+/// What a connection carried, as quinn counts it.
+fn traffic_of(connection: &quinn::Connection) -> super::Traffic {
+    let stats = connection.stats();
+    super::Traffic {
+        bytes_sent: stats.udp_tx.bytes,
+        packets_sent: stats.udp_tx.datagrams,
+        bytes_received: stats.udp_rx.bytes,
+        packets_received: stats.udp_rx.datagrams,
+        round_trip: Some(stats.path.rtt),
+    }
+}
+
+/// Adds what a closing connection carried to the totals of those closed.
+fn add_traffic(closed: &Mutex<super::Traffic>, connection: &quinn::Connection) {
+    let mut closed = closed.lock().unwrap_or_else(|e| e.into_inner());
+    *closed = closed.plus(traffic_of(connection));
 }
 
 impl ServerTransport for QuicServer {
@@ -411,16 +443,14 @@ impl ServerTransport for QuicServer {
 
     /// UDP datagrams and their bytes, as quinn counts them.
     fn traffic(&self, client: ClientId) -> Option<super::Traffic> {
-        self.with_link(client, |link| {
-            let stats = link.connection.stats();
-            super::Traffic {
-                bytes_sent: stats.udp_tx.bytes,
-                packets_sent: stats.udp_tx.datagrams,
-                bytes_received: stats.udp_rx.bytes,
-                packets_received: stats.udp_rx.datagrams,
-                round_trip: Some(stats.path.rtt),
-            }
-        })
+        self.with_link(client, |link| traffic_of(&link.connection))
+    }
+
+    /// The connections open now, and those closed since the server started.
+    fn total_traffic(&self) -> super::Traffic {
+        let closed = *self.closed.lock().unwrap_or_else(|e| e.into_inner());
+        let links = self.links.lock().unwrap_or_else(|e| e.into_inner());
+        links.values().fold(closed, |total, link| total.plus(traffic_of(&link.connection)))
     }
 }
 
@@ -448,9 +478,11 @@ impl QuicClient {
         let mut endpoint = Endpoint::client(local).map_err(|e| failed(e.to_string()))?;
         endpoint.set_default_client_config(client_config(trust).map_err(failed)?);
         let connecting = endpoint.connect(addr, trust.server_name()).map_err(|e| failed(e.to_string()))?;
+        // The time said is the time waited: the handshake also ends at the connection's idle timeout.
+        let started = std::time::Instant::now();
         let connection = match tokio::time::timeout(wait, connecting).await {
-            Err(_) => return Err(QuicError::NoServer { addr, waited: wait }),
-            Ok(Err(ConnectionError::TimedOut)) => return Err(QuicError::NoServer { addr, waited: wait }),
+            Err(_) => return Err(QuicError::NoServer { addr, waited: started.elapsed() }),
+            Ok(Err(ConnectionError::TimedOut)) => return Err(QuicError::NoServer { addr, waited: started.elapsed() }),
             Ok(Err(e)) => return Err(failed(why(&e))),
             Ok(Ok(connection)) => connection,
         };
@@ -562,6 +594,7 @@ mod tests {
             std::thread::sleep(Duration::from_millis(10));
         }
         let told = told.expect("the flooding client is closed");
+        assert!(crate::text::is_printable(&told), "{told:?}");
         assert!(told.starts_with("flooding: it sent more than 262144 bytes"), "{told}");
         let events = server.poll();
         let unread: usize = events
@@ -594,5 +627,36 @@ mod tests {
             std::thread::sleep(Duration::from_millis(10));
         }
         assert!(heard_again, "the honest client is heard after the flood");
+    }
+
+    /// A reason a peer closes with is its own text: it reaches the other side's log as one line of data, not as
+    /// a forged line of its own.
+    #[test]
+    fn a_close_reason_with_a_forged_log_line_arrives_as_data() {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let identity = ServerIdentity::self_signed().unwrap();
+        let pin = ServerTrust::Pinned(identity.fingerprint());
+        let mut server = QuicServer::bind("127.0.0.1:0".parse().unwrap(), identity, runtime.handle()).unwrap();
+        let addr = server.local_addr().unwrap();
+        let mut client = runtime.block_on(QuicClient::connect(addr, &pin, Duration::from_secs(10))).unwrap();
+        client.send(Channel::Reliable, b"hello".to_vec());
+        let forged = "bye\n2026-01-01T00:00:00Z client 999 joined (from 203.0.113.7:4444)\u{1b}[2J";
+        let mut said = None;
+        for _ in 0..2000 {
+            for event in server.poll() {
+                match event {
+                    ServerEvent::Received(..) => client.disconnect(forged),
+                    ServerEvent::Disconnected(_, why) => said = Some(why),
+                    _ => {}
+                }
+            }
+            if said.is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let said = said.expect("the server hears the client go");
+        assert!(crate::text::is_printable(&said), "{said:?}");
+        assert!(said.starts_with("bye\\n2026-01-01T00:00:00Z client 999 joined"), "{said}");
     }
 }
