@@ -82,8 +82,9 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
         bail!("experience file {} not found", args.experience.display());
     }
     let tokio = runtime()?;
-    // Caught from the start: a signal while the server starts or its experience loads stops it once it has
-    // loaded, cleanly (play ended, exit 0), rather than killing it.
+    // Caught from the start: a signal while the server starts stops it cleanly (exit 0), rather than killing
+    // it; one while its experience loads abandons the load (a cold load of a Python plugin takes tens of
+    // seconds, near an orchestrator's grace period).
     let stop = stop_on_signal(&tokio);
     let mut registry = prometheus_client::registry::Registry::default();
     let mut metrics = ServerMetrics::register(&mut registry);
@@ -137,7 +138,21 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
     println!("listening on {addr} (QUIC; tick rate {} Hz)", args.tick_rate);
     // What clients pin (--server-cert-sha256) when the certificate is not signed by an authority they trust.
     println!("certificate sha256: {}", server_fingerprint);
-    tokio.block_on(server.load(args.experience))?;
+    let loaded = tokio.block_on(async {
+        tokio::select! {
+            loaded = server.load(args.experience) => Some(loaded),
+            () = signalled(&stop) => None,
+        }
+    });
+    let Some(loaded) = loaded else {
+        println!("stopping: a signal came while the experience loaded; the load is abandoned");
+        drop(server);
+        // Compiles still running on blocking threads are not waited for: the process is ending.
+        tokio.shutdown_background();
+        println!("stopped");
+        return Ok(ExitCode::SUCCESS);
+    };
+    loaded?;
     if let Some(recording) = &mut recording {
         recording.checkpoint(server.manager());
     }
@@ -414,6 +429,13 @@ fn stop_on_signal(tokio: &tokio::runtime::Runtime) -> Arc<AtomicBool> {
         signalled.store(true, Ordering::SeqCst);
     });
     stop
+}
+
+/// Resolves once `stop` is raised (checked every 50 ms).
+async fn signalled(stop: &AtomicBool) {
+    while !stop.load(Ordering::SeqCst) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 pub struct ClientArgs {

@@ -207,7 +207,25 @@ fn a_server_signalled_while_it_starts_stops_cleanly() {
     server.signal(libc::SIGTERM);
     let (status, text) = server.finish();
     assert_eq!(status.code(), Some(0), "{text}");
-    assert!(text.contains("stopping: ending play") && text.ends_with("stopped"), "{text}");
+    // Loaded or not when the signal came: it stops, saying so, and exits 0.
+    assert!(text.contains("stopping: ") && text.ends_with("stopped"), "{text}");
+}
+
+/// SIGTERM while the experience loads cold (every component compiled, a Python one among them: tens of
+/// seconds) abandons the load and exits 0, rather than holding the orchestrator's grace period.
+#[test]
+fn a_server_signalled_while_its_experience_loads_cold_abandons_the_load() {
+    let (plugins, experiences) = setup();
+    let cold = tempfile::tempdir().unwrap();
+    let mut command = gfhost(plugins.path(), cold.path());
+    command.arg("server").arg(experiences.path().join("default.toml")).args(["--listen", "127.0.0.1:0"]);
+    let mut server = Running::start(command);
+    server.wait_for(|l| l.starts_with("listening on "));
+    server.signal(libc::SIGTERM);
+    let (status, text) = server.finish();
+    assert_eq!(status.code(), Some(0), "{text}");
+    assert!(text.contains("the load is abandoned") && text.ends_with("stopped"), "{text}");
+    assert!(!text.contains("ready: "), "{text}");
 }
 
 #[test]
