@@ -69,6 +69,8 @@ pub struct ServerMetrics {
     received_bytes: Counter,
     received_packets: Counter,
     connections_closed: Family<ReasonLabel, Counter>,
+    fetched_bytes: Counter,
+    last_fetched: u64,
     /// The server's totals when last read.
     last_total: Traffic,
     last_closed: HashMap<gamefeature_host::net::Closed, u64>,
@@ -103,6 +105,8 @@ impl ServerMetrics {
             received_bytes: Counter::default(),
             received_packets: Counter::default(),
             connections_closed: Family::default(),
+            fetched_bytes: Counter::default(),
+            last_fetched: 0,
             last_total: Traffic::default(),
             last_closed: HashMap::new(),
             last_traffic: HashMap::new(),
@@ -172,6 +176,11 @@ impl ServerMetrics {
             "connections_closed",
             "Connections closed, by why: left, timeout, flood, protocol, refused, silent (no hello), replaced, failed",
             metrics.connections_closed.clone(),
+        );
+        r.register(
+            "fetched_bytes",
+            "Package bytes sent to clients fetching the experience's plugins (mod sync)",
+            metrics.fetched_bytes.clone(),
         );
         for reason in gamefeature_host::net::Closed::ALL {
             let _ = metrics.connections_closed.get_or_create(&ReasonLabel { reason: reason.label() });
@@ -258,6 +267,8 @@ impl ServerMetrics {
         self.received_bytes.inc_by(now.bytes_received.saturating_sub(last.bytes_received));
         self.received_packets.inc_by(now.packets_received.saturating_sub(last.packets_received));
         self.last_total = now;
+        self.fetched_bytes.inc_by(server.fetched_bytes().saturating_sub(self.last_fetched));
+        self.last_fetched = server.fetched_bytes();
         for (reason, count) in server.closed_connections() {
             let last = self.last_closed.insert(*reason, *count).unwrap_or(0);
             self.connections_closed

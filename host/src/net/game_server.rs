@@ -202,13 +202,11 @@ pub struct GameServer {
     parked: BTreeMap<String, Parked>,
     /// The packages of the experience, for clients that fetch them.
     offers: Offers,
-    /// Package bytes sent to each client: at most [`MAX_FETCH_ROUNDS`] times what is offered.
-    fetched: BTreeMap<ClientId, u64>,
+    /// What each player (or address) may still fetch of the packages: a budget that outlives connections.
+    budgets: super::fetch_budget::FetchBudgets,
+    /// Package bytes sent so far, to every client.
+    fetched_bytes: u64,
 }
-
-/// How many times over a client may fetch what the server offers (a client that lost its cache mid-fetch
-/// fetches again; one asking for the same chunks without end is flooding).
-pub const MAX_FETCH_ROUNDS: u64 = 3;
 
 /// A ticketed player whose connection ended, waiting for it to come back (see [`RECONNECT_GRACE`]).
 #[derive(Debug)]
@@ -247,7 +245,8 @@ impl GameServer {
             identities: BTreeMap::new(),
             parked: BTreeMap::new(),
             offers: Offers::default(),
-            fetched: BTreeMap::new(),
+            budgets: Default::default(),
+            fetched_bytes: 0,
         }
     }
 
@@ -315,6 +314,11 @@ impl GameServer {
     /// How clients must prove they may join with a ticket, if they must.
     pub fn tickets(&self) -> Option<TicketPolicy> {
         self.options.tickets.clone()
+    }
+
+    /// Package bytes sent to clients fetching the experience's plugins, since the server started.
+    pub fn fetched_bytes(&self) -> u64 {
+        self.fetched_bytes
     }
 
     /// Connections closed since the server started, by why: a flood of connections closed between two looks
@@ -467,12 +471,31 @@ impl GameServer {
             return self.drop_client(client, Closed::Protocol, why, notes);
         };
         let ServerMessage::Chunk { bytes, .. } = &chunk else { unreachable!("offers hand out chunks") };
-        let fetched = self.fetched.entry(client).or_default();
-        *fetched += bytes.len() as u64;
-        if *fetched > MAX_FETCH_ROUNDS * self.offers.total_bytes() {
-            let why = format!("flooding: it fetched the offered packages more than {MAX_FETCH_ROUNDS} times over");
+        let size = bytes.len() as u64;
+        // Chunks go out as fast as the client takes them: it may have asked for a window of them, no more.
+        let window = (super::mod_sync::WINDOW + 1) * super::mod_sync::CHUNK;
+        if self.transport.queued(client, Channel::Bulk) as u64 + size > window {
+            let why = format!(
+                "flooding: it asked for more than {} package chunks it had not taken yet",
+                super::mod_sync::WINDOW
+            );
             return self.drop_client(client, Closed::Flood, why, notes);
         }
+        let fetcher = match (self.identities.get(&client), self.peers.get(&client)) {
+            (Some(ticket), _) => super::fetch_budget::Fetcher::Player(ticket.player.clone()),
+            (None, Some(peer)) => super::fetch_budget::Fetcher::Address(peer.ip()),
+            (None, None) => super::fetch_budget::Fetcher::Connection(client.0),
+        };
+        let offered = self.offers.total_bytes();
+        if !self.budgets.charge(&fetcher, size, offered, std::time::Instant::now()) {
+            let why = format!(
+                "flooding: {fetcher} fetched more than its budget ({} times the {offered} bytes offered, then that \
+                 much a minute)",
+                super::fetch_budget::FetchBudgets::ROUNDS
+            );
+            return self.drop_client(client, Closed::Flood, why, notes);
+        }
+        self.fetched_bytes += size;
         self.transport.send(client, Channel::Bulk, encode(&chunk));
     }
 
@@ -629,7 +652,6 @@ impl GameServer {
     /// A client is gone: nothing more is sent to it, and its player's actors — controller, player state, pawn,
     /// and their components — leave the world (clients still playing hear they were destroyed).
     fn forget(&mut self, client: ClientId) {
-        self.fetched.remove(&client);
         self.greeting.forget(client);
         self.identities.remove(&client);
         self.replication.leave(client);

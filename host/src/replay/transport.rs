@@ -56,6 +56,10 @@ impl ServerTransport for RecordingServerTransport {
     fn total_traffic(&self) -> Traffic {
         self.inner.total_traffic()
     }
+
+    fn queued(&self, client: ClientId, channel: Channel) -> usize {
+        self.inner.queued(client, channel)
+    }
 }
 
 /// A client's transport whose every poll is recorded.

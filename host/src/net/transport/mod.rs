@@ -68,6 +68,12 @@ pub trait ServerTransport: Send {
         None
     }
 
+    /// Bytes queued for a client on `channel` that the network has not taken yet (0 where the transport does
+    /// not queue).
+    fn queued(&self, _client: ClientId, _channel: Channel) -> usize {
+        0
+    }
+
     /// What has crossed the wire with every connection since the transport started, those closed since
     /// included (a flood closed between two looks at it still counts), where the network counts it.
     fn total_traffic(&self) -> Traffic {

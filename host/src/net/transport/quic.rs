@@ -446,6 +446,14 @@ impl ServerTransport for QuicServer {
         self.with_link(client, |link| traffic_of(&link.connection))
     }
 
+    fn queued(&self, client: ClientId, channel: Channel) -> usize {
+        self.with_link(client, |link| match (&link.bulk, channel) {
+            (Some((_, queued)), Channel::Bulk) => queued.load(Ordering::Relaxed),
+            _ => link.queued.load(Ordering::Relaxed),
+        })
+        .unwrap_or(0)
+    }
+
     /// The connections open now, and those closed since the server started.
     fn total_traffic(&self) -> super::Traffic {
         let closed = *self.closed.lock().unwrap_or_else(|e| e.into_inner());
