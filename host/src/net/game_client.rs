@@ -166,10 +166,15 @@ impl GameClient {
         }
         self.manager.tick(delta);
         if let Some(replication) = &mut self.replication {
-            // A client catching up after a slow frame (its first load) acknowledges many packets at once: in
-            // messages of at most what the server remembers, each small.
-            for packets in replication.take_acknowledgements().chunks(IN_FLIGHT_PACKETS) {
-                self.transport.send(Channel::Reliable, encode(&ClientMessage::Ack { packets: packets.to_vec() }));
+            let acks = replication.take_acknowledgements();
+            if acks.unreliable && !acks.packets.is_empty() {
+                self.transport.send(Channel::Unreliable, encode(&ClientMessage::Ack { packets: acks.packets }));
+            } else {
+                // A client catching up after a slow frame (its first load) acknowledges many packets at once:
+                // reliably, in messages of at most what the server remembers, each small.
+                for packets in acks.packets.chunks(IN_FLIGHT_PACKETS) {
+                    self.transport.send(Channel::Reliable, encode(&ClientMessage::Ack { packets: packets.to_vec() }));
+                }
             }
         }
         Ok(())

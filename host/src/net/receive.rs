@@ -132,8 +132,27 @@ pub struct ClientReplication {
     arrivals: u64,
     waiting_per_component: HashMap<u64, usize>,
     acknowledgements: Vec<u64>,
+    /// Packets acknowledged lately, each with how many more acknowledgements name it again: acknowledgements
+    /// travel unreliably (see [`Acknowledgements`]), so each is repeated in the next few.
+    repeated: std::collections::VecDeque<(u64, u8)>,
     stats: BufferStats,
 }
+
+/// What a client acknowledges after a frame (see [`ClientReplication::take_acknowledgements`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Acknowledgements {
+    /// The packets to name.
+    pub packets: Vec<u64>,
+    /// Whether they may travel unreliably: few enough for one datagram, and each named again in the next
+    /// acknowledgements, so a lost one costs nothing. A long list (a client catching up) goes reliably.
+    pub unreliable: bool,
+}
+
+/// How many acknowledgements name each packet: a packet's acknowledgement is lost only if all are.
+pub const ACK_REPEATS: u8 = 3;
+
+/// The most packets an unreliable acknowledgement names (a few hundred bytes).
+pub const MAX_UNRELIABLE_ACK: usize = 128;
 
 impl ClientReplication {
     /// Replication for the client the server numbered `me`.
@@ -149,6 +168,7 @@ impl ClientReplication {
             arrivals: 0,
             waiting_per_component: HashMap::new(),
             acknowledgements: Vec::new(),
+            repeated: std::collections::VecDeque::new(),
             stats: BufferStats::default(),
         }
     }
@@ -366,9 +386,31 @@ impl ClientReplication {
         }
     }
 
-    /// Packets to acknowledge, since the last call.
-    pub fn take_acknowledgements(&mut self) -> Vec<u64> {
-        std::mem::take(&mut self.acknowledgements)
+    /// Packets to acknowledge after a frame: those that arrived since the last call, and those of the last few
+    /// calls again (each [`ACK_REPEATS`] times in all), unreliably when they fit one datagram: the server hears of
+    /// a packet as soon as any of them arrives, with no stream's retransmission in the way, and so learns both
+    /// its client's round trip and which packets were lost (those its acknowledgements skip) within about one.
+    pub fn take_acknowledgements(&mut self) -> Acknowledgements {
+        let new = std::mem::take(&mut self.acknowledgements);
+        if new.len() > MAX_UNRELIABLE_ACK {
+            // Catching up (a slow first load): named once, reliably.
+            self.repeated.clear();
+            return Acknowledgements { packets: new, unreliable: false };
+        }
+        let mut packets: Vec<u64> = self.repeated.iter().map(|(packet, _)| *packet).collect();
+        for entry in self.repeated.iter_mut() {
+            entry.1 -= 1;
+        }
+        self.repeated.retain(|(_, left)| *left > 0);
+        packets.extend_from_slice(&new);
+        if ACK_REPEATS > 1 {
+            self.repeated.extend(new.into_iter().map(|packet| (packet, ACK_REPEATS - 1)));
+        }
+        while self.repeated.len() > MAX_UNRELIABLE_ACK / 2 {
+            self.repeated.pop_front();
+        }
+        let unreliable = packets.len() <= MAX_UNRELIABLE_ACK;
+        Acknowledgements { packets, unreliable }
     }
 
     /// Values waiting for their component.

@@ -18,9 +18,18 @@ use super::protocol::{
 use crate::world::{ActorId, ClientId, Component, PlayerOwner, Touched, Value, World};
 
 /// Frames after which a value a client has not acknowledged is sent again, at least: for a client whose
-/// acknowledgements take longer, twice its smoothed round trip in frames (at most [`RESEND_AFTER_FRAMES_MAX`]), so a
-/// slow link is not sent each value several times over.
-pub const RESEND_AFTER_FRAMES: u64 = 4;
+/// acknowledgements take longer, its smoothed round trip and four times its variation (QUIC's probe timeout,
+/// at most [`RESEND_AFTER_FRAMES_MAX`]). A value lost among others is sent again sooner: as soon as the client's
+/// acknowledgements skip its packet (see [`LOSS_PACKET_THRESHOLD`]).
+pub const RESEND_AFTER_FRAMES: u64 = 2;
+
+/// Frames after which a value is sent again to a client whose round trip is not measured yet (QUIC starts from
+/// an assumed round trip the same way).
+pub const RESEND_AFTER_FRAMES_UNMEASURED: u64 = 4;
+
+/// A packet is lost once a packet sent this many after it is acknowledged, or once a later one is and it was
+/// sent 9/8 of a round trip ago (QUIC's loss detection, RFC 9002 §6.1): its values are sent again at once.
+pub const LOSS_PACKET_THRESHOLD: u64 = 3;
 
 /// The longest a value waits before it is sent again, in frames, however slow the client's acknowledgements.
 pub const RESEND_AFTER_FRAMES_MAX: u64 = 64;
@@ -121,6 +130,8 @@ struct ClientView {
     next_packet: u64,
     /// Frames from a packet's sending to its acknowledgement, smoothed (in eighths of a frame; 0: none yet).
     round_trip_eighths: u64,
+    /// How much the round trip varies, smoothed (in eighths of a frame).
+    round_trip_variation_eighths: u64,
     /// Values sent in mutation packets, sent again ones included.
     values_sent: u64,
 }
@@ -157,18 +168,53 @@ impl Pending {
 }
 
 impl ClientView {
-    /// Frames after which an unacknowledged value is sent again to this client.
+    /// Frames after which an unacknowledged value is sent again to this client: the round trip and four times
+    /// its variation (at least a frame more), as QUIC's probe timeout.
     fn resend_after(&self) -> u64 {
-        (self.round_trip_eighths.div_ceil(8) * 2).clamp(RESEND_AFTER_FRAMES, RESEND_AFTER_FRAMES_MAX)
+        if self.round_trip_eighths == 0 {
+            return RESEND_AFTER_FRAMES_UNMEASURED;
+        }
+        let margin = (4 * self.round_trip_variation_eighths).max(8);
+        (self.round_trip_eighths + margin).div_ceil(8).clamp(RESEND_AFTER_FRAMES, RESEND_AFTER_FRAMES_MAX)
     }
 
-    /// A packet sent at frame `sent` was acknowledged at frame `now`.
+    /// Frames after which a packet sent before one acknowledged is taken for lost: 9/8 of the round trip.
+    fn loss_delay(&self) -> u64 {
+        (self.round_trip_eighths * 9).div_ceil(64).max(1)
+    }
+
+    /// A packet sent at frame `sent` was acknowledged at frame `now` (RFC 6298's smoothing).
     fn round_trip_measured(&mut self, sent: u64, now: u64) {
         let sample = now.saturating_sub(sent).min(RESEND_AFTER_FRAMES_MAX) * 8;
-        self.round_trip_eighths = match self.round_trip_eighths {
-            0 => sample.max(1),
-            smoothed => (smoothed * 7 + sample) / 8,
-        };
+        if self.round_trip_eighths == 0 {
+            self.round_trip_eighths = sample.max(1);
+            self.round_trip_variation_eighths = sample / 2;
+            return;
+        }
+        let deviation = self.round_trip_eighths.abs_diff(sample);
+        self.round_trip_variation_eighths = (self.round_trip_variation_eighths * 3 + deviation) / 4;
+        self.round_trip_eighths = (self.round_trip_eighths * 7 + sample) / 8;
+    }
+
+    /// Takes the packets sent before `largest` (acknowledged) for lost where the acknowledgements have skipped
+    /// them long enough ([`LOSS_PACKET_THRESHOLD`], [`loss_delay`](Self::loss_delay)): their values, where they
+    /// were the last sending, are due again now.
+    fn detect_losses(&mut self, largest: u64, now: u64) {
+        let delay = self.loss_delay();
+        let lost: Vec<u64> = (self.in_flight.range(..largest))
+            .filter(|(packet, (sent, _))| largest - **packet >= LOSS_PACKET_THRESHOLD || now - *sent >= delay)
+            .map(|(packet, _)| *packet)
+            .collect();
+        for packet in lost {
+            let Some((sent, values)) = self.in_flight.remove(&packet) else { continue };
+            for (key, version) in values {
+                if let Some(pending) = self.pending.get_mut(&key) {
+                    if pending.sent == Some((version, sent)) {
+                        pending.sent = None;
+                    }
+                }
+            }
+        }
     }
 
     /// Forgets an incarnation, whose properties had these numbers.
@@ -332,8 +378,10 @@ impl ServerReplication {
     /// remembered, so however long the list, the work is bounded.
     pub fn acknowledge(&mut self, client: ClientId, packets: &[u64]) {
         let Some(view) = self.clients.get_mut(&client) else { return };
+        let mut largest = None;
         for packet in packets.iter().rev().take(IN_FLIGHT_PACKETS) {
             let Some((sent, values)) = view.in_flight.remove(packet) else { continue };
+            largest = largest.max(Some(*packet));
             view.round_trip_measured(sent, self.frame);
             for (key, version) in values {
                 if let hash_map::Entry::Occupied(pending) = view.pending.entry(key) {
@@ -342,6 +390,9 @@ impl ServerReplication {
                     }
                 }
             }
+        }
+        if let Some(largest) = largest {
+            view.detect_losses(largest, self.frame);
         }
     }
 

@@ -98,7 +98,7 @@ impl Client {
     }
 
     fn acknowledge(&mut self) {
-        let packets = self.replication.take_acknowledgements();
+        let packets = self.replication.take_acknowledgements().packets;
         if !packets.is_empty() {
             self.acks.push_back(encode(&ClientMessage::Ack { packets }));
         }

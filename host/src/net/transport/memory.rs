@@ -19,7 +19,8 @@ pub struct Conditions {
     pub latency: Duration,
     /// Up to this much more, drawn per frame (reliable frames still arrive in order).
     pub jitter: Duration,
-    /// The share of unreliable frames lost.
+    /// The share of datagrams lost: an unreliable frame is gone; a reliable one is sent again (as QUIC does, once
+    /// it finds it lost, about a round trip and a half later), and the frames after it on its stream wait for it.
     pub loss: f64,
     /// The share of unreliable frames delivered twice.
     pub duplication: f64,
@@ -72,6 +73,10 @@ impl State {
             let jitter = self.conditions.jitter.mul_f64(self.rng.random::<f64>());
             let mut at = self.now + self.conditions.latency + jitter;
             if channel != Channel::Unreliable {
+                if self.conditions.loss > 0.0 && self.rng.random_bool(self.conditions.loss) {
+                    // Lost, found lost after about a round trip and a half, and sent again.
+                    at += self.conditions.latency * 3 + self.conditions.jitter * 2;
+                }
                 let last = self.last_reliable.entry((from, to)).or_default();
                 at = at.max(*last);
                 *last = at;
