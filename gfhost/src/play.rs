@@ -151,6 +151,8 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
     let frame = crate::pace::frame_of(play.tick_rate.into());
     let mut pace = crate::pace::Pace::new(frame);
     let mut waiting_until: Option<Instant> = None;
+    // The lines of a script that were refused, to fail the run with.
+    let mut refused: Vec<String> = Vec::new();
     // New versions being compiled off the frame thread, applied between frames once ready; plugins being built
     // again from changed sources.
     let mut compiling: Vec<tokio::task::JoinHandle<Result<NewVersion, String>>> = Vec::new();
@@ -227,6 +229,7 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
             Ok(command) => command,
             Err(e) => {
                 println!("error: {e}");
+                refused.push(line.to_string());
                 let _ = done.send(());
                 continue;
             }
@@ -251,7 +254,10 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
         match outcome {
             Ok(text) if text.is_empty() => {}
             Ok(text) => println!("{text}"),
-            Err(e) => println!("error: {e}"),
+            Err(e) => {
+                println!("error: {e}");
+                refused.push(line.to_string());
+            }
         }
         if command == Command::Quit {
             break;
@@ -268,9 +274,22 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
     }
     plugin_lines.print_new(session.timeline());
     let failures = &manager.report().failures;
-    if failures.is_empty() {
+    // A script is a test of sorts: a command of it that was refused (a reload that did not take, a typo) fails
+    // the run. At a console, the person typing saw the refusal.
+    let refused_in_script = if play.script.is_some() { refused.as_slice() } else { &[] };
+    if failures.is_empty() && refused_in_script.is_empty() {
         println!("play ended; nothing failed");
         return Ok(ExitCode::SUCCESS);
+    }
+    if !refused_in_script.is_empty() {
+        println!("{} script command(s) refused:", refused_in_script.len());
+        for line in refused_in_script {
+            println!("  - {line}");
+        }
+        if failures.is_empty() {
+            println!("play ended; nothing failed in the world");
+            return Ok(ExitCode::from(1));
+        }
     }
     println!("play ended; {} failure(s):", failures.len());
     for failure in failures {

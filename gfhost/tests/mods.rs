@@ -163,3 +163,40 @@ fn a_package_installed_into_a_watched_servers_folder_is_a_live_update_its_player
     let (status, text) = server.finish();
     assert_eq!(status.code(), Some(0), "{text}");
 }
+
+/// Client processes on one machine share its mods folder: six join one server at once with one empty mods
+/// folder, three times over, and every one loads (a client read another's half-written experience files before they
+/// were put in place whole).
+#[test]
+fn client_processes_sharing_one_empty_mods_folder_all_join() {
+    let (built, experiences) = setup();
+    let cache = shared_cache();
+    let mut server_command = gfhost(built.path(), &cache);
+    server_command.arg("server").arg(experiences.path().join("default.toml")).args(["--listen", "127.0.0.1:0"]);
+    let (server, addr, pin) = start_server(server_command);
+    let work = tempfile::tempdir().unwrap();
+    let empty = work.path().join("player-plugins");
+    std::fs::create_dir(&empty).unwrap();
+    for round in 0..3 {
+        let mods = work.path().join(format!("mods-{round}"));
+        let mut players: Vec<Running> = (0..6)
+            .map(|_| {
+                let mut command = gfhost(&empty, &cache);
+                command.args(["client", "--connect", &addr, "--server-cert-sha256", &pin, "--fetch", "any"]);
+                command.arg("--experiences").arg(&empty).arg("--mods-dir").arg(&mods);
+                Running::start(command)
+            })
+            .collect();
+        for player in &mut players {
+            player.wait_for(|l| l.starts_with("playing \"Shooter Gym\""));
+        }
+        for player in players {
+            player.signal(libc::SIGTERM);
+            let (status, text) = player.finish();
+            assert_eq!(status.code(), Some(0), "round {round}:\n{text}");
+        }
+    }
+    server.signal(libc::SIGTERM);
+    let (status, text) = server.finish();
+    assert_eq!(status.code(), Some(0), "{text}");
+}

@@ -17,6 +17,7 @@
 //! - [`runtime`]: the only module that knows wasmtime; it compiles, caches and sandboxes plugins.
 //! - [`timeline`]: a timestamped record of all of it, printable and exportable as a Chrome trace.
 //! - [`text`]: a plugin's text made safe to show (control characters escaped, length capped).
+//! - [`whole_dirs`]: folders several processes share, put in place whole in one rename.
 //!
 //! [`Session`] ties them together for one process.
 
@@ -42,6 +43,7 @@ pub mod runtime;
 mod session;
 pub mod text;
 pub mod timeline;
+pub mod whole_dirs;
 pub mod world;
 
 pub use experience::{ExperienceLoadState, ExperienceManager};

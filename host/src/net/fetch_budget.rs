@@ -4,8 +4,9 @@
 //! 256 KiB chunk; without a budget that outlives a connection, a token holder could reconnect and start over,
 //! and the server would be an amplifier.
 //!
-//! The budgets are token buckets: full at [`FetchBudgets::ROUNDS`] times the offered bytes, refilled at the
-//! offered bytes per minute. A bucket that has refilled is forgotten (it holds nothing a new one would not),
+//! The budgets are token buckets: a player's full at [`FetchBudgets::ROUNDS`] times the offered bytes, refilled
+//! at the offered bytes per minute; an address's [`FetchBudgets::ADDRESS_SHARE`] times that, since several
+//! players share an address behind one NAT (a LAN party, a household) and each fetches the whole experience. A bucket that has refilled is forgotten (it holds nothing a new one would not),
 //! and at most [`FetchBudgets::MAX_TRACKED`] are kept, so a crowd of addresses costs bounded memory.
 
 use std::collections::HashMap;
@@ -47,8 +48,10 @@ pub struct FetchBudgets {
 }
 
 impl FetchBudgets {
-    /// How many times what is offered a fetcher may fetch at once.
+    /// How many times what is offered a player may fetch at once (and, per [`REFILL`](Self::REFILL), once more).
     pub const ROUNDS: f64 = 3.0;
+    /// How many players' budgets an address has.
+    pub const ADDRESS_SHARE: f64 = 6.0;
     /// The buckets kept at most; past it, the fullest are forgotten first.
     pub const MAX_TRACKED: usize = 4096;
     /// The time it takes to earn one more round of what is offered.
@@ -57,8 +60,12 @@ impl FetchBudgets {
     /// Charges `bytes` to `fetcher` at `now`, with `offered` bytes on offer: `false` (and nothing charged) when
     /// its budget does not hold them.
     pub fn charge(&mut self, fetcher: &Fetcher, bytes: u64, offered: u64, now: Instant) -> bool {
-        let capacity = Self::ROUNDS * offered as f64;
-        let per_second = offered as f64 / Self::REFILL.as_secs_f64();
+        let share = match fetcher {
+            Fetcher::Address(_) => Self::ADDRESS_SHARE,
+            Fetcher::Player(_) | Fetcher::Connection(_) => 1.0,
+        };
+        let capacity = share * Self::ROUNDS * offered as f64;
+        let per_second = share * offered as f64 / Self::REFILL.as_secs_f64();
         let bucket = self.buckets.get(fetcher).copied().unwrap_or(Bucket { left: capacity, at: now });
         let refilled = now.saturating_duration_since(bucket.at).as_secs_f64() * per_second;
         let left = (bucket.left + refilled).min(capacity);
@@ -110,6 +117,9 @@ mod tests {
         assert!(budgets.charge(&ada, 500, 1000, start + Duration::from_secs(30)));
         let other = Fetcher::Address("203.0.113.7".parse().unwrap());
         assert!(budgets.charge(&other, 3000, 1000, start), "another fetcher has its own budget");
+        // An address is shared by the players behind it: six players' budgets.
+        assert!(budgets.charge(&other, 15_000, 1000, start));
+        assert!(!budgets.charge(&other, 1, 1000, start));
         // Refilled, never beyond three rounds.
         assert!(!budgets.charge(&ada, 3001, 1000, start + Duration::from_secs(3600)));
         assert!(budgets.charge(&ada, 3000, 1000, start + Duration::from_secs(3600)));

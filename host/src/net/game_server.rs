@@ -489,9 +489,8 @@ impl GameServer {
         let offered = self.offers.total_bytes();
         if !self.budgets.charge(&fetcher, size, offered, std::time::Instant::now()) {
             let why = format!(
-                "flooding: {fetcher} fetched more than its budget ({} times the {offered} bytes offered, then that \
-                 much a minute)",
-                super::fetch_budget::FetchBudgets::ROUNDS
+                "flooding: {fetcher} fetched more than its budget of the {offered} bytes offered (a few times over \
+                 at once, then once a minute a player)"
             );
             return self.drop_client(client, Closed::Flood, why, notes);
         }

@@ -294,17 +294,37 @@ impl Fetch {
     }
 }
 
-/// Writes an experience's files under the cache (by their digest) and returns the experience file's path.
+/// Writes an experience's files under the cache (by their digest) and returns the experience file's path. The
+/// cache is shared by every client process on a machine: the folder is written aside and put in place whole
+/// (see [`crate::whole_dirs`]), so no process reads another's half-written files; one already there is used
+/// when it holds exactly these files, and replaced whole when it does not (a cache written by an older host).
 pub fn store_experience(cache_dir: &Path, content: &ExperienceContent) -> Result<PathBuf, String> {
     let (first, _) = content.files.first().ok_or("the experience has no files")?;
     let digest = sha256_digest(&crate::net::protocol::encode(&content.files));
-    let dir = cache_dir.join("experiences").join(digest.replace(':', "-"));
-    for (relative, bytes) in &content.files {
-        let path = crate::assets::resolve_within(&dir, relative).map_err(|e| e.to_string())?;
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    let experiences = cache_dir.join("experiences");
+    let dir = experiences.join(digest.replace(':', "-"));
+    let holds = |dir: &Path| {
+        content.files.iter().all(|(relative, bytes)| {
+            crate::assets::resolve_within(dir, relative)
+                .ok()
+                .and_then(|path| crate::files::read(&path, MAX_EXPERIENCE_BYTES as u64).ok())
+                .is_some_and(|found| found == *bytes)
+        })
+    };
+    if !holds(&dir) {
+        let failed = |path: &Path, e: std::io::Error| format!("{}: {e}", path.display());
+        let staging = crate::whole_dirs::staging(&experiences, ".storing-").map_err(|e| failed(&experiences, e))?;
+        for (relative, bytes) in &content.files {
+            let path = crate::assets::resolve_within(staging.path(), relative).map_err(|e| e.to_string())?;
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| failed(parent, e))?;
+            }
+            std::fs::write(&path, bytes).map_err(|e| failed(&path, e))?;
         }
-        std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        let placed = crate::whole_dirs::place_once(staging.path(), &dir).map_err(|e| failed(&dir, e))?;
+        if !placed && !holds(&dir) {
+            crate::whole_dirs::replace(staging.path(), &dir).map_err(|e| failed(&dir, e))?;
+        }
     }
     crate::assets::resolve_within(&dir, first).map_err(|e| e.to_string())
 }
@@ -425,5 +445,27 @@ mod tests {
         assert!(error.contains("refused plugin hud 1.0.0") && error.contains("unsigned"), "{error}");
         let any = ModSync { policy: FetchPolicy::Any, ..sync(&key, cache.path()) };
         assert!(Fetch::plan(&content(&unsigned), |_| None, &any).is_ok(), "anyone's, when the client says so");
+    }
+
+    /// Client processes on one machine share the mods folder: writers storing one experience at once never
+    /// show a reader a file half written (each reads back exactly what was sent).
+    #[test]
+    fn experiences_stored_at_once_by_many_are_read_whole() {
+        let big = "# filler\n".repeat(40_000);
+        let content = ExperienceContent {
+            files: vec![("e.toml".into(), format!("[experience]\nname = \"e\"\n{big}").into_bytes())],
+            packages: Vec::new(),
+        };
+        for _ in 0..10 {
+            let cache = tempfile::tempdir().unwrap();
+            std::thread::scope(|scope| {
+                for _ in 0..8 {
+                    scope.spawn(|| {
+                        let path = store_experience(cache.path(), &content).unwrap();
+                        assert_eq!(std::fs::read(&path).unwrap(), content.files[0].1, "a whole file");
+                    });
+                }
+            });
+        }
     }
 }

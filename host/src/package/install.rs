@@ -58,8 +58,7 @@ pub fn install(
         let path = path.to_path_buf();
         move |source| InstallError::Io { path, source }
     };
-    std::fs::create_dir_all(plugins_dir).map_err(io(plugins_dir))?;
-    let staging = tempfile::Builder::new().prefix(".installing-").tempdir_in(plugins_dir).map_err(io(plugins_dir))?;
+    let staging = crate::whole_dirs::staging(plugins_dir, ".installing-").map_err(io(plugins_dir))?;
     for (relative, bytes) in package.files() {
         let path = staging.path().join(relative);
         if let Some(parent) = path.parent() {
@@ -73,42 +72,10 @@ pub fn install(
     std::fs::write(&record_path, text).map_err(io(&record_path))?;
 
     let target = plugins_dir.join(package.name());
-    replace_folder(staging.path(), &target).map_err(|source| InstallError::Io { path: target.clone(), source })?;
+    crate::whole_dirs::replace(staging.path(), &target)
+        .map_err(|source| InstallError::Io { path: target.clone(), source })?;
     // The staging folder now holds the old plugin, if there was one: it goes as `staging` is dropped.
     Ok((target, verdict))
-}
-
-/// Puts the folder `new` in place of `target` in one step, whatever was there: a process killed at any point
-/// leaves the old folder or the new one at `target`, never neither and never a mix. The old folder, if any,
-/// ends up at `new` (to delete).
-#[cfg(target_os = "linux")]
-fn replace_folder(new: &Path, target: &Path) -> std::io::Result<()> {
-    use rustix::fs::{renameat_with, RenameFlags, CWD};
-    match renameat_with(CWD, new, CWD, target, RenameFlags::EXCHANGE) {
-        Ok(()) => Ok(()),
-        // Nothing to exchange with: the first install of this plugin, renamed into place unless another
-        // install got there first.
-        Err(rustix::io::Errno::NOENT) => {
-            renameat_with(CWD, new, CWD, target, RenameFlags::NOREPLACE).map_err(std::io::Error::from)
-        }
-        Err(e) => Err(std::io::Error::from(e)),
-    }
-}
-
-/// Puts the folder `new` in place of `target`: the old folder is moved aside first and put back if the new one
-/// cannot be renamed into place (systems without an atomic exchange of two names).
-#[cfg(not(target_os = "linux"))]
-fn replace_folder(new: &Path, target: &Path) -> std::io::Result<()> {
-    if !target.exists() {
-        return std::fs::rename(new, target);
-    }
-    let aside = new.with_extension("replaced");
-    std::fs::rename(target, &aside)?;
-    if let Err(e) = std::fs::rename(new, target) {
-        let _ = std::fs::rename(&aside, target);
-        return Err(e);
-    }
-    std::fs::rename(&aside, new)
 }
 
 /// The record of the package `folder` was installed from, if it was installed from one.

@@ -602,7 +602,9 @@ impl World {
 
     /// Unreal's `HaveAllFeaturesReachedInitState`: false for an unknown actor, true with no features.
     pub fn have_all_features_reached(&self, actor: ActorId, state: u8, excluding: Option<&str>) -> bool {
-        if self.actor(actor).is_err() {
+        // An actor on its way out (destroyed earlier in the same call) has no features left: "all of none" would
+        // hold, and a plugin waiting on it would go on with a dead actor. It answers as an unknown one does.
+        if self.actor(actor).is_err() || self.changeable(actor).is_err() {
             return false;
         }
         let excluding = excluding.and_then(|f| self.manager.names.get(f));
@@ -873,5 +875,30 @@ fn queue_for_class(
     match manager.handlers.on_class_all_live(class) {
         Some(handlers) => manager.queue.push_all(handlers.iter().map(event_for)),
         None => manager.queue.push_all(manager.handlers.on_class(class).map(|handler| event_for(&handler))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::world::component_manager::RequestFlags;
+    use crate::world::{NetMode, World};
+
+    /// An actor destroyed earlier in the same call (on its way out while its handlers hear of it) has not
+    /// reached anything: it answers as an unknown actor does, so a plugin waiting on it does not go on.
+    #[test]
+    fn an_actor_on_its_way_out_has_not_reached_every_state() {
+        let mut w = World::new("w", NetMode::Standalone);
+        w.set_init_states(&["Spawned".to_string(), "Ready".to_string()]).unwrap();
+        let owner = w.register_owner("p");
+        let pawn = w.spawn("Character").unwrap();
+        let _hero = w.add_component_request(owner, "Character", "Hero", RequestFlags::default()).unwrap();
+        w.register_feature(owner, pawn, "Hero", "Hero").unwrap();
+        let _handler = w.add_extension_handler(owner, "Character", 1).unwrap();
+        let spawned = w.state_ordinal("Spawned").unwrap();
+        w.change_feature_state(pawn, "Hero", spawned).unwrap();
+        assert!(w.have_all_features_reached(pawn, spawned, None));
+        w.destroy(pawn).unwrap();
+        assert!(w.actor(pawn).is_ok_and(|a| a.ending), "its handlers are still to hear of it");
+        assert!(!w.have_all_features_reached(pawn, spawned, None));
     }
 }

@@ -1,0 +1,86 @@
+//! Folders that several processes share (installed plugins, the mods cache's packages and experiences) are put
+//! in place whole: written into a hidden temporary folder beside their place, then renamed into it in one step.
+//! A reader sees the old folder or the new one, never a mix, and a writer killed at any point leaves one of them
+//! (and, at worst, a hidden temporary folder nobody reads).
+
+use std::path::Path;
+
+/// Puts the folder `new` in place of `target` in one step, whatever was there; the old folder, if any, ends up
+/// at `new` (to delete).
+#[cfg(target_os = "linux")]
+pub fn replace(new: &Path, target: &Path) -> std::io::Result<()> {
+    use rustix::fs::{renameat_with, RenameFlags, CWD};
+    match renameat_with(CWD, new, CWD, target, RenameFlags::EXCHANGE) {
+        Ok(()) => Ok(()),
+        // Nothing to exchange with: renamed into place, unless another process got there first.
+        Err(rustix::io::Errno::NOENT) => {
+            renameat_with(CWD, new, CWD, target, RenameFlags::NOREPLACE).map_err(std::io::Error::from)
+        }
+        Err(e) => Err(std::io::Error::from(e)),
+    }
+}
+
+/// Puts the folder `new` in place of `target`: the old folder is moved aside first and put back if the new one
+/// cannot be renamed into place (systems without an atomic exchange of two names).
+#[cfg(not(target_os = "linux"))]
+pub fn replace(new: &Path, target: &Path) -> std::io::Result<()> {
+    if !target.exists() {
+        return std::fs::rename(new, target);
+    }
+    let aside = new.with_extension("replaced");
+    std::fs::rename(target, &aside)?;
+    if let Err(e) = std::fs::rename(new, target) {
+        let _ = std::fs::rename(&aside, target);
+        return Err(e);
+    }
+    std::fs::rename(&aside, new)
+}
+
+/// Puts the folder `new` at `target` unless a folder is there already (another process put the same content
+/// there first): whether `new` was put there.
+pub fn place_once(new: &Path, target: &Path) -> std::io::Result<bool> {
+    #[cfg(target_os = "linux")]
+    let placed = {
+        use rustix::fs::{renameat_with, RenameFlags, CWD};
+        renameat_with(CWD, new, CWD, target, RenameFlags::NOREPLACE).map_err(std::io::Error::from)
+    };
+    #[cfg(not(target_os = "linux"))]
+    let placed = if target.exists() {
+        Err(std::io::Error::from(std::io::ErrorKind::AlreadyExists))
+    } else {
+        std::fs::rename(new, target)
+    };
+    match placed {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists || target.is_dir() => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// A hidden temporary folder in `dir`, named with `prefix`, for a folder to be put in place whole: deleted
+/// when dropped, unless it was renamed away.
+pub fn staging(dir: &Path, prefix: &str) -> std::io::Result<tempfile::TempDir> {
+    std::fs::create_dir_all(dir)?;
+    tempfile::Builder::new().prefix(prefix).tempdir_in(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_replaces_another_whole_and_is_placed_only_once() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("plugin");
+        let first = staging(root.path(), ".new-").unwrap();
+        std::fs::write(first.path().join("a"), b"one").unwrap();
+        assert!(place_once(first.path(), &target).unwrap());
+        let second = staging(root.path(), ".new-").unwrap();
+        std::fs::write(second.path().join("a"), b"two").unwrap();
+        assert!(!place_once(second.path(), &target).unwrap(), "a folder is there already");
+        assert_eq!(std::fs::read(target.join("a")).unwrap(), b"one");
+        replace(second.path(), &target).unwrap();
+        assert_eq!(std::fs::read(target.join("a")).unwrap(), b"two");
+        assert_eq!(std::fs::read(second.path().join("a")).unwrap(), b"one", "the old folder, to delete");
+    }
+}
