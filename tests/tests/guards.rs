@@ -40,14 +40,15 @@ async fn a_plugin_declaring_another_plugins_class_cannot_set_its_policy() {
         // from then on neither sets it, and lyra's characters become ready.
         let mut manager = play_beside_lyra(&session, policy).await;
         assert_eq!(manager.live_features(), ["hostile", "lyra-character"], "{policy}");
-        let warnings = session.timeline().texts(
-            &gamefeature_host::timeline::track::instance("lyra-character", "w"),
-            gamefeature_host::timeline::EventKind::Log(LogLevel::Warn),
-        );
-        assert!(
-            warnings.iter().any(|w| w.contains("HeroComponent too: the creation policy another plugin set")),
-            "{policy}: {warnings:?}"
-        );
+        // Said on both plugins' tracks, naming the plugin whose policy no longer applies.
+        for plugin in ["lyra-character", "hostile"] {
+            let warnings = session.timeline().texts(
+                &gamefeature_host::timeline::track::instance(plugin, "w"),
+                gamefeature_host::timeline::EventKind::Log(LogLevel::Warn),
+            );
+            let said = "lyra-character declares component class HeroComponent too: the creation policy hostile set";
+            assert!(warnings.iter().any(|w| w.contains(said)), "{policy}, {plugin}: {warnings:?}");
+        }
         manager.end_play().await.unwrap();
     }
 }

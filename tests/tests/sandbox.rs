@@ -820,3 +820,34 @@ async fn out_of_range_limits_set_by_hand_do_not_panic() {
     manager.end_play().await.unwrap();
     assert_eq!(manager.report().failures, []);
 }
+
+/// A pooled slot never shows one plugin another's bytes: a plugin that filled 64 grown pages with a mark goes,
+/// and another instance of the same component (which the pool puts in the slot the first left) grows as many
+/// and finds no mark anywhere in its memory, ten times over. (The pool resets a slot by zeroing and decommitting
+/// its pages; wasmtime's PAGEMAP_SCAN reset, which missed dirty pages that were swapped out, is off.)
+#[tokio::test]
+async fn a_pooled_slot_never_shows_a_plugin_the_previous_ones_bytes() {
+    use gamefeature_host::live::{Command, LiveWorld};
+    let plugins = PluginDir::with(&[]);
+    hostile_named(&plugins, "marker", "mark-memory");
+    hostile_named(&plugins, "reader", "read-memory");
+    let session = session(&plugins);
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&[]));
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    manager.load(&path).await.unwrap();
+    let mut live = LiveWorld::new(manager, &session);
+    for _ in 0..10 {
+        for (plugin, command) in [("marker", "activate"), ("marker", "deactivate"), ("reader", "activate")] {
+            live.execute(&format!("{command} {plugin}").parse::<Command>().unwrap()).await.unwrap();
+        }
+        live.execute(&Command::Deactivate("reader".into())).await.unwrap();
+    }
+    let marked = session.timeline().texts(&track::instance("marker", "w"), EventKind::Log(LogLevel::Info));
+    assert_eq!(marked.iter().filter(|l| *l == "marked 64 pages").count(), 10, "{marked:?}");
+    let read = session.timeline().texts(&track::instance("reader", "w"), EventKind::Log(LogLevel::Info));
+    let found: Vec<&String> = read.iter().filter(|l| l.starts_with("found the previous tenant's mark")).collect();
+    assert_eq!(found.len(), 10, "{read:?}");
+    assert!(found.iter().all(|l| l.starts_with("found the previous tenant's mark 0 times")), "{found:?}");
+    live.into_manager().end_play().await.unwrap();
+}

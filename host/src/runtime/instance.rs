@@ -104,6 +104,10 @@ impl LoadedPlugin for WasmPlugin {
         };
         let mut store = Store::new(engine, state);
         store.limiter(|state| &mut state.limits);
+        // wasmtime's own caps, from the plugin's limits rather than its defaults (128 MiB copied per host call,
+        // 100,000 handles): what one host call may copy out of the plugin, and the handles it may hold.
+        store.set_hostcall_fuel(self.limits.hostcall_bytes());
+        store.set_max_component_handles(self.limits.component_handles());
         // The epoch only says when to look: whether the call is over its budget is a question of the CPU time
         // it used (see `deadline`).
         store.epoch_deadline_callback(|mut context| match context.data_mut().clock.check() {

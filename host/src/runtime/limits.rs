@@ -106,6 +106,27 @@ impl Limits {
     }
 }
 
+/// The most bytes one host call may copy out of a plugin, however much memory it has: what the host's calls
+/// carry (events, names, batches, a file's write) is far less.
+pub const MAX_HOSTCALL_BYTES: usize = 64 << 20;
+
+/// Component-model handles a plugin may hold beside its own handles: WASI's streams, pollables and files.
+pub const WASI_HANDLES: usize = 1024;
+
+impl Limits {
+    /// What one host call may copy out of the plugin (wasmtime's hostcall fuel, 128 MiB by default): no more
+    /// than its memory may hold, at most [`MAX_HOSTCALL_BYTES`].
+    pub fn hostcall_bytes(&self) -> usize {
+        self.memory.min(MAX_HOSTCALL_BYTES)
+    }
+
+    /// The component-model handles the plugin's store may hold at once (wasmtime's default: 100,000): its own
+    /// handles and WASI's.
+    pub fn component_handles(&self) -> usize {
+        (self.handles as usize).saturating_add(WASI_HANDLES)
+    }
+}
+
 impl std::fmt::Display for Limits {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
@@ -208,5 +229,18 @@ mod tests {
         runtime.plugin_limits.insert("big".into(), LimitOverrides { memory_mib: Some(256), ..Default::default() });
         assert_eq!(Limits::of("big", &runtime).memory, 256 << 20);
         assert_eq!(Limits::of("small", &runtime).memory, 64 << 20);
+    }
+
+    /// wasmtime's own caps follow the plugin's limits: a small plugin copies no more than its memory per host
+    /// call, a large one no more than 64 MiB (wasmtime's default is 128 MiB); its handles and WASI's.
+    #[test]
+    fn wasmtimes_caps_follow_the_plugins_limits() {
+        let config = HostConfig::parse("[limits.small]\nmemory-mib = 16\nhandles = 10\n", Path::new(".")).unwrap();
+        let runtime = RuntimeConfig::default().with_host_config(&config);
+        let small = Limits::of("small", &runtime);
+        assert_eq!(small.hostcall_bytes(), 16 << 20);
+        assert_eq!(small.component_handles(), 10 + WASI_HANDLES);
+        let large = Limits { memory: 1 << 30, ..small };
+        assert_eq!(large.hostcall_bytes(), MAX_HOSTCALL_BYTES);
     }
 }

@@ -366,10 +366,11 @@ impl Runtime {
                 .total_memories(instances * 4)
                 .total_tables(instances * 8)
                 .max_memory_size(config.largest_memory_limit())
-                // Reset a freed slot by rewriting only the pages the instance dirtied (found with Linux's
-                // PAGEMAP_SCAN where the kernel has it) instead of unmapping them: the next instance in that
-                // slot then neither pays for the system call nor faults the pages back in.
-                .pagemap_scan(Enabled::Auto)
+                // A freed slot's kept-resident pages are zeroed, and the rest decommitted, as wasmtime does without
+                // PAGEMAP_SCAN. Its PAGEMAP_SCAN reset (rewriting only the pages found dirty) is off: a dirty page
+                // that was swapped out is neither reset nor decommitted, and the scan stops after 32 regions, so
+                // the next plugin in the slot could read the previous one's bytes (wasmtime PR #14357, open).
+                .pagemap_scan(Enabled::No)
                 .linear_memory_keep_resident(RESIDENT_MEMORY_PER_SLOT)
                 .table_keep_resident(RESIDENT_TABLE_PER_SLOT);
             wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));

@@ -57,13 +57,13 @@ pub struct CreationPolicies {
 impl CreationPolicies {
     /// A plugin declares the component classes it adds (its manifest's `classes`). Returns the classes whose
     /// policy, set by another plugin, no longer applies now that the class has two declarers.
-    pub fn claim<'a>(&mut self, owner: OwnerId, classes: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    pub fn claim<'a>(&mut self, owner: OwnerId, classes: impl IntoIterator<Item = &'a str>) -> Vec<(String, OwnerId)> {
         let mut voided = Vec::new();
         for class in classes {
             self.claims.entry(class.to_string()).or_default().insert(owner);
-            if self.declared.get(class).is_some_and(|(setter, _)| *setter != owner) {
+            if let Some((setter, _)) = self.declared.get(class).filter(|(setter, _)| *setter != owner) {
+                voided.push((class.to_string(), *setter));
                 self.declared.remove(class);
-                voided.push(class.to_string());
             }
         }
         voided
@@ -153,7 +153,7 @@ mod tests {
         policies.claim(MOD, ["Hero"]);
         policies.declare(MOD, "Hero", CreationPolicy::Never).unwrap();
         assert_eq!(policies.of("Hero"), CreationPolicy::Never);
-        assert_eq!(policies.claim(GAME, ["Hero"]), ["Hero"]);
+        assert_eq!(policies.claim(GAME, ["Hero"]), [("Hero".to_string(), MOD)]);
         assert_eq!(policies.of("Hero"), CreationPolicy::Always);
     }
 

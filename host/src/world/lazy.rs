@@ -18,7 +18,7 @@ impl World {
         owner: OwnerId,
         classes: impl IntoIterator<Item = &'a str> + Clone,
         policies: impl IntoIterator<Item = (&'a str, CreationPolicy)> + Clone,
-    ) -> Result<Vec<String>, creation::NotItsClass> {
+    ) -> Result<Vec<(String, String)>, creation::NotItsClass> {
         for (class, _) in policies.clone() {
             if self.creation.declared_by_another(owner, class) {
                 return Err(creation::NotItsClass { class: class.to_string() });
@@ -28,7 +28,7 @@ impl World {
         for (class, policy) in policies {
             self.creation.declare(owner, class, policy)?;
         }
-        Ok(voided)
+        Ok(voided.into_iter().map(|(class, setter)| (class, self.owner_label(setter).to_string())).collect())
     }
 
     /// Overrides a component class's creation policy (the experience's word).

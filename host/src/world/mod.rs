@@ -566,7 +566,8 @@ mod tests {
         assert_eq!(refused.unwrap_err().class, "Shield");
         assert_eq!(w.creation_policy("Shield"), CreationPolicy::Lazy);
         // Declaring the class without a policy takes the class from both: only the experience sets it now.
-        assert_eq!(w.declare_plugin_classes(hostile, ["Shield"], []).unwrap(), ["Shield"]);
+        let voided = w.declare_plugin_classes(hostile, ["Shield"], []).unwrap();
+        assert_eq!(voided, [("Shield".to_string(), "game".to_string())], "the class, and whose policy went");
         assert_eq!(w.creation_policy("Shield"), CreationPolicy::Always);
     }
 }

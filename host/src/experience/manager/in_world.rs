@@ -70,17 +70,20 @@ impl ExperienceManager {
             match w.declare_plugin_classes(owner, classes, policies) {
                 Ok(voided) => {
                     drop(w);
-                    for class in voided {
+                    for (class, setter) in voided {
                         let line = format!(
-                            "{name} declares component class {class} too: the creation policy another plugin set \
-                             for it no longer applies (only the experience may set it now)"
+                            "{name} declares component class {class} too: the creation policy {setter} set for it \
+                             no longer applies (only the experience may set it now)"
                         );
                         tracing::warn!("{line}");
-                        self.timeline.record(
-                            track::instance(name, &self.world_name),
-                            EventKind::Log(LogLevel::Warn),
-                            line,
-                        );
+                        // On both plugins' tracks: the one whose policy went hears who took it.
+                        for plugin in [name, setter.as_str()] {
+                            self.timeline.record(
+                                track::instance(plugin, &self.world_name),
+                                EventKind::Log(LogLevel::Warn),
+                                line.clone(),
+                            );
+                        }
                     }
                 }
                 Err(refused) => {

@@ -91,6 +91,54 @@ fn recurse_on_the_wasm_stack(depth: u64) -> u64 {
     std::hint::black_box(recurse_on_the_wasm_stack(depth + 1)).wrapping_add(depth)
 }
 
+/// What `mark-memory` leaves in its memory, for the next instance in the same slot to look for, kept with every
+/// byte flipped (`^ 0xff`): the mark itself is never in the plugin's own data, so a reader finds only what a
+/// previous instance wrote.
+const FLIPPED_MARK: [u8; 16] = flip(*b"PREVIOUS-TENANT!");
+
+const fn flip(mut bytes: [u8; 16]) -> [u8; 16] {
+    let mut i = 0;
+    while i < bytes.len() {
+        bytes[i] ^= 0xff;
+        i += 1;
+    }
+    bytes
+}
+
+/// Pages `mark-memory` and `read-memory` grow their memory by.
+const MARKED_PAGES: usize = 64;
+
+/// Grows the memory and fills the new pages with the mark.
+fn mark_memory() {
+    let start = core::arch::wasm32::memory_grow(0, MARKED_PAGES);
+    assert_ne!(start, usize::MAX, "the memory grows");
+    let base = start * 65536;
+    for offset in 0..MARKED_PAGES * 65536 {
+        let byte = FLIPPED_MARK[offset % FLIPPED_MARK.len()] ^ 0xff;
+        // SAFETY: the pages were just grown for this instance, and nothing else uses them.
+        unsafe { core::ptr::write_volatile((base + offset) as *mut u8, byte) };
+    }
+    log::info(&format!("marked {MARKED_PAGES} pages"));
+}
+
+/// Grows the memory as `mark-memory` did and looks, in every page it has, for the mark a previous instance left.
+fn read_memory() {
+    let start = core::arch::wasm32::memory_grow(0, MARKED_PAGES);
+    assert_ne!(start, usize::MAX, "the memory grows");
+    let end = (start + MARKED_PAGES) * 65536;
+    let mut found = 0usize;
+    // From the first mark-sized step: address 0 is never read.
+    for address in (FLIPPED_MARK.len()..end).step_by(FLIPPED_MARK.len()) {
+        let marked = (0..FLIPPED_MARK.len()).all(|i| {
+            // SAFETY: every address below the memory's size is in bounds, and a byte of any value may be read.
+            let byte = unsafe { core::ptr::read_volatile((address + i) as *const u8) };
+            byte ^ 0xff == FLIPPED_MARK[i]
+        });
+        found += usize::from(marked);
+    }
+    log::info(&format!("found the previous tenant's mark {found} times in {} pages", end / 65536));
+}
+
 fn nap(millis: u64) {
     let started = std::time::Instant::now();
     std::thread::sleep(std::time::Duration::from_millis(millis));
@@ -360,6 +408,8 @@ impl Plugin for Hostile {
                 recurse_on_the_wasm_stack(0);
             }
             "naps-activating" => (0..6).for_each(|_| nap(100)),
+            "mark-memory" => mark_memory(),
+            "read-memory" => read_memory(),
             "long-naps" => nap(300),
             "refusals-activating" => {
                 for _ in 0..5000 {
