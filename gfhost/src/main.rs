@@ -256,6 +256,9 @@ enum Command {
         /// as it fetched into the mods folder it names (only for a recording you trust, made on this machine).
         #[arg(long)]
         follow_recorded: bool,
+        /// Print what the plugins said in the replay (info and above), as `gfhost play` does.
+        #[arg(long)]
+        show_output: bool,
     },
     /// List the plugins found in the plugin directories.
     Plugins {
@@ -570,7 +573,7 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
             };
             play::play(&experience, play_options, options)
         }
-        Command::Replay { recording, expect_same, follow_recorded } => {
+        Command::Replay { recording, expect_same, follow_recorded, show_output } => {
             // The replayer's own fetching: its configuration's policy into its own mods folder. Only a recording
             // followed on purpose fetches as it says, into the folder it names.
             let own_mods = cli.cache_dir.clone().unwrap_or_else(default_cache_dir).join("mods");
@@ -588,6 +591,7 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
                 follow_recorded,
                 mod_sync,
                 expect_same,
+                show_output,
             };
             record::replay_command(&recording, replay, options)
         }

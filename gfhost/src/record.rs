@@ -87,6 +87,8 @@ pub struct ReplayArgs {
     pub mod_sync: gamefeature_host::net::mod_sync::ModSync,
     /// Exit 1 when the replay differs.
     pub expect_same: bool,
+    /// Print what the plugins said.
+    pub show_output: bool,
 }
 
 /// `gfhost replay`: plays `path` again; prints what it found. A difference is a finding, not a failure,
@@ -125,11 +127,16 @@ pub fn replay_command(path: &Path, args: ReplayArgs, session: SessionOptions) ->
     if let Some(sync) = &mod_sync {
         println!("fetching {:?} packages into {}", sync.policy, sync.cache_dir.display());
     }
-    let expect_same = args.expect_same;
+    let (expect_same, show_output) = (args.expect_same, args.show_output);
     let follow_recorded = args.follow_recorded;
     let tokio = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let options = ReplayOptions { plugin_dirs, session, mod_sync, follow_recorded };
     let report = tokio.block_on(replay::replay(&recording, options))?;
+    if show_output {
+        for line in &report.said {
+            println!("{line}");
+        }
+    }
     for note in &report.notes {
         println!("note: {note}");
     }

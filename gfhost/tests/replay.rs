@@ -148,6 +148,45 @@ fn a_changed_plugin_makes_the_replay_stop_at_the_first_differing_checkpoint_and_
     assert!(found.status.success(), "{}", said(&found));
 }
 
+/// A replay compares what plugins say beside the world's state: a changed build whose only difference is a
+/// line it logs is found, naming the plugin, the call and both lines (it replayed "the same" before).
+#[test]
+fn a_changed_plugin_that_only_says_something_else_makes_the_replay_differ() {
+    let modder = Modder::new();
+    let saying = |said: &str| {
+        TALLY.replace(
+            "    ticks += STEP * times;",
+            &format!("    ticks += STEP * times;\n    gf_info(\"{said} %lld\", (long long)ticks);"),
+        )
+    };
+    std::fs::write(modder.path("plugins/tally/plugin.c"), saying("counted")).unwrap();
+    let built = modder.gfhost(&["build"]);
+    assert!(built.status.success(), "{}", said(&built));
+    modder.record("says.gfrec");
+    let same = modder.gfhost(&["replay", "says.gfrec", "--expect-same", "--show-output"]);
+    assert!(same.status.success() && stdout(&same).contains("the same: "), "{}", said(&same));
+    assert!(
+        stdout(&same).contains("[tally@main] info: counted 1\n"),
+        "the replay shows what plugins said: {}",
+        said(&same)
+    );
+
+    let changed = modder.path("changed");
+    std::fs::create_dir_all(changed.join("tally")).unwrap();
+    std::fs::write(changed.join("tally/plugin.toml"), MANIFEST).unwrap();
+    std::fs::write(changed.join("tally/plugin.c"), saying("tallied")).unwrap();
+    let built = modder.gfhost(&["build", "changed"]);
+    assert!(built.status.success(), "{}", said(&built));
+    let replay = modder.gfhost(&["replay", "says.gfrec", "--plugins", "changed", "--expect-same"]);
+    let text = stdout(&replay);
+    assert_eq!(replay.status.code(), Some(1), "{}", said(&replay));
+    assert!(text.contains("(0 entries differ)"), "the world's state is the same: {text}");
+    assert!(
+        text.contains("what plugins said: tally said \"info: counted 1\" in the recording, \"info: tallied 1\" in the replay (in on-timers"),
+        "{text}"
+    );
+}
+
 /// The two integers of `... recorded Integer(a), replayed Integer(b)`.
 fn integers(line: &str) -> (i64, i64) {
     let numbers: Vec<i64> =

@@ -118,6 +118,44 @@ async fn a_plugin_over_its_frame_budget_frame_after_frame_is_quarantined_and_the
     manager.end_play().await.unwrap();
 }
 
+/// The frame budget holds inside the frame: a plugin with a thousand timers due every frame, each a little
+/// work, and a call deadline raised to 5 s, gets one call of 256 timers a frame once that call put it over its
+/// budget (it got four a frame, every one within its deadline); the rest wait, each timer once, and it is
+/// quarantined after three frames over budget as before.
+#[tokio::test]
+async fn a_plugin_over_its_frame_budget_gets_no_more_timer_calls_in_that_frame() {
+    let plugins = PluginDir::with(&[]);
+    hostile(&plugins, "heavy-timer-flood");
+    let mut runtime = runtime_config(None);
+    let raised = gamefeature_host::config::LimitOverrides {
+        frame_budget_ms: Some(1),
+        call_deadline_ms: Some(5000),
+        ..Default::default()
+    };
+    runtime.plugin_limits.insert("hostile".into(), raised);
+    let session = session_with_runtime(&plugins, runtime, trusted());
+    let mut manager = hostile_alone(&session).await;
+    let timer_calls = || {
+        let calls = session.timeline().texts(
+            &gamefeature_host::timeline::track::instance("hostile", "w"),
+            gamefeature_host::timeline::EventKind::Call,
+        );
+        calls.into_iter().filter(|c| c.starts_with("on-timers")).collect::<Vec<_>>()
+    };
+    for _ in 1..gamefeature_host::delivery::FRAMES_OVER_BUDGET {
+        manager.tick(std::time::Duration::from_millis(33));
+    }
+    // The frame of its activation may already be over budget (its thousand timers started): one call or none
+    // then, one in the next.
+    let calls = timer_calls();
+    assert!((1..=2).contains(&calls.len()), "{calls:?}");
+    assert!(calls.iter().all(|c| c.starts_with("on-timers (256)")), "{calls:?}");
+    assert_eq!(manager.live_features(), ["hostile"]);
+    manager.tick(std::time::Duration::from_millis(33));
+    assert!(manager.live_features().is_empty(), "quarantined after three frames over budget");
+    manager.end_play().await.unwrap();
+}
+
 /// The failures listed in a world's report, as shown.
 fn failures(manager: &gamefeature_host::experience::ExperienceManager) -> Vec<String> {
     manager.report().failures.iter().map(ToString::to_string).collect()

@@ -70,12 +70,15 @@ pub struct LiveInstance {
     pub instance: Box<dyn PluginInstance>,
     /// What its calls have cost in the current frame (see [`FrameCost`]).
     cost: FrameCost,
+    /// Timers that fired while it was over its frame budget, each once (their periods summed), for its next
+    /// frame: at most one entry a timer it holds.
+    deferred_timers: Vec<(u32, u32)>,
 }
 
 impl LiveInstance {
     /// A live instance of `plugin`, nothing charged to it yet.
     pub fn new(plugin: impl Into<String>, instance: Box<dyn PluginInstance>) -> Self {
-        LiveInstance { plugin: plugin.into(), instance, cost: FrameCost::default() }
+        LiveInstance { plugin: plugin.into(), instance, cost: FrameCost::default(), deferred_timers: Vec::new() }
     }
 
     /// Makes one call into the instance, its CPU time charged to the instance's frame; returns what the call
@@ -249,9 +252,12 @@ impl Instances {
         Err(PumpOverflow { rounds: MAX_ROUNDS, failures })
     }
 
-    /// Calls one instance's `on-timers` with what fired for it in `frame`, at most [`MAX_BATCH`] timers per
-    /// call like every other batch, each call recorded in the timeline. An instance that fails is removed, as
-    /// in [`pump`](Self::pump).
+    /// Calls one instance's `on-timers` with what fired for it in `frame` (after what was deferred for it from
+    /// earlier frames), at most [`MAX_BATCH`] timers per call like every other batch, each call recorded in the
+    /// timeline. Once the plugin is over its frame budget in this frame it gets no further call: the timers left
+    /// wait for its next frame, each once with its periods summed, so one plugin adds at most its budget and one
+    /// call's deadline to a frame, however many timers it keeps due. An instance that fails is removed, as in
+    /// [`pump`](Self::pump).
     pub fn fire_timers(
         &mut self,
         world: &SharedWorld,
@@ -262,11 +268,29 @@ impl Instances {
         let Some(live) = self.live.get_mut(&fired.owner) else {
             return Ok(());
         };
+        let mut due = std::mem::take(&mut live.deferred_timers);
+        coalesce_timers(&mut due, &fired.timers);
         let world_name = world::lock(world).name().to_string();
-        let outcome = fired.timers.chunks(MAX_BATCH).try_for_each(|chunk| {
-            call_batch(live, timeline, &world_name, "on-timers", chunk.len(), |i| i.on_timers(frame, chunk))
-        });
+        let budget = live.instance.frame_budget();
+        let mut delivered = 0;
+        let mut outcome = Ok(());
+        for chunk in due.chunks(MAX_BATCH) {
+            if budget.is_some_and(|budget| live.cost.spent().cpu > budget) {
+                break;
+            }
+            outcome = call_batch(live, timeline, &world_name, "on-timers", chunk.len(), |i| i.on_timers(frame, chunk));
+            if outcome.is_err() {
+                break;
+            }
+            delivered += chunk.len();
+        }
+        live.deferred_timers = due.split_off(delivered.min(due.len()));
         outcome.map_err(|(call, error)| self.remove_failed(world, fired.owner, call, error))
+    }
+
+    /// The instances with timers deferred from an earlier frame (see [`fire_timers`](Self::fire_timers)).
+    pub fn with_deferred_timers(&self) -> Vec<OwnerId> {
+        self.live.iter().filter(|(_, live)| !live.deferred_timers.is_empty()).map(|(owner, _)| *owner).collect()
     }
 
     /// Ends a frame: each instance's cost in it is held to its frame budget, and a plugin over budget
@@ -429,6 +453,25 @@ fn call_batch(
     }
     let outcome = Calls { timeline, world_name }.timed(live, call, entries, send);
     within_refusal_budget(live.instance.as_mut(), entries, outcome).map_err(|e| (call, e))
+}
+
+/// Adds `fired` to `due`: a timer already there has its periods added (saturating), a new one goes last.
+fn coalesce_timers(due: &mut Vec<(u32, u32)>, fired: &[(u32, u32)]) {
+    if due.is_empty() {
+        due.extend_from_slice(fired);
+        return;
+    }
+    let mut at: std::collections::HashMap<u32, usize> =
+        due.iter().enumerate().map(|(i, (timer, _))| (*timer, i)).collect();
+    for (timer, times) in fired {
+        match at.get(timer) {
+            Some(i) => due[*i].1 = due[*i].1.saturating_add(*times),
+            None => {
+                at.insert(*timer, due.len());
+                due.push((*timer, *times));
+            }
+        }
+    }
 }
 
 /// The pump gave up after [`MAX_ROUNDS`] rounds of work causing more work.
@@ -948,5 +991,17 @@ mod tests {
         assert!(pawns
             .iter()
             .all(|p| w.feature_state(*p, "Hero").unwrap() == 4 && w.feature_state(*p, "Input").unwrap() == 4));
+    }
+
+    /// Timers deferred and fired again are one entry each, their periods summed: a repeating timer fires at most
+    /// once a frame, however long it waited.
+    #[test]
+    fn deferred_timers_coalesce_with_those_fired_again() {
+        let mut due = vec![(1, 1), (2, 3)];
+        super::coalesce_timers(&mut due, &[(2, 1), (3, 1), (1, u32::MAX)]);
+        assert_eq!(due, [(1, u32::MAX), (2, 4), (3, 1)]);
+        let mut fresh = Vec::new();
+        super::coalesce_timers(&mut fresh, &[(5, 1)]);
+        assert_eq!(fresh, [(5, 1)]);
     }
 }

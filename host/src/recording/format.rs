@@ -93,6 +93,15 @@ pub enum Record {
     Checkpoint(Checkpoint),
     /// The session ended as it should; a recording without it was cut short.
     End,
+    /// A line a plugin logged (info and above), in the order they came, before the checkpoint they precede:
+    /// what people see, which a replay compares beside the world's state. (Last of the records, so recordings
+    /// made before it existed read as they did.)
+    Said {
+        /// The plugin.
+        plugin: String,
+        /// Its level and text, as the timeline shows them (`info: hello`).
+        line: String,
+    },
 }
 
 /// What was recorded, and how to set it up again.

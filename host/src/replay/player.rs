@@ -55,6 +55,9 @@ pub struct ReplayReport {
     /// What a modder should know about this replay: components that are not the recorded ones, a recording
     /// cut short, plugins that read their clocks more often than recorded.
     pub notes: Vec<String>,
+    /// What the replayed world's plugins said (info and above), as `gfhost play` shows it:
+    /// `[plugin@world] level: text`.
+    pub said: Vec<String>,
 }
 
 impl ReplayReport {
@@ -79,6 +82,38 @@ pub struct Divergence {
     pub last_calls: Vec<String>,
     /// Why it may differ, where the host can tell (a plugin stopped for time in the recording).
     pub hints: Vec<String>,
+    /// The first line a plugin said otherwise (or not at all) since the last equal checkpoint, if one did.
+    pub said: Option<SaidDifference>,
+}
+
+/// The first line a plugin said differently in the replay than in the recording.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SaidDifference {
+    /// The plugin.
+    pub plugin: String,
+    /// Its line in the recording (`None`: it said nothing more there).
+    pub recorded: Option<String>,
+    /// Its line in the replay (`None`: it said nothing more here).
+    pub replayed: Option<String>,
+    /// The call into the plugin it said it in, in the replay, as the timeline shows it.
+    pub call: Option<String>,
+}
+
+impl std::fmt::Display for SaidDifference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown = |line: &Option<String>| line.as_ref().map_or("nothing".to_string(), |l| format!("{l:?}"));
+        write!(
+            f,
+            "{} said {} in the recording, {} in the replay",
+            self.plugin,
+            shown(&self.recorded),
+            shown(&self.replayed)
+        )?;
+        if let Some(call) = &self.call {
+            write!(f, " (in {call})")?;
+        }
+        Ok(())
+    }
 }
 
 impl std::fmt::Display for Divergence {
@@ -89,6 +124,9 @@ impl std::fmt::Display for Divergence {
             "the replay differs from the recording at frame {}{since} ({} entries differ):",
             self.frame, self.count
         )?;
+        if let Some(said) = &self.said {
+            writeln!(f, "  what plugins said: {said}")?;
+        }
         for difference in &self.differences {
             writeln!(f, "  {difference}")?;
         }
@@ -226,9 +264,14 @@ pub async fn replay(recording: &Recording, options: ReplayOptions) -> Result<Rep
     let mut recorded = WorldState::default();
     let (mut frames, mut checkpoints, mut equal_at, mut chain) = (0, 0, None, 0);
     let mut divergence = None;
+    // What plugins said, compared at each checkpoint where the recording holds it (recordings made before it was
+    // recorded hold none).
+    let compares_said = recording.records().any(|record| matches!(record, Record::Said { .. }));
+    let (mut recorded_said, mut replayed_from) = (Vec::new(), 0);
     for record in recording.records() {
         let record = &record;
         match record {
+            Record::Said { plugin, line } => recorded_said.push((plugin.clone(), line.clone())),
             Record::Frame { delta_nanos } => {
                 let delta = Duration::from_nanos(*delta_nanos);
                 match &mut world {
@@ -318,7 +361,13 @@ pub async fn replay(recording: &Recording, options: ReplayOptions) -> Result<Rep
                 recorded = recorded.after(checkpoint);
                 let replayed = WorldState::of(world.manager());
                 let differences = recorded.differences(&replayed);
-                if differences.is_empty() {
+                let (events, next) = session.timeline().events_since(replayed_from);
+                replayed_from = next;
+                let said = match compares_said {
+                    true => first_said_difference(&std::mem::take(&mut recorded_said), &events, &info.world),
+                    false => None,
+                };
+                if differences.is_empty() && said.is_none() {
                     checkpoints += 1;
                     equal_at = Some(checkpoint.frame);
                     continue;
@@ -330,6 +379,7 @@ pub async fn replay(recording: &Recording, options: ReplayOptions) -> Result<Rep
                     hints: hints(&differences),
                     differences: differences.into_iter().take(DIFFERENCES_SHOWN).collect(),
                     last_calls: last_calls(&session, &info.world),
+                    said,
                 });
                 break;
             }
@@ -353,7 +403,11 @@ pub async fn replay(recording: &Recording, options: ReplayOptions) -> Result<Rep
             let _ = manager.end_play().await;
         }
     }
-    Ok(ReplayReport { role: info.role, frames, checkpoints, divergence, notes })
+    let said = super::record::said_in(&session.timeline().events(), &info.world)
+        .into_iter()
+        .map(|(plugin, line)| format!("[{plugin}@{}] {line}", info.world))
+        .collect();
+    Ok(ReplayReport { role: info.role, frames, checkpoints, divergence, notes, said })
 }
 
 /// Whether two lists of folders name the same folders (as the file system resolves them).
@@ -377,6 +431,32 @@ fn inside_any(dir: &Path, folders: &[PathBuf]) -> bool {
 fn shown_folders(dirs: &[PathBuf]) -> String {
     let shown: Vec<String> = dirs.iter().map(|d| crate::text::shown(&d.display().to_string(), 512)).collect();
     shown.join(", ")
+}
+
+/// The first line the replay's plugins said otherwise than the recording's between two checkpoints: `recorded`
+/// the recording's lines, `events` the replayed world's timeline since the last checkpoint.
+fn first_said_difference(
+    recorded: &[(String, String)],
+    events: &[crate::timeline::TimelineEvent],
+    world: &str,
+) -> Option<SaidDifference> {
+    let replayed = super::record::said_in(events, world);
+    let at = (0..recorded.len().max(replayed.len())).find(|i| recorded.get(*i) != replayed.get(*i))?;
+    let (recorded, replayed) = (recorded.get(at), replayed.get(at));
+    let plugin = replayed.or(recorded).map(|(plugin, _)| plugin.clone()).unwrap_or_default();
+    // The call the replayed line was said in: the last call into its plugin before it.
+    let track = crate::timeline::track::instance(&plugin, world);
+    let call = replayed.and_then(|(_, line)| {
+        let said_at = events.iter().position(|e| e.track == track && line.ends_with(e.text.as_str()))?;
+        let call = events[..said_at].iter().rev().find(|e| e.track == track && e.kind == EventKind::Call)?;
+        Some(call.text.clone())
+    });
+    Some(SaidDifference {
+        plugin,
+        recorded: recorded.map(|(_, line)| line.clone()),
+        replayed: replayed.map(|(_, line)| line.clone()),
+        call,
+    })
 }
 
 /// The first twelve hex digits of a digest: enough to tell builds apart in a note.

@@ -27,6 +27,24 @@ pub struct WorldRecording {
     every: u64,
     /// Each playing plugin's component as last recorded: its version and component file.
     components: BTreeMap<String, (String, std::path::PathBuf)>,
+    /// The world's timeline events recorded so far: what plugins said since is recorded at the next checkpoint.
+    said_from: u64,
+}
+
+/// What the plugins of `world` said in `events` (lines at info and above, which every session keeps): each
+/// plugin's name and its line as `level: text`, in order.
+pub(crate) fn said_in(events: &[crate::timeline::TimelineEvent], world: &str) -> Vec<(String, String)> {
+    let suffix = format!("@{world}");
+    events
+        .iter()
+        .filter_map(|event| match event.kind {
+            crate::timeline::EventKind::Log(level) if level >= crate::timeline::LogLevel::Info => {
+                let plugin = event.track.strip_prefix("plugin:")?.strip_suffix(suffix.as_str())?;
+                Some((plugin.to_string(), format!("{}: {}", format!("{level:?}").to_lowercase(), event.text)))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 impl WorldRecording {
@@ -45,6 +63,7 @@ impl WorldRecording {
             frames: 0,
             every: u64::from(checkpoint_every.max(1)),
             components: BTreeMap::new(),
+            said_from: 0,
         }
     }
 
@@ -92,6 +111,11 @@ impl WorldRecording {
     /// The world's state now, as a checkpoint; also records the components playing if they changed.
     pub fn checkpoint(&mut self, manager: &ExperienceManager) {
         self.components(manager);
+        let (events, next) = manager.timeline().events_since(self.said_from);
+        self.said_from = next;
+        for (plugin, line) in said_in(&events, manager.world_name()) {
+            self.recorder.write(&Record::Said { plugin, line });
+        }
         let checkpoint = self.state.checkpoint(self.frames, manager);
         self.recorder.write(&Record::Checkpoint(checkpoint));
         self.recorder.flush();

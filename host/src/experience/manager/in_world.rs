@@ -218,7 +218,13 @@ impl ExperienceManager {
     /// cost in it (since the previous frame ended: commands and reloads between frames count) is held to its
     /// frame budget. A server calls this at its tick rate, a client once per frame, a test as it likes.
     pub fn tick(&mut self, delta: std::time::Duration) -> world::Frame {
-        let (frame, fired) = world::lock(&self.world).advance(delta);
+        let (frame, mut fired) = world::lock(&self.world).advance(delta);
+        // Plugins whose timers waited from an earlier frame (over their frame budget then) get them now.
+        for owner in self.instances.with_deferred_timers() {
+            if !fired.iter().any(|f| f.owner == owner) {
+                fired.push(world::Fired { owner, timers: Vec::new() });
+            }
+        }
         let mut failures = Vec::new();
         for owner in &fired {
             if let Err(failure) = self.instances.fire_timers(&self.world, &self.timeline, owner, &frame) {

@@ -254,6 +254,11 @@ impl ExperienceManager {
         self.current().and_then(|d| d.pawn_data.as_ref()).map_or("Character".to_string(), |p| p.pawn_class.clone())
     }
 
+    /// The timeline the world records into.
+    pub fn timeline(&self) -> &Timeline {
+        &self.timeline
+    }
+
     /// The world's name, as its timeline tracks show it.
     pub fn world_name(&self) -> &str {
         &self.world_name

@@ -482,8 +482,8 @@ impl Plugin for Hostile {
             "pending-kill" => self.pending_kill(),
             "ungranted" => ungranted(),
             behaviour if behaviour.ends_with("-property-changed") => self.watch_own_property(),
-            "timer-flood" | "busy-timers" => {
-                let count = if self.behaviour == "timer-flood" { 1000 } else { 1 };
+            "timer-flood" | "busy-timers" | "heavy-timer-flood" => {
+                let count = if self.behaviour == "busy-timers" { 1 } else { 1000 };
                 self.timers = (0..count).filter_map(|id| gamefeature_sdk::timers::every_frame(id).ok()).collect();
             }
             "hold-request" => {
@@ -590,6 +590,14 @@ impl Plugin for Hostile {
     }
 
     fn on_timer(&mut self, _timer: u32, _times: u32, _frame: &gamefeature_sdk::Frame) {
+        if self.behaviour == "heavy-timer-flood" {
+            // Each timer a little work: each call of 256 of them well within its deadline, a frame of them not.
+            let mut n: u64 = 0;
+            for i in 0..100_000u64 {
+                n = std::hint::black_box(n.wrapping_add(i));
+            }
+            std::hint::black_box(n);
+        }
         if self.behaviour == "busy-timers" {
             let mut n: u64 = 0;
             for i in 0..40_000_000u64 {
