@@ -6,24 +6,34 @@
 use std::path::Path;
 
 /// Puts the folder `new` in place of `target` in one step, whatever was there; the old folder, if any, ends up
-/// at `new` (to delete).
-#[cfg(target_os = "linux")]
+/// at `new` (to delete). Where the file system cannot exchange two names (`EINVAL` from some network and FUSE
+/// file systems), the old folder is moved aside first and put back if the new one cannot take its place.
 pub fn replace(new: &Path, target: &Path) -> std::io::Result<()> {
-    use rustix::fs::{renameat_with, RenameFlags, CWD};
-    match renameat_with(CWD, new, CWD, target, RenameFlags::EXCHANGE) {
-        Ok(()) => Ok(()),
-        // Nothing to exchange with: renamed into place, unless another process got there first.
-        Err(rustix::io::Errno::NOENT) => {
-            renameat_with(CWD, new, CWD, target, RenameFlags::NOREPLACE).map_err(std::io::Error::from)
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{renameat_with, RenameFlags, CWD};
+        use rustix::io::Errno;
+        for _ in 0..3 {
+            match renameat_with(CWD, new, CWD, target, RenameFlags::EXCHANGE) {
+                Ok(()) => return Ok(()),
+                // Nothing to exchange with: renamed into place, unless another process got there first (then
+                // exchange with what it put there).
+                Err(Errno::NOENT) => match renameat_with(CWD, new, CWD, target, RenameFlags::NOREPLACE) {
+                    Ok(()) => return Ok(()),
+                    Err(Errno::EXIST) => continue,
+                    Err(Errno::INVAL | Errno::NOSYS) => break,
+                    Err(e) => return Err(e.into()),
+                },
+                Err(Errno::INVAL | Errno::NOSYS) => break,
+                Err(e) => return Err(e.into()),
+            }
         }
-        Err(e) => Err(std::io::Error::from(e)),
     }
+    replace_by_moving_aside(new, target)
 }
 
-/// Puts the folder `new` in place of `target`: the old folder is moved aside first and put back if the new one
-/// cannot be renamed into place (systems without an atomic exchange of two names).
-#[cfg(not(target_os = "linux"))]
-pub fn replace(new: &Path, target: &Path) -> std::io::Result<()> {
+/// [`replace`] where two names cannot be exchanged in one step.
+fn replace_by_moving_aside(new: &Path, target: &Path) -> std::io::Result<()> {
     if !target.exists() {
         return std::fs::rename(new, target);
     }
@@ -40,21 +50,20 @@ pub fn replace(new: &Path, target: &Path) -> std::io::Result<()> {
 /// there first): whether `new` was put there.
 pub fn place_once(new: &Path, target: &Path) -> std::io::Result<bool> {
     #[cfg(target_os = "linux")]
-    let placed = {
+    {
         use rustix::fs::{renameat_with, RenameFlags, CWD};
-        renameat_with(CWD, new, CWD, target, RenameFlags::NOREPLACE).map_err(std::io::Error::from)
-    };
-    #[cfg(not(target_os = "linux"))]
-    let placed = if target.exists() {
-        Err(std::io::Error::from(std::io::ErrorKind::AlreadyExists))
-    } else {
-        std::fs::rename(new, target)
-    };
-    match placed {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists || target.is_dir() => Ok(false),
-        Err(e) => Err(e),
+        use rustix::io::Errno;
+        match renameat_with(CWD, new, CWD, target, RenameFlags::NOREPLACE) {
+            Ok(()) => return Ok(true),
+            Err(Errno::EXIST) if target.is_dir() => return Ok(false),
+            Err(Errno::INVAL | Errno::NOSYS) => {}
+            Err(e) => return Err(e.into()),
+        }
     }
+    if target.is_dir() {
+        return Ok(false);
+    }
+    std::fs::rename(new, target).map(|()| true)
 }
 
 /// A hidden temporary folder in `dir`, named with `prefix`, for a folder to be put in place whole: deleted

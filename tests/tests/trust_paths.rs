@@ -85,6 +85,13 @@ async fn a_reload_keeps_the_publishers_ceiling_and_refuses_a_folder_changed_sinc
     let limited = session.features().manifest("score-keeper").unwrap();
     assert!(limited.permissions_limited_by().unwrap().contains("publisher studio"), "{limited:?}");
 
+    // Its package record removed: the folder would pass as the operator's own, uncapped; refused instead.
+    let record = std::fs::read(folder.join(".gfpackage.json")).unwrap();
+    std::fs::remove_file(folder.join(".gfpackage.json")).unwrap();
+    let refused = manager.reload_feature("score-keeper").await.unwrap_err();
+    assert!(refused.to_string().contains("its record of it is gone"), "{refused}");
+    std::fs::write(folder.join(".gfpackage.json"), record).unwrap();
+
     // Changed since it was installed: refused, and the old version plays on.
     tamper(&folder);
     let refused = manager.reload_feature("score-keeper").await.unwrap_err();

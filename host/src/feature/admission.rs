@@ -115,6 +115,11 @@ impl Admitted {
         self.admission.verify_contents(&self.manifest)
     }
 
+    /// Whether the gate left a check of the folder's bytes (its folder came from a package).
+    pub fn is_checked(&self) -> bool {
+        self.admission.recheck.is_some()
+    }
+
     pub(crate) fn into_parts(self) -> (PluginManifest, Admission) {
         (self.manifest, self.admission)
     }
@@ -126,6 +131,11 @@ impl Admitted {
 }
 
 impl Admission {
+    /// Whether the gate left a check of the folder's bytes (its folder came from a package).
+    pub(crate) fn is_checked(&self) -> bool {
+        self.recheck.is_some()
+    }
+
     pub(crate) fn verify_contents(&self, manifest: &PluginManifest) -> Result<(), AdmissionError> {
         match &self.recheck {
             Some(recheck) => recheck(manifest).map_err(|cause| AdmissionError { plugin: manifest.name.clone(), cause }),

@@ -177,10 +177,10 @@ impl FeatureSubsystem {
     /// Reads an installed plugin's folder again — its new version — and lets it through the gate its current
     /// version came through (a fetched plugin's limits hold for its updates too).
     pub fn readmit(&self, name: &str) -> Result<Admitted, FeatureError> {
-        let (dir, gate) = {
+        let (dir, gate, was_checked) = {
             let plugins = self.plugins();
             let entry = plugins.get(name).ok_or_else(|| FeatureError::UnknownPlugin(name.to_string()))?;
-            (entry.manifest.dir.clone(), entry.admission.gate.clone())
+            (entry.manifest.dir.clone(), entry.admission.gate.clone(), entry.admission.is_checked())
         };
         let manifest = PluginManifest::read(&dir).map_err(|e| FeatureError::Refused(e.to_string()))?;
         if manifest.name != name {
@@ -190,7 +190,16 @@ impl FeatureSubsystem {
                 manifest.name
             )));
         }
-        gate.admit(manifest).map_err(|e| FeatureError::Refused(e.to_string()))
+        let admitted = gate.admit(manifest).map_err(|e| FeatureError::Refused(e.to_string()))?;
+        // A folder installed from a package stays one: with its record gone, its new version would pass as the
+        // operator's own, without the package's check or its publisher's ceiling.
+        if was_checked && !admitted.is_checked() {
+            return Err(FeatureError::Refused(format!(
+                "plugin {name:?} refused: {} was installed from a package, and its record of it is gone; reinstall it",
+                dir.display()
+            )));
+        }
+        Ok(admitted)
     }
 
     fn plugins(&self) -> MutexGuard<'_, BTreeMap<String, Entry>> {

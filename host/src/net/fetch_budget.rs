@@ -41,6 +41,27 @@ struct Bucket {
     at: Instant,
 }
 
+impl Bucket {
+    /// What it holds at `now`, refilled at `per_second` since (before its capacity is applied).
+    fn level(&self, per_second: f64, now: Instant) -> f64 {
+        self.left + now.saturating_duration_since(self.at).as_secs_f64() * per_second
+    }
+}
+
+impl Fetcher {
+    /// The key its budget is kept under: an IPv6 address by its /64, which one subscriber holds whole (else
+    /// each of its addresses would have a budget of its own).
+    fn keyed(&self) -> Fetcher {
+        match self {
+            Fetcher::Address(IpAddr::V6(address)) => {
+                let prefix = u128::from(*address) & !((1u128 << 64) - 1);
+                Fetcher::Address(IpAddr::V6(std::net::Ipv6Addr::from(prefix)))
+            }
+            other => other.clone(),
+        }
+    }
+}
+
 /// The fetch budgets of a server's players and addresses.
 #[derive(Debug, Default)]
 pub struct FetchBudgets {
@@ -60,32 +81,41 @@ impl FetchBudgets {
     /// Charges `bytes` to `fetcher` at `now`, with `offered` bytes on offer: `false` (and nothing charged) when
     /// its budget does not hold them.
     pub fn charge(&mut self, fetcher: &Fetcher, bytes: u64, offered: u64, now: Instant) -> bool {
-        let share = match fetcher {
-            Fetcher::Address(_) => Self::ADDRESS_SHARE,
-            Fetcher::Player(_) | Fetcher::Connection(_) => 1.0,
-        };
-        let capacity = share * Self::ROUNDS * offered as f64;
-        let per_second = share * offered as f64 / Self::REFILL.as_secs_f64();
-        let bucket = self.buckets.get(fetcher).copied().unwrap_or(Bucket { left: capacity, at: now });
-        let refilled = now.saturating_duration_since(bucket.at).as_secs_f64() * per_second;
-        let left = (bucket.left + refilled).min(capacity);
+        let fetcher = fetcher.keyed();
+        let (capacity, per_second) = Self::rates(&fetcher, offered);
+        let bucket = self.buckets.get(&fetcher).copied().unwrap_or(Bucket { left: capacity, at: now });
+        let left = bucket.level(per_second, now).min(capacity);
         if (bytes as f64) > left {
-            self.buckets.insert(fetcher.clone(), Bucket { left, at: now });
+            self.buckets.insert(fetcher, Bucket { left, at: now });
             return false;
         }
-        self.buckets.insert(fetcher.clone(), Bucket { left: left - bytes as f64, at: now });
+        self.buckets.insert(fetcher, Bucket { left: left - bytes as f64, at: now });
         if self.buckets.len() > Self::MAX_TRACKED {
-            self.forget_refilled(capacity, per_second, now);
+            self.forget_refilled(offered, now);
         }
         true
     }
 
-    /// Forgets the buckets that have refilled by `now`, then, if still too many, those closest to full.
-    fn forget_refilled(&mut self, capacity: f64, per_second: f64, now: Instant) {
-        let level = |bucket: &Bucket| bucket.left + now.saturating_duration_since(bucket.at).as_secs_f64() * per_second;
-        self.buckets.retain(|_, bucket| level(bucket) < capacity);
+    /// A fetcher's bucket size and refill rate (bytes, bytes a second) with `offered` bytes on offer.
+    fn rates(fetcher: &Fetcher, offered: u64) -> (f64, f64) {
+        let share = match fetcher {
+            Fetcher::Address(_) => Self::ADDRESS_SHARE,
+            Fetcher::Player(_) | Fetcher::Connection(_) => 1.0,
+        };
+        (share * Self::ROUNDS * offered as f64, share * offered as f64 / Self::REFILL.as_secs_f64())
+    }
+
+    /// Forgets the buckets that have refilled by `now` (each by its own kind's rates), then, if still too many,
+    /// those closest to full.
+    fn forget_refilled(&mut self, offered: u64, now: Instant) {
+        let fullness = |fetcher: &Fetcher, bucket: &Bucket| {
+            let (capacity, per_second) = Self::rates(fetcher, offered);
+            bucket.level(per_second, now) / capacity.max(1.0)
+        };
+        self.buckets.retain(|fetcher, bucket| fullness(fetcher, bucket) < 1.0);
         if self.buckets.len() > Self::MAX_TRACKED {
-            let mut levels: Vec<(f64, Fetcher)> = self.buckets.iter().map(|(f, b)| (level(b), f.clone())).collect();
+            let mut levels: Vec<(f64, Fetcher)> =
+                self.buckets.iter().map(|(f, b)| (fullness(f, b), f.clone())).collect();
             levels.sort_by(|a, b| b.0.total_cmp(&a.0));
             for (_, fetcher) in levels.into_iter().take(self.buckets.len() - Self::MAX_TRACKED) {
                 self.buckets.remove(&fetcher);
@@ -123,6 +153,16 @@ mod tests {
         // Refilled, never beyond three rounds.
         assert!(!budgets.charge(&ada, 3001, 1000, start + Duration::from_secs(3600)));
         assert!(budgets.charge(&ada, 3000, 1000, start + Duration::from_secs(3600)));
+    }
+
+    #[test]
+    fn an_ipv6_subscriber_has_one_budget_for_its_64_addresses() {
+        let mut budgets = FetchBudgets::default();
+        let start = Instant::now();
+        let address =
+            |last: u16| Fetcher::Address(IpAddr::V6(std::net::Ipv6Addr::new(0x2001, 0xdb8, 0, 1, 0, 0, 0, last)));
+        assert!(budgets.charge(&address(1), 18_000, 1000, start));
+        assert!(!budgets.charge(&address(2), 1, 1000, start), "another address of the same /64");
     }
 
     #[test]

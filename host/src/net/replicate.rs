@@ -193,7 +193,8 @@ impl ClientView {
         }
         let deviation = self.round_trip_eighths.abs_diff(sample);
         self.round_trip_variation_eighths = (self.round_trip_variation_eighths * 3 + deviation) / 4;
-        self.round_trip_eighths = (self.round_trip_eighths * 7 + sample) / 8;
+        // Never back to 0, which means "not measured yet": a link faster than a frame stays measured.
+        self.round_trip_eighths = ((self.round_trip_eighths * 7 + sample) / 8).max(1);
     }
 
     /// Takes the packets sent before `largest` (acknowledged) for lost where the acknowledgements have skipped
