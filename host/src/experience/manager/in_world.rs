@@ -580,8 +580,10 @@ impl NewVersion {
     }
 
     /// Compiles a new version admitted from a folder of its own (a package fetched into the mods cache, say);
-    /// the plugin comes from there from now on.
-    pub async fn prepare_admitted(
+    /// the plugin comes from there from now on. Crate-private: the caller answers for having admitted it through
+    /// the gate the plugin's first version passed (a client's fetched update through its mod-sync gate); from
+    /// outside, a new version comes through [`prepare`](Self::prepare), which re-admits it through that gate.
+    pub(crate) async fn prepare_admitted(
         features: &crate::feature::FeatureSubsystem,
         admitted: crate::feature::Admitted,
     ) -> Result<Self, ReloadError> {
