@@ -66,11 +66,30 @@ pub fn place_once(new: &Path, target: &Path) -> std::io::Result<bool> {
     std::fs::rename(new, target).map(|()| true)
 }
 
+/// How long a staging folder may sit untouched before it counts as left by a writer that was killed.
+pub const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// A hidden temporary folder in `dir`, named with `prefix`, for a folder to be put in place whole: deleted
-/// when dropped, unless it was renamed away.
+/// when dropped, unless it was renamed away. Staging folders of the same prefix untouched for [`STALE_AFTER`]
+/// (a writer killed midway left them; none writes for an hour) are removed first.
 pub fn staging(dir: &Path, prefix: &str) -> std::io::Result<tempfile::TempDir> {
     std::fs::create_dir_all(dir)?;
+    remove_stale(dir, prefix, STALE_AFTER);
     tempfile::Builder::new().prefix(prefix).tempdir_in(dir)
+}
+
+/// Removes the folders in `dir` named with `prefix` untouched for `older_than`; what cannot be removed stays
+/// (hidden, never read).
+fn remove_stale(dir: &Path, prefix: &str, older_than: std::time::Duration) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let named = entry.file_name().to_str().is_some_and(|name| name.starts_with(prefix));
+        let Ok(metadata) = entry.metadata() else { continue };
+        let idle = metadata.modified().ok().and_then(|at| at.elapsed().ok());
+        if named && metadata.is_dir() && idle.is_some_and(|idle| idle > older_than) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 #[cfg(test)]
@@ -91,5 +110,22 @@ mod tests {
         replace(second.path(), &target).unwrap();
         assert_eq!(std::fs::read(target.join("a")).unwrap(), b"two");
         assert_eq!(std::fs::read(second.path().join("a")).unwrap(), b"one", "the old folder, to delete");
+    }
+
+    /// A staging folder a killed writer left is removed by the next writer once it is stale; a recent one (a
+    /// writer at work) is left alone.
+    #[test]
+    fn stale_staging_folders_are_removed_and_recent_ones_kept() {
+        let root = tempfile::tempdir().unwrap();
+        let (stale, recent) = (root.path().join(".installing-old"), root.path().join(".installing-new"));
+        for folder in [&stale, &recent] {
+            std::fs::create_dir(folder).unwrap();
+            std::fs::write(folder.join("component.wasm"), b"half").unwrap();
+        }
+        let long_ago = std::time::SystemTime::now() - STALE_AFTER * 2;
+        std::fs::File::open(&stale).unwrap().set_modified(long_ago).unwrap();
+        let _staging = staging(root.path(), ".installing-").unwrap();
+        assert!(!stale.exists(), "left by a killed writer: removed");
+        assert!(recent.exists(), "a writer at work: kept");
     }
 }
