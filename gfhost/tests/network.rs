@@ -195,18 +195,24 @@ fn a_dedicated_server_process_serves_two_client_processes_and_stops_cleanly_on_s
     }
 }
 
-/// A server stopped while it starts (its experience still loading) stops cleanly, not killed.
-#[test]
-fn a_server_signalled_while_it_starts_stops_cleanly() {
+/// Starts a server of the default experience over the compile cache `cache`, signals it SIGTERM as soon as it
+/// listens, and returns what it printed once it exited 0.
+fn signalled_as_soon_as_it_listens(cache: &std::path::Path) -> String {
     let (plugins, experiences) = setup();
-    let cache = shared_cache();
-    let mut command = gfhost(plugins.path(), &cache);
+    let mut command = gfhost(plugins.path(), cache);
     command.arg("server").arg(experiences.path().join("default.toml")).args(["--listen", "127.0.0.1:0"]);
     let mut server = Running::start(command);
     server.wait_for(|l| l.starts_with("listening on "));
     server.signal(libc::SIGTERM);
     let (status, text) = server.finish();
     assert_eq!(status.code(), Some(0), "{text}");
+    text
+}
+
+/// A server stopped while it starts (its experience still loading) stops cleanly, not killed.
+#[test]
+fn a_server_signalled_while_it_starts_stops_cleanly() {
+    let text = signalled_as_soon_as_it_listens(&shared_cache());
     // Loaded or not when the signal came: it stops, saying so, and exits 0.
     assert!(text.contains("stopping: ") && text.ends_with("stopped"), "{text}");
 }
@@ -215,15 +221,8 @@ fn a_server_signalled_while_it_starts_stops_cleanly() {
 /// seconds) abandons the load and exits 0, rather than holding the orchestrator's grace period.
 #[test]
 fn a_server_signalled_while_its_experience_loads_cold_abandons_the_load() {
-    let (plugins, experiences) = setup();
     let cold = tempfile::tempdir().unwrap();
-    let mut command = gfhost(plugins.path(), cold.path());
-    command.arg("server").arg(experiences.path().join("default.toml")).args(["--listen", "127.0.0.1:0"]);
-    let mut server = Running::start(command);
-    server.wait_for(|l| l.starts_with("listening on "));
-    server.signal(libc::SIGTERM);
-    let (status, text) = server.finish();
-    assert_eq!(status.code(), Some(0), "{text}");
+    let text = signalled_as_soon_as_it_listens(cold.path());
     assert!(text.contains("the load is abandoned") && text.ends_with("stopped"), "{text}");
     assert!(!text.contains("ready: "), "{text}");
 }
