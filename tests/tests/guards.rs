@@ -156,6 +156,54 @@ async fn a_plugin_over_its_frame_budget_gets_no_more_timer_calls_in_that_frame()
     manager.end_play().await.unwrap();
 }
 
+/// The frame budget holds inside the frame for every kind of work delivered, not only timers: a plugin whose
+/// calls of one kind nap 25 ms each (within a call deadline raised to 5 s) gets at most one of them in a frame,
+/// as one puts it over its 20 ms budget; the rest waits for its next frame; it is quarantined after three frames
+/// over budget. The game spawns enough pawns for several batches of each kind in one frame.
+#[tokio::test]
+async fn a_plugin_over_its_frame_budget_gets_no_more_work_of_any_kind_in_that_frame() {
+    let kinds = [
+        ("nap-event", "handle-extension-events"),
+        ("nap-state-changed", "on-init-states-changed"),
+        ("nap-can-change", "try-change-init-states"),
+        ("nap-property-changed", "on-properties-changed"),
+    ];
+    for (behaviour, call) in kinds {
+        let plugins = PluginDir::with(&[]);
+        hostile(&plugins, behaviour);
+        let mut runtime = runtime_config(None);
+        let raised = gamefeature_host::config::LimitOverrides {
+            frame_budget_ms: Some(20),
+            call_deadline_ms: Some(5000),
+            ..Default::default()
+        };
+        runtime.plugin_limits.insert("hostile".into(), raised);
+        let session = session_with_runtime(&plugins, runtime, trusted());
+        let mut manager = hostile_alone(&session).await;
+        let calls = || {
+            let calls = session.timeline().texts(
+                &gamefeature_host::timeline::track::instance("hostile", "w"),
+                gamefeature_host::timeline::EventKind::Call,
+            );
+            calls.into_iter().filter(|c| c.starts_with(call)).count()
+        };
+        // The frame of its activation ends; the next one starts within budget.
+        manager.tick(std::time::Duration::from_millis(33));
+        let before = calls();
+        manager.with_world(|w| (0..=2 * gamefeature_host::delivery::MAX_BATCH).for_each(|_| drop(w.spawn("Pawn"))));
+        let mut per_frame = vec![calls() - before];
+        for _ in 0..gamefeature_host::delivery::FRAMES_OVER_BUDGET {
+            let before = calls();
+            manager.tick(std::time::Duration::from_millis(33));
+            per_frame.push(calls() - before);
+        }
+        assert!(per_frame.iter().all(|n| *n <= 1), "{behaviour}: {call} calls per frame {per_frame:?}");
+        assert!(per_frame.iter().sum::<usize>() >= 2, "{behaviour}: its work waited, not lost: {per_frame:?}");
+        assert!(manager.live_features().is_empty(), "{behaviour}: quarantined after three frames over budget");
+        manager.end_play().await.unwrap();
+    }
+}
+
 /// The failures listed in a world's report, as shown.
 fn failures(manager: &gamefeature_host::experience::ExperienceManager) -> Vec<String> {
     manager.report().failures.iter().map(ToString::to_string).collect()

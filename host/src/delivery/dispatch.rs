@@ -23,6 +23,7 @@ use super::batch::{
 };
 use super::frame_budget::{FrameCost, FrameSpend};
 use super::heard::HeardOf;
+use super::held::Held;
 use super::plugin_instance::{within_refusal_budget, CallError, PluginInstance};
 use super::rounds::{Chain, Round, RunItems, WavePlanner, MAX_BATCH};
 use super::run_batch::{index_of, RunBatch};
@@ -70,30 +71,60 @@ pub struct LiveInstance {
     pub instance: Box<dyn PluginInstance>,
     /// What its calls have cost in the current frame (see [`FrameCost`]).
     cost: FrameCost,
-    /// Timers that fired while it was over its frame budget, each once (their periods summed), for its next
-    /// frame: at most one entry a timer it holds.
-    deferred_timers: Vec<(u32, u32)>,
+    /// What waits for its next frame because deliveries to it went over its frame budget in this one.
+    held: Held,
 }
 
 impl LiveInstance {
     /// A live instance of `plugin`, nothing charged to it yet.
     pub fn new(plugin: impl Into<String>, instance: Box<dyn PluginInstance>) -> Self {
-        LiveInstance { plugin: plugin.into(), instance, cost: FrameCost::default(), deferred_timers: Vec::new() }
+        LiveInstance { plugin: plugin.into(), instance, cost: FrameCost::default(), held: Held::default() }
     }
 
     /// Makes one call into the instance, its CPU time charged to the instance's frame; returns what the call
     /// returned and how long it took in wall time (what the timeline shows). Every call into a live instance
-    /// goes through here, so nothing a plugin's code costs escapes its frame budget.
+    /// goes through here (or through the dispatcher's deliveries, which charge alike), so nothing a plugin's code
+    /// costs escapes its frame budget.
     pub fn call<R>(&mut self, f: impl FnOnce(&mut dyn PluginInstance) -> R) -> (R, std::time::Duration) {
+        self.measured(false, f)
+    }
+
+    /// As [`call`](Self::call), for a delivery: its cost also counts towards the in-frame hold (see
+    /// [`over_budget`](Self::over_budget)).
+    fn deliver<R>(&mut self, f: impl FnOnce(&mut dyn PluginInstance) -> R) -> (R, std::time::Duration) {
+        self.measured(true, f)
+    }
+
+    fn measured<R>(
+        &mut self,
+        delivery: bool,
+        f: impl FnOnce(&mut dyn PluginInstance) -> R,
+    ) -> (R, std::time::Duration) {
         let cpu_before = crate::cpu_clock::thread_cpu_time();
         let started = std::time::Instant::now();
         let result = f(self.instance.as_mut());
         let took = started.elapsed();
         let used = cpu_before.zip(crate::cpu_clock::thread_cpu_time()).map(|(before, now)| now.saturating_sub(before));
         // Time parked in a WASI sleep uses no CPU, but the frame waited for it all the same.
-        self.cost.charge(used.unwrap_or(took).saturating_add(self.instance.take_waited()));
+        let used = used.unwrap_or(took).saturating_add(self.instance.take_waited());
+        if delivery {
+            self.cost.charge_delivery(used);
+        } else {
+            self.cost.charge(used);
+        }
         self.cost.count_call();
         (result, took)
+    }
+
+    /// Whether what was delivered to it in the current frame cost more than its frame budget: then it gets no
+    /// further delivery until its next frame, and what would have gone to it waits.
+    pub fn over_budget(&self) -> bool {
+        self.instance.frame_budget().is_some_and(|budget| self.cost.over_budget(budget))
+    }
+
+    /// How many entries (work items, timers, replicated changes) wait for its next frame.
+    pub fn held(&self) -> usize {
+        self.held.len()
     }
 
     /// Charges work done for the instance outside its calls (its instantiation) to its current frame.
@@ -124,12 +155,20 @@ pub struct Instances {
     planner: WavePlanner,
     /// The game's actors each plugin heard about in the current dispatch.
     heard_of: HeardOf,
+    /// The instances whose queued work waits for their next frame.
+    holding_work: std::collections::BTreeSet<OwnerId>,
 }
 
 impl Instances {
     /// No instances yet, delivering within `limits`.
     pub fn with_limits(limits: DispatchLimits) -> Self {
-        Instances { live: BTreeMap::new(), limits, planner: WavePlanner::default(), heard_of: HeardOf::default() }
+        Instances {
+            live: BTreeMap::new(),
+            limits,
+            planner: WavePlanner::default(),
+            heard_of: HeardOf::default(),
+            holding_work: Default::default(),
+        }
     }
 
     /// Adds an instance; work queued for `owner` is delivered to it from now on.
@@ -137,9 +176,15 @@ impl Instances {
         self.live.insert(owner, instance);
     }
 
-    /// Takes an instance out (it is called no more).
+    /// Takes an instance out (it is called no more); the events it sent that wait for others go with it.
     pub fn remove(&mut self, owner: OwnerId) -> Option<LiveInstance> {
         self.heard_of.forget(owner);
+        self.holding_work.remove(&owner);
+        for &holder in &self.holding_work {
+            if let Some(live) = self.live.get_mut(&holder) {
+                live.held.forget_sender(owner);
+            }
+        }
         self.live.remove(&owner)
     }
 
@@ -180,7 +225,8 @@ impl Instances {
                     quarantined.insert(sender);
                 }
             }
-            let work = world::lock(world).take_charged_work();
+            let mut work = world::lock(world).take_charged_work();
+            self.release_held_work(&mut work);
             if work.is_empty() {
                 world::lock(world).delivering_work_of(None);
                 return Ok(failures);
@@ -229,6 +275,11 @@ impl Instances {
             for (owner, runs) in groups {
                 for run in runs {
                     let items = Round::items(work.items(), &run);
+                    if let Some(live) = self.live.get_mut(&owner).filter(|live| live.over_budget()) {
+                        live.held.hold_work(items.iter(), run.root);
+                        self.holding_work.insert(owner);
+                        continue;
+                    }
                     if run.root.is_none() {
                         // The game's own work raises the plugin's allowance for each of the game's actors it hears
                         // of first in the dispatch: what it may cause answering them (actors it already heard of
@@ -239,12 +290,16 @@ impl Instances {
                         }
                     }
                     world::lock(world).delivering_work_of(run.root);
-                    if let Err(failure) = self.deliver(world, timeline, owner, items) {
-                        failures.push(self.remove_failed(world, owner, failure.call, failure.error));
-                        break;
+                    match self.deliver(world, timeline, owner, items) {
+                        Ok(left) => self.hold_chains(owner, &left, run.root),
+                        Err(failure) => {
+                            failures.push(self.remove_failed(world, owner, failure.call, failure.error));
+                            break;
+                        }
                     }
                 }
             }
+            failures.extend(self.quarantine_far_behind(world));
             let mut w = world::lock(world);
             w.delivering_work_of(None);
             w.recycle_work(work);
@@ -252,7 +307,7 @@ impl Instances {
         Err(PumpOverflow { rounds: MAX_ROUNDS, failures })
     }
 
-    /// Calls one instance's `on-timers` with what fired for it in `frame` (after what was deferred for it from
+    /// Calls one instance's `on-timers` with what fired for it in `frame` (after what waited for it from
     /// earlier frames), at most [`MAX_BATCH`] timers per call like every other batch, each call recorded in the
     /// timeline. Once the plugin is over its frame budget in this frame it gets no further call: the timers left
     /// wait for its next frame, each once with its periods summed, so one plugin adds at most its budget and one
@@ -268,14 +323,12 @@ impl Instances {
         let Some(live) = self.live.get_mut(&fired.owner) else {
             return Ok(());
         };
-        let mut due = std::mem::take(&mut live.deferred_timers);
-        coalesce_timers(&mut due, &fired.timers);
+        let mut due = live.held.timers_due(&fired.timers);
         let world_name = world::lock(world).name().to_string();
-        let budget = live.instance.frame_budget();
         let mut delivered = 0;
         let mut outcome = Ok(());
         for chunk in due.chunks(MAX_BATCH) {
-            if budget.is_some_and(|budget| live.cost.spent().cpu > budget) {
+            if live.over_budget() {
                 break;
             }
             outcome = call_batch(live, timeline, &world_name, "on-timers", chunk.len(), |i| i.on_timers(frame, chunk));
@@ -284,13 +337,79 @@ impl Instances {
             }
             delivered += chunk.len();
         }
-        live.deferred_timers = due.split_off(delivered.min(due.len()));
+        live.held.hold_timers(due.split_off(delivered.min(due.len())));
         outcome.map_err(|(call, error)| self.remove_failed(world, fired.owner, call, error))
     }
 
-    /// The instances with timers deferred from an earlier frame (see [`fire_timers`](Self::fire_timers)).
-    pub fn with_deferred_timers(&self) -> Vec<OwnerId> {
-        self.live.iter().filter(|(_, live)| !live.deferred_timers.is_empty()).map(|(owner, _)| *owner).collect()
+    /// The instances with timers waiting from an earlier frame (see [`fire_timers`](Self::fire_timers)).
+    pub fn with_held_timers(&self) -> Vec<OwnerId> {
+        self.live.iter().filter(|(_, live)| live.held.has_timers()).map(|(owner, _)| *owner).collect()
+    }
+
+    /// Delivers what waits for instances from an earlier frame, other than timers and queued work (which go with
+    /// [`fire_timers`](Self::fire_timers) and [`pump`](Self::pump)): replicated changes. Then quarantines the
+    /// instances with more waiting than [`Held::MOST`].
+    pub fn deliver_held(&mut self, world: &SharedWorld, timeline: &Timeline) -> Vec<DeliveryFailure> {
+        let owners: Vec<OwnerId> =
+            self.live.iter().filter(|(_, live)| live.held.has_replicated()).map(|(owner, _)| *owner).collect();
+        let mut failures: Vec<DeliveryFailure> =
+            owners.into_iter().filter_map(|owner| self.deliver_replicated(world, timeline, owner).err()).collect();
+        failures.extend(self.quarantine_far_behind(world));
+        failures
+    }
+
+    /// Puts the queued work waiting for instances no longer over budget before a round's `work`.
+    fn release_held_work(&mut self, work: &mut crate::world::component_manager::ChargedWork) {
+        if self.holding_work.is_empty() {
+            return;
+        }
+        let mut released = crate::world::component_manager::ChargedWork::default();
+        let live = &mut self.live;
+        self.holding_work.retain(|owner| match live.get_mut(owner) {
+            Some(instance) if instance.over_budget() => true,
+            Some(instance) => {
+                released.append(instance.held.take_work());
+                false
+            }
+            None => false,
+        });
+        if !released.is_empty() {
+            work.prepend(released);
+        }
+    }
+
+    /// Holds the chains a delivery left to walk (its plugin went over budget) as work for its next frame.
+    fn hold_chains(&mut self, owner: OwnerId, chains: &[Chain], root: Option<OwnerId>) {
+        let Some(live) = self.live.get_mut(&owner).filter(|_| !chains.is_empty()) else {
+            return;
+        };
+        let walks: Vec<Work> = chains
+            .iter()
+            .map(|(actor, feature)| Work::ContinueChain { owner, actor: *actor, feature: *feature })
+            .collect();
+        live.held.hold_work(walks.iter(), root);
+        self.holding_work.insert(owner);
+    }
+
+    /// Quarantines the instances with more than [`Held::MOST`] entries waiting for their next frame.
+    fn quarantine_far_behind(&mut self, world: &SharedWorld) -> Vec<DeliveryFailure> {
+        let behind: Vec<(OwnerId, usize)> = self
+            .live
+            .iter()
+            .filter(|(_, live)| live.held.len() > Held::MOST)
+            .map(|(owner, live)| (*owner, live.held.len()))
+            .collect();
+        behind
+            .into_iter()
+            .filter_map(|(owner, waiting)| {
+                let cause = format!(
+                    "fell behind: {waiting} deliveries waited for it while it was over its frame budget, over the \
+                     {} that may",
+                    Held::MOST
+                );
+                self.quarantine(world, owner, FRAME_BUDGET_CALL, cause)
+            })
+            .collect()
     }
 
     /// Ends a frame: each instance's cost in it is held to its frame budget, and a plugin over budget
@@ -316,8 +435,10 @@ impl Instances {
         (costs, failures)
     }
 
-    /// Calls one instance's `on-replicated` (rep-notify) with a batch of replicated changes, recorded in the
-    /// timeline. An instance that fails is removed, as in [`pump`](Self::pump).
+    /// Calls one instance's `on-replicated` (rep-notify) with a batch of replicated changes (after those waiting
+    /// for it from earlier), at most [`MAX_BATCH`] a call, each recorded in the timeline. Once the plugin is over
+    /// its frame budget the rest wait for its next frame. An instance that fails is removed, as in
+    /// [`pump`](Self::pump), and one with more than [`Held::MOST`] changes waiting is quarantined.
     pub fn notify_replicated(
         &mut self,
         world: &SharedWorld,
@@ -328,11 +449,35 @@ impl Instances {
         let Some(live) = self.live.get_mut(&owner) else {
             return Ok(());
         };
+        live.held.hold_replicated(batch.chunks(MAX_BATCH));
+        self.deliver_replicated(world, timeline, owner)?;
+        match self.quarantine_far_behind(world).into_iter().next() {
+            Some(failure) => Err(failure),
+            None => Ok(()),
+        }
+    }
+
+    /// Delivers the replicated changes waiting for `owner`, oldest first, while it is within its frame budget.
+    fn deliver_replicated(
+        &mut self,
+        world: &SharedWorld,
+        timeline: &Timeline,
+        owner: OwnerId,
+    ) -> Result<(), DeliveryFailure> {
+        let Some(live) = self.live.get_mut(&owner) else {
+            return Ok(());
+        };
         let world_name = world::lock(world).name().to_string();
-        let outcome = batch.chunks(MAX_BATCH).iter().try_for_each(|chunk| {
-            call_batch(live, timeline, &world_name, "on-replicated", chunk.actors.len(), |i| i.on_replicated(chunk))
-        });
-        outcome.map_err(|(call, error)| self.remove_failed(world, owner, call, error))
+        while !live.over_budget() {
+            let Some(chunk) = live.held.next_replicated() else { break };
+            let entries = chunk.actors.len();
+            let outcome =
+                call_batch(live, timeline, &world_name, "on-replicated", entries, |i| i.on_replicated(&chunk));
+            if let Err((call, error)) = outcome {
+                return Err(self.remove_failed(world, owner, call, error));
+            }
+        }
+        Ok(())
     }
 
     /// Takes a failed instance out: what it added to the world goes, and its queued work.
@@ -377,20 +522,23 @@ impl Instances {
         Some(DeliveryFailure { owner, plugin: live.plugin, call, error: CallError::Trapped(cause) })
     }
 
+    /// Delivers one run to its instance; returns the chains it left to walk, having gone over its frame budget
+    /// between the calls of a chain walk.
     fn deliver(
         &mut self,
         world: &SharedWorld,
         timeline: &Timeline,
         owner: OwnerId,
         run: RunItems<'_>,
-    ) -> Result<(), DeliveryFailure> {
+    ) -> Result<Vec<Chain>, DeliveryFailure> {
         let Some(live) = self.live.get_mut(&owner) else {
-            return Ok(()); // The host's own work, or an instance already gone.
+            return Ok(Vec::new()); // The host's own work, or an instance already gone.
         };
         let world_name = world::lock(world).name().to_string();
         let Some(first) = run.first() else {
-            return Ok(());
+            return Ok(Vec::new());
         };
+        let mut left = Vec::new();
         let outcome = match first {
             Work::Extension { .. } => {
                 // The world's lock must be released before the call: the plugin's host calls take it.
@@ -418,10 +566,22 @@ impl Instances {
                     }))
                 };
                 let calls = Calls { timeline, world_name: &world_name };
-                waves.iter().try_for_each(|wave| walk_chains(world, owner, live, wave, &calls))
+                waves.iter().try_for_each(|wave| {
+                    if live.over_budget() {
+                        left.extend_from_slice(wave);
+                        return Ok(());
+                    }
+                    left.extend(walk_chains(world, owner, live, wave, &calls)?);
+                    Ok(())
+                })
             }
         };
-        outcome.map_err(|(call, error)| DeliveryFailure { owner, plugin: live.plugin.clone(), call, error })
+        outcome.map(|()| left).map_err(|(call, error)| DeliveryFailure {
+            owner,
+            plugin: live.plugin.clone(),
+            call,
+            error,
+        })
     }
 }
 
@@ -455,25 +615,6 @@ fn call_batch(
     within_refusal_budget(live.instance.as_mut(), entries, outcome).map_err(|e| (call, e))
 }
 
-/// Adds `fired` to `due`: a timer already there has its periods added (saturating), a new one goes last.
-fn coalesce_timers(due: &mut Vec<(u32, u32)>, fired: &[(u32, u32)]) {
-    if due.is_empty() {
-        due.extend_from_slice(fired);
-        return;
-    }
-    let mut at: std::collections::HashMap<u32, usize> =
-        due.iter().enumerate().map(|(i, (timer, _))| (*timer, i)).collect();
-    for (timer, times) in fired {
-        match at.get(timer) {
-            Some(i) => due[*i].1 = due[*i].1.saturating_add(*times),
-            None => {
-                at.insert(*timer, due.len());
-                due.push((*timer, *times));
-            }
-        }
-    }
-}
-
 /// The pump gave up after [`MAX_ROUNDS`] rounds of work causing more work.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("plugins kept causing work for {rounds} rounds; delivery stopped")]
@@ -501,7 +642,7 @@ impl Calls<'_> {
     ) -> R {
         let track = track::instance(&live.plugin, self.world_name);
         let recorded = self.timeline.record(track, EventKind::Call, format!("{call} ({entries})"));
-        let (result, took) = live.call(f);
+        let (result, took) = live.deliver(f);
         self.timeline.set_duration(recorded, took);
         result
     }
@@ -509,16 +650,20 @@ impl Calls<'_> {
 
 /// Walks chains in lockstep: ask the plugin to walk every chain from its current state (it decides each step
 /// and prepares each it allows, as far as it can, in one call), apply the steps taken, in order, and ask again
-/// about the chains that went forward without being refused, until none can.
+/// about the chains that went forward without being refused, until none can — or until the plugin is over its
+/// frame budget: the chains still moving are returned, to be walked in its next frame.
 fn walk_chains(
     world: &SharedWorld,
     owner: OwnerId,
     live: &mut LiveInstance,
     wave: &[Chain],
     calls: &Calls<'_>,
-) -> Result<(), (&'static str, CallError)> {
+) -> Result<Vec<Chain>, (&'static str, CallError)> {
     let mut moving: Vec<Chain> = wave.to_vec();
     while !moving.is_empty() {
+        if live.over_budget() {
+            return Ok(moving);
+        }
         let (steps, batch) = {
             let w = world::lock(world);
             let mut steps = Vec::with_capacity(moving.len());
@@ -529,7 +674,7 @@ fn walk_chains(
             (steps, batch)
         };
         if steps.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let answers =
             calls.timed(live, "try-change-init-states", batch.actors.len(), |i| i.try_change_init_states(&batch));
@@ -558,7 +703,7 @@ fn walk_chains(
             }
         }
     }
-    Ok(())
+    Ok(Vec::new())
 }
 
 /// The one live extension event of a run that has exactly one: delivered with scalars rather than as a batch.
@@ -617,6 +762,7 @@ type ChainStep = (ActorId, Name, (u8, u8));
 #[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex};
+    use std::time::Duration;
 
     use super::*;
     use crate::delivery::{ActivationContext, Deactivation};
@@ -631,6 +777,8 @@ mod tests {
         Single(u64, u32, String),
         Notifications(Vec<(u64, String, u8)>),
         TryChange(Vec<u64>),
+        Timers(Vec<(u32, u32)>),
+        Replicated(Vec<u64>),
     }
 
     /// What a scripted instance does with the world on each extension event it hears.
@@ -645,6 +793,8 @@ mod tests {
         react: Reaction,
         /// How far each chain entry asked about goes, in order; one step each once these run out.
         walks: Arc<Mutex<std::collections::VecDeque<ChainWalk>>>,
+        /// When set, what each call costs (charged as time parked, so exactly) and the frame budget.
+        metered: Arc<Mutex<Option<(Duration, Duration)>>>,
     }
 
     impl PluginInstance for Scripted {
@@ -700,6 +850,20 @@ mod tests {
             self.seen.lock().unwrap().push(Seen::Notifications(seen.collect()));
             Ok(())
         }
+        fn on_timers(&mut self, _: &Frame, timers: &[(u32, u32)]) -> Result<(), CallError> {
+            self.seen.lock().unwrap().push(Seen::Timers(timers.to_vec()));
+            Ok(())
+        }
+        fn on_replicated(&mut self, batch: &ReplicatedBatch) -> Result<(), CallError> {
+            self.seen.lock().unwrap().push(Seen::Replicated(batch.actors.clone()));
+            Ok(())
+        }
+        fn take_waited(&mut self) -> Duration {
+            self.metered.lock().unwrap().map(|(per_call, _)| per_call).unwrap_or_default()
+        }
+        fn frame_budget(&self) -> Option<Duration> {
+            self.metered.lock().unwrap().map(|(_, budget)| budget)
+        }
     }
 
     struct Fixture {
@@ -708,6 +872,7 @@ mod tests {
         owner: OwnerId,
         seen: Arc<Mutex<Vec<Seen>>>,
         walks: Arc<Mutex<std::collections::VecDeque<ChainWalk>>>,
+        metered: Arc<Mutex<Option<(Duration, Duration)>>>,
     }
 
     fn fixture(react: impl FnMut(&mut World, ActorId, &str) + Send + 'static) -> Fixture {
@@ -719,11 +884,19 @@ mod tests {
         let owner = world::lock(&world).register_owner("scripted");
         let seen = Arc::new(Mutex::new(Vec::new()));
         let walks = Arc::new(Mutex::new(Default::default()));
+        let metered = Arc::new(Mutex::new(None));
         let react = Box::new(react);
-        let instance = Scripted { seen: seen.clone(), world: world.clone(), owner, react, walks: walks.clone() };
+        let instance = Scripted {
+            seen: seen.clone(),
+            world: world.clone(),
+            owner,
+            react,
+            walks: walks.clone(),
+            metered: metered.clone(),
+        };
         let mut instances = Instances::with_limits(limits);
         instances.insert(owner, LiveInstance::new("scripted", Box::new(instance)));
-        Fixture { world, instances, owner, seen, walks }
+        Fixture { world, instances, owner, seen, walks, metered }
     }
 
     impl Fixture {
@@ -732,6 +905,17 @@ mod tests {
             assert_eq!(failures, []);
             std::mem::take(&mut self.seen.lock().unwrap())
         }
+    }
+
+    /// Each call costs 1 ms, and the frame budget is 2.5 ms: the third call of a frame puts the plugin over it.
+    fn meter(f: &Fixture) {
+        *f.metered.lock().unwrap() = Some((Duration::from_millis(1), Duration::from_micros(2500)));
+    }
+
+    /// Ends the frame as a tick does.
+    fn end_frame(f: &mut Fixture) {
+        let (_, failures) = f.instances.end_frame(&f.world);
+        assert_eq!(failures, []);
     }
 
     fn events(seen: &[Seen]) -> Vec<(u64, String)> {
@@ -993,15 +1177,136 @@ mod tests {
             .all(|p| w.feature_state(*p, "Hero").unwrap() == 4 && w.feature_state(*p, "Input").unwrap() == 4));
     }
 
-    /// Timers deferred and fired again are one entry each, their periods summed: a repeating timer fires at most
-    /// once a frame, however long it waited.
+    /// A plugin over its budget gets no further batch in the frame: its events wait, in order, for its next
+    /// frame, and go to it before what was queued since; nothing is lost or repeated.
     #[test]
-    fn deferred_timers_coalesce_with_those_fired_again() {
-        let mut due = vec![(1, 1), (2, 3)];
-        super::coalesce_timers(&mut due, &[(2, 1), (3, 1), (1, u32::MAX)]);
-        assert_eq!(due, [(1, u32::MAX), (2, 4), (3, 1)]);
-        let mut fresh = Vec::new();
-        super::coalesce_timers(&mut fresh, &[(5, 1)]);
-        assert_eq!(fresh, [(5, 1)]);
+    fn events_for_a_plugin_over_its_frame_budget_wait_for_its_next_frame_in_order() {
+        // What the plugin hears in two frames, metered or not: the game spawns pawns, then one more next frame.
+        let heard = |metered: bool| {
+            let mut f = fixture(|_, _, _| {});
+            world::lock(&f.world).add_extension_handler(f.owner, "Pawn", 1).unwrap();
+            if metered {
+                meter(&f);
+            }
+            {
+                let mut w = world::lock(&f.world);
+                (0..5 * MAX_BATCH).for_each(|_| assert!(w.spawn("Pawn").is_ok()));
+            }
+            let mut seen = f.pump();
+            let (calls, held) = (seen.len(), f.instances.get_mut(f.owner).unwrap().held());
+            assert_eq!(f.pump(), [], "nothing more in this frame, whatever is pumped");
+            end_frame_within_limits(&mut f);
+            world::lock(&f.world).spawn("Pawn").unwrap();
+            for _ in 0..10 {
+                seen.extend(f.pump());
+                end_frame_within_limits(&mut f);
+            }
+            assert_eq!(f.instances.get_mut(f.owner).unwrap().held(), 0);
+            (calls, held, events(&seen))
+        };
+        let (calls, held, metered) = heard(true);
+        assert_eq!(calls, 3, "three calls of 1 ms, then over the 2.5 ms budget");
+        assert!(held > 0);
+        let (_, none_held, unmetered) = heard(false);
+        assert_eq!(none_held, 0);
+        assert_eq!(metered, unmetered, "each event once, in order, the held ones before the one queued since");
+    }
+
+    /// Chains still moving when their plugin goes over budget are walked from where they stopped in its next
+    /// frame; every pawn gets to the end.
+    #[test]
+    fn chains_left_by_a_plugin_over_its_frame_budget_are_walked_in_its_next_frame() {
+        let mut f = fixture(|_, _, _| {});
+        let pawns: Vec<ActorId> = {
+            let mut w = world::lock(&f.world);
+            let _hero = w.add_component_request(f.owner, "Pawn", "Hero", RequestFlags::default()).unwrap();
+            let pawns: Vec<ActorId> = (0..3 * MAX_BATCH).map(|_| w.spawn("Pawn").unwrap()).collect();
+            for pawn in &pawns {
+                w.register_feature(f.owner, *pawn, "Hero", "Hero").unwrap();
+            }
+            pawns
+        };
+        f.pump();
+        meter(&f);
+        {
+            let mut w = world::lock(&f.world);
+            pawns.iter().for_each(|pawn| w.continue_init_state_chain(*pawn, "Hero").unwrap());
+        }
+        let asked = |seen: &[Seen]| seen.iter().filter(|s| matches!(s, Seen::TryChange(_))).count();
+        let mut frames = 0;
+        loop {
+            let seen = f.pump();
+            assert!(asked(&seen) <= 3, "at most three calls of 1 ms a frame: {}", asked(&seen));
+            if seen.is_empty() {
+                break;
+            }
+            frames += 1;
+            end_frame_within_limits(&mut f);
+        }
+        assert!(frames > 1, "the walk took more than one frame");
+        let w = world::lock(&f.world);
+        assert!(pawns.iter().all(|p| w.feature_state(*p, "Hero") == Ok(4)));
+    }
+
+    /// Ends the frame without the budget's quarantine: the plugin's frames-over count starts again.
+    fn end_frame_within_limits(f: &mut Fixture) {
+        let metered = f.metered.lock().unwrap().take();
+        end_frame(f);
+        *f.metered.lock().unwrap() = metered;
+    }
+
+    /// Timers and replicated changes wait like queued work: the timers each once, the changes in order.
+    #[test]
+    fn timers_and_replicated_changes_wait_for_the_next_frame_of_a_plugin_over_budget() {
+        let mut f = fixture(|_, _, _| {});
+        meter(&f);
+        let timeline = Timeline::new();
+        let frame = Frame::default();
+        let fired = world::Fired { owner: f.owner, timers: (0..4 * MAX_BATCH as u32).map(|t| (t, 1)).collect() };
+        f.instances.fire_timers(&f.world, &timeline, &fired, &frame).unwrap();
+        let batch = replicated(MAX_BATCH as u64 + 1);
+        f.instances.notify_replicated(&f.world, &timeline, f.owner, &batch).unwrap();
+        let seen = std::mem::take(&mut *f.seen.lock().unwrap());
+        assert_eq!(seen.len(), 3, "three calls of timers, then over budget: {}", seen.len());
+        assert_eq!(f.instances.with_held_timers(), [f.owner]);
+        end_frame_within_limits(&mut f);
+        assert_eq!(f.instances.deliver_held(&f.world, &timeline), []);
+        let again = world::Fired { owner: f.owner, timers: vec![(0, 1), (4 * MAX_BATCH as u32 - 1, 1)] };
+        f.instances.fire_timers(&f.world, &timeline, &again, &frame).unwrap();
+        let seen = std::mem::take(&mut *f.seen.lock().unwrap());
+        let replicated: Vec<u64> =
+            seen.iter().flat_map(|s| if let Seen::Replicated(actors) = s { actors.clone() } else { vec![] }).collect();
+        assert_eq!(replicated, batch.actors, "the changes in order, each once");
+        let Seen::Timers(timers) = &seen[2] else { panic!("{seen:?}") };
+        assert_eq!(timers.len(), MAX_BATCH);
+        assert_eq!(timers.last(), Some(&(4 * MAX_BATCH as u32 - 1, 2)), "fired again while waiting: once, twice over");
+    }
+
+    /// A batch of `n` replicated changes.
+    fn replicated(n: u64) -> ReplicatedBatch {
+        let n_usize = n as usize;
+        ReplicatedBatch {
+            actors: (0..n).collect(),
+            components: vec![0; n_usize],
+            properties: vec![1; n_usize],
+            olds: vec![None; n_usize],
+            news: vec![Value::Integer(1); n_usize],
+            names: vec!["C".into(), "p".into()],
+        }
+    }
+
+    /// A plugin with more waiting than may wait is quarantined, and what it sent others goes with it.
+    #[test]
+    fn a_plugin_too_far_behind_is_quarantined() {
+        let mut f = fixture(|_, _, _| {});
+        *f.metered.lock().unwrap() = Some((Duration::from_millis(1), Duration::ZERO));
+        let timeline = Timeline::new();
+        let fired = world::Fired { owner: f.owner, timers: vec![(0, 1)] };
+        f.instances.fire_timers(&f.world, &timeline, &fired, &Frame::default()).unwrap();
+        let batch = replicated(super::Held::MOST as u64 + 1);
+        let failure = f.instances.notify_replicated(&f.world, &timeline, f.owner, &batch).unwrap_err();
+        assert_eq!(failure.call, FRAME_BUDGET_CALL);
+        assert!(matches!(&failure.error, CallError::Trapped(c) if c.contains("fell behind")), "{failure:?}");
+        assert!(!f.instances.contains(f.owner));
     }
 }

@@ -3,6 +3,12 @@
 //! it (so a busy machine charges nobody), and a plugin over its budget frame after frame is quarantined. A
 //! call's deadline stops one call that runs away; the frame budget stops a plugin that keeps every frame late
 //! with calls each within their deadline (a hundred thousand timers, say).
+//!
+//! The budget also holds inside a frame: once what was delivered to a plugin in the current frame (its timers,
+//! events, notifications, property changes, chain walks, replicated changes) has cost more than its budget, it
+//! gets no further delivery in that frame (see [`FrameCost::over_budget`]); its work waits for its next frame.
+//! Its lifecycle calls (activation, a reload's snapshot and restore, deactivation) are charged but never held:
+//! they happen when the game or an operator asks, each bounded by its call deadline.
 
 use std::time::Duration;
 
@@ -14,6 +20,8 @@ pub const FRAMES_OVER_BUDGET: u32 = 3;
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct FrameCost {
     spent: FrameSpend,
+    /// What delivering work and timers to it has cost in the current frame: what the in-frame hold judges.
+    delivered: Duration,
     frames_over: u32,
 }
 
@@ -57,6 +65,19 @@ impl FrameCost {
         self.spent.cpu = self.spent.cpu.saturating_add(used);
     }
 
+    /// Charges CPU time of a delivery (timers, work, replicated changes) to the current frame.
+    pub fn charge_delivery(&mut self, used: Duration) {
+        self.charge(used);
+        self.delivered = self.delivered.saturating_add(used);
+    }
+
+    /// Whether deliveries to the plugin in the current frame have cost more than `budget`: then it gets no
+    /// further delivery in this frame, so one plugin adds at most its budget and one call's deadline to a
+    /// frame, however its work is spread over calls.
+    pub fn over_budget(&self, budget: Duration) -> bool {
+        self.delivered > budget
+    }
+
     /// Counts one call into the plugin in the current frame.
     pub fn count_call(&mut self) {
         self.spent.calls = self.spent.calls.saturating_add(1);
@@ -71,6 +92,7 @@ impl FrameCost {
     /// a row. A frame within budget starts the count again.
     pub fn end_frame(&mut self, budget: Duration) -> Option<Overrun> {
         let used = std::mem::take(&mut self.spent).cpu;
+        self.delivered = Duration::ZERO;
         if used <= budget {
             self.frames_over = 0;
             return None;
@@ -112,5 +134,19 @@ mod tests {
             assert_eq!(frame(&mut cost, &[10]), None, "exactly the budget is within it");
         }
         assert_eq!(cost.spent(), FrameSpend::default());
+    }
+
+    #[test]
+    fn only_deliveries_count_towards_the_hold_and_a_new_frame_lifts_it() {
+        let mut cost = FrameCost::default();
+        cost.charge(Duration::from_millis(40));
+        assert!(!cost.over_budget(BUDGET), "a lifecycle call (activation) is not held against deliveries");
+        cost.charge_delivery(Duration::from_millis(10));
+        assert!(!cost.over_budget(BUDGET), "exactly the budget is within it");
+        cost.charge_delivery(Duration::from_micros(1));
+        assert!(cost.over_budget(BUDGET));
+        assert_eq!(cost.spent().cpu, Duration::from_micros(50_001), "everything is charged to the frame");
+        cost.end_frame(BUDGET);
+        assert!(!cost.over_budget(BUDGET));
     }
 }

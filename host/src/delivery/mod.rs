@@ -13,7 +13,8 @@
 //! - `dispatch`: the live instances, the rounds, the batched calls built from the runs, and quarantine of an
 //!   instance that traps or floods the world;
 //! - `frame_budget`: what each plugin's calls cost in a frame, held to its budget;
-//! - `heard`: which of the game's actors each plugin heard about in a dispatch, for its allowance of work.
+//! - `heard`: which of the game's actors each plugin heard about in a dispatch, for its allowance of work;
+//! - `held`: what waits for a plugin's next frame once deliveries to it went over its frame budget.
 //!
 //! Every call into a live instance goes through [`LiveInstance::call`], so nothing a plugin's code costs
 //! escapes its frame budget.
@@ -34,6 +35,7 @@ mod batch;
 mod dispatch;
 mod frame_budget;
 mod heard;
+mod held;
 mod plugin_instance;
 mod reads;
 mod rounds;

@@ -219,8 +219,10 @@ impl ExperienceManager {
     /// frame budget. A server calls this at its tick rate, a client once per frame, a test as it likes.
     pub fn tick(&mut self, delta: std::time::Duration) -> world::Frame {
         let (frame, mut fired) = world::lock(&self.world).advance(delta);
-        // Plugins whose timers waited from an earlier frame (over their frame budget then) get them now.
-        for owner in self.instances.with_deferred_timers() {
+        // What waited for plugins from an earlier frame (over their frame budget then) goes to them first.
+        let held = self.instances.deliver_held(&self.world, &self.timeline);
+        self.report_delivery_failures(held);
+        for owner in self.instances.with_held_timers() {
             if !fired.iter().any(|f| f.owner == owner) {
                 fired.push(world::Fired { owner, timers: Vec::new() });
             }

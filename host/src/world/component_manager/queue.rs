@@ -205,6 +205,23 @@ impl ChargedWork {
         }
     }
 
+    /// Appends every item of `later`, each with its charge.
+    pub fn append(&mut self, later: ChargedWork) {
+        let offset = self.items.len() as u32;
+        for (start, charge) in later.stretches {
+            if self.stretches.last().is_none_or(|(_, last)| *last != charge) {
+                self.stretches.push((start + offset, charge));
+            }
+        }
+        self.items.extend(later.items);
+    }
+
+    /// Puts every item of `earlier`, each with its charge, before the items there are.
+    pub fn prepend(&mut self, earlier: ChargedWork) {
+        let later = std::mem::replace(self, earlier);
+        self.append(later);
+    }
+
     /// The items, in order.
     pub fn items(&self) -> &[Work] {
         &self.items
@@ -427,6 +444,15 @@ mod tests {
             work.stretches().map(|(items, c)| (items.len(), c)).collect::<Vec<_>>(),
             [(2, by(None)), (2, by(Some(b)))]
         );
+        // Held work put back before a round's: each item keeps its charge, and like charges meeting join.
+        let mut earlier: ChargedWork = [(walk(7), by(Some(a))), (walk(8), by(None))].into_iter().collect();
+        earlier.append(ChargedWork::default());
+        work.prepend(earlier);
+        assert_eq!(
+            work.iter().map(|(w, c)| (w.actor().to_raw(), c)).collect::<Vec<_>>(),
+            [(7, by(Some(a))), (8, by(None)), (0, by(None)), (1, by(None)), (4, by(Some(b))), (5, by(Some(b)))]
+        );
+        assert_eq!(work.stretches().count(), 3);
     }
 
     #[test]

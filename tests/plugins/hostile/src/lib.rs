@@ -1,10 +1,12 @@
 //! A plugin written to break its sandbox. Its `behaviour` asset names what it does.
 //!
 //! Misbehaving in a callback, `<misdeed>-<callback>`:
-//! - misdeeds: `loop` (never returns), `panic`;
+//! - misdeeds: `loop` (never returns), `panic`, `nap` (sleeps 25 ms in the first callback and every 256th after
+//!   it, so a full batch naps once: each call well within its deadline, more than a 20 ms frame budget);
 //! - callbacks: the lifecycle's `registering`, `loading`, `activating`, `activated`, `deactivating`,
 //!   `unloading`, `unregistering`; a reload's `snapshot` and `restore`; `property-changed` (a property it
-//!   watches, on a pawn it spawns and writes as it activates); `event` (an extension event); and the init-state callbacks `can-change`,
+//!   watches, on a pawn it spawns and writes as it activates, and with `nap`, one on every pawn it hears of,
+//!   written at once); `event` (an extension event); and the init-state callbacks `can-change`,
 //!   `handle-change`, `default-init`, `state-changed` (for a feature `Hostile` it registers on every pawn).
 //!
 //! In `on-activating`:
@@ -71,6 +73,8 @@ struct Hostile {
     wave_last: Option<ActorId>,
     timers: Vec<gamefeature_sdk::timers::Timer>,
     watches: Vec<components::PropertyWatch>,
+    /// Callbacks misbehaved in so far (`nap` naps in every 256th).
+    misdeeds: std::cell::Cell<u64>,
 }
 
 fn spin() -> u64 {
@@ -161,6 +165,13 @@ impl Hostile {
                 spin();
             }
             Some("panic") => panic!("hostile plugin panics on purpose in {callback}"),
+            Some("nap") => {
+                let count = self.misdeeds.get();
+                self.misdeeds.set(count + 1);
+                if count % 256 == 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(25));
+                }
+            }
             _ => {}
         }
     }
@@ -558,6 +569,15 @@ impl Plugin for Hostile {
                 let _ = components::send_event(actor, "Pong");
             }
             ("hoard-properties", components::events::GAME_ACTOR_READY) => self.hoard_properties(actor),
+            ("nap-property-changed", components::events::RECEIVER_ADDED) => {
+                let watched = components::watch_property(actor, "HostileStats", "hp", 5).and_then(|watch| {
+                    self.watches.push(watch);
+                    world::set_property(actor, "HostileStats", "hp", &Value::Integer(1))
+                });
+                if let Err(e) = watched {
+                    log::warn(&format!("could not watch a pawn's property: {e:?}"));
+                }
+            }
             ("spawn-storm", components::events::RECEIVER_ADDED | components::events::EXTENSION_ADDED)
                 if self.wave_last == Some(actor) && self.spawned < 30_000 =>
             {
