@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 
-pub use toolchains::{files_under, Toolchains};
+pub use toolchains::{files_under, readable_by_all, Toolchains};
 
 /// The world every plugin implements, in each version of the `gamefeature:plugin` package.
 pub const WORLD: &str = "game-feature";

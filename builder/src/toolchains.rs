@@ -36,12 +36,25 @@ impl Toolchains {
                 wit.display()
             );
         }
+        // Built beside the component and moved into its place whole: a host loading the plugin meanwhile (another
+        // process, a watcher) reads the old component or the new one, never half of one.
+        let folder = target.component.parent().unwrap_or(&target.folder);
+        let building = tempfile::Builder::new()
+            .prefix(".building-")
+            .suffix(".wasm")
+            .tempfile_in(folder)
+            .map_err(|e| anyhow::anyhow!("plugin {}: cannot write into {}: {e}", target.name, folder.display()))?
+            .into_temp_path();
+        let into = BuildTarget { component: building.to_path_buf(), ..target.clone() };
         match language {
             Language::Rust => bail!("plugin {}: Rust plugins are built with cargo", target.name),
-            Language::Python => crate::python::build(self, &wit, target),
-            Language::JavaScript => crate::javascript::build(self, &wit, target),
-            Language::C => crate::c::build(self, &wit, target),
-        }
+            Language::Python => crate::python::build(self, &wit, &into),
+            Language::JavaScript => crate::javascript::build(self, &wit, &into),
+            Language::C => crate::c::build(self, &wit, &into),
+        }?;
+        readable_by_all(&building).and_then(|()| building.persist(&target.component).map_err(|e| e.error)).map_err(
+            |e| anyhow::anyhow!("plugin {}: putting {} in place: {e}", target.name, target.component.display()),
+        )
     }
 
     /// A tool: the path an environment variable names, else `default`; refused with how to install it when
@@ -132,6 +145,19 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
         }
     }
     files
+}
+
+/// Gives a file built in a temporary file (readable by its owner alone) the mode a file written plainly gets, so
+/// a host running as another user can still load the component.
+pub fn readable_by_all(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644))?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
 }
 
 #[cfg(test)]

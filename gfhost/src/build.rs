@@ -30,6 +30,9 @@ pub const PLUGIN_TARGET: &str = "wasm32-wasip2";
 /// (see `Toolchains::inputs_digest`).
 pub const BUILD_STAMP: &str = ".gfhost-build";
 
+/// The lock file beside a plugin that one build of it holds at a time, across processes.
+pub const BUILD_LOCK: &str = ".gfhost-build.lock";
+
 /// A plugin whose component was built and put in place.
 pub struct Packaged {
     pub plugin: String,
@@ -119,6 +122,9 @@ fn build_others(folders: &[(PathBuf, Language)]) -> Built {
         // This gfhost's own build is an input too: a new one may build differently.
         let inputs = format!("{} {}", toolchains.inputs_digest(*language, folder)?, builder_identity());
         let stamp = folder.join(BUILD_STAMP);
+        // Another process building this plugin (a second `gfhost build`, a `play --watch`) finishes first: its
+        // stamp then says whether this build has anything left to do.
+        let _building = lock_build(folder, &target.name, &target.component)?;
         let fresh = target.component.is_file() && std::fs::read_to_string(&stamp).is_ok_and(|done| done == inputs);
         if fresh {
             eprintln!("       Fresh {} ({language})", target.name);
@@ -174,11 +180,39 @@ fn package(folders: &[PathBuf], built: &HashMap<PathBuf, PathBuf>) -> Result<Vec
                 folder.display()
             );
         };
-        std::fs::copy(artifact, &manifest.component_path)
+        let _building = lock_build(folder, &manifest.name, &manifest.component_path)?;
+        place_copy(artifact, &manifest.component_path)
             .with_context(|| format!("copying {} to {}", artifact.display(), manifest.component_path.display()))?;
         packaged.push(Packaged { plugin: manifest.name, component: manifest.component_path });
     }
     Ok(packaged)
+}
+
+/// Takes the lock one build of the plugin in `folder` holds at a time, across processes (waiting, and saying so,
+/// while another holds it), and removes what a build killed before this one left: its component half-written
+/// beside `component` (`.building-*`; nobody else writes those while the lock is held).
+fn lock_build(folder: &Path, name: &str, component: &Path) -> Result<gamefeature_host::file_lock::FileLock> {
+    let lock = gamefeature_host::file_lock::FileLock::exclusive(&folder.join(BUILD_LOCK), || {
+        eprintln!("    Blocking waiting for another build of {name}")
+    })?;
+    let beside = component.parent().unwrap_or(folder);
+    for entry in std::fs::read_dir(beside).into_iter().flatten().flatten() {
+        if entry.file_name().to_string_lossy().starts_with(".building-") {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+    Ok(lock)
+}
+
+/// Copies `from` to `to` whole: into a temporary file beside `to`, then renamed over it, so a host loading the
+/// plugin meanwhile reads the old component or the new one, never half of one.
+fn place_copy(from: &Path, to: &Path) -> std::io::Result<()> {
+    let folder = to.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut copy = tempfile::Builder::new().prefix(".building-").tempfile_in(folder)?;
+    std::io::copy(&mut std::fs::File::open(from)?, copy.as_file_mut())?;
+    gamefeature_builder::readable_by_all(copy.path())?;
+    copy.persist(to).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// Runs cargo and returns the `.wasm` it built for each crate, by the crate's (canonical) folder. Cargo's own

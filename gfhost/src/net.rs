@@ -199,7 +199,7 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
                 }
             }
         }
-        if frames % u64::from(args.tick_rate) == 0 {
+        if frames.is_multiple_of(u64::from(args.tick_rate)) {
             metrics.observe_clients(&server, session.runtime().compile_counts());
         }
         frames += 1;

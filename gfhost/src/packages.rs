@@ -143,6 +143,12 @@ pub fn install_from_registry(
     let (name, range) = spec.split_once('@').unwrap_or((spec, "*"));
     let range: semver::VersionReq =
         range.parse().with_context(|| format!("{spec:?}: {range:?} is not a semver range (e.g. ^1.2)"))?;
+    // Installs in other processes read, change and write the same lock file: one at a time, each reading what the
+    // one before wrote.
+    let guard = gamefeature_host::file_lock::guard_of(lock_path);
+    let _guard = gamefeature_host::file_lock::FileLock::exclusive(&guard, || {
+        eprintln!("waiting for another install to finish with {}", lock_path.display())
+    })?;
     let mut lock = LockFile::read(lock_path).map_err(anyhow::Error::msg)?;
     let registry = Registry::new(registry)?;
     let (package, signature) = block_on(async {

@@ -932,3 +932,92 @@ fn errors_show_outside_text_as_data_never_as_terminal_controls() {
     assert!(said.contains("pkg\\u{1b}[2J"), "{said:?}");
     assert!(!said.trim_end().chars().any(gamefeature_host::text::is_control), "{said:?}");
 }
+
+/// Builds of one plugin in several processes at once (two terminals, a `play --watch` beside a `gfhost build`)
+/// take turns: one builds, the others find it fresh; and whatever moment a host reads the component, it reads a
+/// whole one — the old or the new, never a file being written. A build killed mid-way leaves the old component
+/// and nothing half-written, and the next build goes ahead.
+#[test]
+fn builds_in_several_processes_take_turns_and_never_show_half_a_component() {
+    let (root, plugins) = modder_folder();
+    let gfhost_in = |args: &[&str]| gfhost_as_modder(root.path(), &plugins, args);
+    assert!(gfhost_in(&["new", "shared", "--lang", "c"]).status.success());
+    assert!(gfhost_in(&["build"]).status.success());
+    let component = plugins.join("shared/shared.wasm");
+    let source = plugins.join("shared/plugin.c");
+    let old = std::fs::read(&component).unwrap();
+    let edit = |from: &str, to: &str| {
+        std::fs::write(&source, std::fs::read_to_string(&source).unwrap().replace(from, to)).unwrap();
+    };
+    edit("hello from", "hello again from");
+
+    let builds: Vec<std::process::Child> = (0..3)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_gfhost"))
+                .args(["build", "--plugins"])
+                .arg(&plugins)
+                .current_dir(root.path())
+                .env_remove("CARGO_TARGET_DIR")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // Read the component over and over while they run: every read is a whole component.
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let (component, done) = (component.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut reads = Vec::new();
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Ok(bytes) = std::fs::read(&component) {
+                    if reads.last() != Some(&bytes) {
+                        reads.push(bytes);
+                    }
+                }
+            }
+            reads
+        })
+    };
+    let outputs: Vec<std::process::Output> = builds.into_iter().map(|b| b.wait_with_output().unwrap()).collect();
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let reads = reader.join().unwrap();
+    let new = std::fs::read(&component).unwrap();
+    assert_ne!(new, old, "the edit was built");
+    let said: Vec<String> = outputs.iter().map(|o| String::from_utf8_lossy(&o.stderr).into_owned()).collect();
+    assert!(outputs.iter().all(|o| o.status.success()), "{said:?}");
+    assert_eq!(said.iter().filter(|s| s.contains("Building shared (C)")).count(), 1, "{said:?}");
+    assert_eq!(said.iter().filter(|s| s.contains("Fresh shared (C)")).count(), 2, "{said:?}");
+    for read in &reads {
+        assert!(*read == old || *read == new, "a read of {} bytes was neither component", read.len());
+    }
+
+    // Killed mid-build (once it said it is building): the component is the last whole one, and the next build
+    // neither waits for the dead one nor leaves its half-written file.
+    edit("hello again from", "hello once more from");
+    let mut killed = Command::new(env!("CARGO_BIN_EXE_gfhost"))
+        .args(["build", "--plugins"])
+        .arg(&plugins)
+        .current_dir(root.path())
+        .env_remove("CARGO_TARGET_DIR")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(killed.stderr.take().unwrap());
+    let mut line = String::new();
+    while std::io::BufRead::read_line(&mut stderr, &mut line).unwrap() > 0 && !line.contains("Building shared") {
+        line.clear();
+    }
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    assert_eq!(std::fs::read(&component).unwrap(), new, "the last whole component stays");
+    let rebuilt = gfhost_in(&["build"]);
+    assert!(rebuilt.status.success(), "{}", String::from_utf8_lossy(&rebuilt.stderr));
+    let left: Vec<String> = std::fs::read_dir(plugins.join("shared"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with(".building-"))
+        .collect();
+    assert_eq!(left, Vec::<String>::new());
+}

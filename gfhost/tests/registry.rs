@@ -70,6 +70,21 @@ fn run(mut command: Command) -> (bool, String) {
     (output.status.success(), text)
 }
 
+/// In `work`: the repository's configuration (`plain.toml`), the studio's key made with `keygen`
+/// (`studio.pem`), and a configuration trusting it as "studio" (`studio.toml`).
+fn studio_configs(work: &Path, gfhost: impl Fn(&Path) -> Command) -> (PathBuf, PathBuf) {
+    let plain = work.join("plain.toml");
+    std::fs::write(&plain, repository_config()).unwrap();
+    let mut keygen = gfhost(&plain);
+    keygen.arg("keygen").arg(work.join("studio.pem"));
+    let (ok, text) = run(keygen);
+    assert!(ok, "{text}");
+    let key = text.lines().find_map(|l| l.strip_prefix("public key: ")).unwrap().to_string();
+    let studio = work.join("studio.toml");
+    std::fs::write(&studio, format!("{}\n[publishers.studio]\nkey = \"{key}\"\n", repository_config())).unwrap();
+    (plain, studio)
+}
+
 fn installed_digest(plugins: &Path, name: &str) -> String {
     let record: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(plugins.join(name).join(".gfpackage.json")).unwrap()).unwrap();
@@ -82,8 +97,6 @@ fn publish_install_by_range_lock_and_reinstall_exactly_against_a_real_registry()
     let work = tempfile::tempdir().unwrap();
     let built = PluginDir::with(&[LYRA_CHARACTER]);
     let cache = shared_cache();
-    let plain = work.path().join("plain.toml");
-    std::fs::write(&plain, repository_config()).unwrap();
     let gfhost = |config: &Path| {
         let mut command = gfhost_configured(built.path(), &cache, config);
         command.current_dir(work.path());
@@ -91,13 +104,7 @@ fn publish_install_by_range_lock_and_reinstall_exactly_against_a_real_registry()
     };
 
     // The studio's key, and two versions of lyra-character signed with it.
-    let mut keygen = gfhost(&plain);
-    keygen.arg("keygen").arg(work.path().join("studio.pem"));
-    let (ok, text) = run(keygen);
-    assert!(ok, "{text}");
-    let key = text.lines().find_map(|l| l.strip_prefix("public key: ")).unwrap().to_string();
-    let studio = work.path().join("studio.toml");
-    std::fs::write(&studio, format!("{}\n[publishers.studio]\nkey = \"{key}\"\n", repository_config())).unwrap();
+    let (plain, studio) = studio_configs(work.path(), gfhost);
     let newer = PluginDir::with(&[LYRA_CHARACTER]);
     newer.edit_manifest(&LYRA_CHARACTER, |text| text.replace("version = \"0.1.0\"", "version = \"0.2.0\""));
     for folder in [built.folder(&LYRA_CHARACTER), newer.folder(&LYRA_CHARACTER)] {
@@ -191,4 +198,57 @@ fn publish_install_by_range_lock_and_reinstall_exactly_against_a_real_registry()
     let (ok, text) = install(&studio, None, "fleet-plugins");
     assert!(!ok && text.contains("refused"), "{text}");
     assert_eq!(installed_digest(&work.path().join("fleet-plugins"), "lyra-character"), tested);
+}
+
+/// Installs in several processes at once, into one folder with one lock file (a deploy script installing a
+/// server's mods in parallel): each waits for the one before to finish with the lock file, so every package is
+/// installed and every one is in the lock.
+#[test]
+fn installs_in_several_processes_at_once_each_keep_their_entry_in_the_lock_file() {
+    let registry = TestRegistry::start();
+    let work = tempfile::tempdir().unwrap();
+    let plugins = &DEFAULT_PLUGINS[..4];
+    let built = PluginDir::with(plugins);
+    let cache = shared_cache();
+    let gfhost = |config: &Path| {
+        let mut command = gfhost_configured(built.path(), &cache, config);
+        command.current_dir(work.path());
+        command
+    };
+    let (plain, studio) = studio_configs(work.path(), gfhost);
+    for plugin in plugins {
+        let mut pack = gfhost(&plain);
+        pack.arg("pack").arg(built.folder(plugin)).arg("--key").arg(work.path().join("studio.pem"));
+        pack.args(["--out", "packages"]);
+        let (ok, text) = run(pack);
+        assert!(ok, "{text}");
+    }
+    for package in std::fs::read_dir(work.path().join("packages")).unwrap() {
+        let mut publish = gfhost(&plain);
+        publish.arg("publish").arg(package.unwrap().path());
+        publish.args(["--registry", &registry.location()]);
+        let (ok, text) = run(publish);
+        assert!(ok, "{text}");
+    }
+    for round in 0..2 {
+        let (into, lock) = (format!("plugins-{round}"), format!("round-{round}.lock"));
+        let installs: Vec<std::process::Child> = plugins
+            .iter()
+            .map(|plugin| {
+                let mut install = gfhost(&studio);
+                install.arg("install").arg(plugin.name).args(["--registry", &registry.location(), "--into", &into]);
+                install.args(["--lock", &lock]);
+                install.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+            })
+            .collect();
+        for install in installs {
+            let output = install.wait_with_output().unwrap();
+            assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        }
+        let lock = std::fs::read_to_string(work.path().join(&lock)).unwrap();
+        for plugin in plugins {
+            assert!(lock.contains(&format!("name = \"{}\"", plugin.name)), "round {round}: {lock}");
+            assert!(work.path().join(&into).join(plugin.name).join(".gfpackage.json").is_file());
+        }
+    }
 }

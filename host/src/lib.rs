@@ -32,6 +32,7 @@ pub mod cpu_clock;
 pub mod delivery;
 pub mod experience;
 pub mod feature;
+pub mod file_lock;
 pub mod files;
 pub mod game;
 pub mod live;

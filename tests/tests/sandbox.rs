@@ -406,6 +406,38 @@ async fn a_data_directory_past_its_quota_stops_its_plugin() {
     manager.end_play().await.unwrap();
 }
 
+/// A plugin's data directory is one process's at a time: while another process holds it (a second server or
+/// client configured with the same data-dir), the plugin does not start here and says why, naming the folder;
+/// the other plugins play on. Two worlds of one process share it, and once its holder lets go it is free.
+#[tokio::test]
+async fn a_data_directory_another_process_holds_is_refused_with_the_folder_named() {
+    let root = tempfile::tempdir().unwrap();
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    hostile_on_a_fiber(&plugins, "fs-probe");
+    let session = custom_session(&plugins, |_| {}, |manager| manager.data_dir = Some(root.path().to_path_buf()));
+    // Another open of the lock file stands for another process: its lock is not this process's lease.
+    let other_process = gamefeature_host::file_lock::FileLock::try_exclusive(&root.path().join(".hostile.lock"));
+    let other_process = other_process.unwrap();
+    let mut manager = play_beside_lyra(&session, "data folder held").await;
+    assert_eq!(manager.live_features(), ["lyra-character"]);
+    let failures: Vec<String> = manager.report().failures.iter().map(ToString::to_string).collect();
+    let said = format!("its data directory {} is in use by another process", root.path().join("hostile").display());
+    assert!(failures.iter().any(|f| f.contains(&said) && f.contains("[sandbox] data-dir")), "{failures:#?}");
+    manager.end_play().await.unwrap();
+    drop(other_process);
+
+    let mut first = play_beside_lyra(&session, "first world").await;
+    let mut second = play_beside_lyra(&session, "second world").await;
+    assert_eq!(first.live_features(), ["hostile", "lyra-character"]);
+    assert_eq!(second.live_features(), ["hostile", "lyra-character"], "one process's worlds share the folder");
+    let lock_file = root.path().join(".hostile.lock");
+    assert!(gamefeature_host::file_lock::FileLock::try_exclusive(&lock_file).is_err(), "held while it plays");
+    first.end_play().await.unwrap();
+    second.end_play().await.unwrap();
+    drop((first, second));
+    gamefeature_host::file_lock::FileLock::try_exclusive(&lock_file).expect("free once play ended");
+}
+
 #[tokio::test]
 async fn without_a_data_directory_a_plugin_has_no_filesystem() {
     let (lines, warnings) = fs_probe(None).await;

@@ -21,11 +21,22 @@ struct Inner {
 }
 
 impl Recorder {
-    /// Creates (or replaces) the recording at `path`, starting with `session`.
+    /// Creates (or replaces) the recording at `path`, starting with `session`. The file is locked while it is
+    /// written: a second process recording to the same path is refused rather than writing into it.
     pub fn create(path: &Path, session: SessionInfo) -> Result<Arc<Recorder>, RecordingError> {
         let name = path.display().to_string();
-        let file =
-            std::fs::File::create(path).map_err(|e| RecordingError::Io { path: name.clone(), cause: e.to_string() })?;
+        let io = |e: std::io::Error| RecordingError::Io { path: name.clone(), cause: e.to_string() };
+        let file = std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(path).map_err(io)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let cause = "another process is recording to it; record to another path".to_string();
+                return Err(RecordingError::Io { path: name, cause });
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
+        }
+        // Emptied only once this process holds it: the lock goes with the file, when the recording ends.
+        file.set_len(0).map_err(io)?;
         let recorder = Recorder::to_writer(Box::new(std::io::BufWriter::new(file)), &name, session);
         recorder.flush();
         match recorder.failure() {
@@ -138,6 +149,25 @@ mod tests {
         let done = Recording::read(&path).unwrap();
         assert!(done.ended());
         assert_eq!(size, std::fs::metadata(&path).unwrap().len());
+    }
+
+    /// A second recorder of one path (another process given the same `--record`) is refused: it neither empties
+    /// nor writes into the recording being made; once that one is finished, the path can be recorded again.
+    #[test]
+    fn a_recording_being_written_is_refused_to_a_second_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.gfrec");
+        let recorder = Recorder::create(&path, session()).unwrap();
+        recorder.write(&Record::Frame { delta_nanos: 5 });
+        recorder.flush();
+        let Err(refused) = Recorder::create(&path, session()) else { panic!("a second writer was let in") };
+        assert!(refused.to_string().contains("another process is recording to it"), "{refused}");
+        let so_far = Recording::read(&path).unwrap();
+        assert_eq!(so_far.records().collect::<Vec<_>>(), vec![Record::Frame { delta_nanos: 5 }]);
+        recorder.finish().unwrap();
+        Recorder::create(&path, session()).unwrap().finish().unwrap();
+        let again = Recording::read(&path).unwrap();
+        assert!(again.ended() && again.records().all(|r| !matches!(r, Record::Frame { .. })));
     }
 
     #[test]

@@ -93,7 +93,7 @@ impl WorldRecording {
     /// since the last checkpoint).
     pub fn frame_done(&mut self, manager: &ExperienceManager) {
         self.frames += 1;
-        if self.frames % self.every == 0 {
+        if self.frames.is_multiple_of(self.every) {
             self.checkpoint(manager);
         }
     }

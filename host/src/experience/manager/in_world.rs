@@ -51,8 +51,9 @@ impl ExperienceManager {
             Arc::new(merged)
         };
         let permissions = self.options.grants.effective(name, &manifest.permissions);
-        let data_dir = match self.data_dir(name, manifest.permissions.fs.data, permissions.fs.data) {
-            Ok(dir) => dir,
+        let (data_dir, data_lease) = match self.data_dir(name, manifest.permissions.fs.data, permissions.fs.data) {
+            Ok(Some((dir, lease))) => (Some(dir), Some(lease)),
+            Ok(None) => (None, None),
             Err(cause) => {
                 self.fail_feature(name, Transition::Loading, cause);
                 return;
@@ -130,7 +131,14 @@ impl ExperienceManager {
             cpu_before.zip(crate::cpu_clock::thread_cpu_time()).map(|(before, now)| now.saturating_sub(before));
         live.charge(cpu_used.unwrap_or_else(|| started.elapsed()));
         self.instances.insert(owner, live);
-        let feature = FeatureInWorld { name: name.to_string(), owner, actions: Vec::new(), playing: false, assets };
+        let feature = FeatureInWorld {
+            name: name.to_string(),
+            owner,
+            actions: Vec::new(),
+            playing: false,
+            assets,
+            _data_lease: data_lease,
+        };
         self.in_world.push(feature);
         let index = self.in_world.len() - 1;
         match self.activate_instance(index, &manifest.actions) {
@@ -143,9 +151,15 @@ impl ExperienceManager {
         }
     }
 
-    /// The data directory of a plugin granted `fs.data` (created if needed); a warning when it declared
-    /// the permission but will not get a directory.
-    fn data_dir(&self, name: &str, declared: bool, granted: bool) -> Result<Option<PathBuf>, String> {
+    /// The data directory of a plugin granted `fs.data` (created if needed), with this process's lease on it: two
+    /// processes never run one plugin's data folder at once (a second is refused, naming the folder); a warning
+    /// when it declared the permission but will not get a directory.
+    fn data_dir(
+        &self,
+        name: &str,
+        declared: bool,
+        granted: bool,
+    ) -> Result<Option<(PathBuf, Arc<crate::file_lock::FolderLease>)>, String> {
         let warn = |why: &str| {
             let line = format!("declared fs.data but {why}: it has no filesystem");
             tracing::warn!(plugin = name, "{line}");
@@ -165,9 +179,17 @@ impl ExperienceManager {
             }
             (Some(root), true) => {
                 let dir = root.join(name);
+                let lease = crate::file_lock::FolderLease::take(&dir).map_err(|e| match e {
+                    crate::file_lock::LockError::Held { .. } => format!(
+                        "its data directory {} is in use by another process: give each process its own [sandbox] \
+                         data-dir",
+                        dir.display()
+                    ),
+                    e => format!("cannot lock its data directory: {e}"),
+                })?;
                 std::fs::create_dir_all(&dir)
                     .map_err(|e| format!("cannot create its data directory {}: {e}", dir.display()))?;
-                Ok(Some(dir))
+                Ok(Some((dir, lease)))
             }
         }
     }

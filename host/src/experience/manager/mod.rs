@@ -150,6 +150,8 @@ struct FeatureInWorld {
     /// The bundles its instance reads: kept, so that a version brought back after a failed reload reads its
     /// own files, not the new version's that replaced them on disk.
     assets: Arc<Assets>,
+    /// This process's lease on its data directory, while it has one: held, never read.
+    _data_lease: Option<Arc<crate::file_lock::FolderLease>>,
 }
 
 /// Drives one world's experience.
