@@ -699,6 +699,7 @@ fn manager_options(config: HostConfig, plugin_log_level: LogLevel) -> ManagerOpt
         grants: config.grants,
         data_dir: config.data_dir,
         dispatch: DispatchLimits { work: config.work_per_dispatch.unwrap_or(default.work), ..default },
+        restarts: config.restarts,
         ..ManagerOptions::default()
     }
 }

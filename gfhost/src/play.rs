@@ -44,7 +44,7 @@ impl Input {
 }
 
 /// Follows the timeline for what plugins say (their log lines at info and above) and what happens to them
-/// (failures, quarantines), printed as it happens: a modder sees their plugin at work.
+/// (failures, quarantines, reloads and restarts), printed as it happens: a modder sees their plugin at work.
 #[derive(Default)]
 struct PluginLines {
     next: u64,
@@ -58,7 +58,9 @@ impl PluginLines {
         for event in events {
             let shown = match event.kind {
                 EventKind::Log(level) if level >= LogLevel::Info => event.track.strip_prefix("plugin:").is_some(),
-                EventKind::Failure => true,
+                EventKind::Failure | EventKind::Restart => true,
+                // A plugin's own track (not one of its instances'): its reloads and restarts.
+                EventKind::Note => event.track.strip_prefix("plugin:").is_some_and(|plugin| !plugin.contains('@')),
                 _ => false,
             };
             if shown {

@@ -356,3 +356,35 @@ fn a_plugin_over_its_frame_budget_is_quarantined_at_the_same_frame_in_the_replay
     assert!(stops.len() == 1 && stops[0].contains("over its frame budget of 1.0 ms"), "{stops:?}");
     hostile.replays_the_same(&recording);
 }
+
+/// A plugin restarted after a fault (`[restarts]`) is restarted at the same frames in the replay, and the
+/// recording says each restart: here it goes over its frame budget, comes back once, goes over again and stays
+/// out; `play` prints each step.
+#[test]
+fn restarts_are_said_by_play_kept_in_the_recording_and_replayed_the_same() {
+    let restarts = "[restarts.hostile]\npolicy = \"on-failure\"\nmax-restarts = 1\nbackoff-ms = 100\n";
+    let hostile = Hostile::new("busy-timers", &format!("[limits.hostile]\nframe-budget-ms = 1\n{restarts}"));
+    let (experience, recording) = (hostile.path("e.toml"), hostile.path("restarts.gfrec"));
+    let script = hostile.experiences.write("script.txt", "wait 2000\nquit\n");
+    let args = ["play".as_ref(), experience.as_os_str(), "--script".as_ref(), script.as_os_str()];
+    let play = hostile.gfhost(&[&args[..], &["--record".as_ref(), recording.as_os_str()]].concat(), "1000");
+    let text = stdout(&play);
+    for step in [
+        "[hostile@main] restart 1 of 1 in 100 ms of game time",
+        "[hostile@main] restarted from its state kept at frame ",
+        "[hostile@main] stays out: it faulted again after 1 restart(s) within 60 s of game time",
+    ] {
+        assert!(text.contains(step), "{step}:\n{}", said(&play));
+    }
+    use gamefeature_host::recording::{Record, Recording};
+    let said_restarts: Vec<String> = Recording::read(&recording)
+        .unwrap()
+        .records()
+        .filter_map(|record| match record {
+            Record::Said { plugin, line } if plugin == "hostile" && line.starts_with("restart: ") => Some(line),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(said_restarts.len(), 3, "{said_restarts:?}");
+    hostile.replays_the_same(&recording);
+}

@@ -35,6 +35,17 @@
 //!
 //! [cache]
 //! max-mib = 1024                 # the most the compile cache may take; the entries used least recently go
+//!
+//! [restarts]                     # a plugin that faults while it plays (see `supervision`)
+//! policy = "on-failure"          # "never" (the default: quarantine is final) or "on-failure"
+//! max-restarts = 3               # restarts allowed within window-s; one more fault and it stays out
+//! window-s = 60                  # game time
+//! backoff-ms = 250               # game time before the first restart, doubled for each one after it
+//! max-backoff-ms = 30_000
+//! snapshot-every-s = 10          # how often its state is kept, to restart it from
+//!
+//! [restarts.score-keeper]        # one plugin's own policy, over the one above
+//! policy = "never"
 //! ```
 
 use std::collections::BTreeMap;
@@ -164,6 +175,8 @@ pub struct HostConfig {
     pub mod_sync: ModSyncSection,
     /// The most bytes the compile cache may take (`[cache] max-mib`).
     pub cache_budget: Option<u64>,
+    /// What happens to a plugin that faults while it plays (`[restarts]`, `[restarts.<plugin>]`).
+    pub restarts: crate::supervision::RestartPolicies,
 }
 
 /// `[mod-sync]`: which packages a client fetches from the servers it joins, and what their plugins may do.
@@ -216,6 +229,8 @@ struct ConfigFile {
     mod_sync: ModSyncSection,
     #[serde(default)]
     cache: CacheSection,
+    #[serde(default)]
+    restarts: toml::Table,
 }
 
 /// `[cache]`: how much disk the compile cache may take.
@@ -306,6 +321,7 @@ impl HostConfig {
                 }
                 mib => mib.map(|mib| mib.saturating_mul(1 << 20)),
             },
+            restarts: crate::supervision::RestartPolicies::from_table(&file.restarts)?,
             work_per_dispatch: match sandbox.work_per_dispatch {
                 Some(0) => return Err("[sandbox] work-per-dispatch = 0 would stop every plugin".into()),
                 work => work,

@@ -42,6 +42,7 @@ pub mod recording;
 pub mod replay;
 pub mod runtime;
 mod session;
+pub mod supervision;
 pub mod text;
 pub mod timeline;
 pub mod whole_dirs;

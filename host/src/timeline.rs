@@ -43,6 +43,9 @@ pub enum EventKind {
     Failure,
     /// Anything else worth seeing.
     Note,
+    /// A plugin's supervised restart (see `supervision`), or its being left out for good: on its instance's
+    /// track, recorded beside what plugins say, so a replay compares them.
+    Restart,
 }
 
 /// One timestamped event.
@@ -251,6 +254,7 @@ impl Timeline {
                 EventKind::World => " +",
                 EventKind::Load => " ~",
                 EventKind::Note => " *",
+                EventKind::Restart => "<>",
             };
             let at = e.at.as_secs_f64() * 1000.0;
             match e.took {
@@ -383,6 +387,7 @@ fn category(kind: EventKind) -> &'static str {
         EventKind::Load => "load",
         EventKind::Failure => "failure",
         EventKind::Note => "note",
+        EventKind::Restart => "restart",
     }
 }
 

@@ -255,3 +255,81 @@ async fn a_snapshot_that_traps_is_listed_and_its_successor_starts_fresh() {
     assert!(listed.iter().any(|f| f.contains("snapshot: trapped") && f.contains("panicked")), "{listed:?}");
     manager.end_play().await.unwrap();
 }
+
+/// Supervised restarts (`[restarts] policy = "on-failure"`): a plugin that traps while it plays is started
+/// again after its backoff, from the last state kept of it, its component back on the pawns and its handler
+/// hearing them; after the restarts its window allows, one more fault keeps it out, and it says so.
+#[tokio::test]
+async fn a_plugin_that_faults_comes_back_from_its_last_state_and_stays_out_past_its_restarts() {
+    let plugins = PluginDir::with(&[]);
+    hostile(&plugins, "restartable");
+    let mut manager_options = trusted();
+    let restarts = gamefeature_host::supervision::RestartOverrides {
+        policy: Some(gamefeature_host::supervision::PolicyKind::OnFailure),
+        max_restarts: Some(2),
+        backoff_ms: Some(100),
+        snapshot_every_s: Some(1),
+        ..Default::default()
+    };
+    manager_options.restarts.default = restarts.apply_to(Default::default()).unwrap();
+    let session = session_with(&plugins, None, manager_options);
+    let mut manager = hostile_alone(&session).await;
+    let pawn = manager.with_world(|w| w.spawn("Pawn").unwrap());
+    let frame = std::time::Duration::from_millis(33);
+    let infos = || {
+        session.timeline().texts(
+            &gamefeature_host::timeline::track::instance("hostile", "w"),
+            gamefeature_host::timeline::EventKind::Log(LogLevel::Info),
+        )
+    };
+    let notes = || {
+        session.timeline().texts(
+            &gamefeature_host::timeline::track::instance("hostile", "w"),
+            gamefeature_host::timeline::EventKind::Restart,
+        )
+    };
+    let has_stats = |manager: &mut gamefeature_host::experience::ExperienceManager| {
+        manager.with_world(|w| w.actor(pawn).unwrap().component("HostileStats").is_some())
+    };
+    for _ in 0..40 {
+        manager.tick(frame);
+    }
+    let kept = infos().iter().rev().find(|l| l.starts_with("kept count ")).cloned().expect("its state was kept");
+    let kept_count = kept.trim_start_matches("kept count ").to_string();
+    assert!(kept_count.parse::<u64>().unwrap() >= 30, "kept after a second of game time: {kept}");
+
+    manager.with_world(|w| w.send_extension_event(pawn, "Crash").unwrap());
+    assert!(manager.live_features().is_empty(), "quarantined at once");
+    assert!(!has_stats(&mut manager), "what it added left with it");
+    manager.tick(frame);
+    assert_eq!(notes().last().map(String::as_str), Some("restart 1 of 2 in 100 ms of game time"));
+    for _ in 0..3 {
+        manager.tick(frame);
+    }
+    assert_eq!(manager.live_features(), [] as [&str; 0], "not before 100 ms of game time");
+    manager.tick(frame);
+    assert_eq!(manager.live_features(), ["hostile"], "back after 100 ms of game time");
+    assert_eq!(manager.restart_count(), 1);
+    assert!(notes().last().unwrap().starts_with("restarted from its state kept at frame "), "{:?}", notes());
+    assert!(infos().contains(&format!("restored count {kept_count}")), "{:?}", infos());
+    assert!(has_stats(&mut manager), "its component is back on the pawn");
+    manager.with_world(|w| w.send_extension_event(pawn, "Hello").unwrap());
+    assert!(infos().iter().any(|l| l.starts_with("heard Hello with count ")), "its handler hears the pawn again");
+
+    // Two more faults: the second restart waits twice as long; after it, the next fault keeps it out.
+    manager.with_world(|w| w.send_extension_event(pawn, "Crash").unwrap());
+    manager.tick(frame);
+    assert_eq!(notes().last().map(String::as_str), Some("restart 2 of 2 in 200 ms of game time"));
+    for _ in 0..7 {
+        manager.tick(frame);
+    }
+    assert_eq!(manager.live_features(), ["hostile"]);
+    manager.with_world(|w| w.send_extension_event(pawn, "Crash").unwrap());
+    for _ in 0..20 {
+        manager.tick(frame);
+    }
+    assert!(manager.live_features().is_empty(), "out for good");
+    assert_eq!(manager.restart_count(), 2);
+    assert!(notes().last().unwrap().starts_with("stays out: it faulted again after 2 restart(s)"), "{:?}", notes());
+    manager.end_play().await.unwrap();
+}

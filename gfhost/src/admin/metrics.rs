@@ -54,6 +54,7 @@ pub struct ServerMetrics {
     plugin_frame_cpu_seconds: Family<PluginLabel, F64Gauge>,
     plugin_calls: Family<PluginLabel, Counter>,
     quarantines: Counter,
+    restarts: Counter,
     clients: Family<StateLabel, Gauge>,
     client_sent_bytes: Family<ClientLabel, Counter>,
     client_sent_packets: Family<ClientLabel, Counter>,
@@ -77,6 +78,7 @@ pub struct ServerMetrics {
     /// Each client's traffic and values sent when last read.
     last_traffic: HashMap<ClientId, (Traffic, u64)>,
     last_quarantines: u64,
+    last_restarts: u64,
     last_compiles: CompileCounts,
 }
 
@@ -90,6 +92,7 @@ impl ServerMetrics {
             plugin_frame_cpu_seconds: Family::default(),
             plugin_calls: Family::default(),
             quarantines: Counter::default(),
+            restarts: Counter::default(),
             clients: Family::default(),
             client_sent_bytes: Family::default(),
             client_sent_packets: Family::default(),
@@ -111,6 +114,7 @@ impl ServerMetrics {
             last_closed: HashMap::new(),
             last_traffic: HashMap::new(),
             last_quarantines: 0,
+            last_restarts: 0,
             last_compiles: CompileCounts::default(),
         };
         let r = registry.sub_registry_with_prefix("gamefeature");
@@ -131,6 +135,7 @@ impl ServerMetrics {
         );
         r.register("plugin_calls", "Calls into each plugin", metrics.plugin_calls.clone());
         r.register("quarantines", "Plugin instances quarantined", metrics.quarantines.clone());
+        r.register("plugin_restarts", "Plugins started again after a fault ([restarts])", metrics.restarts.clone());
         r.register("clients", "Clients connected, by state (greeting or playing)", metrics.clients.clone());
         r.register("client_sent_bytes", "UDP bytes sent to each client", metrics.client_sent_bytes.clone());
         r.register("client_sent_packets", "UDP datagrams sent to each client", metrics.client_sent_packets.clone());
@@ -204,6 +209,9 @@ impl ServerMetrics {
         let quarantines = manager.quarantine_count();
         self.quarantines.inc_by(quarantines.saturating_sub(self.last_quarantines));
         self.last_quarantines = quarantines;
+        let restarts = manager.restart_count();
+        self.restarts.inc_by(restarts.saturating_sub(self.last_restarts));
+        self.last_restarts = restarts;
     }
 
     /// Reads the clients (their traffic and backlog) and the compile cache: once a second is enough for a

@@ -42,6 +42,11 @@ pub(crate) fn said_in(events: &[crate::timeline::TimelineEvent], world: &str) ->
                 let plugin = event.track.strip_prefix("plugin:")?.strip_suffix(suffix.as_str())?;
                 Some((plugin.to_string(), format!("{}: {}", format!("{level:?}").to_lowercase(), event.text)))
             }
+            // What the host did to it: a restart is part of what people see.
+            crate::timeline::EventKind::Restart => {
+                let plugin = event.track.strip_prefix("plugin:")?.strip_suffix(suffix.as_str())?;
+                Some((plugin.to_string(), format!("restart: {}", event.text)))
+            }
             _ => None,
         })
         .collect()

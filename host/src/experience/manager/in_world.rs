@@ -15,7 +15,7 @@ use crate::world;
 use crate::world::component_manager::OwnerId;
 
 /// A snapshot's bytes, shown in the timeline by their size only.
-struct Carried(Vec<u8>);
+pub(super) struct Carried(pub(super) Vec<u8>);
 
 impl std::fmt::Debug for Carried {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -50,6 +50,18 @@ impl ExperienceManager {
             }
             Arc::new(merged)
         };
+        self.start_feature(name, code, &manifest, assets);
+    }
+
+    /// Creates the plugin's instance in this world from its compiled `code`, with the bundles it reads, and
+    /// takes it through Lyra's order; on failure, records it and leaves nothing of the plugin in the world.
+    pub(super) fn start_feature(
+        &mut self,
+        name: &str,
+        code: Arc<dyn crate::feature::LoadedPlugin>,
+        manifest: &crate::feature::PluginManifest,
+        assets: Arc<crate::assets::Assets>,
+    ) {
         let permissions = self.options.grants.effective(name, &manifest.permissions);
         let (data_dir, data_lease) = match self.data_dir(name, manifest.permissions.fs.data, permissions.fs.data) {
             Ok(Some((dir, lease))) => (Some(dir), Some(lease)),
@@ -197,7 +209,7 @@ impl ExperienceManager {
     /// Calls one lifecycle hook of a live instance and records it; `None` when the instance is gone. An
     /// instance that traps is quarantined here, on every path: it leaves the live instances at once and is never
     /// called again (what it added to the world is for the caller to remove).
-    fn call<R: std::fmt::Debug>(
+    pub(super) fn call<R: std::fmt::Debug>(
         &mut self,
         owner: OwnerId,
         hook: &str,
@@ -273,6 +285,7 @@ impl ExperienceManager {
             }
         }
         self.report_delivery_failures(failures);
+        self.supervise(&frame);
         frame
     }
 
@@ -379,7 +392,7 @@ impl ExperienceManager {
 
     /// Takes a feature out of the world: what its instance still holds is dropped (its handlers' last
     /// `ExtensionRemoved` delivered while it is still alive), its actions are undone, its instance goes.
-    fn remove_from_world(&mut self, feature: FeatureInWorld) {
+    pub(super) fn remove_from_world(&mut self, feature: FeatureInWorld) {
         world::lock(&self.world).remove_owner(feature.owner);
         self.pump();
         let mut w = world::lock(&self.world);

@@ -24,6 +24,7 @@ use super::chaos::ChaosDelay;
 use super::definition::{DefinitionError, ExperienceDefinition};
 mod in_world;
 mod replicated;
+mod supervise;
 #[cfg(test)]
 mod tests;
 pub use in_world::{NewVersion, ReloadError, Reloaded};
@@ -56,6 +57,8 @@ pub struct ManagerOptions {
     pub data_dir: Option<PathBuf>,
     /// How much work one dispatch may do for each plugin causing it.
     pub dispatch: DispatchLimits,
+    /// What happens to a plugin that faults while it plays; by default it stays out.
+    pub restarts: crate::supervision::RestartPolicies,
 }
 
 impl Default for ManagerOptions {
@@ -68,6 +71,7 @@ impl Default for ManagerOptions {
             grants: GrantPolicy::default(),
             data_dir: None,
             dispatch: DispatchLimits::default(),
+            restarts: Default::default(),
         }
     }
 }
@@ -182,6 +186,8 @@ pub struct ExperienceManager {
     quarantines: u64,
     /// In a recorded or replayed world: where its plugins' clocks and random numbers come from.
     tape: Option<Arc<crate::recording::Tape>>,
+    /// What it keeps to restart plugins that fault.
+    supervision: supervise::Supervision,
 }
 
 impl ExperienceManager {
@@ -217,6 +223,7 @@ impl ExperienceManager {
             last_frame_costs: Vec::new(),
             quarantines: 0,
             tape: None,
+            supervision: Default::default(),
             experience_actions: Vec::new(),
             report: LoadReport::default(),
         };
@@ -488,6 +495,7 @@ impl ExperienceManager {
                 action.deactivate(&mut w);
             }
         }
+        self.end_supervision();
         let mut features = std::mem::take(&mut self.in_world);
         features.reverse();
         self.teardown(features).await;

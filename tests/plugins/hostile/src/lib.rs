@@ -51,6 +51,10 @@
 //!   as `ungranted <import>: accepted` or `ungranted <import>: refused <error>`;
 //! - `busy-timers`: starts one timer firing every frame and spins for tens of milliseconds in each firing (well
 //!   within a call's deadline, far over any frame budget).
+//!
+//! For supervised restarts, `restartable`: counts frames with a timer, keeps its count across snapshots (logging
+//! `kept count N` and `restored count N`), requests `HostileStats` on pawns, logs `heard Hello with count N` and
+//! panics on a `Crash` event.
 
 use gamefeature_sdk::components::{self, ComponentRequest, ExtensionHandler};
 use gamefeature_sdk::init_state::{self, Subscription};
@@ -73,6 +77,8 @@ struct Hostile {
     wave_last: Option<ActorId>,
     timers: Vec<gamefeature_sdk::timers::Timer>,
     watches: Vec<components::PropertyWatch>,
+    /// `restartable`: frames counted.
+    count: u64,
     /// Callbacks misbehaved in so far (`nap` naps in every 256th).
     misdeeds: std::cell::Cell<u64>,
 }
@@ -493,6 +499,10 @@ impl Plugin for Hostile {
             "pending-kill" => self.pending_kill(),
             "ungranted" => ungranted(),
             behaviour if behaviour.ends_with("-property-changed") => self.watch_own_property(),
+            "restartable" => {
+                self.timers = gamefeature_sdk::timers::every_frame(0).into_iter().collect();
+                self.held = Some(components::request_component("Pawn", "HostileStats").map_err(|e| format!("{e:?}"))?);
+            }
             "timer-flood" | "busy-timers" | "heavy-timer-flood" => {
                 let count = if self.behaviour == "busy-timers" { 1 } else { 1000 };
                 self.timers = (0..count).filter_map(|id| gamefeature_sdk::timers::every_frame(id).ok()).collect();
@@ -569,6 +579,8 @@ impl Plugin for Hostile {
                 let _ = components::send_event(actor, "Pong");
             }
             ("hoard-properties", components::events::GAME_ACTOR_READY) => self.hoard_properties(actor),
+            ("restartable", "Crash") => panic!("crashes on purpose after counting {}", self.count),
+            ("restartable", "Hello") => log::info(&format!("heard Hello with count {}", self.count)),
             ("nap-property-changed", components::events::RECEIVER_ADDED) => {
                 let watched = components::watch_property(actor, "HostileStats", "hp", 5).and_then(|watch| {
                     self.watches.push(watch);
@@ -598,18 +610,31 @@ impl Plugin for Hostile {
 
     fn snapshot(&mut self) -> Option<Vec<u8>> {
         self.misbehave_in("snapshot");
+        if self.behaviour == "restartable" {
+            log::info(&format!("kept count {}", self.count));
+            return Some(self.count.to_le_bytes().to_vec());
+        }
         Some(self.behaviour.clone().into_bytes())
     }
 
-    fn restore(&mut self, _state: &[u8]) -> Result<(), String> {
+    fn restore(&mut self, state: &[u8]) -> Result<(), String> {
         self.misbehave_in("restore");
         match self.behaviour.as_str() {
             "refuse-restore" => Err("refuses the state handed to it".into()),
+            "restartable" => {
+                let bytes: [u8; 8] = state.try_into().map_err(|_| "a count is 8 bytes".to_string())?;
+                self.count = u64::from_le_bytes(bytes);
+                log::info(&format!("restored count {}", self.count));
+                Ok(())
+            }
             _ => Ok(()),
         }
     }
 
     fn on_timer(&mut self, _timer: u32, _times: u32, _frame: &gamefeature_sdk::Frame) {
+        if self.behaviour == "restartable" {
+            self.count += 1;
+        }
         if self.behaviour == "heavy-timer-flood" {
             // Each timer a little work: each call of 256 of them well within its deadline, a frame of them not.
             let mut n: u64 = 0;
