@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{ExperienceManager, FeatureInWorld, LoadReport};
+use super::{ExperienceManager, FeatureInWorld};
 use crate::delivery::LiveInstance;
 use crate::delivery::{within_refusal_budget, CallError, Deactivation, PluginInstance};
 use crate::feature::{ActionDef, FeatureError, InstanceEnv, Phase, PluginError, Transition};
@@ -728,12 +728,7 @@ impl ExperienceManager {
             self.timeline.record(track::plugin(name), EventKind::Note, note);
             return Ok(Reloaded { plugin: name.to_string(), from: old.version.clone(), to });
         }
-        let cause = self.report.failures[failures_before..]
-            .iter()
-            .rev()
-            .find(|f| f.source == name)
-            .map(|f| f.cause.clone())
-            .unwrap_or_default();
+        let cause = self.report.last_cause_of(name, failures_before);
         Err(ReloadError::Failed { plugin: name.to_string(), cause })
     }
 
@@ -779,10 +774,7 @@ impl ExperienceManager {
             self.timeline.record(&track, EventKind::Note, format!("reloaded {} -> {to}", old.version));
             return Ok(Reloaded { plugin: name.to_string(), from: old.version.clone(), to });
         }
-        let last_cause_of = |report: &LoadReport| {
-            report.failures.iter().rev().find(|f| f.source == name).map(|f| f.cause.clone()).unwrap_or_default()
-        };
-        let cause = last_cause_of(&self.report);
+        let cause = self.report.last_cause_of(name, 0);
         let new_version = self.features.swap_code(old_manifest, old_code);
         drop(new_version);
         let failures_before = self.report.failures.len();
@@ -796,7 +788,7 @@ impl ExperienceManager {
             self.timeline.record(&track, EventKind::Note, format!("reload to {to} failed; {} runs again", old.version));
             return Err(ReloadError::Failed { plugin: name.to_string(), cause });
         }
-        let old_cause = last_cause_of(&self.report);
+        let old_cause = self.report.last_cause_of(name, 0);
         self.timeline.record(
             &track,
             EventKind::Failure,

@@ -144,6 +144,14 @@ pub struct LoadReport {
     pub chaos_delay: Option<Duration>,
 }
 
+impl LoadReport {
+    /// The cause of the last failure of `source` listed from the `since`-th failure on (empty if none).
+    pub fn last_cause_of(&self, source: &str, since: usize) -> String {
+        let listed = self.failures.get(since..).unwrap_or_default();
+        listed.iter().rev().find(|f| f.source == source).map(|f| f.cause.clone()).unwrap_or_default()
+    }
+}
+
 /// A feature's presence in this world: its instance lives in [`Instances`] under `owner` (until it traps).
 struct FeatureInWorld {
     name: String,

@@ -134,12 +134,7 @@ impl ExperienceManager {
             return;
         }
         // It did not come up: that is one more fault.
-        let cause = self.report.failures[failures_before..]
-            .iter()
-            .rev()
-            .find(|f| f.source == plugin)
-            .map(|f| f.cause.clone())
-            .unwrap_or_default();
+        let cause = self.report.last_cause_of(plugin, failures_before);
         self.timeline.record(track, EventKind::Restart, format!("restart {from} failed: {cause}"));
         self.judge(plugin, frame);
     }
