@@ -6,7 +6,6 @@ mod build;
 mod check;
 mod fleet;
 mod net;
-mod pace;
 mod packages;
 mod play;
 mod progress;

@@ -9,16 +9,17 @@ use std::time::{Duration, Instant};
 
 use crate::admin::{self, metrics::ServerMetrics, ServerHealth};
 use crate::fleet::{Allocation, MatchEnd, Orchestrator};
-use crate::pace::{frame_of, Pace};
 
 use anyhow::{bail, Context, Result};
+use gamefeature_host::game_loop::{frame_of, Ending, GameLoop, Pace, Played};
 use gamefeature_host::net::transport::quic::{QuicClient, QuicServer};
 use gamefeature_host::net::transport::trust::{ServerIdentity, ServerTrust};
 use gamefeature_host::net::transport::{ClientTransport, ServerTransport};
+use gamefeature_host::net::ServerNote;
 use gamefeature_host::net::{
     ClientError, ClientState, ClientStats, GameClient, GameServer, ServerOptions, TicketPolicy,
 };
-use gamefeature_host::recording::{Record, Role};
+use gamefeature_host::recording::Role;
 use gamefeature_host::replay::{RecordingClientTransport, RecordingServerTransport, WorldRecording};
 
 use crate::record;
@@ -30,12 +31,6 @@ const CONNECT_WAIT: Duration = Duration::from_secs(5);
 
 /// Frames a client plays per second.
 const CLIENT_FRAME_RATE: f64 = 60.0;
-
-/// How long a stopping server waits at most for its clients to acknowledge the world's final values.
-const SETTLE: Duration = Duration::from_secs(2);
-
-/// How long a stopping server keeps its connections open for clients to hear it end play.
-const GOODBYE: Duration = Duration::from_secs(3);
 
 pub struct ServerArgs<'a> {
     pub experience: &'a Path,
@@ -98,76 +93,26 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
     }
     let mut orchestrator = orchestrator(args.fleet, &tokio, &health)?;
     let session = Session::new(options.clone())?;
-    let identity = match &args.certificate {
-        Some((chain, key)) => ServerIdentity::from_files(chain, key),
-        None => ServerIdentity::self_signed(),
-    }
-    .map_err(|e| anyhow::anyhow!("the server's certificate: {e}"))?;
-    let transport = QuicServer::bind(args.listen, identity, tokio.handle())?;
-    let server_fingerprint = transport.fingerprint();
-    let addr = transport.local_addr()?;
-    // A fleet's server without a secret of its own takes nobody until its match brings one (or it is allocated
-    // without: then the fleet's operator chose an open server).
-    let closed_until_allocated = args.fleet != Fleet::Standalone && args.token.is_none() && args.tickets.is_none();
-    if !addr.ip().is_loopback() && args.token.is_none() && args.tickets.is_none() && !closed_until_allocated {
-        eprintln!(
-            "warning: listening on {addr}, reachable from other machines, and no token is asked of clients: anyone \
-             who finds the address can join (give one with --token-file or GFHOST_TOKEN)"
-        );
-    }
-    let mut manager = session.create_world("server", NetMode::DedicatedServer);
-    let mut recording = match args.record {
-        Some(file) => {
-            Some(record::start(file, server_recorded(args.experience, args.tick_rate), &options, &mut manager)?)
-        }
-        None => None,
-    };
-    let transport = recorded_server_transport(Box::new(transport), recording.as_ref());
-    let max_players = args.max_players;
-    let options = ServerOptions {
-        tick_rate: args.tick_rate,
-        token: args.token,
-        max_players: args.max_players,
-        tickets: args.tickets,
-        closed: closed_until_allocated,
-        reconnect_grace: None,
-        client_rate: args.client_rate,
-        ticket_reuse: args.ticket_reuse,
-    };
-    let mut server = GameServer::new(manager, transport, options);
-    println!("listening on {addr} (QUIC; tick rate {} Hz)", args.tick_rate);
-    // What clients pin (--server-cert-sha256) when the certificate is not signed by an authority they trust.
-    println!("certificate sha256: {}", server_fingerprint);
-    let loaded = tokio.block_on(async {
-        tokio::select! {
-            loaded = server.load(args.experience) => Some(loaded),
-            () = signalled(&stop) => None,
-        }
-    });
-    let Some(loaded) = loaded else {
+    let Some((mut game, fingerprint)) = start_server(&args, &options, &session, &tokio, &stop)? else {
         println!("stopping: a signal came while the experience loaded; the load is abandoned");
-        drop(server);
         // Compiles still running on blocking threads are not waited for: the process is ending.
         tokio.shutdown_background();
         println!("stopped");
         return Ok(ExitCode::SUCCESS);
     };
-    loaded?;
-    if let Some(recording) = &mut recording {
-        recording.checkpoint(server.manager());
-    }
     println!("ready: {} loaded", args.experience.display());
     let experience_name = args.experience.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     if let Some(orchestrator) = orchestrator.as_mut() {
-        orchestrator.ready(&experience_name, &server_fingerprint.to_string())?;
+        orchestrator.ready(&experience_name, &fingerprint)?;
     }
-    let (mut watcher, played_folders) = match args.watch {
-        true => {
-            let (watcher, folders) = watch_played(&server)?;
-            (Some(watcher), folders)
-        }
-        false => (None, Vec::new()),
-    };
+    let played_folders = game.plugin_folders();
+    if args.watch {
+        println!(
+            "watching the folders of {} plugin(s) for new versions (and their sources, to build them again)",
+            played_folders.len()
+        );
+        game.watch(&crate::rebuild::watched_folders(&played_folders)).context("watching the plugin folders")?;
+    }
     let mut rebuilds = crate::rebuild::Rebuilds::default();
     let frame = frame_of(args.tick_rate.into());
     let mut pace = Pace::new(frame);
@@ -177,41 +122,34 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
         if stop.load(Ordering::SeqCst) {
             break EndedBy::Signal;
         }
-        let started = Instant::now();
-        for note in recorded_frame(&mut server, recording.as_mut(), frame) {
-            println!("{}", logged(&server, &note));
+        let step = game.step(frame);
+        let server = game.server_mut().expect("a server's loop");
+        for note in &step.notes {
+            println!("{}", logged(server, note));
         }
-        metrics.observe_frame(&server, started.elapsed());
-        if let Some(watcher) = &mut watcher {
-            let changed = watcher.changed();
-            for folder in crate::rebuild::with_changed_sources(&played_folders, &changed) {
-                if let Some(line) = rebuilds.start(&tokio, folder) {
-                    println!("{line}");
-                }
+        metrics.observe_frame(server, step.took);
+        for reload in step.reloads {
+            match reload.outcome {
+                Ok(said) => println!("{said}"),
+                Err(why) => println!("error: reloading {}: {why}", reload.plugin),
             }
-            for line in rebuilds.finished(&tokio) {
-                println!("{line}");
-            }
-            for plugin in gamefeature_host::live::plugins_of(server.manager(), &changed) {
-                match recorded_reload(&tokio, &mut server, recording.as_mut(), &plugin) {
-                    Ok(said) => println!("{said}"),
-                    Err(why) => println!("error: reloading {plugin}: {why}"),
-                }
-            }
+        }
+        for line in rebuilds.follow(&tokio, &played_folders, &step.changed) {
+            println!("{line}");
         }
         if frames.is_multiple_of(u64::from(args.tick_rate)) {
-            metrics.observe_clients(&server, session.runtime().compile_counts());
+            metrics.observe_clients(server, session.runtime().compile_counts());
         }
         frames += 1;
         let playing = server.players().len();
-        health.set_ready(max_players.is_none_or(|max| playing < max));
+        health.set_ready(args.max_players.is_none_or(|max| playing < max));
         health.frame_done();
         if let Some(orchestrator) = orchestrator.as_mut() {
             // An allocation the server cannot take (another experience, an unreadable ticket key) ends it,
             // cleanly, saying why: the orchestrator replaces it.
             let taken =
                 orchestrator.allocation().map_err(|e| format!("{e:#}")).and_then(|allocation| match allocation {
-                    Some(allocation) => allocated(&mut server, allocation, &experience_name).map(|()| true),
+                    Some(allocation) => allocated(server, allocation, &experience_name).map(|()| true),
                     None => Ok(false),
                 });
             match taken {
@@ -234,34 +172,11 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
         EndedBy::Signal => println!("stopping: ending play"),
         EndedBy::MatchOver(why) => println!("match over: {why}; ending play"),
     }
-    // The world stands still while what clients have not acknowledged reaches them: the final values arrive
-    // even over a lossy link (boundedly: a client that acknowledges nothing does not hold the server).
-    let settling = Instant::now();
-    while !server.is_settled() && settling.elapsed() < SETTLE {
-        if let Some(recording) = &mut recording {
-            recording.note(Record::Flush);
-        }
-        for note in server.flush() {
-            println!("{}", logged(&server, &note));
-        }
-        health.frame_done();
-        pace.wait();
+    let ended = game.end("the server is shutting down", frame, &mut Paced { pace, health: &health })?;
+    if let (Some(recording), Some(file)) = (ended.recording, args.record) {
+        record::said(recording, file);
     }
-    recorded_end_play(&tokio, &mut server, recording.as_mut(), "the server is shutting down")?;
-    // The clients hear it end, then the connections close once what was sent has arrived.
-    let _ = recorded_frame(&mut server, recording.as_mut(), frame);
-    recorded_close(&mut server, recording.as_mut(), "the server shut down");
-    let started = Instant::now();
-    while !server.players().is_empty() && started.elapsed() < GOODBYE {
-        let _ = recorded_frame(&mut server, recording.as_mut(), frame);
-        health.frame_done();
-        std::thread::sleep(frame);
-    }
-    if let (Some(recording), Some(file)) = (recording, args.record) {
-        record::finish(recording, Some(server.manager()), file);
-    }
-    let report = server.manager().report().clone();
-    for failure in &report.failures {
+    for failure in &ended.manager.report().failures {
         println!("  failure: {failure}");
     }
     if let (Some(orchestrator), EndedBy::MatchOver(_)) = (orchestrator.as_mut(), &ended_by) {
@@ -277,6 +192,90 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
     Ok(ExitCode::SUCCESS)
 }
 
+/// A server's setup: listening (saying where, and the certificate clients pin), recording when asked, its
+/// experience loaded; with its certificate's SHA-256. `None` when a signal came while it loaded.
+fn start_server(
+    args: &ServerArgs<'_>,
+    options: &SessionOptions,
+    session: &Session,
+    tokio: &tokio::runtime::Runtime,
+    stop: &AtomicBool,
+) -> Result<Option<(GameLoop, String)>> {
+    let identity = match &args.certificate {
+        Some((chain, key)) => ServerIdentity::from_files(chain, key),
+        None => ServerIdentity::self_signed(),
+    }
+    .map_err(|e| anyhow::anyhow!("the server's certificate: {e}"))?;
+    let transport = QuicServer::bind(args.listen, identity, tokio.handle())?;
+    let server_fingerprint = transport.fingerprint();
+    let addr = transport.local_addr()?;
+    // A fleet's server without a secret of its own takes nobody until its match brings one (or it is allocated
+    // without: then the fleet's operator chose an open server).
+    let closed_until_allocated = args.fleet != Fleet::Standalone && args.token.is_none() && args.tickets.is_none();
+    if !addr.ip().is_loopback() && args.token.is_none() && args.tickets.is_none() && !closed_until_allocated {
+        eprintln!(
+            "warning: listening on {addr}, reachable from other machines, and no token is asked of clients: anyone \
+             who finds the address can join (give one with --token-file or GFHOST_TOKEN)"
+        );
+    }
+    let mut manager = session.create_world("server", NetMode::DedicatedServer);
+    let recording = match args.record {
+        Some(file) => {
+            Some(record::start(file, server_recorded(args.experience, args.tick_rate), options, &mut manager)?)
+        }
+        None => None,
+    };
+    let transport = recorded_server_transport(Box::new(transport), recording.as_ref());
+    let server_options = ServerOptions {
+        tick_rate: args.tick_rate,
+        token: args.token.clone(),
+        max_players: args.max_players,
+        tickets: args.tickets.clone(),
+        closed: closed_until_allocated,
+        reconnect_grace: None,
+        client_rate: args.client_rate,
+        ticket_reuse: args.ticket_reuse,
+    };
+    let mut server = GameServer::new(manager, transport, server_options);
+    println!("listening on {addr} (QUIC; tick rate {} Hz)", args.tick_rate);
+    // What clients pin (--server-cert-sha256) when the certificate is not signed by an authority they trust.
+    println!("certificate sha256: {}", server_fingerprint);
+    let loaded = tokio.block_on(async {
+        tokio::select! {
+            loaded = server.load(args.experience) => Some(loaded),
+            () = signalled(stop) => None,
+        }
+    });
+    let Some(loaded) = loaded else {
+        return Ok(None);
+    };
+    loaded?;
+    let mut recording = recording;
+    if let Some(recording) = &mut recording {
+        recording.checkpoint(server.manager());
+    }
+    let game = recorded_loop(GameLoop::new(Played::Server(Box::new(server)), tokio.handle().clone()), recording);
+    Ok(Some((game, server_fingerprint.to_string())))
+}
+
+/// How a paced server waits between its last frames: the frame's length, still answering health checks; and
+/// what it says of its clients meanwhile.
+struct Paced<'a> {
+    pace: Pace,
+    health: &'a ServerHealth,
+}
+
+impl Ending for Paced<'_> {
+    fn note(&mut self, server: &GameServer, note: ServerNote) {
+        println!("{}", logged(server, &note));
+    }
+
+    fn wait(&mut self) {
+        self.health.frame_done();
+        self.pace.wait();
+    }
+}
+
 /// What a server's recording says of it.
 fn server_recorded(experience: &Path, tick_rate: u32) -> record::Recorded<'_> {
     record::Recorded {
@@ -288,69 +287,6 @@ fn server_recorded(experience: &Path, tick_rate: u32) -> record::Recorded<'_> {
         net_mode: NetMode::DedicatedServer,
         tick_rate,
     }
-}
-
-/// The server's transport, recorded when the server is.
-fn recorded_server_transport(
-    transport: Box<dyn ServerTransport>,
-    recording: Option<&WorldRecording>,
-) -> Box<dyn ServerTransport> {
-    match recording {
-        Some(recording) => Box::new(RecordingServerTransport::new(transport, recording.recorder().clone())),
-        None => transport,
-    }
-}
-
-/// One frame of the server, recorded when the server is.
-fn recorded_frame(
-    server: &mut GameServer,
-    recording: Option<&mut WorldRecording>,
-    frame: Duration,
-) -> Vec<gamefeature_host::net::ServerNote> {
-    let Some(recording) = recording else { return server.frame(frame) };
-    recording.frame(frame);
-    let notes = server.frame(frame);
-    recording.frame_done(server.manager());
-    notes
-}
-
-/// Hot-reloads a plugin on the server (its clients follow), recorded when the server is.
-fn recorded_reload(
-    tokio: &tokio::runtime::Runtime,
-    server: &mut GameServer,
-    mut recording: Option<&mut WorldRecording>,
-    plugin: &str,
-) -> Result<String, String> {
-    if let Some(recording) = recording.as_deref_mut() {
-        recording.note(Record::Reload { plugin: plugin.to_string() });
-    }
-    let outcome = tokio.block_on(server.reload(plugin));
-    if let Some(recording) = recording {
-        recording.reloaded(plugin, server.manager());
-    }
-    outcome
-}
-
-/// Ends play on the server (clients told), recorded when the server is.
-fn recorded_end_play(
-    tokio: &tokio::runtime::Runtime,
-    server: &mut GameServer,
-    recording: Option<&mut WorldRecording>,
-    reason: &str,
-) -> Result<()> {
-    if let Some(recording) = recording {
-        recording.note(Record::EndPlay(reason.to_string()));
-    }
-    tokio.block_on(server.end_play(reason))?;
-    Ok(())
-}
-
-/// Closes the server's connections, recorded when the server is.
-fn recorded_close(server: &mut GameServer, recording: Option<&mut WorldRecording>, reason: &str) {
-    if let Some(recording) = recording {
-        recording.note(Record::Close(reason.to_string()));
-    }
-    server.close(reason);
 }
 
 /// Why a server's play ended.
@@ -467,7 +403,7 @@ pub fn join(args: ClientArgs, options: SessionOptions) -> Result<ExitCode> {
         gamefeature_host::net::mod_sync::FetchPolicy::Any => "any",
         gamefeature_host::net::mod_sync::FetchPolicy::Never => "never",
     };
-    let mut recording = match &args.record {
+    let recording = match &args.record {
         Some(file) => {
             let recorded = client_recorded(&args.experiences, Some((policy, &args.mod_sync.cache_dir)), "client");
             Some(record::start(file, recorded, &options, &mut manager)?)
@@ -475,8 +411,8 @@ pub fn join(args: ClientArgs, options: SessionOptions) -> Result<ExitCode> {
         None => None,
     };
     let transport = recorded_client_transport(Box::new(transport), recording.as_ref());
-    let mut client =
-        GameClient::connect(manager, transport, args.token, &args.experiences).with_mod_sync(args.mod_sync);
+    let client = GameClient::connect(manager, transport, args.token, &args.experiences).with_mod_sync(args.mod_sync);
+    let mut game = recorded_loop(GameLoop::new(Played::Client(Box::new(client)), tokio.handle().clone()), recording);
     let frame = frame_of(CLIENT_FRAME_RATE);
     let mut pace = Pace::new(frame);
     let started = Instant::now();
@@ -486,15 +422,13 @@ pub fn join(args: ClientArgs, options: SessionOptions) -> Result<ExitCode> {
     let outcome = loop {
         if stop.load(Ordering::SeqCst) {
             // Stopped by a signal: the server is told the player left, rather than finding the connection dead.
-            recorded_leave(&tokio, &mut client, recording.as_mut());
             break Ok("left: stopped by a signal".to_string());
         }
-        if let Err(e) = tokio.block_on(recorded_client_frame(&mut client, recording.as_mut(), frame)) {
-            break Err(e);
-        }
+        let step = game.step(frame);
+        let client = game.client().expect("a client's loop");
         if !loaded && client.manager().state() == gamefeature_host::ExperienceLoadState::Loaded {
             loaded = true;
-            announce_loaded(&client);
+            announce_loaded(client);
             announced = client.fetched().len();
         }
         // New versions the server hot-reloaded, which this client fetched and hot-reloaded in turn.
@@ -505,20 +439,19 @@ pub fn join(args: ClientArgs, options: SessionOptions) -> Result<ExitCode> {
             );
             announced += 1;
         }
-        if let ClientState::Ended(reason) = client.state() {
-            break Ok(reason.clone());
+        if let Some(ended) = step.ended {
+            break ended;
         }
         if args.seconds.is_some_and(|s| started.elapsed().as_secs_f64() >= s) {
-            recorded_leave(&tokio, &mut client, recording.as_mut());
             break Ok("left".to_string());
         }
         pace.wait();
     };
-    if let (Some(recording), Some(file)) = (recording, &args.record) {
-        record::finish(recording, Some(client.manager()), file);
+    // The server hears why this client went (it left, unless the server ended play) before the process exits.
+    let ended = game.end("the client left", frame, &mut ())?;
+    if let (Some(recording), Some(file)) = (ended.recording, &args.record) {
+        record::said(recording, file);
     }
-    // The server hears why this client went, before the process exits.
-    tokio.block_on(client.closed());
     print!("{}", session.timeline().render_world_text("client"));
     match outcome {
         Ok(reason) => {
@@ -547,6 +480,17 @@ fn client_recorded<'a>(
     }
 }
 
+/// The server's transport, recorded when the server is.
+fn recorded_server_transport(
+    transport: Box<dyn ServerTransport>,
+    recording: Option<&WorldRecording>,
+) -> Box<dyn ServerTransport> {
+    match recording {
+        Some(recording) => Box::new(RecordingServerTransport::new(transport, recording.recorder().clone())),
+        None => transport,
+    }
+}
+
 /// The client's transport, recorded when the client is.
 fn recorded_client_transport(
     transport: Box<dyn ClientTransport>,
@@ -556,46 +500,6 @@ fn recorded_client_transport(
         Some(recording) => Box::new(RecordingClientTransport::new(transport, recording.recorder().clone())),
         None => transport,
     }
-}
-
-/// One frame of a client, recorded when the client is.
-async fn recorded_client_frame(
-    client: &mut GameClient,
-    recording: Option<&mut WorldRecording>,
-    frame: Duration,
-) -> Result<(), ClientError> {
-    let Some(recording) = recording else { return client.frame(frame).await };
-    recording.frame(frame);
-    let outcome = client.frame(frame).await;
-    recording.frame_done(client.manager());
-    outcome
-}
-
-/// The client leaves the server, recorded when the client is.
-fn recorded_leave(tokio: &tokio::runtime::Runtime, client: &mut GameClient, recording: Option<&mut WorldRecording>) {
-    if let Some(recording) = recording {
-        recording.note(Record::EndPlay("the client left".into()));
-    }
-    tokio.block_on(client.leave());
-}
-
-/// Watches the folders of the plugins `server` plays, and their sources; returns the watcher and the folders.
-fn watch_played(server: &GameServer) -> Result<(gamefeature_host::live::FolderWatcher, Vec<PathBuf>)> {
-    let features = server.manager().features();
-    let folders: Vec<PathBuf> = server
-        .manager()
-        .played_plugins()
-        .iter()
-        .filter_map(|name| features.manifest(name))
-        .map(|m| m.dir.clone())
-        .collect();
-    println!(
-        "watching the folders of {} plugin(s) for new versions (and their sources, to build them again)",
-        folders.len()
-    );
-    let watcher = gamefeature_host::live::FolderWatcher::new(&crate::rebuild::watched_folders(&folders))
-        .context("watching the plugin folders")?;
-    Ok((watcher, folders))
 }
 
 /// Says (at once, not with the timeline at the end) that the server's experience is playing, and which of its
@@ -684,12 +588,9 @@ pub fn run_networked(args: RunArgs<'_>, options: SessionOptions) -> Result<ExitC
     let transport = QuicServer::bind("127.0.0.1:0".parse().expect("an address"), identity, tokio.handle())?;
     let addr = transport.local_addr()?;
     let mut manager = session.create_world("server", NetMode::DedicatedServer);
-    let mut server_recording = match args.record {
-        Some(file) => {
-            Some(record::start(file, server_recorded(args.experience, args.tick_rate), &options, &mut manager)?)
-        }
-        None => None,
-    };
+    let recorded = server_recorded(args.experience, args.tick_rate);
+    let mut server_recording =
+        args.record.map(|file| record::start(file, recorded, &options, &mut manager)).transpose()?;
     let transport = recorded_server_transport(Box::new(transport), server_recording.as_ref());
     let server_options = ServerOptions {
         tick_rate: args.tick_rate,
@@ -702,8 +603,8 @@ pub fn run_networked(args: RunArgs<'_>, options: SessionOptions) -> Result<ExitC
     if let Some(recording) = &mut server_recording {
         recording.checkpoint(server.manager());
     }
+    let mut server = recorded_loop(GameLoop::new(Played::Server(Box::new(server)), tokio.handle().clone()), server_recording);
     let mut clients = Vec::new();
-    let mut client_recordings = Vec::new();
     for index in 1..=args.clients {
         let transport = tokio.block_on(QuicClient::connect(addr, &trust, CONNECT_WAIT))?;
         let world = format!("client-{index}");
@@ -717,71 +618,57 @@ pub fn run_networked(args: RunArgs<'_>, options: SessionOptions) -> Result<ExitC
             None => None,
         };
         let transport = recorded_client_transport(Box::new(transport), recording.as_ref());
-        clients.push(GameClient::connect(manager, transport, None, &experiences));
-        client_recordings.push(recording);
+        let client = GameClient::connect(manager, transport, None, &experiences);
+        clients.push(recorded_loop(GameLoop::new(Played::Client(Box::new(client)), tokio.handle().clone()), recording));
     }
     let frame = frame_of(args.tick_rate.into());
-    let mut pace = Pace::new(frame);
-    let mut problems = Vec::new();
-    let mut play_frame = |server: &mut GameServer,
-                          server_recording: Option<&mut WorldRecording>,
-                          clients: &mut Vec<GameClient>,
-                          problems: &mut Vec<String>| {
-        for note in recorded_frame(server, server_recording, frame) {
-            session.timeline().record(
-                gamefeature_host::timeline::track::experience("server"),
-                gamefeature_host::timeline::EventKind::Note,
-                note.to_string(),
-            );
-        }
-        for (client, recording) in clients.iter_mut().zip(client_recordings.iter_mut()) {
-            if let Err(e) = tokio.block_on(recorded_client_frame(client, recording.as_mut(), frame)) {
-                problems.push(e.to_string());
-            }
-        }
-    };
+    let mut everyone = Everyone { clients, pace: Pace::new(frame), problems: Vec::new(), frame, session: &session };
     let frames = (args.seconds * f64::from(args.tick_rate)).ceil() as usize;
     // What each client had been sent at half-time: the second half of play is its traffic while playing, the
     // join and its world's first state excluded.
     let mut halfway = Vec::new();
     for played in 0..frames {
         if played == frames / 2 {
-            halfway = server.client_stats();
+            halfway = server.server().expect("a server's loop").client_stats();
         }
         for plugin in script.reloads_due(played) {
-            match recorded_reload(&tokio, &mut server, server_recording.as_mut(), &plugin) {
+            match server.reload_now(&plugin).outcome {
                 Ok(said) => println!("{said}"),
-                Err(why) => problems.push(format!("reloading {plugin}: {why}")),
+                Err(why) => everyone.problems.push(format!("reloading {plugin}: {why}")),
             }
         }
-        play_frame(&mut server, server_recording.as_mut(), &mut clients, &mut problems);
-        pace.wait();
+        everyone.play_frame(&mut server);
     }
     // Bounded: on loopback the last values arrive within a few frames.
     for _ in 0..args.tick_rate * 2 {
-        if server.is_settled() {
+        if server.server().is_some_and(GameServer::is_settled) {
             break;
         }
-        play_frame(&mut server, server_recording.as_mut(), &mut clients, &mut problems);
-        pace.wait();
+        everyone.play_frame(&mut server);
     }
-    let summary = compare_worlds(&server, &clients, &halfway);
-    recorded_end_play(&tokio, &mut server, server_recording.as_mut(), "the run is over")?;
-    for _ in 0..args.tick_rate * 2 {
-        if clients.iter().all(|c| matches!(c.state(), ClientState::Ended(_))) {
-            break;
+    let client_views: Vec<&GameClient> = everyone.clients.iter().filter_map(GameLoop::client).collect();
+    let summary = compare_worlds(server.server().expect("a server's loop"), &client_views, &halfway);
+    // The server ends play; its clients, stepped between its last frames, hear it and go.
+    let server_failures = server.manager().report().failures.clone();
+    let ended = server.end("the run is over", frame, &mut everyone)?;
+    if let (Some(recording), Some(file)) = (ended.recording, args.record) {
+        record::said(recording, file);
+    }
+    let Everyone { clients, problems, .. } = everyone;
+    let mut failures: Vec<String> = server_failures.iter().map(|f| format!("server: {f}")).collect();
+    let mut states = Vec::new();
+    for (index, client) in clients.into_iter().enumerate() {
+        let state = match client.client().map(GameClient::state) {
+            Some(ClientState::Ended(reason)) => reason.clone(),
+            other => format!("{other:?}"),
+        };
+        let ended = client.end("the run is over", frame, &mut ())?;
+        let world = ended.manager.world_name().to_string();
+        failures.extend(ended.manager.report().failures.iter().map(|f| format!("{world}: {f}")));
+        if let (Some(recording), Some(file)) = (ended.recording, args.record) {
+            record::said(recording, &record::client_path(file, index + 1));
         }
-        play_frame(&mut server, server_recording.as_mut(), &mut clients, &mut problems);
-        pace.wait();
-    }
-    recorded_close(&mut server, server_recording.as_mut(), "the run is over");
-    if let (Some(recording), Some(file)) = (server_recording, args.record) {
-        record::finish(recording, Some(server.manager()), file);
-    }
-    for (index, (recording, client)) in client_recordings.into_iter().zip(&clients).enumerate() {
-        if let (Some(recording), Some(file)) = (recording, args.record) {
-            record::finish(recording, Some(client.manager()), &record::client_path(file, index + 1));
-        }
+        states.push(format!("{world}: {state}"));
     }
 
     println!("== process ==");
@@ -797,29 +684,13 @@ pub fn run_networked(args: RunArgs<'_>, options: SessionOptions) -> Result<ExitC
         args.experience.display(),
         args.clients
     );
-    for line in &summary {
+    for line in summary.iter().chain(&states) {
         println!("  {line}");
-    }
-    for client in &clients {
-        println!(
-            "  {}: {}",
-            client.manager().world_name(),
-            match client.state() {
-                ClientState::Ended(reason) => reason.clone(),
-                other => format!("{other:?}"),
-            }
-        );
     }
     if let Some(path) = args.trace {
         let json = serde_json::to_string_pretty(&session.timeline().to_chrome_trace())?;
         std::fs::write(path, json).with_context(|| format!("writing trace {}", path.display()))?;
         println!("  trace written to {} (one process per world)", path.display());
-    }
-    let mut failures: Vec<String> = server.manager().report().failures.iter().map(|f| format!("server: {f}")).collect();
-    for client in &clients {
-        failures.extend(
-            client.manager().report().failures.iter().map(|f| format!("{}: {f}", client.manager().world_name())),
-        );
     }
     failures.extend(problems);
     if failures.is_empty() {
@@ -830,6 +701,60 @@ pub fn run_networked(args: RunArgs<'_>, options: SessionOptions) -> Result<ExitC
         println!("  - {failure}");
     }
     Ok(ExitCode::from(2))
+}
+
+/// A loop, recorded when `recording` is given.
+fn recorded_loop(game: GameLoop, recording: Option<WorldRecording>) -> GameLoop {
+    match recording {
+        Some(recording) => game.recorded(recording),
+        None => game,
+    }
+}
+
+/// The clients of `run --clients`, stepped after each of the server's frames, paced as one.
+struct Everyone<'a> {
+    clients: Vec<GameLoop>,
+    pace: Pace,
+    problems: Vec<String>,
+    frame: Duration,
+    session: &'a Session,
+}
+
+impl Everyone<'_> {
+    /// One frame of the server, then of each client; then the frame's wait.
+    fn play_frame(&mut self, server: &mut GameLoop) {
+        let step = server.step(self.frame);
+        if let Some(server) = server.server() {
+            for note in step.notes {
+                self.note(server, note);
+            }
+        }
+        self.wait();
+    }
+
+    /// One frame of each client.
+    fn step_clients(&mut self) {
+        for client in &mut self.clients {
+            if let Some(Err(e)) = client.step(self.frame).ended {
+                self.problems.push(e.to_string());
+            }
+        }
+    }
+}
+
+impl Ending for Everyone<'_> {
+    fn note(&mut self, _server: &GameServer, note: ServerNote) {
+        self.session.timeline().record(
+            gamefeature_host::timeline::track::experience("server"),
+            gamefeature_host::timeline::EventKind::Note,
+            note.to_string(),
+        );
+    }
+
+    fn wait(&mut self) {
+        self.step_clients();
+        self.pace.wait();
+    }
 }
 
 /// What the server sent a client: the values (sent again ones included) and the UDP bytes, all its messages', in
@@ -858,7 +783,7 @@ fn wire_line(server: &GameServer, client: &GameClient, halfway: &[ClientStats]) 
 
 /// One line per client: its actors and replicated values beside the server's (those of the actors relevant to
 /// it), and its own player's role.
-fn compare_worlds(server: &GameServer, clients: &[GameClient], halfway: &[ClientStats]) -> Vec<String> {
+fn compare_worlds(server: &GameServer, clients: &[&GameClient], halfway: &[ClientStats]) -> Vec<String> {
     type Replicated = Vec<(world::ActorId, String, String, world::Value)>;
     let replicated = |w: &world::World, wanted: &dyn Fn(world::ActorId) -> bool| -> Replicated {
         let mut values = Vec::new();

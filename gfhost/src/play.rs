@@ -4,15 +4,15 @@
 //! plugins found by `--watch` (built again first when their sources changed), are applied between frames.
 
 use std::io::{BufRead, IsTerminal};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use gamefeature_host::experience::NewVersion;
-use gamefeature_host::live::{Command, FolderWatcher, LiveWorld, HELP};
-use gamefeature_host::recording::{Record, Role};
+use gamefeature_host::game_loop::{frame_of, GameLoop, Pace, Played};
+use gamefeature_host::live::{Command, HELP};
+use gamefeature_host::recording::Role;
 use gamefeature_host::world::NetMode;
 use gamefeature_host::{Session, SessionOptions};
 
@@ -114,27 +114,25 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
     if let Some(recording) = &mut recording {
         recording.checkpoint(&manager);
     }
-    let mut world = LiveWorld::new(manager, &session);
+    let mut game = GameLoop::new(Played::Standalone(manager), tokio.handle().clone());
+    if let Some(recording) = recording {
+        game = game.recorded(recording);
+    }
     // Watching starts before anything is announced: a change made once the world says it is loaded is seen.
-    let mut watcher = match play.watch {
-        true => {
-            let folders = crate::rebuild::watched_folders(&world.plugin_folders());
-            Some(FolderWatcher::new(&folders).context("watching the plugin folders")?)
-        }
-        false => None,
-    };
+    if play.watch {
+        let folders = crate::rebuild::watched_folders(&game.plugin_folders());
+        game.watch(&folders).context("watching the plugin folders")?;
+    }
     println!("{} loaded; commands: {HELP}", path.display());
-    if watcher.is_some() {
+    if play.watch {
         println!(
             "watching the folders of {} plugin(s) for new versions (and their sources, to build them again)",
-            world.plugin_folders().len()
+            game.plugin_folders().len()
         );
     }
     if play.players > 0 {
-        if let Some(recording) = &mut recording {
-            recording.command(&format!("spawn {}", play.players));
-        }
-        println!("{}", tokio.block_on(world.execute(&Command::Spawn(play.players))).unwrap_or_else(|e| e));
+        let spawn = Command::Spawn(play.players);
+        println!("{}", game.execute(&session, &spawn, &format!("spawn {}", play.players)).unwrap_or_else(|e| e));
     }
 
     // The console reads on its own thread and waits for each command to be carried out before prompting again.
@@ -150,61 +148,23 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
     });
 
     let mut plugin_lines = PluginLines::default();
-    let frame = crate::pace::frame_of(play.tick_rate.into());
-    let mut pace = crate::pace::Pace::new(frame);
+    let frame = frame_of(play.tick_rate.into());
+    let mut pace = Pace::new(frame);
     let mut waiting_until: Option<Instant> = None;
     // The lines of a script that were refused, to fail the run with.
     let mut refused: Vec<String> = Vec::new();
-    // New versions being compiled off the frame thread, applied between frames once ready; plugins being built
-    // again from changed sources.
-    let mut compiling: Vec<tokio::task::JoinHandle<Result<NewVersion, String>>> = Vec::new();
+    // Plugins being built again from changed sources (their new components are then reloaded by the loop).
     let mut rebuilds = crate::rebuild::Rebuilds::default();
     loop {
         if pace.due() {
-            if let Some(recording) = &mut recording {
-                recording.frame(frame);
+            let step = game.step(frame);
+            for reload in step.reloads {
+                println!("{}", reload.outcome.unwrap_or_else(|e| format!("error: {e}")));
             }
-            world.manager().tick(frame);
-            if let Some(recording) = &mut recording {
-                recording.frame_done(world.manager_ref());
-            }
-            plugin_lines.print_new(session.timeline());
-        }
-        // Between frames: settled file changes start compiles; finished compiles are applied; then at most one
-        // command.
-        if let Some(watcher) = &mut watcher {
-            let changed: Vec<PathBuf> = watcher.changed();
-            for folder in crate::rebuild::with_changed_sources(&world.plugin_folders(), &changed) {
-                if let Some(line) = rebuilds.start(&tokio, folder) {
-                    println!("{line}");
-                }
-            }
-            for line in rebuilds.finished(&tokio) {
+            for line in rebuilds.follow(&tokio, &game.plugin_folders(), &step.changed) {
                 println!("{line}");
             }
-            for plugin in world.plugins_of(&changed) {
-                compiling.push(tokio.spawn(world.prepare(&plugin)));
-            }
-        }
-        let (ready, still): (Vec<_>, Vec<_>) = compiling.into_iter().partition(|task| task.is_finished());
-        compiling = still;
-        for task in ready {
-            let outcome = match tokio.block_on(task) {
-                Ok(Ok(new)) => {
-                    let plugin = new.plugin().to_string();
-                    if let Some(recording) = &mut recording {
-                        recording.note(Record::Reload { plugin: plugin.clone() });
-                    }
-                    let outcome = tokio.block_on(world.apply(new));
-                    if let Some(recording) = &mut recording {
-                        recording.reloaded(&plugin, world.manager_ref());
-                    }
-                    outcome
-                }
-                Ok(Err(e)) => Err(e),
-                Err(e) => Err(format!("compiling the new version failed: {e}")),
-            };
-            println!("{}", outcome.unwrap_or_else(|e| format!("error: {e}")));
+            plugin_lines.print_new(session.timeline());
         }
         if let Some(until) = waiting_until {
             if Instant::now() < until {
@@ -241,15 +201,11 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
             waiting_until = Some(Instant::now() + duration);
             continue;
         }
-        // A trace is written, not played: it changes nothing in the world.
-        if let (Some(recording), false) = (&mut recording, matches!(command, Command::Trace(_))) {
-            recording.command(line);
-        }
-        let outcome = tokio.block_on(world.execute(&command));
+        let outcome = game.execute(&session, &command, line);
         // Features activated, installed or gone: their folders are watched from now on (before the outcome is
         // told, so a change made once it is is seen), or no longer.
-        if let Some(watcher) = &mut watcher {
-            if let Err(e) = watcher.follow(&crate::rebuild::watched_folders(&world.plugin_folders())) {
+        if play.watch {
+            if let Err(e) = game.watch(&crate::rebuild::watched_folders(&game.plugin_folders())) {
                 println!("error: watching the plugin folders: {e}");
             }
         }
@@ -266,14 +222,11 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
         }
         let _ = done.send(());
     }
-    let mut manager = world.into_manager();
-    if let Some(recording) = &mut recording {
-        recording.note(Record::EndPlay("quit".into()));
+    let ended = game.end("quit", frame, &mut ())?;
+    if let (Some(recording), Some(file)) = (ended.recording, play.record) {
+        crate::record::said(recording, file);
     }
-    tokio.block_on(manager.end_play())?;
-    if let (Some(recording), Some(file)) = (recording, play.record) {
-        crate::record::finish(recording, Some(&manager), file);
-    }
+    let manager = ended.manager;
     plugin_lines.print_new(session.timeline());
     let failures = &manager.report().failures;
     // A script is a test of sorts: a command of it that was refused (a reload that did not take, a typo) fails

@@ -78,6 +78,22 @@ impl Rebuilds {
         Some(said)
     }
 
+    /// Builds again the plugins among `plugin_folders` whose sources are among `changed`, and collects the
+    /// builds that ended: what to show of both (a step of a watching game loop).
+    pub fn follow(
+        &mut self,
+        tokio: &tokio::runtime::Runtime,
+        plugin_folders: &[PathBuf],
+        changed: &[PathBuf],
+    ) -> Vec<String> {
+        let mut lines: Vec<String> = Vec::new();
+        for folder in with_changed_sources(plugin_folders, changed) {
+            lines.extend(self.start(tokio, folder));
+        }
+        lines.extend(self.finished(tokio));
+        lines
+    }
+
     /// The builds that ended since the last call, as lines to show: a new component is reloaded when the
     /// watcher sees it; a failure leaves the running version as it is.
     pub fn finished(&mut self, tokio: &tokio::runtime::Runtime) -> Vec<String> {

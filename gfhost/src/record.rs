@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use gamefeature_host::experience::{ChaosDelay, ExperienceManager};
+use gamefeature_host::game_loop::RecordingEnd;
 use gamefeature_host::recording::{Recording, Role, SessionInfo};
 use gamefeature_host::replay::{self, ReplayOptions, WorldRecording, DEFAULT_CHECKPOINT_EVERY};
 use gamefeature_host::world::NetMode;
@@ -57,8 +58,13 @@ pub fn start(
 /// Ends a recording and says where it is and how large.
 pub fn finish(recording: WorldRecording, manager: Option<&ExperienceManager>, path: &Path) {
     let frames = recording.frames();
-    match recording.finish(manager) {
-        Ok(bytes) => println!("recorded {frames} frames to {} ({bytes} bytes)", path.display()),
+    said(RecordingEnd { frames, size: recording.finish(manager) }, path);
+}
+
+/// Says where a recording a game loop ended is, and how large (or why it stopped early).
+pub fn said(recording: RecordingEnd, path: &Path) {
+    match recording.size {
+        Ok(bytes) => println!("recorded {} frames to {} ({bytes} bytes)", recording.frames, path.display()),
         Err(why) => eprintln!("error: {why}"),
     }
 }

@@ -239,6 +239,10 @@ mod agones {
     /// has left, it ends play, calls Shutdown, and exits 0 on the SIGTERM that follows.
     #[test]
     fn an_agones_server_goes_ready_allocated_shutdown() {
+        // The SDK server listens on Agones' fixed port: one such test at a time on this machine, whichever
+        // suite runs it (two suites side by side otherwise talk to each other's SDK server).
+        let port = std::env::temp_dir().join("gamefeature-tests-agones-9357.lock");
+        let _port = gamefeature_host::file_lock::FileLock::exclusive(&port, || ()).unwrap();
         let (plugins, experiences) = setup();
         let cache = shared_cache();
         let sdk_server = start_sdk_server();

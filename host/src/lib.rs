@@ -35,6 +35,7 @@ pub mod feature;
 pub mod file_lock;
 pub mod files;
 pub mod game;
+pub mod game_loop;
 pub mod live;
 pub mod net;
 pub mod package;

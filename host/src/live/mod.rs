@@ -106,31 +106,32 @@ pub fn plugins_of(manager: &ExperienceManager, files: &[PathBuf]) -> Vec<String>
     plugins
 }
 
-/// A loaded experience's world, kept running and changed by commands.
-pub struct LiveWorld<'s> {
+/// A loaded experience's world, kept running and changed by commands: owned (`LiveWorld<'s>`), or borrowed
+/// for a command from whatever owns it (`LiveWorld<'s, &mut ExperienceManager>`, as a game loop does).
+pub struct LiveWorld<'s, M = ExperienceManager> {
     session: &'s crate::Session,
-    manager: ExperienceManager,
+    world: M,
 }
 
-impl<'s> LiveWorld<'s> {
-    /// Takes over a world whose experience is loaded.
-    pub fn new(manager: ExperienceManager, session: &'s crate::Session) -> Self {
-        LiveWorld { session, manager }
+impl<'s, M: std::borrow::BorrowMut<ExperienceManager>> LiveWorld<'s, M> {
+    /// Takes over (or borrows) a world whose experience is loaded.
+    pub fn new(world: M, session: &'s crate::Session) -> Self {
+        LiveWorld { session, world }
     }
 
     /// The world's experience manager, for what the commands do not cover.
     pub fn manager(&mut self) -> &mut ExperienceManager {
-        &mut self.manager
+        self.world.borrow_mut()
     }
 
     /// The world's experience manager, to read.
     pub fn manager_ref(&self) -> &ExperienceManager {
-        &self.manager
+        self.world.borrow()
     }
 
     /// Gives the world back (to end play).
-    pub fn into_manager(self) -> ExperienceManager {
-        self.manager
+    pub fn into_manager(self) -> M {
+        self.world
     }
 
     /// Carries out one command; returns what a console shows, or why it was refused. Nothing a command
@@ -139,18 +140,18 @@ impl<'s> LiveWorld<'s> {
         match command {
             Command::Features => Ok(self.features_text()),
             Command::Activate(name) => {
-                self.manager.activate_feature(name).await.map_err(|e| e.to_string())?;
+                self.manager().activate_feature(name).await.map_err(|e| e.to_string())?;
                 self.failure_or(format!("{name} active"), name)
             }
-            Command::Deactivate(name) => match self.manager.deactivate_feature(name).await {
+            Command::Deactivate(name) => match self.manager().deactivate_feature(name).await {
                 true => Ok(format!("{name} deactivated")),
                 false => Err(format!("{name} is not active in this world")),
             },
             Command::Reload(name) => {
-                let reloaded = self.manager.reload_feature(name).await.map_err(|e| e.to_string())?;
+                let reloaded = self.manager().reload_feature(name).await.map_err(|e| e.to_string())?;
                 Ok(format!("{} reloaded: {} -> {}", reloaded.plugin, reloaded.from, reloaded.to))
             }
-            Command::Install(dir) => match self.manager.install_plugin(dir)? {
+            Command::Install(dir) => match self.manager().install_plugin(dir)? {
                 (name, true) => Ok(format!("{name} installed from {}", dir.display())),
                 (name, false) => Ok(format!("{name} is installed already, from {}", dir.display())),
             },
@@ -167,7 +168,7 @@ impl<'s> LiveWorld<'s> {
             }
             Command::Uninstall(name) => {
                 let before = self.session.runtime().compiled_components();
-                self.manager.uninstall_plugin(name).await.map_err(|e| e.to_string())?;
+                self.manager().uninstall_plugin(name).await.map_err(|e| e.to_string())?;
                 let after = self.session.runtime().compiled_components();
                 Ok(format!("{name} uninstalled; compiled components held: {before} -> {after}"))
             }
@@ -190,7 +191,7 @@ impl<'s> LiveWorld<'s> {
     /// The folders of the plugins this world wants (running, quarantined or failed to activate), to watch for
     /// new versions.
     pub fn plugin_folders(&self) -> Vec<PathBuf> {
-        let wanted = self.manager.wanted_features();
+        let wanted = self.manager_ref().wanted_features();
         self.session
             .features()
             .list()
@@ -202,7 +203,7 @@ impl<'s> LiveWorld<'s> {
 
     /// The plugins this world wants whose component or manifest is among `files` (see [`plugins_of`]).
     pub fn plugins_of(&self, files: &[PathBuf]) -> Vec<String> {
-        plugins_of(&self.manager, files)
+        plugins_of(self.manager_ref(), files)
     }
 
     /// Hot-reloads the plugins this world runs whose component or manifest is among `files`, each once;
@@ -227,20 +228,22 @@ impl<'s> LiveWorld<'s> {
 
     /// The second half of a reload, between frames.
     pub async fn apply(&mut self, new: crate::experience::NewVersion) -> Result<String, String> {
-        let reloaded = self.manager.apply_new_version(new).await.map_err(|e| e.to_string())?;
+        let reloaded = self.manager().apply_new_version(new).await.map_err(|e| e.to_string())?;
         Ok(format!("{} reloaded: {} -> {}", reloaded.plugin, reloaded.from, reloaded.to))
     }
 
     /// `ok` unless `plugin` failed since the last command (its failure is the answer).
     fn failure_or(&self, ok: String, plugin: &str) -> Result<String, String> {
-        match self.manager.report().failures.iter().rev().find(|f| f.source == plugin) {
-            Some(failure) if !self.manager.live_features().iter().any(|f| f == plugin) => Err(failure.to_string()),
+        match self.manager_ref().report().failures.iter().rev().find(|f| f.source == plugin) {
+            Some(failure) if !self.manager_ref().live_features().iter().any(|f| f == plugin) => {
+                Err(failure.to_string())
+            }
             _ => Ok(ok),
         }
     }
 
     fn features_text(&self) -> String {
-        let live = self.manager.live_features();
+        let live = self.manager_ref().live_features();
         let mut lines = Vec::new();
         for info in self.session.features().list() {
             let here = if live.contains(&info.manifest.name) { "  (in this world)" } else { "" };
@@ -250,17 +253,18 @@ impl<'s> LiveWorld<'s> {
     }
 
     fn spawn(&mut self, players: usize) -> String {
-        let pawn_class = self.manager.pawn_class();
-        let spawned: Vec<game::Player> =
-            self.manager.with_world(|w| (0..players).filter_map(|_| game::spawn_player(w, &pawn_class).ok()).collect());
+        let pawn_class = self.manager().pawn_class();
+        let spawned: Vec<game::Player> = self
+            .manager()
+            .with_world(|w| (0..players).filter_map(|_| game::spawn_player(w, &pawn_class).ok()).collect());
         // The game's part, as `gfhost run` plays it: the controller arrives, then the player state.
-        self.manager.with_world(|w| spawned.iter().filter_map(|p| game::possess(w, p).err()).count());
-        self.manager.with_world(|w| spawned.iter().filter_map(|p| game::replicate_player_state(w, p).err()).count());
+        self.manager().with_world(|w| spawned.iter().filter_map(|p| game::possess(w, p).err()).count());
+        self.manager().with_world(|w| spawned.iter().filter_map(|p| game::replicate_player_state(w, p).err()).count());
         format!("spawned {} player(s)", spawned.len())
     }
 
     fn state_text(&self) -> String {
-        let w = world::lock(self.manager.world());
+        let w = world::lock(self.manager_ref().world());
         let mut reached: std::collections::BTreeMap<String, usize> = Default::default();
         for actor in w.actors() {
             for feature in w.manager.init_states.features(actor.id) {

@@ -1,4 +1,6 @@
-//! The frame clock of the worlds `gfhost` runs: frames at a fixed rate of real time.
+//! Frames at a fixed rate of real time, for a game that lets the host keep its time (a dedicated server, a
+//! command-line client); a game with a loop of its own calls [`GameLoop::step`](super::GameLoop::step) from it
+//! instead.
 
 use std::time::{Duration, Instant};
 
@@ -14,8 +16,14 @@ pub struct Pace {
 }
 
 impl Pace {
+    /// Frames `frame` apart, the first one frame from now.
     pub fn new(frame: Duration) -> Self {
         Pace { frame, next: Instant::now() + frame }
+    }
+
+    /// The length of a frame.
+    pub fn frame(&self) -> Duration {
+        self.frame
     }
 
     /// Sleeps until the next frame is due.

@@ -1,0 +1,398 @@
+//! The game loop, owned by the library: a game steps it once a frame, in any net mode, and it does the rest.
+//!
+//! Unreal's game features live inside the engine's tick; here the host is something a game steps, not a
+//! program that owns the game. A [`GameLoop`] holds one world — standalone, a server with its clients, or a
+//! client of a server ([`Played`]) — and each [`step`](GameLoop::step) is one frame:
+//! 1. between frames, what happened since the last one is applied: new plugin versions that finished compiling
+//!    off the frame (asked for with [`reload`](GameLoop::reload), or found by [`watch`](GameLoop::watch)ing the
+//!    plugins' folders) replace the old ones, their state kept;
+//! 2. the frame: timers, the world's queued work, the network;
+//! 3. the frame is recorded, when the loop is.
+//!
+//! What a program around the world adds — metrics, a fleet's health, pacing frames to real time ([`Pace`]) —
+//! reads each [`Step`] and the world; it is not woven into the loop. Play ends with
+//! [`end`](GameLoop::end): a server first lets what its clients have not acknowledged reach them, tells them
+//! play ended, and closes their connections; a client says goodbye; the recording ends with the world's last
+//! state. `gfhost`'s `play`, `server` and `client` are shells over this loop, and so is any game embedding the
+//! host (`docs/embedding.md`).
+
+mod pace;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+pub use pace::{frame_of, Pace};
+
+use crate::experience::{ExperienceError, ExperienceManager, NewVersion};
+use crate::live::{Command, FolderWatcher, LiveWorld};
+use crate::net::{ClientError, ClientState, GameClient, GameServer, ServerNote};
+use crate::recording::Record;
+use crate::replay::WorldRecording;
+
+/// How long a server ending play lets what its clients have not acknowledged reach them, the world standing
+/// still (a client that acknowledges nothing does not hold it longer).
+pub const SETTLE: Duration = Duration::from_secs(2);
+
+/// How long a server ending play waits for its clients to close their connections once told.
+pub const GOODBYE: Duration = Duration::from_secs(3);
+
+/// The world a loop runs, in its net mode.
+pub enum Played {
+    /// A world of its own (standalone, or a listen server's own world before clients).
+    Standalone(ExperienceManager),
+    /// A server's world and its clients.
+    Server(Box<GameServer>),
+    /// A client's world, replicated from its server.
+    Client(Box<GameClient>),
+}
+
+impl Played {
+    /// The world's experience manager.
+    pub fn manager(&self) -> &ExperienceManager {
+        match self {
+            Played::Standalone(manager) => manager,
+            Played::Server(server) => server.manager(),
+            Played::Client(client) => client.manager(),
+        }
+    }
+}
+
+/// What one step did, for the program around the loop to show or measure.
+#[derive(Debug, Default)]
+pub struct Step {
+    /// New plugin versions applied before the frame (or refused).
+    pub reloads: Vec<Reload>,
+    /// Files in the watched folders that changed since the last step (settled: quiet for a moment).
+    pub changed: Vec<PathBuf>,
+    /// What a server's frame did to its clients (joined, left, dropped, refused).
+    pub notes: Vec<ServerNote>,
+    /// For a client: play ended in this frame — the server ended it (its reason) or the connection failed.
+    pub ended: Option<Result<String, ClientError>>,
+    /// The frame's wall-clock time (reloads before it not included).
+    pub took: Duration,
+}
+
+/// A new version of a plugin, applied between frames.
+#[derive(Debug)]
+pub struct Reload {
+    /// The plugin.
+    pub plugin: String,
+    /// What a console shows (`hud reloaded: 1.0.0 -> 1.0.1`, a server adding `; clients follow`), or why the
+    /// new version was refused (the old one plays on).
+    pub outcome: Result<String, String>,
+}
+
+/// How play ended, for the program around the loop to report.
+pub struct Ended {
+    /// The world's experience manager, play ended (its report lists what failed).
+    pub manager: ExperienceManager,
+    /// How the recording ended; `None` when the loop was not recorded.
+    pub recording: Option<RecordingEnd>,
+}
+
+/// How a loop's recording ended.
+#[derive(Debug)]
+pub struct RecordingEnd {
+    /// Frames recorded.
+    pub frames: u64,
+    /// Its size in bytes, or why it stopped early.
+    pub size: Result<u64, String>,
+}
+
+/// A new version compiling off the frame.
+struct Compiling {
+    plugin: String,
+    task: tokio::task::JoinHandle<Result<NewVersion, String>>,
+}
+
+/// One world, stepped a frame at a time (see the module's documentation).
+pub struct GameLoop {
+    played: Played,
+    tokio: tokio::runtime::Handle,
+    recording: Option<WorldRecording>,
+    watcher: Option<FolderWatcher>,
+    compiling: Vec<Compiling>,
+}
+
+impl GameLoop {
+    /// A loop over `played`, whose experience is loaded (a client's loads as it joins). Its async work — new
+    /// versions compiled off the frame, a client's network — runs on `tokio`; call the loop from outside that
+    /// runtime's threads (a game's main thread).
+    pub fn new(played: Played, tokio: tokio::runtime::Handle) -> Self {
+        GameLoop { played, tokio, recording: None, watcher: None, compiling: Vec::new() }
+    }
+
+    /// Records every frame, reload and end of play into `recording` from now on. It must have been created for
+    /// this world before its experience loaded, the world's manager reading its plugins' clocks through it
+    /// ([`ExperienceManager::set_tape`] with [`WorldRecording::tape`]), and a networked world's transport wrapped
+    /// to record what the network delivers (`replay::RecordingServerTransport`, `RecordingClientTransport`).
+    pub fn recorded(mut self, recording: WorldRecording) -> Self {
+        self.recording = Some(recording);
+        self
+    }
+
+    /// Watches the folders of the plugins this world wants: a plugin whose component or manifest changes is
+    /// reloaded (compiled off the frame, applied between frames); every changed file is in the next
+    /// [`Step::changed`] (a modder's tools rebuild a plugin whose sources changed).
+    pub fn watch(&mut self, folders: &[PathBuf]) -> notify::Result<()> {
+        match &mut self.watcher {
+            Some(watcher) => watcher.follow(folders),
+            None => {
+                self.watcher = Some(FolderWatcher::new(folders)?);
+                Ok(())
+            }
+        }
+    }
+
+    /// The world the loop runs.
+    pub fn played(&self) -> &Played {
+        &self.played
+    }
+
+    /// The world the loop runs, to drive it between steps (spawn players, say); what changes replicates.
+    pub fn played_mut(&mut self) -> &mut Played {
+        &mut self.played
+    }
+
+    /// The world's experience manager.
+    pub fn manager(&self) -> &ExperienceManager {
+        self.played.manager()
+    }
+
+    /// The server, when the loop runs one.
+    pub fn server(&self) -> Option<&GameServer> {
+        match &self.played {
+            Played::Server(server) => Some(server),
+            _ => None,
+        }
+    }
+
+    /// The server, when the loop runs one, to drive between steps (an allocation, its tickets).
+    pub fn server_mut(&mut self) -> Option<&mut GameServer> {
+        match &mut self.played {
+            Played::Server(server) => Some(server),
+            _ => None,
+        }
+    }
+
+    /// The client, when the loop runs one.
+    pub fn client(&self) -> Option<&GameClient> {
+        match &self.played {
+            Played::Client(client) => Some(client),
+            _ => None,
+        }
+    }
+
+    /// The folders of the plugins this world wants (running, quarantined or failed to activate).
+    pub fn plugin_folders(&self) -> Vec<PathBuf> {
+        let manager = self.manager();
+        let features = manager.features();
+        manager.wanted_features().iter().filter_map(|name| features.manifest(name)).map(|m| m.dir.clone()).collect()
+    }
+
+    /// Starts compiling `plugin`'s new version from its files as they are now, off the frame; a later step
+    /// applies it between frames (a server then offers it to its clients). A client's plugins follow its
+    /// server: asked of a client, the step says so.
+    pub fn reload(&mut self, plugin: &str) {
+        let features = self.manager().features().clone();
+        let name = plugin.to_string();
+        let task =
+            self.tokio.spawn(async move { NewVersion::prepare(&features, &name).await.map_err(|e| e.to_string()) });
+        self.compiling.push(Compiling { plugin: plugin.to_string(), task });
+    }
+
+    /// Whether new versions are still compiling.
+    pub fn is_compiling(&self) -> bool {
+        !self.compiling.is_empty()
+    }
+
+    /// One frame, `delta` of game time after the last (see the module's documentation).
+    pub fn step(&mut self, delta: Duration) -> Step {
+        let mut step = Step::default();
+        if let Some(watcher) = &mut self.watcher {
+            step.changed = watcher.changed();
+            for plugin in crate::live::plugins_of(self.played.manager(), &step.changed) {
+                self.reload(&plugin);
+            }
+        }
+        step.reloads = self.apply_compiled();
+        let started = Instant::now();
+        if let Some(recording) = &mut self.recording {
+            recording.frame(delta);
+        }
+        match &mut self.played {
+            Played::Standalone(manager) => {
+                manager.tick(delta);
+            }
+            Played::Server(server) => step.notes = server.frame(delta),
+            Played::Client(client) => {
+                step.ended = match self.tokio.block_on(client.frame(delta)) {
+                    Err(e) => Some(Err(e)),
+                    Ok(()) => match client.state() {
+                        ClientState::Ended(reason) => Some(Ok(reason.clone())),
+                        _ => None,
+                    },
+                };
+            }
+        }
+        if let Some(recording) = &mut self.recording {
+            recording.frame_done(self.played.manager());
+        }
+        step.took = started.elapsed();
+        step
+    }
+
+    /// Carries out a console command on a standalone world between frames, recorded (see [`Command`]).
+    pub fn execute(&mut self, session: &crate::Session, command: &Command, line: &str) -> Result<String, String> {
+        let Played::Standalone(manager) = &mut self.played else {
+            return Err("commands drive a standalone world".into());
+        };
+        // A trace is written, not played: it changes nothing in the world.
+        if let (Some(recording), false) = (&mut self.recording, matches!(command, Command::Trace(_))) {
+            recording.command(line);
+        }
+        self.tokio.block_on(LiveWorld::new(manager, session).execute(command))
+    }
+
+    /// Reloads `plugin` now, between frames, waiting for its new version to compile: for a reload that must
+    /// happen before a given frame (a script's). [`reload`](Self::reload) keeps the frames going meanwhile.
+    pub fn reload_now(&mut self, plugin: &str) -> Reload {
+        let features = self.manager().features().clone();
+        let new = self.tokio.block_on(NewVersion::prepare(&features, plugin)).map_err(|e| e.to_string());
+        self.apply(plugin.to_string(), new)
+    }
+
+    /// Applies the new versions that finished compiling, in the order they were asked for.
+    fn apply_compiled(&mut self) -> Vec<Reload> {
+        let (ready, still): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.compiling).into_iter().partition(|c| c.task.is_finished());
+        self.compiling = still;
+        let mut outcomes = Vec::new();
+        for Compiling { plugin, task } in ready {
+            let new = match self.tokio.block_on(task) {
+                Ok(new) => new,
+                Err(e) => Err(format!("compiling the new version failed: {e}")),
+            };
+            outcomes.push(self.apply(plugin, new));
+        }
+        outcomes
+    }
+
+    /// Applies a compiled new version of `plugin` (or says why there is none), recorded.
+    fn apply(&mut self, plugin: String, new: Result<NewVersion, String>) -> Reload {
+        let new = match new {
+            Ok(new) => new,
+            Err(e) => return Reload { plugin, outcome: Err(e) },
+        };
+        {
+            if let Some(recording) = &mut self.recording {
+                recording.note(Record::Reload { plugin: plugin.clone() });
+            }
+            let outcome = match &mut self.played {
+                Played::Standalone(manager) => self
+                    .tokio
+                    .block_on(manager.apply_new_version(new))
+                    .map(|r| format!("{} reloaded: {} -> {}", r.plugin, r.from, r.to))
+                    .map_err(|e| e.to_string()),
+                Played::Server(server) => self.tokio.block_on(server.apply_new_version(new)),
+                Played::Client(_) => Err(format!("{plugin}: a client's plugins follow its server")),
+            };
+            if let Some(recording) = &mut self.recording {
+                recording.reloaded(&plugin, self.played.manager());
+            }
+            Reload { plugin, outcome }
+        }
+    }
+
+    /// Ends play, saying why (`reason` reaches a server's clients), and gives the world back with the
+    /// recording's outcome. A server first lets what its clients have not acknowledged reach them (at most
+    /// [`SETTLE`]), tells them play ended, closes their connections and plays `frame`s until they go (at most
+    /// [`GOODBYE`]); a client tells its server it left (unless the server ended play) and waits for the
+    /// connection to close. `ending` hears what happens meanwhile, and waits between a server's last frames.
+    pub fn end(mut self, reason: &str, frame: Duration, ending: &mut dyn Ending) -> Result<Ended, ExperienceError> {
+        let recording = &mut self.recording;
+        let manager = match self.played {
+            Played::Standalone(mut manager) => {
+                if let Some(recording) = recording {
+                    recording.note(Record::EndPlay(reason.to_string()));
+                }
+                self.tokio.block_on(manager.end_play())?;
+                manager
+            }
+            Played::Server(mut server) => {
+                let settling = Instant::now();
+                while !server.is_settled() && settling.elapsed() < SETTLE {
+                    if let Some(recording) = recording {
+                        recording.note(Record::Flush);
+                    }
+                    for note in server.flush() {
+                        ending.note(&server, note);
+                    }
+                    ending.wait();
+                }
+                if let Some(recording) = recording {
+                    recording.note(Record::EndPlay(reason.to_string()));
+                }
+                self.tokio.block_on(server.end_play(reason))?;
+                // The clients hear it end, then the connections close once what was sent has arrived.
+                recorded_server_frame(&mut server, recording.as_mut(), frame, ending);
+                if let Some(recording) = recording {
+                    recording.note(Record::Close("the server shut down".into()));
+                }
+                server.close("the server shut down");
+                let goodbye = Instant::now();
+                while !server.players().is_empty() && goodbye.elapsed() < GOODBYE {
+                    recorded_server_frame(&mut server, recording.as_mut(), frame, ending);
+                    ending.wait();
+                }
+                (*server).into_manager()
+            }
+            Played::Client(mut client) => {
+                if !matches!(client.state(), ClientState::Ended(_)) {
+                    if let Some(recording) = recording {
+                        recording.note(Record::EndPlay(reason.to_string()));
+                    }
+                    self.tokio.block_on(client.leave());
+                }
+                // The server hears why this client went before the connection is dropped.
+                self.tokio.block_on(client.closed());
+                (*client).into_manager()
+            }
+        };
+        let recording = self
+            .recording
+            .take()
+            .map(|recording| RecordingEnd { frames: recording.frames(), size: recording.finish(Some(&manager)) });
+        Ok(Ended { manager, recording })
+    }
+}
+
+/// What a program hears while a loop ends play, and how it waits between a server's last frames. `()` hears
+/// nothing and does not wait (a test, a game that is closing).
+pub trait Ending {
+    /// What a server's last frames did to a client.
+    fn note(&mut self, _server: &GameServer, _note: ServerNote) {}
+    /// Between a server's last frames: a paced program sleeps a frame.
+    fn wait(&mut self) {}
+}
+
+impl Ending for () {}
+
+/// One of a server's last frames, recorded when the loop is.
+fn recorded_server_frame(
+    server: &mut GameServer,
+    mut recording: Option<&mut WorldRecording>,
+    delta: Duration,
+    ending: &mut dyn Ending,
+) {
+    if let Some(recording) = recording.as_deref_mut() {
+        recording.frame(delta);
+    }
+    let notes = server.frame(delta);
+    if let Some(recording) = recording {
+        recording.frame_done(server.manager());
+    }
+    for note in notes {
+        ending.note(server, note);
+    }
+}
