@@ -5,23 +5,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use gamefeature_host::experience::{ChaosDelay, ExperienceManager};
+use gamefeature_host::experience::ExperienceManager;
 use gamefeature_host::game_loop::RecordingEnd;
-use gamefeature_host::recording::{Recording, Role, SessionInfo};
-use gamefeature_host::replay::{self, ReplayOptions, WorldRecording, DEFAULT_CHECKPOINT_EVERY};
-use gamefeature_host::world::NetMode;
+use gamefeature_host::recording::Recording;
+use gamefeature_host::replay::{self, ReplayOptions, WorldRecording};
 use gamefeature_host::SessionOptions;
 
-/// What a recorded world is, to set it up again.
-pub struct Recorded<'a> {
-    pub role: Role,
-    pub experience: Option<&'a Path>,
-    pub experiences_dir: Option<&'a Path>,
-    pub mods: Option<(&'a str, &'a Path)>,
-    pub world: &'a str,
-    pub net_mode: NetMode,
-    pub tick_rate: u32,
-}
+pub use gamefeature_host::replay::Recorded;
 
 /// Starts recording a world into `path`; its manager reads plugins' clocks and random numbers through the
 /// recording from now on.
@@ -31,28 +21,7 @@ pub fn start(
     options: &SessionOptions,
     manager: &mut ExperienceManager,
 ) -> Result<WorldRecording> {
-    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()).display().to_string();
-    let chaos = options.manager.chaos.map(|c: ChaosDelay| (c.min_secs, c.random_secs, c.seed));
-    let session = SessionInfo {
-        host_version: env!("CARGO_PKG_VERSION").to_string(),
-        role: recorded.role,
-        experience: recorded.experience.map(absolute).unwrap_or_default(),
-        experience_digest: recorded.experience.map(replay::file_digest),
-        plugin_dirs: options.plugin_dirs.iter().map(|d| absolute(d)).collect(),
-        experiences_dir: recorded.experiences_dir.map(absolute),
-        mods: recorded.mods.map(|(policy, dir)| (policy.to_string(), absolute(dir))),
-        world: recorded.world.to_string(),
-        net_mode: recorded.net_mode.to_string(),
-        chaos,
-        tick_rate: recorded.tick_rate,
-        checkpoint_every: DEFAULT_CHECKPOINT_EVERY,
-        seed: WorldRecording::new_seed(),
-        started_unix: gamefeature_host::net::ticket::unix_now(),
-    };
-    let recording =
-        WorldRecording::create(path, session).with_context(|| format!("recording to {}", path.display()))?;
-    manager.set_tape(recording.tape());
-    Ok(recording)
+    WorldRecording::start(path, recorded, options, manager).with_context(|| format!("recording to {}", path.display()))
 }
 
 /// Ends a recording and says where it is and how large.

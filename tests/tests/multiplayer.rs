@@ -743,3 +743,119 @@ async fn each_client_gets_the_pawns_of_its_room_only() {
     })
     .await;
 }
+
+/// The library's game loop, without a plugin: a recorded server and two clients over the in-memory network,
+/// each a `GameLoop`; the server's loop ends play in its order — what clients had not acknowledged reaches them,
+/// they hear play end with its reason, their connections close — and the recording replays the same.
+#[test]
+fn a_game_loop_ends_a_server_and_its_clients_in_order_and_its_recording_replays_the_same() {
+    use gamefeature_host::game_loop::{Ending, GameLoop, Played};
+    use gamefeature_host::recording::{Record, Recording, Role};
+    use gamefeature_host::replay::{Recorded, WorldRecording};
+
+    let tokio = tokio::runtime::Runtime::new().unwrap();
+    let plugins = PluginDir::with(&[]);
+    let options = gamefeature_host::SessionOptions {
+        plugin_dirs: vec![plugins.path().to_path_buf()],
+        runtime: runtime_config(None),
+        manager: trusted(),
+        ..Default::default()
+    };
+    let session = Session::new(options.clone()).unwrap();
+    let experiences = ExperienceDir::new();
+    let experience = experiences.write("bare.toml", "[experience]\nname = \"bare\"\n");
+    let network = MemoryNetwork::new(7, Conditions::PERFECT);
+    let mut manager = session.create_world("server", NetMode::DedicatedServer);
+    let file = experiences.path().join("server.gfrec");
+    let recorded = Recorded {
+        role: Role::Server,
+        experience: Some(&experience),
+        experiences_dir: None,
+        mods: None,
+        world: "server",
+        net_mode: NetMode::DedicatedServer,
+        tick_rate: 30,
+    };
+    let recording = WorldRecording::start(&file, recorded, &options, &mut manager).unwrap();
+    let transport = gamefeature_host::replay::RecordingServerTransport::new(
+        Box::new(network.server()),
+        recording.recorder().clone(),
+    );
+    let mut server = GameServer::new(manager, Box::new(transport), ServerOptions::default());
+    tokio.block_on(server.load(&experience)).unwrap();
+    let mut server = GameLoop::new(Played::Server(Box::new(server)), tokio.handle().clone()).recorded(recording);
+
+    struct Clients<'a> {
+        loops: Vec<GameLoop>,
+        network: &'a MemoryNetwork,
+        ended: Vec<String>,
+        notes: Vec<String>,
+    }
+    impl Clients<'_> {
+        fn step(&mut self) {
+            self.network.advance(FRAME);
+            for client in &mut self.loops {
+                if let Some(ended) = client.step(FRAME).ended {
+                    self.ended.push(ended.expect("play ends cleanly"));
+                }
+            }
+        }
+    }
+    impl Ending for Clients<'_> {
+        fn note(&mut self, _server: &GameServer, note: ServerNote) {
+            self.notes.push(note.to_string());
+        }
+        fn wait(&mut self) {
+            self.step();
+        }
+    }
+    let mut clients = Clients { loops: Vec::new(), network: &network, ended: Vec::new(), notes: Vec::new() };
+    for name in ["client-1", "client-2"] {
+        let manager = session.create_world(name, NetMode::Client);
+        let client = GameClient::connect(manager, Box::new(network.connect()), None, experiences.path());
+        clients.loops.push(GameLoop::new(Played::Client(Box::new(client)), tokio.handle().clone()));
+    }
+    for _ in 0..100 {
+        let step = server.step(FRAME);
+        clients.notes.extend(step.notes.iter().map(ToString::to_string));
+        clients.step();
+        let loaded = clients.loops.iter().all(|c| c.manager().state() == ExperienceLoadState::Loaded);
+        if loaded && server.server().unwrap().players().len() == 2 {
+            break;
+        }
+    }
+    assert_eq!(server.server().unwrap().players().len(), 2, "{:?}", clients.notes);
+
+    let ended = server.end("the match is over", FRAME, &mut clients).unwrap();
+    assert_eq!(clients.ended, ["the server ended play: the match is over"; 2], "each client hears why");
+    let left = clients.notes.iter().filter(|n| n.contains(" left: ")).count();
+    assert_eq!(left, 2, "both connections closed before the loop gave the world back: {:?}", clients.notes);
+    assert_eq!(ended.manager.state(), ExperienceLoadState::Unloaded);
+    let recording_end = ended.recording.expect("recorded");
+    assert!(recording_end.size.is_ok());
+
+    // The end of play is in the recording in its order, and the recording replays the same.
+    let recording = Recording::read(&file).unwrap();
+    let order: Vec<&str> = recording
+        .records()
+        .filter_map(|record| match record {
+            Record::EndPlay(_) => Some("end play"),
+            Record::Close(_) => Some("close"),
+            Record::End => Some("end"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(order, ["end play", "close", "end"]);
+    let replay_options = gamefeature_host::replay::ReplayOptions {
+        plugin_dirs: None,
+        follow_recorded: false,
+        session: options,
+        mod_sync: None,
+    };
+    let report = tokio.block_on(gamefeature_host::replay::replay(&recording, replay_options)).unwrap();
+    assert_eq!(report.divergence, None);
+    assert_eq!(report.frames, recording_end.frames);
+    for client in clients.loops {
+        client.end("the match is over", FRAME, &mut ()).unwrap();
+    }
+}

@@ -19,7 +19,7 @@ pub mod state;
 pub mod transport;
 
 pub use player::{replay, without_time_limits, Divergence, ReplayError, ReplayOptions, ReplayReport, SaidDifference};
-pub use record::{file_digest, WorldRecording, DEFAULT_CHECKPOINT_EVERY};
+pub use record::{file_digest, Recorded, WorldRecording, DEFAULT_CHECKPOINT_EVERY};
 pub use state::{chained_hash, Difference, StateTracker, WorldState};
 pub use transport::{
     RecordedPolls, RecordingClientTransport, RecordingServerTransport, ReplayClientTransport, ReplayServerTransport,

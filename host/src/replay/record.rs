@@ -52,7 +52,58 @@ pub(crate) fn said_in(events: &[crate::timeline::TimelineEvent], world: &str) ->
         .collect()
 }
 
+/// What a recorded world is, for a replay to set it up again.
+#[derive(Debug, Clone, Copy)]
+pub struct Recorded<'a> {
+    /// Which side of a game the world is.
+    pub role: crate::recording::Role,
+    /// The experience file it loads (a server's or a standalone world's).
+    pub experience: Option<&'a Path>,
+    /// For a client: the folder of its own experience files.
+    pub experiences_dir: Option<&'a Path>,
+    /// For a client that fetches its server's plugins: its fetch policy and the folder it keeps them in.
+    pub mods: Option<(&'a str, &'a Path)>,
+    /// The world's name.
+    pub world: &'a str,
+    /// Its net mode.
+    pub net_mode: crate::world::NetMode,
+    /// Frames per second it is meant to run at.
+    pub tick_rate: u32,
+}
+
 impl WorldRecording {
+    /// Starts recording the world of `manager` (before its experience loads) into `path`: what the world is
+    /// and how `options` set the session up, then everything its game loop does; its plugins read their clocks
+    /// and random numbers through the recording from now on.
+    pub fn start(
+        path: &Path,
+        recorded: Recorded<'_>,
+        options: &crate::SessionOptions,
+        manager: &mut ExperienceManager,
+    ) -> Result<WorldRecording, RecordingError> {
+        let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()).display().to_string();
+        let chaos = options.manager.chaos.map(|c| (c.min_secs, c.random_secs, c.seed));
+        let session = SessionInfo {
+            host_version: env!("CARGO_PKG_VERSION").to_string(),
+            role: recorded.role,
+            experience: recorded.experience.map(absolute).unwrap_or_default(),
+            experience_digest: recorded.experience.map(super::file_digest),
+            plugin_dirs: options.plugin_dirs.iter().map(|d| absolute(d)).collect(),
+            experiences_dir: recorded.experiences_dir.map(absolute),
+            mods: recorded.mods.map(|(policy, dir)| (policy.to_string(), absolute(dir))),
+            world: recorded.world.to_string(),
+            net_mode: recorded.net_mode.to_string(),
+            chaos,
+            tick_rate: recorded.tick_rate,
+            checkpoint_every: DEFAULT_CHECKPOINT_EVERY,
+            seed: WorldRecording::new_seed(),
+            started_unix: crate::net::ticket::unix_now(),
+        };
+        let recording = WorldRecording::create(path, session)?;
+        manager.set_tape(recording.tape());
+        Ok(recording)
+    }
+
     /// Starts recording into the file at `path`.
     pub fn create(path: &Path, session: SessionInfo) -> Result<WorldRecording, RecordingError> {
         let (seed, every) = (session.seed, session.checkpoint_every);
