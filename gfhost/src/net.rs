@@ -603,7 +603,8 @@ pub fn run_networked(args: RunArgs<'_>, options: SessionOptions) -> Result<ExitC
     if let Some(recording) = &mut server_recording {
         recording.checkpoint(server.manager());
     }
-    let mut server = recorded_loop(GameLoop::new(Played::Server(Box::new(server)), tokio.handle().clone()), server_recording);
+    let mut server =
+        recorded_loop(GameLoop::new(Played::Server(Box::new(server)), tokio.handle().clone()), server_recording);
     let mut clients = Vec::new();
     for index in 1..=args.clients {
         let transport = tokio.block_on(QuicClient::connect(addr, &trust, CONNECT_WAIT))?;

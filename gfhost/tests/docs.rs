@@ -1,6 +1,7 @@
 //! The manual stays true: every relative link in `README.md`, `docs/` and `deploy/README.md` leads to a file
-//! that exists (and to a heading in it, when it names one), and every `gfhost` command shown — in a code block
-//! or inline — names a subcommand that exists with flags that subcommand takes.
+//! that exists (and to a heading in it, when it names one), every `gfhost` command shown — in a code block
+//! or inline — names a subcommand that exists with flags that subcommand takes, and the embedding guide's code
+//! is the example `cargo test` plays.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -214,3 +215,27 @@ fn the_python_helpers_types_check_the_example_plugins() {
         .unwrap();
     assert!(checked.status.success(), "{}", String::from_utf8_lossy(&checked.stdout));
 }
+
+/// The code blocks of `docs/embedding.md` are pieces of the example game `cargo test` plays
+/// (`host/examples/embedded_game.rs`, its experience beside it), verbatim: the guide cannot show code that does
+/// not run.
+#[test]
+fn the_embedding_guide_shows_the_example_that_plays() {
+    let root = repository();
+    let guide = std::fs::read_to_string(root.join("docs/embedding.md")).unwrap();
+    let example = std::fs::read_to_string(root.join("host/examples/embedded_game.rs")).unwrap();
+    let experience = std::fs::read_to_string(root.join("host/examples/embedded_game.toml")).unwrap();
+    let mut blocks = Vec::new();
+    let mut lines = guide.lines();
+    while let Some(line) = lines.next() {
+        let Some(language) = line.strip_prefix("```").filter(|l| ["rust", "toml"].contains(l)) else { continue };
+        let block: Vec<&str> = lines.by_ref().take_while(|l| !l.starts_with("```")).collect();
+        blocks.push((language.to_string(), block.join("\n")));
+    }
+    assert!(blocks.len() >= 7, "the guide walks through the example: {} code blocks", blocks.len());
+    for (language, block) in blocks {
+        let source = if language == "rust" { &example } else { &experience };
+        assert!(source.contains(&block), "docs/embedding.md shows code the example does not hold:\n{block}");
+    }
+}
+

@@ -1,29 +1,37 @@
 //! # gamefeature host
 //!
 //! Runs game-feature plugins — WebAssembly components implementing `gamefeature:plugin/game-feature` — inside
-//! worlds, the way Unreal's Game Features and Modular Gameplay plugins and Lyra's experiences do:
+//! a game's worlds, the way Unreal's Game Features and Modular Gameplay plugins and Lyra's experiences do. A
+//! game embeds it and steps it once a frame; `docs/embedding.md` walks through a whole small game.
 //!
-//! - [`feature`]: plugin manifests, discovery, and the process-wide [`FeatureSubsystem`] state machine
-//!   (`Installed < Registered < Loaded < Active`, with dependencies and ref-counted activation).
+//! Where to start:
+//! - [`Session`]: one process's plugins (found once, compiled and cached, sandboxed) and its timeline; it
+//!   creates worlds.
+//! - [`game_loop`]: a world stepped a frame at a time in any net mode — standalone, a server and its clients,
+//!   a client — with new plugin versions compiled off the frame, recording, and the end of play.
 //! - [`experience`]: experience definitions and the per-world [`ExperienceManager`] that loads them through
-//!   Lyra's load states and tears them down at end of play.
-//! - [`world`] and [`component`]: actors, classes, components, and the component manager: receivers,
-//!   component requests, extension handlers and events, and the init-state system.
-//! - [`assets`]: bundles of data files, chosen by net mode, read-only to plugins.
-//! - [`files`]: reading what the host is given: regular files only, bounded before reading.
+//!   Lyra's load states, delivers plugins' work each frame, and tears them down at end of play.
+//! - [`world`]: the game's side of a world: actors, classes, components and their properties, the component
+//!   manager (receivers, component requests, extension handlers and events) and the init-state system.
 //! - [`game`]: a minimal game mode: players whose controller and player state arrive after their pawn.
-//! - [`live`]: a world that keeps running, changed by console or script commands (features in and out,
-//!   hot reload, players).
-//! - [`runtime`]: the only module that knows wasmtime; it compiles, caches and sandboxes plugins.
-//! - [`timeline`]: a timestamped record of all of it, printable and exportable as a Chrome trace.
-//! - [`text`]: a plugin's text made safe to show (control characters escaped, length capped).
-//! - [`whole_dirs`]: folders several processes share, put in place whole in one rename.
 //!
-//! [`Session`] ties them together for one process.
+//! The rest, by concern:
+//! - [`feature`]: plugin manifests, discovery, admission and the process-wide [`FeatureSubsystem`] state
+//!   machine (`Installed < Registered < Loaded < Active`, with dependencies and ref-counted activation).
+//! - [`delivery`]: how a world's queued work reaches its plugins in batched calls, each plugin held to its frame
+//!   budget; [`supervision`]: what becomes of a plugin that faults (restarts).
+//! - [`net`]: multiplayer — a server and clients over QUIC or an in-memory network, replication, mod sync.
+//! - [`package`]: signed plugin packages, installs, trust and registries; [`recording`] and [`replay`]: a
+//!   session recorded as it runs and played again, compared checkpoint by checkpoint.
+//! - [`live`]: console commands on a running world, and watching plugin folders for new versions.
+//! - [`runtime`]: the only module that knows wasmtime; it compiles, caches and sandboxes plugins.
+//! - [`config`]: the host's configuration (`gfhost.toml`); [`assets`]: bundles of data files, read-only to
+//!   plugins; [`timeline`]: a timestamped record of all of it, printable and exportable as a Chrome trace.
+//! - Files several processes share: [`files`] (reading what the host is given, bounded), [`whole_dirs`]
+//!   (folders put in place whole) and [`file_lock`] (advisory locks); [`text`]: a plugin's text made safe to
+//!   show; [`cpu_clock`]: the CPU time a thread has used.
 
-// Every public item says what it is for: the lint holds new modules to it. The modules allowed below predate
-// it and still have undocumented items (fields and accessors mostly), which are to be documented, module by
-// module, until the allowances are gone.
+// Every public item says what it is for.
 #![warn(missing_docs)]
 
 pub mod assets;

@@ -348,7 +348,7 @@ impl Instances {
 
     /// Delivers what waits for instances from an earlier frame, other than timers and queued work (which go with
     /// [`fire_timers`](Self::fire_timers) and [`pump`](Self::pump)): replicated changes. Then quarantines the
-    /// instances with more waiting than [`Held::MOST`].
+    /// instances with more than 100,000 entries waiting.
     pub fn deliver_held(&mut self, world: &SharedWorld, timeline: &Timeline) -> Vec<DeliveryFailure> {
         let owners: Vec<OwnerId> =
             self.live.iter().filter(|(_, live)| live.held.has_replicated()).map(|(owner, _)| *owner).collect();
@@ -438,7 +438,7 @@ impl Instances {
     /// Calls one instance's `on-replicated` (rep-notify) with a batch of replicated changes (after those waiting
     /// for it from earlier), at most [`MAX_BATCH`] a call, each recorded in the timeline. Once the plugin is over
     /// its frame budget the rest wait for its next frame. An instance that fails is removed, as in
-    /// [`pump`](Self::pump), and one with more than [`Held::MOST`] changes waiting is quarantined.
+    /// [`pump`](Self::pump), and one with more than 100,000 changes waiting is quarantined.
     pub fn notify_replicated(
         &mut self,
         world: &SharedWorld,

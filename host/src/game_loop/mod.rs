@@ -183,6 +183,17 @@ impl GameLoop {
         }
     }
 
+    /// Runs game code on the world between steps — spawning the game's entities as actors, possessing them,
+    /// writing the properties the game owns — then delivers what it caused to the plugins. A client's world is
+    /// its server's copy, not the game's to change: `None`.
+    pub fn with_world<R>(&mut self, f: impl FnOnce(&mut crate::world::World) -> R) -> Option<R> {
+        match &mut self.played {
+            Played::Standalone(manager) => Some(manager.with_world(f)),
+            Played::Server(server) => Some(server.manager_mut().with_world(f)),
+            Played::Client(_) => None,
+        }
+    }
+
     /// The folders of the plugins this world wants (running, quarantined or failed to activate).
     pub fn plugin_folders(&self) -> Vec<PathBuf> {
         let manager = self.manager();

@@ -1,7 +1,8 @@
 //! Scores every player as time passes — a point a second, on the server — so a networked game shows replicated
 //! values arriving: the score is a replicated property (`[components.replicated]` in `plugin.toml`), written
 //! only where the world has authority; each client is told every new score it receives (`on_replicated`), and
-//! logs it.
+//! logs it. What a plugin writes goes with it when it is reloaded, so the scores cross a hot reload in its
+//! snapshot: the new version writes them back as it is restored.
 
 use std::time::Duration;
 
@@ -33,6 +34,33 @@ impl Plugin for ScoreKeeper {
                 add_points(player, times.into());
             }
         }
+    }
+
+    /// The scores, as `player score` lines.
+    fn snapshot(&mut self) -> Option<Vec<u8>> {
+        let players = world::actors_of_class("PlayerState").ok()?;
+        let lines: Vec<String> = players
+            .into_iter()
+            .filter_map(|player| match world::get_property(player, SCORE, "score") {
+                Ok(Some(Value::Integer(score))) => Some(format!("{player} {score}")),
+                _ => None,
+            })
+            .collect();
+        Some(lines.join("\n").into_bytes())
+    }
+
+    /// Writes back the scores the version before kept (players gone since are skipped).
+    fn restore(&mut self, state: &[u8]) -> Result<(), String> {
+        let text = std::str::from_utf8(state).map_err(|e| format!("a snapshot of scores is text: {e}"))?;
+        for line in text.lines() {
+            let parsed =
+                line.split_once(' ').and_then(|(player, score)| Some((player.parse().ok()?, score.parse().ok()?)));
+            let Some((player, score)) = parsed else {
+                return Err(format!("not a score: {line:?}"));
+            };
+            let _ = world::set_property(player, SCORE, "score", &Value::Integer(score));
+        }
+        Ok(())
     }
 
     fn on_replicated(&mut self, actor: ActorId, _component: &str, _property: &str, old: Option<&Value>, new: &Value) {
