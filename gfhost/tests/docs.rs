@@ -238,4 +238,3 @@ fn the_embedding_guide_shows_the_example_that_plays() {
         assert!(source.contains(&block), "docs/embedding.md shows code the example does not hold:\n{block}");
     }
 }
-

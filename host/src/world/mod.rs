@@ -12,6 +12,7 @@ mod class_map;
 mod clock;
 pub mod component_manager;
 mod creation;
+pub mod heard;
 mod invariants;
 mod lazy;
 mod net;
@@ -37,6 +38,7 @@ pub use class::{
 pub use class_map::ClassMap;
 pub use clock::{Clock, Fired, Frame, TimerId};
 pub use creation::{CreationPolicies, CreationPolicy, NotItsClass};
+pub use heard::HeardEvent;
 pub use net::{ClientId, NetMode, NetRole, UnknownNetMode};
 pub use properties::PropertyMap;
 pub use relevancy::{check_groups, is_relevant, Relevancy, MAX_GROUPS, MAX_GROUP_NAME};
@@ -198,6 +200,8 @@ pub struct World {
     journal: Option<Vec<Touched>>,
     /// The relevancy groups each client is in (on a server).
     client_groups: relevancy::ClientGroups,
+    /// Custom events sent to actors, kept for the game while it listens.
+    heard: heard::Heard,
 }
 
 impl World {
@@ -216,6 +220,7 @@ impl World {
             manager: ComponentManager::new(),
             events: Vec::new(),
             recording: true,
+            heard: Default::default(),
             timeline: None,
             clock: Clock::default(),
             replicated: ReplicatedClasses::default(),
@@ -429,6 +434,18 @@ impl World {
             NetMode::DedicatedServer => false,
             NetMode::Standalone | NetMode::ListenServer => actor.player == Some(PlayerOwner::Local),
         })
+    }
+
+    /// Keeps (or stops keeping) the custom events plugins send to actors, for the game to
+    /// [`take_heard_events`](Self::take_heard_events).
+    pub fn hear_events(&mut self, on: bool) {
+        self.heard.set(on);
+    }
+
+    /// The custom events sent to actors since the last take (while [`hear_events`](Self::hear_events) is on),
+    /// oldest first, and how many were dropped because more than [`heard::MOST_HEARD`] waited.
+    pub fn take_heard_events(&mut self) -> (Vec<HeardEvent>, u64) {
+        self.heard.take()
     }
 
     /// Takes the events recorded since the last call (when no timeline is attached).

@@ -331,6 +331,9 @@ impl World {
         if self.recording && !events::ALL.contains(&event) {
             self.record(|| WorldEvent::EventSent { actor, event: event.to_string() });
         }
+        if self.heard.is_on() && !events::ALL.contains(&event) {
+            self.heard.push(crate::world::HeardEvent { actor, event: event.to_string() });
+        }
         let name = match name {
             Some(name) => name,
             None => self.manager.names.admit(event).map_err(WorldError::Denied)?,
