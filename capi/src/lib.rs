@@ -113,6 +113,7 @@ unsafe fn text<'a>(text: *const c_char, what: &str) -> Result<&'a str, GfError> 
     if text.is_null() {
         return Err(GfError::new(GfErrorKind::GfErrorInvalid, format!("{what} is NULL")));
     }
+    // SAFETY: not NULL (checked above), and the caller promises a NUL-terminated string valid for the call.
     unsafe { CStr::from_ptr(text) }
         .to_str()
         .map_err(|e| GfError::new(GfErrorKind::GfErrorInvalid, format!("{what} is not UTF-8: {e}")))
@@ -126,6 +127,7 @@ unsafe fn optional<'a>(value: *const c_char, what: &str) -> Result<Option<&'a st
     if value.is_null() {
         return Ok(None);
     }
+    // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
     unsafe { text(value, what) }.map(Some)
 }
 
@@ -134,6 +136,7 @@ unsafe fn optional<'a>(value: *const c_char, what: &str) -> Result<Option<&'a st
 /// # Safety
 /// `host` is NULL or a handle from [`gf_host_new`] not yet deleted, used by one thread at a time.
 unsafe fn host<'a>(host: *mut GfHost) -> Result<&'a mut GfHost, GfError> {
+    // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
     unsafe { host.as_mut() }.ok_or_else(|| GfError::new(GfErrorKind::GfErrorInvalid, "the host is NULL"))
 }
 
@@ -160,15 +163,19 @@ pub unsafe extern "C" fn gf_host_new(
     host_out: *mut *mut GfHost,
 ) -> *mut GfError {
     guarded(|| {
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
         let plugins_dir = unsafe { text(plugins_dir, "plugins_dir") }?;
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
         let config_file = unsafe { optional(config_file, "config_file") }?;
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
         let cache_dir = unsafe { optional(cache_dir, "cache_dir") }?;
         if host_out.is_null() {
             return Err(GfError::new(GfErrorKind::GfErrorInvalid, "host_out is NULL"));
         }
         let config = match config_file {
             Some(file) => Some(
-                HostConfig::from_file(Path::new(file)).map_err(|e| GfError::new(GfErrorKind::GfErrorFailed, e.to_string()))?,
+                HostConfig::from_file(Path::new(file))
+                    .map_err(|e| GfError::new(GfErrorKind::GfErrorFailed, e.to_string()))?,
             ),
             None => None,
         };
@@ -195,6 +202,7 @@ pub unsafe extern "C" fn gf_host_new(
             event_name: CString::default(),
             failures: Vec::new(),
         };
+        // SAFETY: `host_out` is not NULL (checked above), and the caller promises it is writable.
         unsafe { *host_out = Box::into_raw(Box::new(host)) };
         Ok(())
     })
@@ -209,6 +217,7 @@ pub unsafe extern "C" fn gf_host_delete(host: *mut GfHost) {
     if host.is_null() {
         return;
     }
+    // SAFETY: the caller promises a pointer this library boxed (checked not NULL), not used again.
     let mut host = unsafe { Box::from_raw(host) };
     let _ = std::panic::catch_unwind(AssertUnwindSafe(move || {
         if let Some(game) = host.game.take() {
@@ -226,10 +235,15 @@ pub unsafe extern "C" fn gf_host_delete(host: *mut GfHost) {
 #[no_mangle]
 pub unsafe extern "C" fn gf_host_load(host: *mut GfHost, experience_file: *const c_char) -> *mut GfError {
     guarded(|| {
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
         let host = unsafe { self::host(host) }?;
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
         let file = unsafe { text(experience_file, "experience_file") }?;
         if host.game.is_some() {
-            return Err(GfError::new(GfErrorKind::GfErrorInvalid, "an experience is loaded already: gf_host_end first"));
+            return Err(GfError::new(
+                GfErrorKind::GfErrorInvalid,
+                "an experience is loaded already: gf_host_end first",
+            ));
         }
         if !Path::new(file).is_file() {
             return Err(GfError::new(GfErrorKind::GfErrorNotFound, format!("experience file {file} not found")));
@@ -240,7 +254,7 @@ pub unsafe extern "C" fn gf_host_load(host: *mut GfHost, experience_file: *const
             .block_on(world.load(Path::new(file)))
             .map_err(|e| GfError::new(GfErrorKind::GfErrorFailed, e.to_string()))?;
         host.failures = failures_of(world.report());
-        host.game = Some(GameLoop::new(Played::Standalone(world), host.tokio.handle().clone()));
+        host.game = Some(GameLoop::new(Played::Standalone(Box::new(world)), host.tokio.handle().clone()));
         Ok(())
     })
 }
@@ -257,6 +271,7 @@ fn failures_of(report: &gamefeature_host::experience::LoadReport) -> Vec<CString
 #[no_mangle]
 pub unsafe extern "C" fn gf_host_step(host: *mut GfHost, delta_us: u64) -> *mut GfError {
     guarded(|| {
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
         let host = unsafe { self::host(host) }?;
         let game = host.game()?;
         game.step(Duration::from_micros(delta_us));
@@ -277,10 +292,13 @@ pub unsafe extern "C" fn gf_host_spawn_player(
     player_out: *mut GfPlayer,
 ) -> *mut GfError {
     guarded(|| {
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
         let host = unsafe { self::host(host) }?;
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
         let pawn_class = unsafe { optional(pawn_class, "pawn_class") }?;
-        let player_out =
-            unsafe { player_out.as_mut() }.ok_or_else(|| GfError::new(GfErrorKind::GfErrorInvalid, "player_out is NULL"))?;
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
+        let player_out = unsafe { player_out.as_mut() }
+            .ok_or_else(|| GfError::new(GfErrorKind::GfErrorInvalid, "player_out is NULL"))?;
         let game = host.game()?;
         let pawn_class = pawn_class.map_or_else(|| game.manager().pawn_class(), str::to_string);
         let player = game
@@ -316,7 +334,9 @@ fn world_error(error: world::WorldError) -> GfError {
 #[no_mangle]
 pub unsafe extern "C" fn gf_host_send_event(host: *mut GfHost, actor: u64, event: *const c_char) -> *mut GfError {
     guarded(|| {
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
         let host = unsafe { self::host(host) }?;
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
         let event = unsafe { text(event, "event") }?;
         let game = host.game()?;
         game.with_world(|w| w.send_extension_event(ActorId::from_raw(actor), event))
@@ -339,10 +359,13 @@ pub unsafe extern "C" fn gf_host_get_integer(
     value_out: *mut i64,
 ) -> *mut GfError {
     guarded(|| {
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
         let host = unsafe { self::host(host) }?;
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
         let (component, property) = unsafe { (text(component, "component")?, text(property, "property")?) };
-        let value_out =
-            unsafe { value_out.as_mut() }.ok_or_else(|| GfError::new(GfErrorKind::GfErrorInvalid, "value_out is NULL"))?;
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
+        let value_out = unsafe { value_out.as_mut() }
+            .ok_or_else(|| GfError::new(GfErrorKind::GfErrorInvalid, "value_out is NULL"))?;
         let game = host.game()?;
         let world = world::lock(game.manager().world());
         match world.property(ActorId::from_raw(actor), component, property).map_err(world_error)? {
@@ -350,9 +373,10 @@ pub unsafe extern "C" fn gf_host_get_integer(
                 *value_out = *value;
                 Ok(())
             }
-            Some(other) => {
-                Err(GfError::new(GfErrorKind::GfErrorInvalid, format!("{component}.{property} is not an integer: {other:?}")))
-            }
+            Some(other) => Err(GfError::new(
+                GfErrorKind::GfErrorInvalid,
+                format!("{component}.{property} is not an integer: {other:?}"),
+            )),
             None => Err(GfError::new(
                 GfErrorKind::GfErrorNotFound,
                 format!("{component}.{property} of actor {actor} has no value"),
@@ -375,7 +399,9 @@ pub unsafe extern "C" fn gf_host_set_integer(
     value: i64,
 ) -> *mut GfError {
     guarded(|| {
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
         let host = unsafe { self::host(host) }?;
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
         let (component, property) = unsafe { (text(component, "component")?, text(property, "property")?) };
         let game = host.game()?;
         game.with_world(|w| w.set_property(ActorId::from_raw(actor), component, property, Value::Integer(value)))
@@ -393,7 +419,9 @@ pub unsafe extern "C" fn gf_host_set_integer(
 #[no_mangle]
 pub unsafe extern "C" fn gf_host_next_event(host: *mut GfHost, event_out: *mut GfEvent) -> bool {
     let taken = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
         let host = unsafe { host.as_mut() }?;
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
         let event_out = unsafe { event_out.as_mut() }?;
         if host.heard.is_empty() {
             let game = host.game.as_mut()?;
@@ -417,7 +445,9 @@ pub unsafe extern "C" fn gf_host_next_event(host: *mut GfHost, event_out: *mut G
 #[no_mangle]
 pub unsafe extern "C" fn gf_host_reload(host: *mut GfHost, plugin: *const c_char) -> *mut GfError {
     guarded(|| {
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
         let host = unsafe { self::host(host) }?;
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
         let plugin = unsafe { text(plugin, "plugin") }?;
         let game = host.game()?;
         game.reload_now(plugin).outcome.map(drop).map_err(|e| GfError::new(GfErrorKind::GfErrorRefused, e))
@@ -431,6 +461,7 @@ pub unsafe extern "C" fn gf_host_reload(host: *mut GfHost, plugin: *const c_char
 /// `host` is NULL or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn gf_host_failure_count(host: *const GfHost) -> usize {
+    // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
     unsafe { host.as_ref() }.map_or(0, |host| host.failures.len())
 }
 
@@ -440,6 +471,7 @@ pub unsafe extern "C" fn gf_host_failure_count(host: *const GfHost) -> usize {
 /// `host` is NULL or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn gf_host_failure(host: *const GfHost, index: usize) -> *const c_char {
+    // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
     unsafe { host.as_ref() }.and_then(|host| host.failures.get(index)).map_or(std::ptr::null(), |f| f.as_ptr())
 }
 
@@ -451,11 +483,15 @@ pub unsafe extern "C" fn gf_host_failure(host: *const GfHost, index: usize) -> *
 #[no_mangle]
 pub unsafe extern "C" fn gf_host_end(host: *mut GfHost, reason: *const c_char) -> *mut GfError {
     guarded(|| {
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
         let host = unsafe { self::host(host) }?;
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
         let reason = unsafe { text(reason, "reason") }?;
-        let game = host.game.take().ok_or_else(|| GfError::new(GfErrorKind::GfErrorInvalid, "no experience is loaded"))?;
-        let ended =
-            game.end(reason, Duration::ZERO, &mut ()).map_err(|e| GfError::new(GfErrorKind::GfErrorFailed, e.to_string()))?;
+        let game =
+            host.game.take().ok_or_else(|| GfError::new(GfErrorKind::GfErrorInvalid, "no experience is loaded"))?;
+        let ended = game
+            .end(reason, Duration::ZERO, &mut ())
+            .map_err(|e| GfError::new(GfErrorKind::GfErrorFailed, e.to_string()))?;
         host.failures = failures_of(ended.manager.report());
         host.heard.clear();
         Ok(())
@@ -468,6 +504,7 @@ pub unsafe extern "C" fn gf_host_end(host: *mut GfHost, reason: *const c_char) -
 /// `error` is an error a call returned, not yet deleted.
 #[no_mangle]
 pub unsafe extern "C" fn gf_error_kind(error: *const GfError) -> GfErrorKind {
+    // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
     unsafe { error.as_ref() }.map_or(GfErrorKind::GfErrorInvalid, |e| e.kind)
 }
 
@@ -477,6 +514,7 @@ pub unsafe extern "C" fn gf_error_kind(error: *const GfError) -> GfErrorKind {
 /// `error` is an error a call returned, not yet deleted.
 #[no_mangle]
 pub unsafe extern "C" fn gf_error_message(error: *const GfError) -> *const c_char {
+    // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
     unsafe { error.as_ref() }.map_or(c"the error is NULL".as_ptr(), |e| e.message.as_ptr())
 }
 
@@ -487,6 +525,7 @@ pub unsafe extern "C" fn gf_error_message(error: *const GfError) -> *const c_cha
 #[no_mangle]
 pub unsafe extern "C" fn gf_error_delete(error: *mut GfError) {
     if !error.is_null() {
+        // SAFETY: the caller promises a pointer this library boxed (checked not NULL), not used again.
         drop(unsafe { Box::from_raw(error) });
     }
 }

@@ -18,7 +18,7 @@ mod template;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
@@ -26,7 +26,8 @@ use gamefeature_host::config::HostConfig;
 use gamefeature_host::delivery::DispatchLimits;
 use gamefeature_host::experience::{ChaosDelay, ManagerOptions};
 use gamefeature_host::feature::{Provenance, API_VERSION};
-use gamefeature_host::game;
+use gamefeature_host::game_loop::{GameLoop, Played};
+use gamefeature_host::live::Command as ConsoleCommand;
 use gamefeature_host::net::mod_sync::{FetchPolicy, ModSync};
 use gamefeature_host::net::ticket::TicketKey;
 use gamefeature_host::runtime::{Limits, RuntimeConfig};
@@ -731,7 +732,7 @@ fn run_experience(
     }
     warn_stale_components(&session);
     let mut manager = session.create_world("main", net_mode);
-    let mut recording = match record_to {
+    let recording = match record_to {
         Some(file) => {
             let recorded = record::Recorded {
                 role: gamefeature_host::recording::Role::Standalone,
@@ -749,27 +750,28 @@ fn run_experience(
     let started = Instant::now();
     progress::while_loading(&session, || tokio.block_on(manager.load(path)))?;
     let load_time = started.elapsed();
-    if let Some(recording) = &mut recording {
-        recording.checkpoint(&manager);
-        // `run` spawns its players as the console's `spawn` does: a replay carries out the command.
-        recording.command(&format!("spawn {players}"));
+    let mut game = GameLoop::new(Played::Standalone(Box::new(manager)), tokio.handle().clone());
+    if let Some(recording) = recording {
+        game = game.recorded(recording);
     }
-    play(&mut manager, players);
-    if let Some(recording) = &mut recording {
-        recording.checkpoint(&manager);
+    game.checkpoint();
+    // `run` spawns its players as the console's `spawn` does (recorded as that command, which a replay carries
+    // out): each player's pawn spawns first, its controller arrives next and its player state last, so features
+    // waiting for them visibly stall, then complete.
+    if let Err(e) = game.execute(&session, &ConsoleCommand::Spawn(players), &format!("spawn {players}")) {
+        eprintln!("spawning: {e}");
     }
-    let playing = manager.live_features();
+    game.checkpoint();
+    let playing = game.manager().live_features();
     let (actors, components, (lazy, avoided)) = {
-        let w = world::lock(manager.world());
+        let w = world::lock(game.manager().world());
         (w.actors().count(), w.requested_component_count(), w.lazy_components())
     };
-    if let Some(recording) = &mut recording {
-        recording.note(gamefeature_host::recording::Record::EndPlay("the run is over".into()));
+    let ended = game.end("the run is over", Duration::ZERO, &mut ())?;
+    if let (Some(recording), Some(file)) = (ended.recording, record_to) {
+        record::said(recording, file);
     }
-    tokio.block_on(manager.end_play())?;
-    if let (Some(recording), Some(file)) = (recording, record_to) {
-        record::finish(recording, Some(&manager), file);
-    }
+    let manager = ended.manager;
     // Failures of every phase — loading, playing, end of play — are in the report by now.
     let report = manager.report().clone();
     let left = check::left_behind(&world::lock(manager.world()));
@@ -824,27 +826,6 @@ fn count_provenance(session: &Session) -> (usize, usize) {
             (cached, compiled)
         }
     })
-}
-
-/// The game's part, as Lyra's game mode and controllers: each player's pawn spawns first; its controller
-/// arrives next, and its player state last — so features waiting for them visibly stall, then complete.
-fn play(manager: &mut gamefeature_host::ExperienceManager, players: usize) {
-    let pawn_class = manager.pawn_class();
-    let spawned: Vec<game::Player> = manager.with_world(|w| {
-        (0..players)
-            .filter_map(|_| game::spawn_player(w, &pawn_class).map_err(|e| eprintln!("spawning: {e}")).ok())
-            .collect()
-    });
-    manager.with_world(|w| {
-        for player in &spawned {
-            let _ = game::possess(w, player).map_err(|e| eprintln!("possessing: {e}"));
-        }
-    });
-    manager.with_world(|w| {
-        for player in &spawned {
-            let _ = game::replicate_player_state(w, player).map_err(|e| eprintln!("player state: {e}"));
-        }
-    });
 }
 
 fn list_plugins(options: SessionOptions) -> Result<ExitCode> {

@@ -11,7 +11,7 @@ use crate::admin::{self, metrics::ServerMetrics, ServerHealth};
 use crate::fleet::{Allocation, MatchEnd, Orchestrator};
 
 use anyhow::{bail, Context, Result};
-use gamefeature_host::game_loop::{frame_of, Ending, GameLoop, Pace, Played};
+use gamefeature_host::game_loop::{frame_of, Ending, GameLoop, Pace, Played, Step};
 use gamefeature_host::net::transport::quic::{QuicClient, QuicServer};
 use gamefeature_host::net::transport::trust::{ServerIdentity, ServerTrust};
 use gamefeature_host::net::transport::{ClientTransport, ServerTransport};
@@ -81,18 +81,8 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
     // it; one while its experience loads abandons the load (a cold load of a Python plugin takes tens of
     // seconds, near an orchestrator's grace period).
     let stop = stop_on_signal(&tokio);
-    let mut registry = prometheus_client::registry::Registry::default();
-    let mut metrics = ServerMetrics::register(&mut registry);
-    let health = ServerHealth::new(registry);
-    if let Some(address) = args.admin {
-        let bound = admin::serve(address, health.clone(), &tokio)?;
-        println!("admin endpoint on http://{bound} (/metrics, /healthz, /readyz)");
-        if !bound.ip().is_loopback() {
-            eprintln!("note: the admin endpoint on {bound} is reachable from other machines");
-        }
-    }
-    let mut orchestrator = orchestrator(args.fleet, &tokio, &health)?;
     let session = Session::new(options.clone())?;
+    let mut chores = Chores::start(&args, &session, &tokio)?;
     let Some((mut game, fingerprint)) = start_server(&args, &options, &session, &tokio, &stop)? else {
         println!("stopping: a signal came while the experience loaded; the load is abandoned");
         // Compiles still running on blocking threads are not waited for: the process is ending.
@@ -101,95 +91,151 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
         return Ok(ExitCode::SUCCESS);
     };
     println!("ready: {} loaded", args.experience.display());
-    let experience_name = args.experience.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    if let Some(orchestrator) = orchestrator.as_mut() {
-        orchestrator.ready(&experience_name, &fingerprint)?;
-    }
-    let played_folders = game.plugin_folders();
-    if args.watch {
-        println!(
-            "watching the folders of {} plugin(s) for new versions (and their sources, to build them again)",
-            played_folders.len()
-        );
-        game.watch(&crate::rebuild::watched_folders(&played_folders)).context("watching the plugin folders")?;
-    }
-    let mut rebuilds = crate::rebuild::Rebuilds::default();
+    chores.ready(&mut game, &fingerprint, args.watch)?;
     let frame = frame_of(args.tick_rate.into());
     let mut pace = Pace::new(frame);
-    let mut match_end = MatchEnd::default();
-    let mut frames: u64 = 0;
     let ended_by = loop {
         if stop.load(Ordering::SeqCst) {
             break EndedBy::Signal;
         }
         let step = game.step(frame);
-        let server = game.server_mut().expect("a server's loop");
-        for note in &step.notes {
-            println!("{}", logged(server, note));
-        }
-        metrics.observe_frame(server, step.took);
-        for reload in step.reloads {
-            match reload.outcome {
-                Ok(said) => println!("{said}"),
-                Err(why) => println!("error: reloading {}: {why}", reload.plugin),
-            }
-        }
-        for line in rebuilds.follow(&tokio, &played_folders, &step.changed) {
-            println!("{line}");
-        }
-        if frames.is_multiple_of(u64::from(args.tick_rate)) {
-            metrics.observe_clients(server, session.runtime().compile_counts());
-        }
-        frames += 1;
-        let playing = server.players().len();
-        health.set_ready(args.max_players.is_none_or(|max| playing < max));
-        health.frame_done();
-        if let Some(orchestrator) = orchestrator.as_mut() {
-            // An allocation the server cannot take (another experience, an unreadable ticket key) ends it,
-            // cleanly, saying why: the orchestrator replaces it.
-            let taken =
-                orchestrator.allocation().map_err(|e| format!("{e:#}")).and_then(|allocation| match allocation {
-                    Some(allocation) => allocated(server, allocation, &experience_name).map(|()| true),
-                    None => Ok(false),
-                });
-            match taken {
-                Ok(true) => match_end.allocated(),
-                Ok(false) => {}
-                Err(why) => {
-                    eprintln!("error: {why}");
-                    break EndedBy::MatchOver(why);
-                }
-            }
-            orchestrator.players(playing);
-            if match_end.is_over(playing, server.players_away()) {
-                break EndedBy::MatchOver("the last player left".to_string());
-            }
+        if let Some(ended_by) = chores.after(&mut game, step) {
+            break ended_by;
         }
         pace.wait();
     };
-    health.set_ready(false);
+    chores.health.set_ready(false);
     match &ended_by {
         EndedBy::Signal => println!("stopping: ending play"),
         EndedBy::MatchOver(why) => println!("match over: {why}; ending play"),
     }
-    let ended = game.end("the server is shutting down", frame, &mut Paced { pace, health: &health })?;
+    let ended = game.end("the server is shutting down", frame, &mut Paced { pace, health: &chores.health })?;
     if let (Some(recording), Some(file)) = (ended.recording, args.record) {
         record::said(recording, file);
     }
     for failure in &ended.manager.report().failures {
         println!("  failure: {failure}");
     }
-    if let (Some(orchestrator), EndedBy::MatchOver(_)) = (orchestrator.as_mut(), &ended_by) {
+    if let (Some(orchestrator), EndedBy::MatchOver(_)) = (chores.orchestrator.as_mut(), &ended_by) {
         // The orchestrator stops the server (SIGTERM) once it has heard: until then it stays, healthy.
         orchestrator.shutdown()?;
         println!("waiting for SIGTERM");
         while !stop.load(Ordering::SeqCst) {
-            health.frame_done();
+            chores.health.frame_done();
             std::thread::sleep(Duration::from_millis(100));
         }
     }
     println!("stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a dedicated server does around its frames besides playing them: its log of clients, its metrics and
+/// health (`--admin`), `--watch`'s rebuilds of plugins whose sources change, and its fleet's orchestrator.
+struct Chores<'a> {
+    metrics: ServerMetrics,
+    health: Arc<ServerHealth>,
+    orchestrator: Option<Box<dyn Orchestrator>>,
+    match_end: MatchEnd,
+    experience_name: String,
+    max_players: Option<usize>,
+    tick_rate: u32,
+    frames: u64,
+    rebuilds: crate::rebuild::Rebuilds,
+    played_folders: Vec<PathBuf>,
+    session: &'a Session,
+    tokio: &'a tokio::runtime::Runtime,
+}
+
+impl<'a> Chores<'a> {
+    /// Metrics, the admin endpoint when asked for, and the orchestrator, before the server starts.
+    fn start(args: &ServerArgs<'_>, session: &'a Session, tokio: &'a tokio::runtime::Runtime) -> Result<Self> {
+        let mut registry = prometheus_client::registry::Registry::default();
+        let metrics = ServerMetrics::register(&mut registry);
+        let health = ServerHealth::new(registry);
+        if let Some(address) = args.admin {
+            let bound = admin::serve(address, health.clone(), tokio)?;
+            println!("admin endpoint on http://{bound} (/metrics, /healthz, /readyz)");
+            if !bound.ip().is_loopback() {
+                eprintln!("note: the admin endpoint on {bound} is reachable from other machines");
+            }
+        }
+        let orchestrator = orchestrator(args.fleet, tokio, &health)?;
+        Ok(Chores {
+            metrics,
+            health,
+            orchestrator,
+            match_end: MatchEnd::default(),
+            experience_name: args.experience.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            max_players: args.max_players,
+            tick_rate: args.tick_rate,
+            frames: 0,
+            rebuilds: Default::default(),
+            played_folders: Vec::new(),
+            session,
+            tokio,
+        })
+    }
+
+    /// The server is loaded: the orchestrator hears it is ready, and its plugins' folders are watched if asked.
+    fn ready(&mut self, game: &mut GameLoop, fingerprint: &str, watch: bool) -> Result<()> {
+        if let Some(orchestrator) = self.orchestrator.as_mut() {
+            orchestrator.ready(&self.experience_name, fingerprint)?;
+        }
+        if watch {
+            self.played_folders = game.plugin_folders();
+            println!(
+                "watching the folders of {} plugin(s) for new versions (and their sources, to build them again)",
+                self.played_folders.len()
+            );
+            game.watch(&crate::rebuild::watched_folders(&self.played_folders))
+                .context("watching the plugin folders")?;
+        }
+        Ok(())
+    }
+
+    /// After a frame: what it did, shown and measured; the fleet's allocation taken. Why play ends, when it does.
+    fn after(&mut self, game: &mut GameLoop, step: Step) -> Option<EndedBy> {
+        let server = game.server_mut().expect("a server's loop");
+        for note in &step.notes {
+            println!("{}", logged(server, note));
+        }
+        self.metrics.observe_frame(server, step.took);
+        for reload in step.reloads {
+            match reload.outcome {
+                Ok(said) => println!("{said}"),
+                Err(why) => println!("error: reloading {}: {why}", reload.plugin),
+            }
+        }
+        for line in self.rebuilds.follow(self.tokio, &self.played_folders, &step.changed) {
+            println!("{line}");
+        }
+        if self.frames.is_multiple_of(u64::from(self.tick_rate)) {
+            self.metrics.observe_clients(server, self.session.runtime().compile_counts());
+        }
+        self.frames += 1;
+        let playing = server.players().len();
+        self.health.set_ready(self.max_players.is_none_or(|max| playing < max));
+        self.health.frame_done();
+        let orchestrator = self.orchestrator.as_mut()?;
+        // An allocation the server cannot take (another experience, an unreadable ticket key) ends it, cleanly,
+        // saying why: the orchestrator replaces it.
+        let taken = orchestrator.allocation().map_err(|e| format!("{e:#}")).and_then(|allocation| match allocation {
+            Some(allocation) => allocated(server, allocation, &self.experience_name).map(|()| true),
+            None => Ok(false),
+        });
+        match taken {
+            Ok(true) => self.match_end.allocated(),
+            Ok(false) => {}
+            Err(why) => {
+                eprintln!("error: {why}");
+                return Some(EndedBy::MatchOver(why));
+            }
+        }
+        orchestrator.players(playing);
+        self.match_end
+            .is_over(playing, server.players_away())
+            .then(|| EndedBy::MatchOver("the last player left".to_string()))
+    }
 }
 
 /// A server's setup: listening (saying where, and the certificate clients pin), recording when asked, its

@@ -114,7 +114,7 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
     if let Some(recording) = &mut recording {
         recording.checkpoint(&manager);
     }
-    let mut game = GameLoop::new(Played::Standalone(manager), tokio.handle().clone());
+    let mut game = GameLoop::new(Played::Standalone(Box::new(manager)), tokio.handle().clone());
     if let Some(recording) = recording {
         game = game.recorded(recording);
     }

@@ -24,12 +24,6 @@ pub fn start(
     WorldRecording::start(path, recorded, options, manager).with_context(|| format!("recording to {}", path.display()))
 }
 
-/// Ends a recording and says where it is and how large.
-pub fn finish(recording: WorldRecording, manager: Option<&ExperienceManager>, path: &Path) {
-    let frames = recording.frames();
-    said(RecordingEnd { frames, size: recording.finish(manager) }, path);
-}
-
 /// Says where a recording a game loop ended is, and how large (or why it stopped early).
 pub fn said(recording: RecordingEnd, path: &Path) {
     match recording.size {

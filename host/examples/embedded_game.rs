@@ -36,7 +36,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let tokio = tokio::runtime::Runtime::new()?;
     let mut world = session.create_world("game", NetMode::Standalone);
     tokio.block_on(world.load(&repository.join("host/examples/embedded_game.toml")))?;
-    let mut host = GameLoop::new(Played::Standalone(world), tokio.handle().clone());
+    let mut host = GameLoop::new(Played::Standalone(Box::new(world)), tokio.handle().clone());
 
     // The game's players: a pawn, a controller and a player state each; the controller possesses the pawn,
     // then the player state arrives (as Unreal's do), and the plugins' features on the pawn get to play.

@@ -39,7 +39,7 @@ pub const GOODBYE: Duration = Duration::from_secs(3);
 /// The world a loop runs, in its net mode.
 pub enum Played {
     /// A world of its own (standalone, or a listen server's own world before clients).
-    Standalone(ExperienceManager),
+    Standalone(Box<ExperienceManager>),
     /// A server's world and its clients.
     Server(Box<GameServer>),
     /// A client's world, replicated from its server.
@@ -253,6 +253,14 @@ impl GameLoop {
         step
     }
 
+    /// Records a checkpoint of the world's state now, between frames, when the loop is recorded (a replay
+    /// compares the state there too): after the game set its world up, say.
+    pub fn checkpoint(&mut self) {
+        if let Some(recording) = &mut self.recording {
+            recording.checkpoint(self.played.manager());
+        }
+    }
+
     /// Carries out a console command on a standalone world between frames, recorded (see [`Command`]).
     pub fn execute(&mut self, session: &crate::Session, command: &Command, line: &str) -> Result<String, String> {
         let Played::Standalone(manager) = &mut self.played else {
@@ -262,7 +270,7 @@ impl GameLoop {
         if let (Some(recording), false) = (&mut self.recording, matches!(command, Command::Trace(_))) {
             recording.command(line);
         }
-        self.tokio.block_on(LiveWorld::new(manager, session).execute(command))
+        self.tokio.block_on(LiveWorld::new(&mut **manager, session).execute(command))
     }
 
     /// Reloads `plugin` now, between frames, waiting for its new version to compile: for a reload that must
@@ -328,7 +336,7 @@ impl GameLoop {
                     recording.note(Record::EndPlay(reason.to_string()));
                 }
                 self.tokio.block_on(manager.end_play())?;
-                manager
+                *manager
             }
             Played::Server(mut server) => {
                 let settling = Instant::now();
