@@ -35,8 +35,11 @@ fn a_c_program_embeds_the_host_under_address_sanitizer() {
         .expect("clang runs (./dev setup installs it, and AddressSanitizer's runtime)");
     assert!(compiled.status.success(), "{}", String::from_utf8_lossy(&compiled.stderr));
 
+    // The plugins built from source for the tests (`./dev setup` builds the repository's own).
+    use gamefeature_plugin_artifacts::{PluginDir, LYRA_CHARACTER, SCORE_KEEPER};
+    let plugins = PluginDir::with(&[LYRA_CHARACTER, SCORE_KEEPER]);
     let ran = Command::new(&program)
-        .arg(repository.join("plugins"))
+        .arg(plugins.path())
         .arg(repository.join("gfhost.toml"))
         .arg(repository.join("target/embedded-game-cache"))
         .arg(repository.join("host/examples/embedded_game.toml"))

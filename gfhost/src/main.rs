@@ -39,29 +39,126 @@ use gamefeature_host::{Session, SessionOptions};
 #[derive(Parser)]
 #[command(version, about)]
 struct Cli {
-    /// Directory whose sub-folders are plugin packages (repeatable; naming any replaces the default, so
-    /// `--plugins plugins --plugins mods` looks in both) [default: plugins; for `replay`, the folders recorded].
-    #[arg(long = "plugins", global = true)]
-    plugin_dirs: Vec<PathBuf>,
-    /// Where compiled components are cached [default: $GFHOST_CACHE_DIR, else ~/.cache/gamefeature].
-    #[arg(long, global = true)]
-    cache_dir: Option<PathBuf>,
-    /// Compile every component, ignoring and not writing the cache.
-    #[arg(long, global = true)]
-    no_cache: bool,
-    /// Host configuration granting plugins permissions [default: ./gfhost.toml when present, else nothing granted].
-    #[arg(long, global = true)]
-    config: Option<PathBuf>,
-    /// How long one call into a plugin may run before the plugin is stopped and quarantined
-    /// [default: the configuration's `[sandbox] call-deadline-ms`, else 10].
-    #[arg(long, global = true, value_parser = parse_call_deadline_ms)]
-    call_deadline_ms: Option<u64>,
+    /// Options given before the command apply to every command that takes them (`gfhost --plugins mods run`);
+    /// given after it, to that command, over these.
+    #[command(flatten)]
+    defaults: HostArgs,
     /// How the host's log (stderr, at the level GFHOST_LOG says) is written: lines for people, or one JSON
     /// object a line for log collectors.
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
+}
+
+/// `--plugins`, for the commands that look in plugin folders.
+#[derive(clap::Args)]
+struct PluginDirs {
+    /// Directory whose sub-folders are plugin packages (repeatable; naming any replaces the default, so
+    /// `--plugins plugins --plugins mods` looks in both) [default: plugins; for `replay`, the folders recorded].
+    #[arg(long = "plugins")]
+    plugin_dirs: Vec<PathBuf>,
+}
+
+impl PluginDirs {
+    /// These folders, or `defaults`' when none were named here.
+    fn over(self, defaults: &PluginDirs) -> PluginDirs {
+        PluginDirs {
+            plugin_dirs: if self.plugin_dirs.is_empty() { defaults.plugin_dirs.clone() } else { self.plugin_dirs },
+        }
+    }
+
+    /// The folders named, or `plugins`.
+    fn or_default(self) -> Vec<PathBuf> {
+        if self.plugin_dirs.is_empty() {
+            vec![PathBuf::from("plugins")]
+        } else {
+            self.plugin_dirs
+        }
+    }
+}
+
+/// `--config`, for the commands that read the host's configuration.
+#[derive(clap::Args)]
+struct ConfigArg {
+    /// Host configuration granting plugins permissions [default: ./gfhost.toml when present, else nothing granted].
+    #[arg(long)]
+    config: Option<PathBuf>,
+}
+
+impl ConfigArg {
+    /// This configuration, or `defaults`' when none was named here.
+    fn over(self, defaults: &ConfigArg) -> ConfigArg {
+        ConfigArg { config: self.config.or_else(|| defaults.config.clone()) }
+    }
+
+    /// The configuration named, or `./gfhost.toml` when there is one, or nothing granted.
+    fn read(&self) -> Result<HostConfig> {
+        Ok(match &self.config {
+            Some(path) => HostConfig::from_file(path)?,
+            None if Path::new("gfhost.toml").is_file() => HostConfig::from_file(Path::new("gfhost.toml"))?,
+            None => HostConfig::default(),
+        })
+    }
+}
+
+/// The options of the commands that run plugins: where they are, the host's configuration, the compile cache,
+/// a call deadline.
+#[derive(clap::Args)]
+struct HostArgs {
+    #[command(flatten)]
+    plugins: PluginDirs,
+    #[command(flatten)]
+    config: ConfigArg,
+    /// Where compiled components are cached [default: $GFHOST_CACHE_DIR, else ~/.cache/gamefeature].
+    #[arg(long)]
+    cache_dir: Option<PathBuf>,
+    /// Compile every component, ignoring and not writing the cache.
+    #[arg(long)]
+    no_cache: bool,
+    /// How long one call into a plugin may run before the plugin is stopped and quarantined
+    /// [default: the configuration's `[sandbox] call-deadline-ms`, else 10].
+    #[arg(long, value_parser = parse_call_deadline_ms)]
+    call_deadline_ms: Option<u64>,
+}
+
+/// What a command that runs plugins takes from its options.
+struct Host {
+    /// The `--plugins` folders, when any were named (a replay otherwise plays the recorded ones).
+    named_plugins: Option<Vec<PathBuf>>,
+    plugin_dirs: Vec<PathBuf>,
+    runtime: RuntimeConfig,
+    config: HostConfig,
+    /// The cache folder, where fetched mods go too.
+    cache_dir: PathBuf,
+}
+
+impl HostArgs {
+    /// These options, each taken from `defaults` where it was not given here.
+    fn over(self, defaults: &HostArgs) -> HostArgs {
+        HostArgs {
+            plugins: self.plugins.over(&defaults.plugins),
+            config: self.config.over(&defaults.config),
+            cache_dir: self.cache_dir.or_else(|| defaults.cache_dir.clone()),
+            no_cache: self.no_cache || defaults.no_cache,
+            call_deadline_ms: self.call_deadline_ms.or(defaults.call_deadline_ms),
+        }
+    }
+
+    fn prepare(self) -> Result<Host> {
+        let named_plugins = (!self.plugins.plugin_dirs.is_empty()).then(|| self.plugins.plugin_dirs.clone());
+        let config = self.config.read()?;
+        let cache_dir = self.cache_dir.unwrap_or_else(default_cache_dir);
+        let compile_cache = (!self.no_cache).then(|| cache_dir.clone());
+        let mut runtime =
+            RuntimeConfig { cache_dir: compile_cache, ..RuntimeConfig::default() }.with_host_config(&config);
+        if let Some(ms) = self.call_deadline_ms {
+            // One deadline for every plugin, as `[sandbox] call-deadline-ms` sets it.
+            runtime.call_deadline = std::time::Duration::from_millis(ms);
+            runtime.fit_deadline_to_components = false;
+        }
+        Ok(Host { named_plugins, plugin_dirs: self.plugins.or_default(), runtime, config, cache_dir })
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -74,6 +171,8 @@ enum LogFormat {
 enum Command {
     /// Load an experience into a world, spawn players, end play, and print the timeline.
     Run {
+        #[command(flatten)]
+        host: HostArgs,
         /// The experience file.
         #[arg(default_value = "experiences/default.toml")]
         experience: PathBuf,
@@ -113,6 +212,8 @@ enum Command {
     },
     /// Run a dedicated server: one world, served over QUIC until SIGTERM or SIGINT, which end play cleanly.
     Server {
+        #[command(flatten)]
+        host: HostArgs,
         /// The experience file; clients load the file of the same name from their experience folder.
         #[arg(default_value = "experiences/default.toml")]
         experience: PathBuf,
@@ -187,6 +288,8 @@ enum Command {
     },
     /// Join a server: play its experience in a client world until it ends play.
     Client {
+        #[command(flatten)]
+        host: HostArgs,
         /// The server's address: an IP address or a host name, and the port (`game.example.org:7777`).
         #[arg(long, default_value = "127.0.0.1:7777", value_parser = parse_server_address)]
         connect: std::net::SocketAddr,
@@ -218,6 +321,8 @@ enum Command {
     /// Load an experience into a world that keeps running, changed by commands until `quit`: features
     /// activated, deactivated, hot-reloaded, installed and uninstalled while it plays.
     Play {
+        #[command(flatten)]
+        host: HostArgs,
         /// The experience file.
         #[arg(default_value = "experiences/default.toml")]
         experience: PathBuf,
@@ -247,6 +352,8 @@ enum Command {
     /// plugins play from this host's own folders (--plugins, default plugins), under its own configuration: a
     /// recording is data, and the folders it names are shown, not followed, unless --follow-recorded says so.
     Replay {
+        #[command(flatten)]
+        host: HostArgs,
         /// The recording.
         recording: PathBuf,
         /// Exit with status 1 when the replay differs from the recording (for tests and CI).
@@ -262,17 +369,23 @@ enum Command {
     },
     /// List the plugins found in the plugin directories.
     Plugins {
+        #[command(flatten)]
+        host: HostArgs,
         /// A plugin directory to list instead of --plugins.
         dir: Option<PathBuf>,
     },
     /// Show a plugin's manifest and its component's imports and exports beside what the world wants.
     Inspect {
+        #[command(flatten)]
+        host: HostArgs,
         /// Plugin name, or the path of a plugin folder.
         plugin: String,
     },
     /// Check a plugin: its component against the WIT, then its lifecycle in a headless world — missing exports,
     /// denied and refused calls, slow calls, failures, and what it leaves behind.
     Check {
+        #[command(flatten)]
+        host: HostArgs,
         /// Plugin name, or the path of a plugin folder.
         plugin: String,
         /// The experience whose game (classes, pawn class) the plugin is written for
@@ -284,6 +397,8 @@ enum Command {
     /// step by step, checking what it expects of the log, init states, components and properties, and that
     /// nothing is left at end of play.
     Test {
+        #[command(flatten)]
+        host: HostArgs,
         /// Plugin name, or the path of a plugin folder.
         plugin: String,
         /// The experience whose game (classes, pawn class) the scenarios play in
@@ -293,6 +408,8 @@ enum Command {
     },
     /// Build plugins from source and put each component beside its plugin.toml.
     Build {
+        #[command(flatten)]
+        plugins: PluginDirs,
         /// Plugin folders, or directories of them [default: the --plugins directories].
         paths: Vec<PathBuf>,
         /// After building, keep watching: build a plugin again whenever one of its sources is saved.
@@ -302,6 +419,8 @@ enum Command {
     /// Pack a built plugin folder into one package file (`NAME-VERSION.gfpkg`, an OCI image layout archive),
     /// signed with a publisher key.
     Pack {
+        #[command(flatten)]
+        plugins: PluginDirs,
         /// Plugin name, or the path of a plugin folder.
         plugin: String,
         /// The publisher's secret key (see `gfhost keygen`); without it the package is unsigned.
@@ -318,6 +437,10 @@ enum Command {
     /// configuration); a plugin already there of that name is replaced. From a registry, the version is
     /// recorded in the lock file; with no package, exactly what the lock file lists is installed.
     Install {
+        #[command(flatten)]
+        plugins: PluginDirs,
+        #[command(flatten)]
+        config: ConfigArg,
         /// A package file, or NAME@RANGE from --registry (a Cargo-style semver range: `lyra@^1.2`,
         /// `lyra@=1.2.3`; `lyra` alone is the newest). None: everything the lock file lists.
         package: Option<String>,
@@ -347,6 +470,8 @@ enum Command {
     /// Create a plugin: a manifest and the sources of a first plugin whose hooks log; it builds and loads
     /// unchanged.
     New {
+        #[command(flatten)]
+        plugins: PluginDirs,
         /// The plugin's name: lowercase letters, digits and '-'.
         name: String,
         /// The language it is written in: rust, python, js or c.
@@ -435,26 +560,11 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(mut cli: Cli) -> Result<ExitCode> {
-    // A replay plays the recorded folders unless told others; everything else looks in `plugins`.
-    let named_plugins = (!cli.plugin_dirs.is_empty()).then(|| cli.plugin_dirs.clone());
-    if cli.plugin_dirs.is_empty() {
-        cli.plugin_dirs = vec![PathBuf::from("plugins")];
-    }
-    let cache_dir = if cli.no_cache { None } else { Some(cli.cache_dir.clone().unwrap_or_else(default_cache_dir)) };
-    let config = match &cli.config {
-        Some(path) => HostConfig::from_file(path)?,
-        None if Path::new("gfhost.toml").is_file() => HostConfig::from_file(Path::new("gfhost.toml"))?,
-        None => HostConfig::default(),
-    };
-    let mut runtime = RuntimeConfig { cache_dir, ..RuntimeConfig::default() }.with_host_config(&config);
-    if let Some(ms) = cli.call_deadline_ms {
-        // One deadline for every plugin, as `[sandbox] call-deadline-ms` sets it.
-        runtime.call_deadline = std::time::Duration::from_millis(ms);
-        runtime.fit_deadline_to_components = false;
-    }
+fn run(cli: Cli) -> Result<ExitCode> {
+    let defaults = &cli.defaults;
     match cli.command {
         Command::Run {
+            host,
             experience,
             net_mode,
             chaos_delay,
@@ -467,11 +577,12 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
             script,
             record,
         } => {
+            let Host { plugin_dirs, runtime, config, .. } = host.over(defaults).prepare()?;
             let chaos = chaos_delay.map(|(min, random)| ChaosDelay::new(min, random, seed)).transpose();
             let chaos = chaos.map_err(anyhow::Error::msg)?;
             let trust = config.trust.clone();
             let options = SessionOptions {
-                plugin_dirs: cli.plugin_dirs,
+                plugin_dirs,
                 runtime,
                 // The timeline is for reading what plugins do: show their debug lines too.
                 manager: ManagerOptions { chaos, ..manager_options(config, LogLevel::Debug) },
@@ -492,6 +603,7 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
             run_experience(&experience, net_mode, players, trace.as_deref(), record.as_deref(), options)
         }
         Command::Server {
+            host,
             experience,
             listen,
             tick_rate,
@@ -508,7 +620,8 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
             watch,
             record,
         } => {
-            let options = session_options(cli.plugin_dirs, runtime, config, LogLevel::Info);
+            let Host { plugin_dirs, runtime, config, .. } = host.over(defaults).prepare()?;
+            let options = session_options(plugin_dirs, runtime, config, LogLevel::Info);
             let token = token.secret()?;
             let certificate = cert.zip(key);
             let max_players = max_players.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
@@ -545,24 +658,25 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
             println!("{}", key.mint(&gamefeature_host::net::ticket::Ticket { player, name, match_id, expires }));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Client { connect, trust, server_name, token, experiences, fetch, mods_dir, seconds, record } => {
+        Command::Client { host, connect, trust, server_name, token, experiences, fetch, mods_dir, seconds, record } => {
+            let Host { plugin_dirs, runtime, config, cache_dir, .. } = host.over(defaults).prepare()?;
             let mod_sync = ModSync {
                 policy: fetch.unwrap_or(config.mod_sync.fetch),
                 trust: config.trust.clone(),
                 permissions: config.mod_sync.permissions.clone(),
-                cache_dir: mods_dir
-                    .unwrap_or_else(|| cli.cache_dir.clone().unwrap_or_else(default_cache_dir).join("mods")),
+                cache_dir: mods_dir.unwrap_or_else(|| cache_dir.join("mods")),
                 max_package_bytes: config.mod_sync.max_package_mib.saturating_mul(1 << 20),
             };
-            let options = session_options(cli.plugin_dirs, runtime, config, LogLevel::Info);
+            let options = session_options(plugin_dirs, runtime, config, LogLevel::Info);
             let (trust, token) = (trust.trust(&server_name)?, token.secret()?);
             net::join(net::ClientArgs { connect, trust, token, experiences, mod_sync, seconds, record }, options)
         }
-        Command::Play { experience, net_mode, players, script, watch, tick_rate, record } => {
+        Command::Play { host, experience, net_mode, players, script, watch, tick_rate, record } => {
             if !experience.is_file() {
                 bail!("experience file {} not found", experience.display());
             }
-            let options = session_options(cli.plugin_dirs, runtime, config, LogLevel::Info);
+            let Host { plugin_dirs, runtime, config, .. } = host.over(defaults).prepare()?;
+            let options = session_options(plugin_dirs, runtime, config, LogLevel::Info);
             let play_options = play::PlayOptions {
                 net_mode,
                 players,
@@ -573,10 +687,11 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
             };
             play::play(&experience, play_options, options)
         }
-        Command::Replay { recording, expect_same, follow_recorded, show_output } => {
+        Command::Replay { host, recording, expect_same, follow_recorded, show_output } => {
+            let Host { named_plugins, plugin_dirs, runtime, config, cache_dir } = host.over(defaults).prepare()?;
             // The replayer's own fetching: its configuration's policy into its own mods folder. Only a recording
             // followed on purpose fetches as it says, into the folder it names.
-            let own_mods = cli.cache_dir.clone().unwrap_or_else(default_cache_dir).join("mods");
+            let own_mods = cache_dir.join("mods");
             let mod_sync = ModSync {
                 policy: config.mod_sync.fetch,
                 trust: config.trust.clone(),
@@ -587,7 +702,7 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
             let options = session_options(Vec::new(), runtime, config, LogLevel::Debug);
             let replay = record::ReplayArgs {
                 named_plugins,
-                own_plugins: cli.plugin_dirs,
+                own_plugins: plugin_dirs,
                 follow_recorded,
                 mod_sync,
                 expect_same,
@@ -595,8 +710,8 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
             };
             record::replay_command(&recording, replay, options)
         }
-        Command::Build { paths, watch } => {
-            let paths = if paths.is_empty() { cli.plugin_dirs } else { paths };
+        Command::Build { plugins, paths, watch } => {
+            let paths = if paths.is_empty() { plugins.over(&defaults.plugins).or_default() } else { paths };
             let mut failures = 0;
             for path in &paths {
                 let built = build::build_plugins(path)?;
@@ -619,12 +734,15 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Pack { plugin, key, publisher, out } => {
-            let (name, plugin_dirs) = plugin_and_dirs(&plugin, cli.plugin_dirs)?;
+        Command::Pack { plugins, plugin, key, publisher, out } => {
+            let (name, plugin_dirs) = plugin_and_dirs(&plugin, plugins.over(&defaults.plugins).or_default())?;
             packages::pack(&name, &plugin_dirs, key.as_deref(), publisher.as_deref(), &out)
         }
-        Command::Install { package, into, registry, lock } => {
-            let into = into.or_else(|| cli.plugin_dirs.first().cloned()).unwrap_or_else(|| PathBuf::from("plugins"));
+        Command::Install { plugins, config, package, into, registry, lock } => {
+            let config = config.over(&defaults.config).read()?;
+            let plugins = plugins.over(&defaults.plugins);
+            let into =
+                into.or_else(|| plugins.plugin_dirs.first().cloned()).unwrap_or_else(|| PathBuf::from("plugins"));
             match package {
                 Some(file) if Path::new(&file).is_file() => packages::install(Path::new(&file), &into, &config.trust),
                 Some(spec) => packages::install_from_registry(&spec, registry.as_deref(), &into, &lock, &config.trust),
@@ -633,26 +751,31 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
         }
         Command::Publish { package, registry } => packages::publish(&package, &registry),
         Command::Keygen { out } => packages::keygen(&out),
-        Command::New { name, lang, dir } => {
-            let parent = dir.or_else(|| cli.plugin_dirs.first().cloned()).unwrap_or_else(|| PathBuf::from("plugins"));
+        Command::New { plugins, name, lang, dir } => {
+            let plugins = plugins.over(&defaults.plugins);
+            let parent =
+                dir.or_else(|| plugins.plugin_dirs.first().cloned()).unwrap_or_else(|| PathBuf::from("plugins"));
             let (folder, files) = template::new_plugin(&parent, &name, lang)?;
             println!("created {} ({lang}): {}", folder.display(), files.join(", "));
             println!("next: add \"{name}\" to an experience's features, then `gfhost build` and `gfhost run`");
             Ok(ExitCode::SUCCESS)
         }
-        Command::Plugins { dir } => {
-            let plugin_dirs = dir.map(|d| vec![d]).unwrap_or(cli.plugin_dirs);
+        Command::Plugins { host, dir } => {
+            let Host { plugin_dirs, runtime, config, .. } = host.over(defaults).prepare()?;
+            let plugin_dirs = dir.map(|d| vec![d]).unwrap_or(plugin_dirs);
             let manager = ManagerOptions { grants: config.grants, ..ManagerOptions::default() };
             list_plugins(SessionOptions { plugin_dirs, runtime, manager, trust: config.trust })
         }
-        Command::Check { plugin, experience } => {
-            let (name, plugin_dirs) = plugin_and_dirs(&plugin, cli.plugin_dirs)?;
+        Command::Check { host, plugin, experience } => {
+            let Host { plugin_dirs, runtime, config, .. } = host.over(defaults).prepare()?;
+            let (name, plugin_dirs) = plugin_and_dirs(&plugin, plugin_dirs)?;
             let default = Path::new("experiences/default.toml");
             let game = experience.or_else(|| default.is_file().then(|| default.to_path_buf()));
             check::check_plugin(&name, game.as_deref(), session_options(plugin_dirs, runtime, config, LogLevel::Info))
         }
-        Command::Test { plugin, experience } => {
-            let (name, plugin_dirs) = plugin_and_dirs(&plugin, cli.plugin_dirs)?;
+        Command::Test { host, plugin, experience } => {
+            let Host { plugin_dirs, runtime, config, .. } = host.over(defaults).prepare()?;
+            let (name, plugin_dirs) = plugin_and_dirs(&plugin, plugin_dirs)?;
             let default = Path::new("experiences/default.toml");
             let game = experience.or_else(|| default.is_file().then(|| default.to_path_buf()));
             scenario::test_plugin(
@@ -661,8 +784,9 @@ fn run(mut cli: Cli) -> Result<ExitCode> {
                 session_options(plugin_dirs, runtime, config, LogLevel::Debug),
             )
         }
-        Command::Inspect { plugin } => {
-            let (name, plugin_dirs) = plugin_and_dirs(&plugin, cli.plugin_dirs)?;
+        Command::Inspect { host, plugin } => {
+            let Host { plugin_dirs, runtime, config, .. } = host.over(defaults).prepare()?;
+            let (name, plugin_dirs) = plugin_and_dirs(&plugin, plugin_dirs)?;
             let options = SessionOptions { plugin_dirs, runtime, trust: config.trust, ..SessionOptions::default() };
             inspect_plugin(&name, options)
         }

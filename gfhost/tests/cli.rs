@@ -8,7 +8,6 @@ use gamefeature_plugin_artifacts::*;
 
 fn gfhost(args: &[&str], plugins: &Path, cache: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gfhost"))
-        .args(args)
         .arg("--plugins")
         .arg(plugins)
         .arg("--cache-dir")
@@ -17,6 +16,8 @@ fn gfhost(args: &[&str], plugins: &Path, cache: &Path) -> Output {
         .args(["--call-deadline-ms", "1000"])
         .arg("--config")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../gfhost.toml"))
+        // The options go before the command: they apply to every command that takes them.
+        .args(args)
         .env_remove("GFHOST_LOG")
         .output()
         .expect("running gfhost")
@@ -33,11 +34,12 @@ fn modder_folder() -> (tempfile::TempDir, std::path::PathBuf) {
 /// `gfhost` run from a modder's folder on its `plugins`.
 fn gfhost_as_modder(root: &Path, plugins: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gfhost"))
-        .args(args)
         .arg("--plugins")
         .arg(plugins)
         .arg("--cache-dir")
         .arg(shared_cache())
+        // The options go before the command: they apply to every command that takes them.
+        .args(args)
         .current_dir(root)
         // Rust plugins build in the examples' target directory, which holds the SDK built for wasm32-wasip2.
         .env_remove("CARGO_TARGET_DIR")
@@ -1020,4 +1022,31 @@ fn builds_in_several_processes_take_turns_and_never_show_half_a_component() {
         .filter(|name| name.starts_with(".building-"))
         .collect();
     assert_eq!(left, Vec::<String>::new());
+}
+
+/// A command's help lists the options it takes and no others: `ticket` does not offer `--no-cache`. Given
+/// before the command, the options apply to every command that takes them.
+#[test]
+fn each_command_lists_only_the_options_it_takes() {
+    let help = |command: &str| {
+        let output = Command::new(env!("CARGO_BIN_EXE_gfhost")).args([command, "--help"]).output().unwrap();
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let all = ["--plugins", "--config", "--cache-dir", "--no-cache", "--call-deadline-ms"];
+    let takes = |command: &str| -> &[&str] {
+        match command {
+            "ticket" | "keygen" | "publish" => &[],
+            "build" | "pack" | "new" => &all[..1],
+            "install" => &all[..2],
+            _ => &all,
+        }
+    };
+    let commands = ["run", "server", "client", "play", "replay", "plugins", "inspect", "check", "test"];
+    for command in commands.iter().chain(&["build", "pack", "new", "install", "ticket", "keygen", "publish"]) {
+        let text = help(command);
+        for option in all {
+            let shown = text.contains(&format!("{option} ")) || text.contains(&format!("{option}\n"));
+            assert_eq!(shown, takes(command).contains(&option), "gfhost {command} --help and {option}:\n{text}");
+        }
+    }
 }

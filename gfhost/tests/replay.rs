@@ -98,9 +98,10 @@ impl Modder {
 
 fn gfhost_in(root: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gfhost"))
-        .args(args)
         .arg("--cache-dir")
         .arg(shared_cache())
+        // The options go before the command: they apply to every command that takes them.
+        .args(args)
         .current_dir(root)
         .env_remove("GFHOST_LOG")
         .output()
@@ -290,7 +291,6 @@ impl Hostile {
 
     fn gfhost(&self, args: &[&std::ffi::OsStr], call_deadline_ms: &str) -> Output {
         Command::new(env!("CARGO_BIN_EXE_gfhost"))
-            .args(args)
             .arg("--plugins")
             .arg(self.plugins.path())
             .arg("--cache-dir")
@@ -298,6 +298,8 @@ impl Hostile {
             .arg("--config")
             .arg(&self.config)
             .args(["--call-deadline-ms", call_deadline_ms])
+            // The options go before the command: they apply to every command that takes them.
+            .args(args)
             .env_remove("GFHOST_LOG")
             .output()
             .expect("running gfhost")

@@ -22,11 +22,17 @@ const FRAME: Duration = Duration::from_millis(33);
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    play(&repository.join("plugins"))
+}
+
+/// The game, with the plugins in `plugins` (each a folder with its plugin.toml and built component).
+fn play(plugins: &Path) -> Result<(), Box<dyn std::error::Error>> {
+    let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
 
     // The host's side: where plugins are, what each may do (the repository's gfhost.toml), a compile cache.
     let config = HostConfig::from_file(&repository.join("gfhost.toml"))?;
     let session = Session::new(SessionOptions {
-        plugin_dirs: vec![repository.join("plugins")],
+        plugin_dirs: vec![plugins.to_path_buf()],
         runtime: RuntimeConfig { cache_dir: Some(cache_dir(&repository)), ..RuntimeConfig::default() },
         manager: ManagerOptions { grants: config.grants, data_dir: config.data_dir, ..ManagerOptions::default() },
         trust: config.trust,
@@ -103,7 +109,10 @@ fn cache_dir(repository: &Path) -> PathBuf {
     repository.join("target").join("embedded-game-cache")
 }
 
+/// The game plays with the plugins built from source for the tests (`./dev setup` builds the repository's).
 #[test]
 fn the_embedded_game_plays() {
-    main().unwrap();
+    use gamefeature_plugin_artifacts::{PluginDir, LYRA_CHARACTER, SCORE_KEEPER};
+    let plugins = PluginDir::with(&[LYRA_CHARACTER, SCORE_KEEPER]);
+    play(plugins.path()).unwrap();
 }
