@@ -92,7 +92,7 @@ extern "C" {
  * Creates a host whose plugins are the folders in `plugins_dir`, with the host configuration `config_file`
  * (a `gfhost.toml`: what each plugin is granted and its limits; NULL grants plugins nothing beyond their
  * sandbox) and a compile cache in `cache_dir` (NULL: plugins are compiled each time). On success `*host_out`
- * is a host the caller frees with [`gf_host_delete`].
+ * is a host the caller frees with [`gf_host_delete`]; on failure it is NULL.
  *
  * # Safety
  * The strings are NULL or NUL-terminated; `host_out` points to writable memory for one pointer.

@@ -151,7 +151,7 @@ impl GfHost {
 /// Creates a host whose plugins are the folders in `plugins_dir`, with the host configuration `config_file`
 /// (a `gfhost.toml`: what each plugin is granted and its limits; NULL grants plugins nothing beyond their
 /// sandbox) and a compile cache in `cache_dir` (NULL: plugins are compiled each time). On success `*host_out`
-/// is a host the caller frees with [`gf_host_delete`].
+/// is a host the caller frees with [`gf_host_delete`]; on failure it is NULL.
 ///
 /// # Safety
 /// The strings are NULL or NUL-terminated; `host_out` points to writable memory for one pointer.
@@ -172,6 +172,9 @@ pub unsafe extern "C" fn gf_host_new(
         if host_out.is_null() {
             return Err(GfError::new(GfErrorKind::GfErrorInvalid, "host_out is NULL"));
         }
+        // SAFETY: `host_out` is not NULL (checked above), and the caller promises it is writable. NULL until a
+        // host is made, so a caller that deletes it on failure deletes nothing.
+        unsafe { *host_out = std::ptr::null_mut() };
         let config = match config_file {
             Some(file) => Some(
                 HostConfig::from_file(Path::new(file))
@@ -424,8 +427,9 @@ pub unsafe extern "C" fn gf_host_next_event(host: *mut GfHost, event_out: *mut G
         // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
         let event_out = unsafe { event_out.as_mut() }?;
         if host.heard.is_empty() {
-            let game = host.game.as_mut()?;
-            let (events, _dropped) = game.with_world(|w| w.take_heard_events()).expect("a standalone world");
+            // Taken from the world as it is: taking events delivers nothing (no plugin runs here).
+            let game = host.game.as_ref()?;
+            let (events, _dropped) = world::lock(game.manager().world()).take_heard_events();
             host.heard.extend(events);
         }
         let event = host.heard.pop_front()?;

@@ -316,7 +316,7 @@ impl Ending for Paced<'_> {
         println!("{}", logged(server, &note));
     }
 
-    fn wait(&mut self) {
+    fn wait(&mut self, _frame: Duration) {
         self.health.frame_done();
         self.pace.wait();
     }
@@ -776,7 +776,7 @@ impl Everyone<'_> {
                 self.note(server, note);
             }
         }
-        self.wait();
+        self.wait(self.frame);
     }
 
     /// One frame of each client.
@@ -798,7 +798,7 @@ impl Ending for Everyone<'_> {
         );
     }
 
-    fn wait(&mut self) {
+    fn wait(&mut self, _frame: Duration) {
         self.step_clients();
         self.pace.wait();
     }

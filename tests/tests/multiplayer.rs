@@ -805,7 +805,7 @@ fn a_game_loop_ends_a_server_and_its_clients_in_order_and_its_recording_replays_
         fn note(&mut self, _server: &GameServer, note: ServerNote) {
             self.notes.push(note.to_string());
         }
-        fn wait(&mut self) {
+        fn wait(&mut self, _frame: Duration) {
             self.step();
         }
     }

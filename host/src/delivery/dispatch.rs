@@ -73,12 +73,15 @@ pub struct LiveInstance {
     cost: FrameCost,
     /// What waits for its next frame because deliveries to it went over its frame budget in this one.
     held: Held,
+    /// Whether its work is held once it is over budget: not while it leaves the world (its last events are
+    /// its due), nor in a recorded world (see [`Instances::hold_over_budget`]).
+    holds: bool,
 }
 
 impl LiveInstance {
     /// A live instance of `plugin`, nothing charged to it yet.
     pub fn new(plugin: impl Into<String>, instance: Box<dyn PluginInstance>) -> Self {
-        LiveInstance { plugin: plugin.into(), instance, cost: FrameCost::default(), held: Held::default() }
+        LiveInstance { plugin: plugin.into(), instance, cost: FrameCost::default(), held: Held::default(), holds: true }
     }
 
     /// Makes one call into the instance, its CPU time charged to the instance's frame; returns what the call
@@ -119,7 +122,7 @@ impl LiveInstance {
     /// Whether what was delivered to it in the current frame cost more than its frame budget: then it gets no
     /// further delivery until its next frame, and what would have gone to it waits.
     pub fn over_budget(&self) -> bool {
-        self.instance.frame_budget().is_some_and(|budget| self.cost.over_budget(budget))
+        self.holds && self.instance.frame_budget().is_some_and(|budget| self.cost.over_budget(budget))
     }
 
     /// How many entries (work items, timers, replicated changes) wait for its next frame.
@@ -157,6 +160,8 @@ pub struct Instances {
     heard_of: HeardOf,
     /// The instances whose queued work waits for their next frame.
     holding_work: std::collections::BTreeSet<OwnerId>,
+    /// Whether a plugin over its frame budget has its work held (see [`hold_over_budget`](Self::hold_over_budget)).
+    holding: bool,
 }
 
 impl Instances {
@@ -168,12 +173,38 @@ impl Instances {
             planner: WavePlanner::default(),
             heard_of: HeardOf::default(),
             holding_work: Default::default(),
+            holding: true,
         }
     }
 
     /// Adds an instance; work queued for `owner` is delivered to it from now on.
-    pub fn insert(&mut self, owner: OwnerId, instance: LiveInstance) {
+    pub fn insert(&mut self, owner: OwnerId, mut instance: LiveInstance) {
+        instance.holds = self.holding;
         self.live.insert(owner, instance);
+    }
+
+    /// Whether a plugin over its frame budget has its further work held until its next frame (the default), or
+    /// is judged at the frame's end only. A recorded world judges at the end only: whether work is held depends
+    /// on the CPU time measured, which a replay (with loosened budgets) cannot measure alike, while a quarantine
+    /// at a frame's end is on the tape and replayed at the same frame.
+    pub fn hold_over_budget(&mut self, on: bool) {
+        self.holding = on;
+        for live in self.live.values_mut() {
+            live.holds = on;
+        }
+    }
+
+    /// `owner` is leaving the world (deactivated, reloaded, restarted): what it is still told (its handlers'
+    /// last `ExtensionRemoved`) is not held back, and the events it sent that wait for others go.
+    pub fn leaving(&mut self, owner: OwnerId) {
+        if let Some(live) = self.live.get_mut(&owner) {
+            live.holds = false;
+        }
+        for &holder in &self.holding_work {
+            if let Some(live) = self.live.get_mut(&holder) {
+                live.held.forget_sender(owner);
+            }
+        }
     }
 
     /// Takes an instance out (it is called no more); the events it sent that wait for others go with it.
@@ -438,23 +469,23 @@ impl Instances {
     /// Calls one instance's `on-replicated` (rep-notify) with a batch of replicated changes (after those waiting
     /// for it from earlier), at most [`MAX_BATCH`] a call, each recorded in the timeline. Once the plugin is over
     /// its frame budget the rest wait for its next frame. An instance that fails is removed, as in
-    /// [`pump`](Self::pump), and one with more than 100,000 changes waiting is quarantined.
+    /// [`pump`](Self::pump), and one with more than 100,000 entries waiting is quarantined: the failures are
+    /// returned.
     pub fn notify_replicated(
         &mut self,
         world: &SharedWorld,
         timeline: &Timeline,
         owner: OwnerId,
         batch: &ReplicatedBatch,
-    ) -> Result<(), DeliveryFailure> {
+    ) -> Vec<DeliveryFailure> {
         let Some(live) = self.live.get_mut(&owner) else {
-            return Ok(());
+            return Vec::new();
         };
         live.held.hold_replicated(batch.chunks(MAX_BATCH));
-        self.deliver_replicated(world, timeline, owner)?;
-        match self.quarantine_far_behind(world).into_iter().next() {
-            Some(failure) => Err(failure),
-            None => Ok(()),
-        }
+        let mut failures: Vec<DeliveryFailure> =
+            self.deliver_replicated(world, timeline, owner).err().into_iter().collect();
+        failures.extend(self.quarantine_far_behind(world));
+        failures
     }
 
     /// Delivers the replicated changes waiting for `owner`, oldest first, while it is within its frame budget.
@@ -1265,7 +1296,7 @@ mod tests {
         let fired = world::Fired { owner: f.owner, timers: (0..4 * MAX_BATCH as u32).map(|t| (t, 1)).collect() };
         f.instances.fire_timers(&f.world, &timeline, &fired, &frame).unwrap();
         let batch = replicated(MAX_BATCH as u64 + 1);
-        f.instances.notify_replicated(&f.world, &timeline, f.owner, &batch).unwrap();
+        assert_eq!(f.instances.notify_replicated(&f.world, &timeline, f.owner, &batch), []);
         let seen = std::mem::take(&mut *f.seen.lock().unwrap());
         assert_eq!(seen.len(), 3, "three calls of timers, then over budget: {}", seen.len());
         assert_eq!(f.instances.with_held_timers(), [f.owner]);
@@ -1304,7 +1335,7 @@ mod tests {
         let fired = world::Fired { owner: f.owner, timers: vec![(0, 1)] };
         f.instances.fire_timers(&f.world, &timeline, &fired, &Frame::default()).unwrap();
         let batch = replicated(super::Held::MOST as u64 + 1);
-        let failure = f.instances.notify_replicated(&f.world, &timeline, f.owner, &batch).unwrap_err();
+        let failure = f.instances.notify_replicated(&f.world, &timeline, f.owner, &batch).remove(0);
         assert_eq!(failure.call, FRAME_BUDGET_CALL);
         assert!(matches!(&failure.error, CallError::Trapped(c) if c.contains("fell behind")), "{failure:?}");
         assert!(!f.instances.contains(f.owner));

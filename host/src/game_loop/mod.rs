@@ -203,8 +203,10 @@ impl GameLoop {
 
     /// Starts compiling `plugin`'s new version from its files as they are now, off the frame; a later step
     /// applies it between frames (a server then offers it to its clients). A client's plugins follow its
-    /// server: asked of a client, the step says so.
+    /// server: asked of a client, the step says so. Asked again while a compile of it is under way, that one
+    /// is dropped for the new one.
     pub fn reload(&mut self, plugin: &str) {
+        self.drop_compiles_of(plugin);
         let features = self.manager().features().clone();
         let name = plugin.to_string();
         let task =
@@ -276,9 +278,19 @@ impl GameLoop {
     /// Reloads `plugin` now, between frames, waiting for its new version to compile: for a reload that must
     /// happen before a given frame (a script's). [`reload`](Self::reload) keeps the frames going meanwhile.
     pub fn reload_now(&mut self, plugin: &str) -> Reload {
+        self.drop_compiles_of(plugin);
         let features = self.manager().features().clone();
         let new = self.tokio.block_on(NewVersion::prepare(&features, plugin)).map_err(|e| e.to_string());
         self.apply(plugin.to_string(), new)
+    }
+
+    /// Drops the compiles of `plugin` under way: the files as they are now are what counts, and a compile of an
+    /// older state of them must not finish later and replace the newer version.
+    fn drop_compiles_of(&mut self, plugin: &str) {
+        for stale in self.compiling.iter().filter(|c| c.plugin == plugin) {
+            stale.task.abort();
+        }
+        self.compiling.retain(|c| c.plugin != plugin);
     }
 
     /// Applies the new versions that finished compiling, in the order they were asked for.
@@ -347,7 +359,7 @@ impl GameLoop {
                     for note in server.flush() {
                         ending.note(&server, note);
                     }
-                    ending.wait();
+                    ending.wait(frame);
                 }
                 if let Some(recording) = recording {
                     recording.note(Record::EndPlay(reason.to_string()));
@@ -362,7 +374,7 @@ impl GameLoop {
                 let goodbye = Instant::now();
                 while !server.players().is_empty() && goodbye.elapsed() < GOODBYE {
                     recorded_server_frame(&mut server, recording.as_mut(), frame, ending);
-                    ending.wait();
+                    ending.wait(frame);
                 }
                 (*server).into_manager()
             }
@@ -387,12 +399,15 @@ impl GameLoop {
 }
 
 /// What a program hears while a loop ends play, and how it waits between a server's last frames. `()` hears
-/// nothing and does not wait (a test, a game that is closing).
+/// nothing and sleeps a frame between them.
 pub trait Ending {
     /// What a server's last frames did to a client.
     fn note(&mut self, _server: &GameServer, _note: ServerNote) {}
-    /// Between a server's last frames: a paced program sleeps a frame.
-    fn wait(&mut self) {}
+    /// Between a server's last frames, `frame` long: by default, sleeps that long (a paced program sleeps until
+    /// its next frame; a test stepping its clients here need not sleep at all).
+    fn wait(&mut self, frame: Duration) {
+        std::thread::sleep(frame);
+    }
 }
 
 impl Ending for () {}

@@ -394,6 +394,7 @@ impl ExperienceManager {
     /// `ExtensionRemoved` delivered while it is still alive), its actions are undone, its instance goes.
     pub(super) fn remove_from_world(&mut self, feature: FeatureInWorld) {
         world::lock(&self.world).remove_owner(feature.owner);
+        self.instances.leaving(feature.owner);
         self.pump();
         let mut w = world::lock(&self.world);
         for action in feature.actions {
@@ -405,7 +406,7 @@ impl ExperienceManager {
     }
 
     /// Records a feature's failure in this world: in the report, the timeline, and its plugin's state.
-    fn fail_feature(&mut self, name: &str, during: impl Into<Phase>, cause: String) {
+    pub(super) fn fail_feature(&mut self, name: &str, during: impl Into<Phase>, cause: String) {
         let error = PluginError::new(during, shown(&cause, MAX_CAUSE));
         self.fail(name, &error.during.to_string(), error.cause.clone());
         self.features.record_error(name, error);
@@ -434,6 +435,7 @@ impl ExperienceManager {
         for feature in features {
             let (name, owner) = (feature.name.clone(), feature.owner);
             world::lock(&self.world).remove_owner(owner);
+            self.instances.leaving(owner);
             self.pump();
             {
                 let mut w = world::lock(&self.world);
@@ -441,12 +443,13 @@ impl ExperienceManager {
                     action.deactivate(&mut w);
                 }
             }
-            leaving.push((name, owner, self.instances.remove(owner)));
+            // Its data folder stays this process's until its last calls are made.
+            leaving.push((name, owner, self.instances.remove(owner), feature._data_lease));
         }
-        for (name, _, instance) in &mut leaving {
+        for (name, _, instance, _) in &mut leaving {
             self.last_call(name, instance, Transition::Unloading, "on-unloading", |i| i.on_unloading());
         }
-        for (name, owner, instance) in &mut leaving {
+        for (name, owner, instance, _) in &mut leaving {
             self.last_call(name, instance, Transition::Unregistering, "on-unregistering", |i| i.on_unregistering());
             // Whatever the last calls queued has nobody left to reach.
             world::lock(&self.world).retire_owner(*owner);
@@ -485,6 +488,7 @@ impl ExperienceManager {
             return false;
         };
         let feature = self.in_world.remove(index);
+        self.forget_supervised(name);
         self.teardown(vec![feature]).await;
         if let Some(position) = self.activated.iter().position(|f| f == name) {
             self.activated.remove(position);
@@ -670,6 +674,7 @@ impl ExperienceManager {
         let NewVersion { manifest, code, old } = new;
         let name = manifest.name().to_string();
         let name = name.as_str();
+        self.forget_supervised(name);
         if !self.in_world.iter().any(|f| f.name == name) {
             if !self.wants(name) {
                 return Err(ReloadError::NotInWorld(name.to_string()));

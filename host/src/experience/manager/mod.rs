@@ -243,6 +243,9 @@ impl ExperienceManager {
     /// from the next instance created on: set it before loading, so every instance reads through it.
     pub fn set_tape(&mut self, tape: Arc<crate::recording::Tape>) {
         self.tape = Some(tape);
+        // Frame budgets are judged at frames' ends only, where the tape keeps the verdicts (see
+        // `Instances::hold_over_budget`).
+        self.instances.hold_over_budget(false);
     }
 
     /// Where this world's experience is in its lifecycle now.

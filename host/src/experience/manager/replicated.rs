@@ -53,9 +53,7 @@ impl ExperienceManager {
         }
         let mut failures = Vec::new();
         for (owner, batch) in batches {
-            if let Err(failure) = self.instances.notify_replicated(&self.world, &self.timeline, owner, &batch) {
-                failures.push(failure);
-            }
+            failures.extend(self.instances.notify_replicated(&self.world, &self.timeline, owner, &batch));
         }
         self.report_delivery_failures(failures);
         self.pump();

@@ -7,8 +7,10 @@
 //! runs on game time, so a replay restarts at the same frames, and says so if it does not.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use super::ExperienceManager;
+use crate::assets::Assets;
 use crate::supervision::{RestartHistory, Verdict};
 use crate::timeline::{track, EventKind};
 use crate::world::component_manager::OwnerId;
@@ -28,6 +30,8 @@ pub(super) struct Supervision {
 struct PendingRestart {
     plugin: String,
     at_us: u64,
+    /// The bundles its instance read, for the next one.
+    assets: Arc<Assets>,
 }
 
 /// The last state kept of a plugin: its snapshot's bytes (`None`: it keeps no state), and when it was taken.
@@ -45,22 +49,22 @@ impl ExperienceManager {
 
     /// The end of a frame's supervision: faults judged, restarts that came due carried out, states kept.
     pub(super) fn supervise(&mut self, frame: &Frame) {
-        let faulted: Vec<(String, OwnerId)> = self
+        let faulted: Vec<(String, OwnerId, Arc<Assets>)> = self
             .in_world
             .iter()
             .filter(|f| f.playing && !self.instances.contains(f.owner) && !self.supervision.judged.contains(&f.owner))
-            .map(|f| (f.name.clone(), f.owner))
+            .map(|f| (f.name.clone(), f.owner, f.assets.clone()))
             .collect();
-        for (plugin, owner) in faulted {
+        for (plugin, owner, assets) in faulted {
             self.supervision.judged.insert(owner);
-            self.judge(&plugin, frame);
+            self.judge(&plugin, frame, assets);
         }
         let (due, waiting) = std::mem::take(&mut self.supervision.pending)
             .into_iter()
             .partition::<Vec<_>, _>(|pending| pending.at_us <= frame.time_us);
         self.supervision.pending = waiting;
         for pending in due {
-            self.restart(&pending.plugin, frame);
+            self.restart(pending, frame);
         }
         self.keep_states(frame);
     }
@@ -70,8 +74,15 @@ impl ExperienceManager {
         self.supervision = Supervision::default();
     }
 
+    /// Forgets the state kept of `plugin` and its pending restart: it left the world, or a new version replaced
+    /// it (whose state is its own from now on).
+    pub(super) fn forget_supervised(&mut self, plugin: &str) {
+        self.supervision.snapshots.remove(plugin);
+        self.supervision.pending.retain(|pending| pending.plugin != plugin);
+    }
+
     /// Decides what becomes of `plugin`, which just faulted (the last failure listed for it says how).
-    fn judge(&mut self, plugin: &str, frame: &Frame) {
+    fn judge(&mut self, plugin: &str, frame: &Frame, assets: Arc<Assets>) {
         let policy = self.options.restarts.of(plugin);
         let history = self.supervision.histories.entry(plugin.to_string()).or_default();
         let track = track::instance(plugin, &self.world_name);
@@ -82,7 +93,7 @@ impl ExperienceManager {
                 let note = format!("restart {attempt} of {of} in {wait_ms} ms of game time");
                 tracing::warn!(plugin, world = %self.world_name, "{note}");
                 self.timeline.record(track, EventKind::Restart, note);
-                self.supervision.pending.push(PendingRestart { plugin: plugin.to_string(), at_us });
+                self.supervision.pending.push(PendingRestart { plugin: plugin.to_string(), at_us, assets });
             }
             Verdict::StaysOut { restarts } => {
                 let line = format!(
@@ -96,20 +107,26 @@ impl ExperienceManager {
         }
     }
 
-    /// Starts `plugin` again in place of its faulted instance, from the last state kept of it. A plugin this
-    /// world no longer wants, or that came back otherwise (a reload), is left as it is.
-    fn restart(&mut self, plugin: &str, frame: &Frame) {
-        let Some(index) =
-            self.in_world.iter().position(|f| f.name == plugin && f.playing && !self.instances.contains(f.owner))
-        else {
+    /// Starts a plugin again in place of its faulted instance (or of one that failed to come up at its last
+    /// restart), from the last state kept of it. A plugin this world no longer wants, or that came back
+    /// otherwise (a reload), is left as it is.
+    fn restart(&mut self, pending: PendingRestart, frame: &Frame) {
+        let PendingRestart { plugin, assets, .. } = pending;
+        let plugin = plugin.as_str();
+        let dead =
+            self.in_world.iter().position(|f| f.name == plugin && f.playing && !self.instances.contains(f.owner));
+        let gone =
+            !self.in_world.iter().any(|f| f.name == plugin) && self.wanted_features().iter().any(|f| f == plugin);
+        if dead.is_none() && !gone {
             return;
-        };
+        }
         let (Some(code), Some(manifest)) = (self.features.code(plugin), self.features.manifest(plugin)) else {
             return;
         };
-        let dead = self.in_world.remove(index);
-        let assets = dead.assets.clone();
-        self.remove_from_world(dead);
+        if let Some(index) = dead {
+            let dead = self.in_world.remove(index);
+            self.remove_from_world(dead);
+        }
         let kept = self.supervision.snapshots.get(plugin);
         let from = match kept {
             Some(KeptState { bytes: Some(bytes), frame, .. }) => {
@@ -120,7 +137,7 @@ impl ExperienceManager {
             None => "fresh (no state was kept of it yet)".to_string(),
         };
         let failures_before = self.report.failures.len();
-        self.start_feature(plugin, code, &manifest, assets);
+        self.start_feature(plugin, code, &manifest, assets.clone());
         self.carried.remove(plugin);
         self.pump();
         self.report.active = self.live_features();
@@ -136,7 +153,10 @@ impl ExperienceManager {
         // It did not come up: that is one more fault.
         let cause = self.report.last_cause_of(plugin, failures_before);
         self.timeline.record(track, EventKind::Restart, format!("restart {from} failed: {cause}"));
-        self.judge(plugin, frame);
+        // Judged now, once: an instance that came up and faulted at once is not judged again next frame.
+        let owners: Vec<OwnerId> = self.in_world.iter().filter(|f| f.name == plugin).map(|f| f.owner).collect();
+        self.supervision.judged.extend(owners);
+        self.judge(plugin, frame, assets);
     }
 
     /// Keeps the state of each restartable plugin that plays, every `snapshot-every-s` of game time.
@@ -164,8 +184,16 @@ impl ExperienceManager {
                     let kept = KeptState { bytes, frame: frame.number, taken_us: frame.time_us };
                     self.supervision.snapshots.insert(plugin, kept);
                 }
-                // A snapshot refused keeps the one before; one that trapped is a fault, judged next frame.
-                Some(Err(e)) => self.fail(&plugin, "Playing", format!("snapshot: {e}")),
+                // A snapshot refused keeps the one before; one that trapped is a fault, judged next frame, and
+                // what the plugin added to the world goes with it now.
+                Some(Err(e)) => {
+                    if matches!(e, crate::delivery::CallError::Trapped(_)) {
+                        let mut w = crate::world::lock(&self.world);
+                        w.remove_owner(owner);
+                        w.discard_work(owner);
+                    }
+                    self.fail_feature(&plugin, crate::feature::Phase::Playing, format!("snapshot: {e}"));
+                }
                 None => {}
             }
         }
