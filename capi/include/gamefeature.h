@@ -142,6 +142,27 @@ gf_error_t *gf_host_spawn_player(gf_host_t *host,
                                  gf_player_t *player_out);
 
 /**
+ * Spawns an actor of `class` (one of the experience's classes, or a built-in one such as `Actor`) for one of
+ * the game's own entities; plugins extending its class hear of it. On success `*actor_out` is its id.
+ *
+ * # Safety
+ * `host` is a live handle; `class` is NUL-terminated; `actor_out` points to writable memory.
+ */
+gf_error_t *gf_host_spawn_actor(gf_host_t *host,
+                                const char *class_,
+                                uint64_t *actor_out);
+
+/**
+ * Destroys an actor (the game's entity went away): plugins handling it hear it go, and what they added to it
+ * goes with it. NOT_FOUND when there is no such actor.
+ *
+ * # Safety
+ * `host` is a live handle.
+ */
+gf_error_t *gf_host_destroy_actor(gf_host_t *host,
+                                  uint64_t actor);
+
+/**
  * Sends the event `event` to `actor`: every plugin handling its class hears it.
  *
  * # Safety

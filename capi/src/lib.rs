@@ -322,6 +322,47 @@ pub unsafe extern "C" fn gf_host_spawn_player(
     })
 }
 
+/// Spawns an actor of `class` (one of the experience's classes, or a built-in one such as `Actor`) for one of
+/// the game's own entities; plugins extending its class hear of it. On success `*actor_out` is its id.
+///
+/// # Safety
+/// `host` is a live handle; `class` is NUL-terminated; `actor_out` points to writable memory.
+#[no_mangle]
+pub unsafe extern "C" fn gf_host_spawn_actor(
+    host: *mut GfHost,
+    class: *const c_char,
+    actor_out: *mut u64,
+) -> *mut GfError {
+    guarded(|| {
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
+        let host = unsafe { self::host(host) }?;
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
+        let class = unsafe { text(class, "class") }?;
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
+        let actor_out = unsafe { actor_out.as_mut() }
+            .ok_or_else(|| GfError::new(GfErrorKind::GfErrorInvalid, "actor_out is NULL"))?;
+        let game = host.game()?;
+        let actor = game.with_world(|w| w.spawn(class)).expect("a standalone world").map_err(world_error)?;
+        *actor_out = actor.to_raw();
+        Ok(())
+    })
+}
+
+/// Destroys an actor (the game's entity went away): plugins handling it hear it go, and what they added to it
+/// goes with it. NOT_FOUND when there is no such actor.
+///
+/// # Safety
+/// `host` is a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn gf_host_destroy_actor(host: *mut GfHost, actor: u64) -> *mut GfError {
+    guarded(|| {
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
+        let host = unsafe { self::host(host) }?;
+        let game = host.game()?;
+        game.with_world(|w| w.destroy(ActorId::from_raw(actor))).expect("a standalone world").map_err(world_error)
+    })
+}
+
 fn world_error(error: world::WorldError) -> GfError {
     let kind = match error {
         world::WorldError::UnknownActor(_) | world::WorldError::NoSuchComponent { .. } => GfErrorKind::GfErrorNotFound,

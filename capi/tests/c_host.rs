@@ -7,11 +7,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Where cargo put this crate's static library: beside this test's own folder (`target/debug/deps/..`).
+/// The static library cargo built with this test: beside the test binary, in `target/<profile>/deps` (the copy
+/// in `target/<profile>` is refreshed by `cargo build` only, not by `cargo test`).
 fn static_library() -> PathBuf {
     let test = std::env::current_exe().unwrap();
-    let profile = test.parent().and_then(Path::parent).expect("a test runs from target/<profile>/deps");
-    profile.join("libgamefeature_capi.a")
+    test.parent().expect("a test runs from target/<profile>/deps").join("libgamefeature_capi.a")
 }
 
 #[test]
@@ -53,5 +53,6 @@ fn a_c_program_embeds_the_host_under_address_sanitizer() {
     let heard: Vec<&str> = out.lines().filter(|l| l.starts_with("heard ")).collect();
     assert!(heard.iter().any(|l| l.starts_with("heard BindInputsNow on actor ")), "{out}");
     assert!(out.contains("missing property: not found"), "an error a game can match on:\n{out}");
+    assert!(out.contains("destroyed twice: not found"), "{out}");
     assert!(out.contains("events heard: ") && out.ends_with("failures: 0\n"), "{out}");
 }

@@ -61,6 +61,17 @@ int main(int argc, char **argv) {
     }
     printf("score after 3 s: %" PRId64 "\n", before);
 
+    /* One of the game's own entities as an actor, then gone; gone twice is an error the game can match on. */
+    uint64_t prop = 0;
+    if (!ok(gf_host_spawn_actor(host, "Actor", &prop), "gf_host_spawn_actor") ||
+        !ok(gf_host_destroy_actor(host, prop), "gf_host_destroy_actor")) {
+        gf_host_delete(host);
+        return 1;
+    }
+    gf_error_t *twice = gf_host_destroy_actor(host, prop);
+    printf("destroyed twice: %s\n", gf_error_kind(twice) == GF_ERROR_NOT_FOUND ? "not found" : "unexpected");
+    gf_error_delete(twice);
+
     /* A property that is not there is an error the game can match on. */
     int64_t nothing = 0;
     gf_error_t *missing = gf_host_get_integer(host, player.pawn, "NoSuchComponent", "x", &nothing);
