@@ -118,6 +118,18 @@ async fn a_plugin_over_its_frame_budget_frame_after_frame_is_quarantined_and_the
     manager.end_play().await.unwrap();
 }
 
+/// A session whose hostile plugin has a frame budget of `budget_ms` and a call deadline raised to 5 s.
+fn with_raised_limits(plugins: &PluginDir, budget_ms: u64) -> gamefeature_host::Session {
+    let mut runtime = runtime_config(None);
+    let raised = gamefeature_host::config::LimitOverrides {
+        frame_budget_ms: Some(budget_ms),
+        call_deadline_ms: Some(5000),
+        ..Default::default()
+    };
+    runtime.plugin_limits.insert("hostile".into(), raised);
+    session_with_runtime(plugins, runtime, trusted())
+}
+
 /// The frame budget holds inside the frame: a plugin with a thousand timers due every frame, each a little
 /// work, and a call deadline raised to 5 s, gets one call of 256 timers a frame once that call put it over its
 /// budget (it got four a frame, every one within its deadline); the rest wait, each timer once, and it is
@@ -126,14 +138,7 @@ async fn a_plugin_over_its_frame_budget_frame_after_frame_is_quarantined_and_the
 async fn a_plugin_over_its_frame_budget_gets_no_more_timer_calls_in_that_frame() {
     let plugins = PluginDir::with(&[]);
     hostile(&plugins, "heavy-timer-flood");
-    let mut runtime = runtime_config(None);
-    let raised = gamefeature_host::config::LimitOverrides {
-        frame_budget_ms: Some(1),
-        call_deadline_ms: Some(5000),
-        ..Default::default()
-    };
-    runtime.plugin_limits.insert("hostile".into(), raised);
-    let session = session_with_runtime(&plugins, runtime, trusted());
+    let session = with_raised_limits(&plugins, 1);
     let mut manager = hostile_alone(&session).await;
     let timer_calls = || {
         let calls = session.timeline().texts(
@@ -170,14 +175,7 @@ async fn a_plugin_over_its_frame_budget_gets_no_more_work_of_any_kind_in_that_fr
     for (behaviour, call) in kinds {
         let plugins = PluginDir::with(&[]);
         hostile(&plugins, behaviour);
-        let mut runtime = runtime_config(None);
-        let raised = gamefeature_host::config::LimitOverrides {
-            frame_budget_ms: Some(20),
-            call_deadline_ms: Some(5000),
-            ..Default::default()
-        };
-        runtime.plugin_limits.insert("hostile".into(), raised);
-        let session = session_with_runtime(&plugins, runtime, trusted());
+        let session = with_raised_limits(&plugins, 20);
         let mut manager = hostile_alone(&session).await;
         let calls = || {
             let calls = session.timeline().texts(
