@@ -261,6 +261,15 @@ gf_error_kind_t gf_error_kind(const gf_error_t *error);
 const char *gf_error_message(const gf_error_t *error);
 
 /**
+ * The plugin the error is blamed on (its code trapped or refused, its new version did not compile or
+ * activate), or NULL when no plugin is at fault (the request, the host). Valid until the error is deleted.
+ *
+ * # Safety
+ * `error` is an error a call returned, not yet deleted.
+ */
+const char *gf_error_plugin(const gf_error_t *error);
+
+/**
  * Frees an error. NULL is allowed.
  *
  * # Safety

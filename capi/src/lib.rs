@@ -42,12 +42,29 @@ pub enum GfErrorKind {
 pub struct GfError {
     kind: GfErrorKind,
     message: CString,
+    plugin: Option<CString>,
 }
 
 impl GfError {
     fn new(kind: GfErrorKind, message: impl Into<String>) -> GfError {
-        let message = message.into().replace('\0', "\\0");
-        GfError { kind, message: CString::new(message).expect("NULs replaced") }
+        GfError { kind, message: c_text(message.into()), plugin: None }
+    }
+}
+
+/// `text` as a C string, any NUL in it written `\0`.
+fn c_text(text: String) -> CString {
+    CString::new(text.replace('\0', "\\0")).expect("NULs replaced")
+}
+
+impl From<gamefeature_host::Error> for GfError {
+    fn from(error: gamefeature_host::Error) -> GfError {
+        use gamefeature_host::Error;
+        let kind = match &error {
+            Error::NotFound { .. } => GfErrorKind::GfErrorNotFound,
+            Error::Refused { .. } | Error::Trapped { .. } | Error::Quarantined { .. } => GfErrorKind::GfErrorRefused,
+            _ => GfErrorKind::GfErrorFailed,
+        };
+        GfError { plugin: error.plugin().map(c_text), ..GfError::new(kind, error.to_string()) }
     }
 }
 
@@ -263,7 +280,7 @@ pub unsafe extern "C" fn gf_host_load(host: *mut GfHost, experience_file: *const
 }
 
 fn failures_of(report: &gamefeature_host::experience::LoadReport) -> Vec<CString> {
-    report.failures.iter().map(|f| CString::new(f.to_string().replace('\0', "\\0")).expect("NULs replaced")).collect()
+    report.failures.iter().map(|f| c_text(f.to_string())).collect()
 }
 
 /// One frame, `delta_us` microseconds of game time after the last: plugins' timers fire, their work is
@@ -474,7 +491,7 @@ pub unsafe extern "C" fn gf_host_next_event(host: *mut GfHost, event_out: *mut G
             host.heard.extend(events);
         }
         let event = host.heard.pop_front()?;
-        host.event_name = CString::new(event.event.replace('\0', "\\0")).expect("NULs replaced");
+        host.event_name = c_text(event.event.clone());
         *event_out = GfEvent { actor: event.actor.to_raw(), name: host.event_name.as_ptr() };
         Some(())
     }));
@@ -495,7 +512,7 @@ pub unsafe extern "C" fn gf_host_reload(host: *mut GfHost, plugin: *const c_char
         // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
         let plugin = unsafe { text(plugin, "plugin") }?;
         let game = host.game()?;
-        game.reload_now(plugin).outcome.map(drop).map_err(|e| GfError::new(GfErrorKind::GfErrorRefused, e))
+        game.reload_now(plugin).outcome.map(drop).map_err(GfError::from)
     })
 }
 
@@ -561,6 +578,17 @@ pub unsafe extern "C" fn gf_error_kind(error: *const GfError) -> GfErrorKind {
 pub unsafe extern "C" fn gf_error_message(error: *const GfError) -> *const c_char {
     // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
     unsafe { error.as_ref() }.map_or(c"the error is NULL".as_ptr(), |e| e.message.as_ptr())
+}
+
+/// The plugin the error is blamed on (its code trapped or refused, its new version did not compile or
+/// activate), or NULL when no plugin is at fault (the request, the host). Valid until the error is deleted.
+///
+/// # Safety
+/// `error` is an error a call returned, not yet deleted.
+#[no_mangle]
+pub unsafe extern "C" fn gf_error_plugin(error: *const GfError) -> *const c_char {
+    // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
+    unsafe { error.as_ref() }.and_then(|e| e.plugin.as_ref()).map_or(std::ptr::null(), |p| p.as_ptr())
 }
 
 /// Frees an error. NULL is allowed.

@@ -514,7 +514,7 @@ fn parse_chaos(text: &str) -> Result<(f64, f64), String> {
     let (min, random) = text.split_once(',').ok_or("expected MIN,RANDOM, e.g. 0.5,1.0")?;
     let number = |s: &str| s.trim().parse::<f64>().map_err(|e| format!("{s:?}: {e}"));
     let (min, random) = (number(min)?, number(random)?);
-    ChaosDelay::new(min, random, 0)?;
+    ChaosDelay::new(min, random, 0).map_err(|e| e.to_string())?;
     Ok((min, random))
 }
 
@@ -536,7 +536,7 @@ fn parse_seconds(text: &str) -> Result<f64, String> {
 
 fn parse_call_deadline_ms(text: &str) -> Result<u64, String> {
     let ms = text.trim().parse::<u64>().map_err(|e| format!("{text:?}: {e}"))?;
-    gamefeature_host::config::check_call_deadline_ms(ms)
+    gamefeature_host::config::check_call_deadline_ms(ms).map_err(|e| e.to_string())
 }
 
 fn main() -> ExitCode {

@@ -132,7 +132,10 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
     }
     if play.players > 0 {
         let spawn = Command::Spawn(play.players);
-        println!("{}", game.execute(&session, &spawn, &format!("spawn {}", play.players)).unwrap_or_else(|e| e));
+        println!(
+            "{}",
+            game.execute(&session, &spawn, &format!("spawn {}", play.players)).unwrap_or_else(|e| e.to_string())
+        );
     }
 
     // The console reads on its own thread and waits for each command to be carried out before prompting again.

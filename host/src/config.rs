@@ -92,21 +92,21 @@ pub const MAX_CALL_DEADLINE_MS: u64 = 60_000;
 pub const MAX_MEMORY_MIB: u64 = 4096;
 
 /// Checks a call deadline in milliseconds, as `[sandbox]`, `[limits.<plugin>]` and `--call-deadline-ms` take it.
-pub fn check_call_deadline_ms(ms: u64) -> Result<u64, String> {
+pub fn check_call_deadline_ms(ms: u64) -> Result<u64, crate::Error> {
     match ms {
-        0 => Err("a call deadline of 0 ms would stop every call".into()),
-        ms if ms > MAX_CALL_DEADLINE_MS => {
-            Err(format!("a call deadline of {ms} ms is longer than the {MAX_CALL_DEADLINE_MS} ms allowed"))
-        }
+        0 => Err(crate::Error::refused("a call deadline of 0 ms would stop every call")),
+        ms if ms > MAX_CALL_DEADLINE_MS => Err(crate::Error::refused(format!(
+            "a call deadline of {ms} ms is longer than the {MAX_CALL_DEADLINE_MS} ms allowed"
+        ))),
         ms => Ok(ms),
     }
 }
 
 impl LimitOverrides {
     /// Refuses limits that could not work: zero (nothing could run), or beyond what the runtime can honour.
-    pub fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), String> {
         for ms in [self.call_deadline_ms, self.instantiate_deadline_ms, self.frame_budget_ms].into_iter().flatten() {
-            check_call_deadline_ms(ms)?;
+            check_call_deadline_ms(ms).map_err(|e| e.to_string())?;
         }
         if let Some(mib) = self.memory_mib {
             if mib > MAX_MEMORY_MIB {
@@ -286,7 +286,7 @@ impl HostConfig {
     }
 
     /// Parses a configuration whose relative paths are relative to `base`.
-    pub fn parse(text: &str, base: &Path) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str, base: &Path) -> Result<Self, String> {
         let file: ConfigFile =
             toml::from_str(text).map_err(|e| format!("malformed TOML: {}", e.to_string().trim_end()))?;
         let sandbox = file.sandbox;

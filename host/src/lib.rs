@@ -14,6 +14,8 @@
 //! - [`world`]: the game's side of a world: actors, classes, components and their properties, the component
 //!   manager (receivers, component requests, extension handlers and events) and the init-state system.
 //! - [`game`]: a minimal game mode: players whose controller and player state arrive after their pawn.
+//! - [`Error`]: what a request to the host returns when it fails, with its [`Blame`] (a plugin, the caller or
+//!   the host) as data to match on; each module's own error converts into it.
 //!
 //! The rest, by concern:
 //! - [`feature`]: plugin manifests, discovery, admission and the process-wide [`FeatureSubsystem`] state
@@ -38,6 +40,7 @@ pub mod assets;
 pub mod config;
 pub mod cpu_clock;
 pub mod delivery;
+pub mod error;
 pub mod experience;
 pub mod feature;
 pub mod file_lock;
@@ -57,6 +60,7 @@ pub mod timeline;
 pub mod whole_dirs;
 pub mod world;
 
+pub use error::{Blame, Error};
 pub use experience::{ExperienceLoadState, ExperienceManager};
 pub use feature::FeatureSubsystem;
 pub use session::{Session, SessionOptions};

@@ -75,7 +75,7 @@ pub enum PolicyKind {
 
 impl RestartOverrides {
     /// `base` with these overrides applied; refused when a value would make no sense.
-    pub fn apply_to(&self, base: RestartPolicy) -> Result<RestartPolicy, String> {
+    pub fn apply_to(&self, base: RestartPolicy) -> Result<RestartPolicy, crate::Error> {
         let policy = RestartPolicy {
             on_failure: self.policy.map_or(base.on_failure, |kind| kind == PolicyKind::OnFailure),
             max_restarts: self.max_restarts.unwrap_or(base.max_restarts),
@@ -85,13 +85,17 @@ impl RestartOverrides {
             snapshot_every: self.snapshot_every_s.map_or(base.snapshot_every, Duration::from_secs),
         };
         if policy.window.is_zero() {
-            return Err("window-s = 0 counts no restart: set max-restarts = 0 (or policy = \"never\")".into());
+            return Err(crate::Error::refused(
+                "window-s = 0 counts no restart: set max-restarts = 0 (or policy = \"never\")",
+            ));
         }
         if policy.snapshot_every.is_zero() {
-            return Err("snapshot-every-s = 0 would snapshot every frame; give it a number of seconds".into());
+            return Err(crate::Error::refused(
+                "snapshot-every-s = 0 would snapshot every frame; give it a number of seconds",
+            ));
         }
         if policy.max_backoff < policy.backoff {
-            return Err("max-backoff-ms is shorter than backoff-ms".into());
+            return Err(crate::Error::refused("max-backoff-ms is shorter than backoff-ms"));
         }
         Ok(policy)
     }
@@ -113,7 +117,7 @@ impl RestartPolicies {
     }
 
     /// Reads `[restarts]`: its keys are the default, its tables each plugin's own (on top of the default).
-    pub fn from_table(table: &toml::Table) -> Result<RestartPolicies, String> {
+    pub(crate) fn from_table(table: &toml::Table) -> Result<RestartPolicies, String> {
         let (plugins, keys): (toml::Table, toml::Table) =
             table.iter().map(|(k, v)| (k.clone(), v.clone())).partition(|(_, value)| value.is_table());
         let parse = |what: &str, value: toml::Table| {

@@ -6,7 +6,7 @@ use gamefeature_host::experience::{ExperienceManager, ReloadError};
 use gamefeature_host::game;
 use gamefeature_host::live::{Command, LiveWorld};
 use gamefeature_host::world::{self, NetMode};
-use gamefeature_host::Session;
+use gamefeature_host::{Blame, Error, Session};
 use gamefeature_tests::hostile::{hostile_named, play_beside_lyra};
 use gamefeature_tests::*;
 
@@ -103,7 +103,8 @@ async fn plugins_install_activate_and_uninstall_while_the_world_runs() {
     assert!(session.features().state("base-gameplay").is_none(), "forgotten");
     assert_eq!(session.runtime().compiled_components(), held_before, "its compiled code was freed");
     let refused = live.execute(&Command::Activate("base-gameplay".into())).await.unwrap_err();
-    assert!(refused.contains("no plugin named"), "{refused}");
+    assert!(matches!(&refused, Error::NotFound { name, .. } if name == "base-gameplay"), "{refused:?}");
+    assert!(refused.to_string().contains("no plugin named"), "{refused}");
     live.into_manager().end_play().await.unwrap();
 }
 
@@ -192,7 +193,9 @@ async fn a_plugin_that_failed_to_activate_comes_in_with_a_fixed_version() {
 
     // Still broken: it stays out, and says why.
     let outcomes = live.reload_changed(&[folder.join("plugin.toml")]).await;
-    assert!(matches!(&outcomes[..], [Err(why)] if why.contains("panicked")), "{outcomes:?}");
+    let [Err(why)] = &outcomes[..] else { panic!("{outcomes:?}") };
+    assert_eq!(why.blame(), Blame::Plugin("hostile".into()), "{why}");
+    assert!(why.to_string().contains("panicked"), "{why}");
     // Fixed.
     fix_hostile(&folder);
     let outcomes = live.reload_changed(&[folder.join("plugin.toml")]).await;

@@ -12,7 +12,7 @@ use gamefeature_host::live::{Command, FolderWatcher, LiveWorld};
 use gamefeature_host::package::install::install;
 use gamefeature_host::package::{Package, SecretKey, TrustPolicy, TrustedPublisher};
 use gamefeature_host::world::NetMode;
-use gamefeature_host::{Session, SessionOptions};
+use gamefeature_host::{Blame, Error, Session, SessionOptions};
 use gamefeature_tests::*;
 
 /// A studio whose plugins may have nothing beyond the sandbox, its key, and packages of the test plugins.
@@ -165,7 +165,8 @@ async fn install_dir_and_rescan_pass_the_gate_a_start_does() {
     let folder = studio.install(&built.folder(&SCORE_KEEPER), elsewhere.path());
     tamper(&folder);
     let refused = live.execute(&Command::Install(folder.clone())).await.unwrap_err();
-    assert!(refused.contains("changed since package score-keeper"), "{refused}");
+    assert_eq!(refused.blame(), Blame::Plugin("score-keeper".into()), "{refused}");
+    assert!(refused.to_string().contains("changed since package score-keeper"), "{refused}");
     assert!(session.features().state("score-keeper").is_none(), "not installed");
 
     // Whole again: installed, capped, and activated capped.
@@ -183,12 +184,14 @@ async fn install_dir_and_rescan_pass_the_gate_a_start_does() {
     assert!(text.contains("plugin \"lyra-character\" refused") && text.contains("unsigned"), "{text}");
     // Asked for by name, it is not only "not installed": the answer says why.
     let refused = live.execute(&Command::Activate("lyra-character".into())).await.unwrap_err();
-    assert!(refused.contains("is installed: plugin") && refused.contains("unsigned"), "{refused}");
+    assert!(matches!(&refused, Error::NotFound { name, .. } if name == "lyra-character"), "{refused:?}");
+    let text = refused.to_string();
+    assert!(text.contains("is installed: plugin") && text.contains("unsigned"), "{text}");
     live.into_manager().end_play().await.unwrap();
 }
 
 /// The reloads of the first changes `watcher` reports, carried out in `live`.
-async fn reloads_seen(live: &mut LiveWorld<'_>, watcher: &mut FolderWatcher) -> Vec<Result<String, String>> {
+async fn reloads_seen(live: &mut LiveWorld<'_>, watcher: &mut FolderWatcher) -> Vec<Result<String, Error>> {
     // Bounded: file events arrive within milliseconds; the bound only guards against a lost event.
     let started = std::time::Instant::now();
     let mut reloaded = Vec::new();

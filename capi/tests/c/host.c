@@ -78,6 +78,13 @@ int main(int argc, char **argv) {
     printf("missing property: %s\n", gf_error_kind(missing) == GF_ERROR_NOT_FOUND ? "not found" : "unexpected");
     gf_error_delete(missing);
 
+    /* Reloading a plugin the world does not play is the caller's mistake: no plugin is blamed. */
+    gf_error_t *nobody = gf_host_reload(host, "nobody");
+    printf("reload of nobody: %s, blamed on %s\n",
+           gf_error_kind(nobody) == GF_ERROR_NOT_FOUND ? "not found" : "unexpected",
+           gf_error_plugin(nobody) == NULL ? "no plugin" : gf_error_plugin(nobody));
+    gf_error_delete(nobody);
+
     if (!ok(gf_host_reload(host, "score-keeper"), "gf_host_reload") || play(host, 45) < 0) {
         gf_host_delete(host);
         return 1;

@@ -22,6 +22,15 @@ pub enum CallError {
     Trapped(String),
 }
 
+impl CallError {
+    /// What went wrong, in the plugin's or the sandbox's words, without saying which kind of failure it was.
+    pub fn message(&self) -> &str {
+        match self {
+            CallError::Refused(message) | CallError::Trapped(message) => message,
+        }
+    }
+}
+
 /// Whether a plugin has finished deactivating.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Deactivation {

@@ -22,17 +22,18 @@ pub const MAX_CHAOS_SECS: f64 = 600.0;
 impl ChaosDelay {
     /// A chaos delay of `min_secs` plus up to `random_secs`, refused unless both are finite, not negative, and
     /// together at most [`MAX_CHAOS_SECS`].
-    pub fn new(min_secs: f64, random_secs: f64, seed: u64) -> Result<Self, String> {
+    pub fn new(min_secs: f64, random_secs: f64, seed: u64) -> Result<Self, crate::Error> {
         for (what, value) in [("minimum", min_secs), ("random part", random_secs)] {
             if !value.is_finite() || value < 0.0 {
-                return Err(format!("the chaos delay's {what} must be a finite number of seconds >= 0, not {value}"));
+                let message = format!("the chaos delay's {what} must be a finite number of seconds >= 0, not {value}");
+                return Err(crate::Error::refused(message));
             }
         }
         if min_secs + random_secs > MAX_CHAOS_SECS {
-            return Err(format!(
+            return Err(crate::Error::refused(format!(
                 "a chaos delay of up to {} s is longer than the {MAX_CHAOS_SECS} s allowed",
                 min_secs + random_secs
-            ));
+            )));
         }
         Ok(ChaosDelay { min_secs, random_secs, seed })
     }

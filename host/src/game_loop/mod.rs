@@ -79,7 +79,7 @@ pub struct Reload {
     pub plugin: String,
     /// What a console shows (`hud reloaded: 1.0.0 -> 1.0.1`, a server adding `; clients follow`), or why the
     /// new version was refused (the old one plays on).
-    pub outcome: Result<String, String>,
+    pub outcome: Result<String, crate::Error>,
 }
 
 /// How play ended, for the program around the loop to report.
@@ -96,13 +96,13 @@ pub struct RecordingEnd {
     /// Frames recorded.
     pub frames: u64,
     /// Its size in bytes, or why it stopped early.
-    pub size: Result<u64, String>,
+    pub size: Result<u64, crate::Error>,
 }
 
 /// A new version compiling off the frame.
 struct Compiling {
     plugin: String,
-    task: tokio::task::JoinHandle<Result<NewVersion, String>>,
+    task: tokio::task::JoinHandle<Result<NewVersion, crate::Error>>,
 }
 
 /// One world, stepped a frame at a time (see the module's documentation).
@@ -210,7 +210,7 @@ impl GameLoop {
         let features = self.manager().features().clone();
         let name = plugin.to_string();
         let task =
-            self.tokio.spawn(async move { NewVersion::prepare(&features, &name).await.map_err(|e| e.to_string()) });
+            self.tokio.spawn(async move { NewVersion::prepare(&features, &name).await.map_err(crate::Error::from) });
         self.compiling.push(Compiling { plugin: plugin.to_string(), task });
     }
 
@@ -264,9 +264,9 @@ impl GameLoop {
     }
 
     /// Carries out a console command on a standalone world between frames, recorded (see [`Command`]).
-    pub fn execute(&mut self, session: &crate::Session, command: &Command, line: &str) -> Result<String, String> {
+    pub fn execute(&mut self, session: &crate::Session, command: &Command, line: &str) -> Result<String, crate::Error> {
         let Played::Standalone(manager) = &mut self.played else {
-            return Err("commands drive a standalone world".into());
+            return Err(crate::Error::refused("commands drive a standalone world"));
         };
         // A trace is written, not played: it changes nothing in the world.
         if let (Some(recording), false) = (&mut self.recording, matches!(command, Command::Trace(_))) {
@@ -280,7 +280,7 @@ impl GameLoop {
     pub fn reload_now(&mut self, plugin: &str) -> Reload {
         self.drop_compiles_of(plugin);
         let features = self.manager().features().clone();
-        let new = self.tokio.block_on(NewVersion::prepare(&features, plugin)).map_err(|e| e.to_string());
+        let new = self.tokio.block_on(NewVersion::prepare(&features, plugin)).map_err(crate::Error::from);
         self.apply(plugin.to_string(), new)
     }
 
@@ -302,7 +302,7 @@ impl GameLoop {
         for Compiling { plugin, task } in ready {
             let new = match self.tokio.block_on(task) {
                 Ok(new) => new,
-                Err(e) => Err(format!("compiling the new version failed: {e}")),
+                Err(e) => Err(crate::Error::host(format!("compiling the new version of {plugin} failed: {e}"))),
             };
             outcomes.push(self.apply(plugin, new));
         }
@@ -310,7 +310,7 @@ impl GameLoop {
     }
 
     /// Applies a compiled new version of `plugin` (or says why there is none), recorded.
-    fn apply(&mut self, plugin: String, new: Result<NewVersion, String>) -> Reload {
+    fn apply(&mut self, plugin: String, new: Result<NewVersion, crate::Error>) -> Reload {
         let new = match new {
             Ok(new) => new,
             Err(e) => return Reload { plugin, outcome: Err(e) },
@@ -324,9 +324,11 @@ impl GameLoop {
                     .tokio
                     .block_on(manager.apply_new_version(new))
                     .map(|r| format!("{} reloaded: {} -> {}", r.plugin, r.from, r.to))
-                    .map_err(|e| e.to_string()),
+                    .map_err(crate::Error::from),
                 Played::Server(server) => self.tokio.block_on(server.apply_new_version(new)),
-                Played::Client(_) => Err(format!("{plugin}: a client's plugins follow its server")),
+                Played::Client(_) => {
+                    Err(crate::Error::refused(format!("{plugin}: a client's plugins follow its server")))
+                }
             };
             if let Some(recording) = &mut self.recording {
                 recording.reloaded(&plugin, self.played.manager());

@@ -136,19 +136,22 @@ impl<'s, M: std::borrow::BorrowMut<ExperienceManager>> LiveWorld<'s, M> {
 
     /// Carries out one command; returns what a console shows, or why it was refused. Nothing a command
     /// refuses changes the world.
-    pub async fn execute(&mut self, command: &Command) -> Result<String, String> {
+    pub async fn execute(&mut self, command: &Command) -> Result<String, crate::Error> {
         match command {
             Command::Features => Ok(self.features_text()),
             Command::Activate(name) => {
-                self.manager().activate_feature(name).await.map_err(|e| e.to_string())?;
+                self.manager().activate_feature(name).await?;
                 self.failure_or(format!("{name} active"), name)
             }
             Command::Deactivate(name) => match self.manager().deactivate_feature(name).await {
                 true => Ok(format!("{name} deactivated")),
-                false => Err(format!("{name} is not active in this world")),
+                false => Err(crate::Error::NotFound {
+                    name: name.clone(),
+                    message: format!("{name} is not active in this world"),
+                }),
             },
             Command::Reload(name) => {
-                let reloaded = self.manager().reload_feature(name).await.map_err(|e| e.to_string())?;
+                let reloaded = self.manager().reload_feature(name).await?;
                 Ok(format!("{} reloaded: {} -> {}", reloaded.plugin, reloaded.from, reloaded.to))
             }
             Command::Install(dir) => match self.manager().install_plugin(dir)? {
@@ -168,7 +171,7 @@ impl<'s, M: std::borrow::BorrowMut<ExperienceManager>> LiveWorld<'s, M> {
             }
             Command::Uninstall(name) => {
                 let before = self.session.runtime().compiled_components();
-                self.manager().uninstall_plugin(name).await.map_err(|e| e.to_string())?;
+                self.manager().uninstall_plugin(name).await?;
                 let after = self.session.runtime().compiled_components();
                 Ok(format!("{name} uninstalled; compiled components held: {before} -> {after}"))
             }
@@ -176,8 +179,9 @@ impl<'s, M: std::borrow::BorrowMut<ExperienceManager>> LiveWorld<'s, M> {
             Command::State => Ok(self.state_text()),
             Command::Trace(path) => {
                 let json = serde_json::to_string_pretty(&self.session.timeline().to_chrome_trace())
-                    .map_err(|e| e.to_string())?;
-                std::fs::write(path, json).map_err(|e| format!("writing {}: {e}", path.display()))?;
+                    .map_err(|e| crate::Error::host(e.to_string()))?;
+                std::fs::write(path, json)
+                    .map_err(|e| crate::Error::bad_input(path, format!("writing {}: {e}", path.display())))?;
                 Ok(format!("trace written to {}", path.display()))
             }
             Command::Wait(duration) => {
@@ -208,7 +212,7 @@ impl<'s, M: std::borrow::BorrowMut<ExperienceManager>> LiveWorld<'s, M> {
 
     /// Hot-reloads the plugins this world runs whose component or manifest is among `files`, each once;
     /// returns what a console shows for each.
-    pub async fn reload_changed(&mut self, files: &[PathBuf]) -> Vec<Result<String, String>> {
+    pub async fn reload_changed(&mut self, files: &[PathBuf]) -> Vec<Result<String, crate::Error>> {
         let mut outcomes = Vec::new();
         for plugin in self.plugins_of(files) {
             outcomes.push(self.execute(&Command::Reload(plugin)).await);
@@ -221,22 +225,22 @@ impl<'s, M: std::borrow::BorrowMut<ExperienceManager>> LiveWorld<'s, M> {
     pub fn prepare(
         &self,
         plugin: &str,
-    ) -> impl std::future::Future<Output = Result<crate::experience::NewVersion, String>> + Send + 'static {
+    ) -> impl std::future::Future<Output = Result<crate::experience::NewVersion, crate::Error>> + Send + 'static {
         let (features, plugin) = (self.session.features().clone(), plugin.to_string());
-        async move { crate::experience::NewVersion::prepare(&features, &plugin).await.map_err(|e| e.to_string()) }
+        async move { Ok(crate::experience::NewVersion::prepare(&features, &plugin).await?) }
     }
 
     /// The second half of a reload, between frames.
-    pub async fn apply(&mut self, new: crate::experience::NewVersion) -> Result<String, String> {
-        let reloaded = self.manager().apply_new_version(new).await.map_err(|e| e.to_string())?;
+    pub async fn apply(&mut self, new: crate::experience::NewVersion) -> Result<String, crate::Error> {
+        let reloaded = self.manager().apply_new_version(new).await?;
         Ok(format!("{} reloaded: {} -> {}", reloaded.plugin, reloaded.from, reloaded.to))
     }
 
     /// `ok` unless `plugin` failed since the last command (its failure is the answer).
-    fn failure_or(&self, ok: String, plugin: &str) -> Result<String, String> {
+    fn failure_or(&self, ok: String, plugin: &str) -> Result<String, crate::Error> {
         match self.manager_ref().report().failures.iter().rev().find(|f| f.source == plugin) {
             Some(failure) if !self.manager_ref().live_features().iter().any(|f| f == plugin) => {
-                Err(failure.to_string())
+                Err(crate::Error::from_failure(failure, false))
             }
             _ => Ok(ok),
         }

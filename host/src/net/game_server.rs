@@ -272,19 +272,18 @@ impl GameServer {
 
     /// Hot-reloads `plugin` from its files as they are now, keeping its state, and offers its new version to
     /// every client, which fetches and hot-reloads it in turn.
-    pub async fn reload(&mut self, plugin: &str) -> Result<String, String> {
-        let new =
-            crate::experience::NewVersion::prepare(self.manager.features(), plugin).await.map_err(|e| e.to_string())?;
+    pub async fn reload(&mut self, plugin: &str) -> Result<String, crate::Error> {
+        let new = crate::experience::NewVersion::prepare(self.manager.features(), plugin).await?;
         self.apply_new_version(new).await
     }
 
     /// The second half of [`reload`](Self::reload), between frames, for a new version compiled off the frame
     /// (see [`NewVersion::prepare`](crate::experience::NewVersion::prepare)): applied, then offered to every
     /// client.
-    pub async fn apply_new_version(&mut self, new: crate::experience::NewVersion) -> Result<String, String> {
+    pub async fn apply_new_version(&mut self, new: crate::experience::NewVersion) -> Result<String, crate::Error> {
         let plugin = new.plugin().to_string();
         let plugin = plugin.as_str();
-        let reloaded = self.manager.apply_new_version(new).await.map_err(|e| e.to_string())?;
+        let reloaded = self.manager.apply_new_version(new).await?;
         let offer = self.offers.pack(&self.manager, plugin)?;
         let outgoing = self.replication.update_package(offer);
         self.send(outgoing);

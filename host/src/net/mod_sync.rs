@@ -40,17 +40,19 @@ pub struct Offers {
 impl Offers {
     /// Packs what `manager`'s loaded experience is made of. A plugin folder installed from a package keeps
     /// that package's signature; one built here (a modder's) travels unsigned.
-    pub fn of(manager: &ExperienceManager) -> Result<(ExperienceContent, Offers), String> {
-        let definition = manager.current().ok_or("no experience is loaded")?;
+    pub fn of(manager: &ExperienceManager) -> Result<(ExperienceContent, Offers), crate::Error> {
+        let definition = manager.current().ok_or_else(|| crate::Error::refused("no experience is loaded"))?;
         let dir = definition.dir();
         let mut files = Vec::new();
         let mut total = 0;
         for relative in definition.files() {
-            let bytes = crate::assets::read_within(dir, &relative, MAX_EXPERIENCE_BYTES as u64)
-                .map_err(|e| format!("{}: {e}", dir.join(&relative).display()))?;
+            let bytes = crate::assets::read_within(dir, &relative, MAX_EXPERIENCE_BYTES as u64).map_err(|e| {
+                crate::Error::bad_input(dir.join(&relative), format!("{}: {e}", dir.join(&relative).display()))
+            })?;
             total += bytes.len();
             if total > MAX_EXPERIENCE_BYTES {
-                return Err(format!("its files hold more than the {MAX_EXPERIENCE_BYTES} bytes that travel"));
+                let message = format!("its files hold more than the {MAX_EXPERIENCE_BYTES} bytes that travel");
+                return Err(crate::Error::bad_input(&definition.path, message));
             }
             files.push((relative, bytes));
         }
@@ -63,21 +65,25 @@ impl Offers {
     }
 
     /// Packs the plugin `name` as it is now (after a reload, its new version) and offers it.
-    pub fn pack(&mut self, manager: &ExperienceManager, name: &str) -> Result<PackageOffer, String> {
-        let manifest = manager.features().manifest(name).ok_or_else(|| format!("plugin {name:?} is gone"))?;
-        let package = Package::from_folder(&manifest.dir).map_err(|e| format!("plugin {name:?}: {e}"))?;
+    pub fn pack(&mut self, manager: &ExperienceManager, name: &str) -> Result<PackageOffer, crate::Error> {
+        let manifest = manager.features().manifest(name).ok_or_else(|| crate::Error::NotFound {
+            name: name.to_string(),
+            message: format!("plugin {name:?} is gone"),
+        })?;
+        let bad = |message: String| crate::Error::bad_input(&manifest.dir, message);
+        let package = Package::from_folder(&manifest.dir).map_err(|e| bad(format!("plugin {name:?}: {e}")))?;
         // A folder installed from a package travels as that package, with its signature, or not at all: one
         // changed since it was installed is not passed on unsigned.
-        let record = provenance(&manifest.dir).map_err(|e| format!("plugin {name:?}: {e}"))?;
+        let record = provenance(&manifest.dir).map_err(|e| bad(format!("plugin {name:?}: {e}")))?;
         let signature = match record {
             Some(record) if &record.package == package.summary() => record.signature,
             Some(record) => {
-                return Err(format!(
+                return Err(bad(format!(
                     "plugin {name:?}: {} changed since package {} {} was installed; it is not offered",
                     manifest.dir.display(),
                     record.package.name,
                     record.package.version
-                ))
+                )))
             }
             None => None,
         };

@@ -65,19 +65,21 @@ pub enum TicketError {
 
 impl TicketKey {
     /// A key from its secret bytes; refused when shorter than [`MIN_KEY_BYTES`].
-    pub fn new(secret: Vec<u8>) -> Result<Self, String> {
+    pub fn new(secret: Vec<u8>) -> Result<Self, crate::Error> {
         if secret.len() < MIN_KEY_BYTES {
-            return Err(format!("a ticket key must be at least {MIN_KEY_BYTES} bytes, not {}", secret.len()));
+            let message = format!("a ticket key must be at least {MIN_KEY_BYTES} bytes, not {}", secret.len());
+            return Err(crate::Error::refused(message));
         }
         Ok(TicketKey(secret))
     }
 
     /// A key from a file: its bytes, as they are (e.g. `head -c 32 /dev/urandom > ticket.key`).
-    pub fn from_file(path: &std::path::Path) -> Result<Self, String> {
+    pub fn from_file(path: &std::path::Path) -> Result<Self, crate::Error> {
+        let bad = |e: &dyn std::fmt::Display| crate::Error::bad_input(path, format!("{}: {e}", path.display()));
         let secret = crate::files::open(path)
             .and_then(|file| crate::files::read_regular(file, 64 << 10))
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        Self::new(secret).map_err(|e| format!("{}: {e}", path.display()))
+            .map_err(|e| bad(&e))?;
+        Self::new(secret).map_err(|e| bad(&e))
     }
 
     fn mac(&self) -> Hmac<Sha256> {
@@ -162,6 +164,6 @@ mod tests {
         for garbled in ["", "sesame", "gf1.", "gf1.a.b", "gf1.!!!.???", &"x".repeat(10_000)] {
             assert!(key(1).verify(garbled, 0, None).is_err(), "{garbled:.20}");
         }
-        assert!(TicketKey::new(vec![0; 31]).unwrap_err().contains("at least 32 bytes"));
+        assert!(TicketKey::new(vec![0; 31]).unwrap_err().to_string().contains("at least 32 bytes"));
     }
 }

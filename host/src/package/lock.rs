@@ -47,22 +47,23 @@ pub struct Locked {
 
 impl LockFile {
     /// Reads the lock file at `path`; a file that does not exist is an empty lock.
-    pub fn read(path: &Path) -> Result<LockFile, String> {
+    pub fn read(path: &Path) -> Result<LockFile, crate::Error> {
         if !path.exists() {
             return Ok(LockFile::default());
         }
+        let bad = |message: String| crate::Error::bad_input(path, message);
         let text = crate::files::read_text(path, crate::files::MAX_TEXT_FILE_BYTES)
-            .map_err(|e| format!("{}: cannot read it: {e}", path.display()))?;
-        toml::from_str(&text).map_err(|e| format!("{}: malformed: {}", path.display(), e.to_string().trim_end()))
+            .map_err(|e| bad(format!("{}: cannot read it: {e}", path.display())))?;
+        toml::from_str(&text).map_err(|e| bad(format!("{}: malformed: {}", path.display(), e.to_string().trim_end())))
     }
 
     /// Writes the lock file to `path`, whole or not at all (a temporary file renamed into place).
-    pub fn write(&self, path: &Path) -> Result<(), String> {
+    pub fn write(&self, path: &Path) -> Result<(), crate::Error> {
         let mut text = String::from("# Written by `gfhost install`: the packages this host installs, exactly.\n");
         text.push_str("# `gfhost install` with no package installs what it lists, refusing any other bytes.\n\n");
         text.push_str(&toml::to_string(self).expect("a lock file always serializes"));
         let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let failed = |e: std::io::Error| format!("{}: cannot write it: {e}", path.display());
+        let failed = |e: std::io::Error| crate::Error::host(format!("{}: cannot write it: {e}", path.display()));
         let mut file = tempfile::NamedTempFile::new_in(dir).map_err(failed)?;
         std::io::Write::write_all(&mut file, text.as_bytes()).map_err(failed)?;
         file.persist(path).map_err(|e| failed(e.error))?;
@@ -108,6 +109,6 @@ mod tests {
         assert_eq!(read.packages.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["alpha", "zeta"]);
         assert_eq!(read.get("zeta").unwrap().version, "1.1.0");
         std::fs::write(&path, "[[package]]\nname = 3\n").unwrap();
-        assert!(LockFile::read(&path).unwrap_err().contains("gfhost.lock: malformed"));
+        assert!(LockFile::read(&path).unwrap_err().to_string().contains("gfhost.lock: malformed"));
     }
 }

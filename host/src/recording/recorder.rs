@@ -69,13 +69,13 @@ impl Recorder {
     }
 
     /// Writes the end of the session and closes the recording; returns its size in bytes.
-    pub fn finish(&self) -> Result<u64, String> {
+    pub fn finish(&self) -> Result<u64, crate::Error> {
         self.write(&Record::End);
         self.flush();
         let mut inner = self.lock();
         inner.out = None;
         match &inner.failure {
-            Some(failure) => Err(failure.clone()),
+            Some(failure) => Err(crate::Error::host(failure.clone())),
             None => Ok(inner.bytes),
         }
     }
@@ -183,7 +183,7 @@ mod tests {
         }
         let recorder = Recorder::to_writer(Box::new(Full), "full.gfrec", session());
         recorder.write(&Record::Frame { delta_nanos: 1 });
-        let failure = recorder.finish().unwrap_err();
+        let failure = recorder.finish().unwrap_err().to_string();
         assert!(failure.contains("full.gfrec") && failure.contains("no space left"), "{failure}");
     }
 }

@@ -179,7 +179,7 @@ impl WorldRecording {
 
     /// Ends the recording with a last checkpoint (of `manager`'s world, when it is still there); returns the
     /// recording's size in bytes, or why recording stopped early.
-    pub fn finish(mut self, manager: Option<&ExperienceManager>) -> Result<u64, String> {
+    pub fn finish(mut self, manager: Option<&ExperienceManager>) -> Result<u64, crate::Error> {
         if let Some(manager) = manager {
             self.checkpoint(manager);
         }

@@ -65,7 +65,7 @@ pub const DEFAULT_INSTANTIATE_DEADLINE: std::time::Duration = std::time::Duratio
 
 /// The WASI context of one instance: output into the log (within `budget`), and the data directory if one
 /// was granted.
-pub fn wasi_context(env: &InstanceEnv, budget: &Arc<LogBudget>) -> Result<WasiCtx, String> {
+pub(crate) fn wasi_context(env: &InstanceEnv, budget: &Arc<LogBudget>) -> Result<WasiCtx, String> {
     let mut wasi = wasi_builder(env, budget);
     if let Some(dir) = &env.data_dir {
         // File operations run on the calling thread: they are short, and the call's deadline bounds them.

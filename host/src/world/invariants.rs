@@ -12,7 +12,12 @@ impl World {
     /// request names, and that request is live;
     /// every receiver carries a component of each live request on its class chain whose component class is
     /// created eagerly where it is (unless the request was added unique). Returns the first broken invariant, described.
-    pub fn check_invariants(&self) -> Result<(), String> {
+    pub fn check_invariants(&self) -> Result<(), crate::Error> {
+        self.first_broken_invariant()
+            .map_err(|broken| crate::Error::host(format!("a world invariant is broken: {broken}")))
+    }
+
+    fn first_broken_invariant(&self) -> Result<(), String> {
         let requests = &self.manager.requests;
         for actor in self.actors() {
             let chain: Vec<&str> = actor.classes.iter().map(|class| &**class.name()).collect();
@@ -80,7 +85,7 @@ mod tests {
         world.release_component_request(on_character);
         assert_eq!(world.check_invariants(), Ok(()));
         world.actor_mut(pawn).unwrap().components.push(stray.clone());
-        let broken = world.check_invariants().unwrap_err();
+        let broken = world.check_invariants().unwrap_err().to_string();
         assert!(broken.contains("Health"), "{broken}");
 
         // So does a requested component on an actor that is no receiver.
@@ -88,7 +93,7 @@ mod tests {
         assert_eq!(world.check_invariants(), Ok(()));
         let prop = world.spawn_actor("Actor", None, false).unwrap();
         world.actor_mut(prop).unwrap().components.push(stray);
-        assert!(world.check_invariants().unwrap_err().contains("no receiver"));
+        assert!(world.check_invariants().unwrap_err().to_string().contains("no receiver"));
     }
 
     /// Found by the host_calls fuzz target: a request added unique skipped an actor that had the class from

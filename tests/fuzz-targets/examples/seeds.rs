@@ -1,5 +1,5 @@
 //! Writes the seed inputs of the targets whose inputs are encodings (messages, package archives) into
-//! `fuzz/corpus/`: run once when a target or an encoding changes, and commit what it writes.
+//! `fuzz/seeds/`: run once when a target or an encoding changes, and commit what it writes.
 //!
 //! ```sh
 //! cargo run -p gamefeature-fuzz-targets --example seeds
@@ -16,7 +16,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 fn write(target: &str, name: &str, bytes: &[u8]) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus").join(target);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds").join(target);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join(name), bytes).unwrap();
 }

@@ -1,6 +1,8 @@
-//! Every fuzz target over its checked-in corpus, every crash it ever found (`fuzz/regressions/TARGET`), and a
-//! bounded number of seeded mutations of them: the fuzzed boundaries stay fuzzed in every CI run, without a
-//! sanitizer build and without depending on time (a fixed number of inputs, the same ones every run).
+//! Every fuzz target over its seeds (`fuzz/seeds/TARGET`, in git), the corpus libFuzzer grew on this machine
+//! (`fuzz/corpus/TARGET`, out of git, when there is one), every crash it ever found (`fuzz/regressions/TARGET`),
+//! and a bounded number of seeded mutations of the seeds: the fuzzed boundaries stay fuzzed in every CI run,
+//! without a sanitizer build and without depending on time (a fixed number of inputs, the same ones every run
+//! on a fresh clone).
 
 use std::path::{Path, PathBuf};
 
@@ -54,16 +56,17 @@ fn mutate(rng: &mut ChaCha8Rng, input: &[u8]) -> Vec<u8> {
 }
 
 fn run(target: &Target) {
-    let corpus = inputs("corpus", target.name);
-    assert!(!corpus.is_empty(), "fuzz/corpus/{} has no seeds", target.name);
-    for (path, input) in corpus.iter().chain(inputs("regressions", target.name).iter()) {
+    let seeds = inputs("seeds", target.name);
+    assert!(!seeds.is_empty(), "fuzz/seeds/{} has no seeds", target.name);
+    let grown = inputs("corpus", target.name);
+    for (path, input) in seeds.iter().chain(&grown).chain(&inputs("regressions", target.name)) {
         let outcome = std::panic::catch_unwind(|| (target.run)(input));
         assert!(outcome.is_ok(), "{} fails on {}", target.name, path.display());
     }
     let seed = target.name.bytes().fold(0u64, |hash, b| hash.wrapping_mul(31).wrapping_add(u64::from(b)));
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     for round in 0..target.mutations {
-        let (_, base) = &corpus[rng.random_range(0..corpus.len())];
+        let (_, base) = &seeds[rng.random_range(0..seeds.len())];
         let input = mutate(&mut rng, base);
         let outcome = std::panic::catch_unwind(|| (target.run)(&input));
         assert!(outcome.is_ok(), "{} fails on mutation {round}: {input:?}", target.name);

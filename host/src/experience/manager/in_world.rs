@@ -275,11 +275,10 @@ impl ExperienceManager {
             // Frame budgets are measured in CPU time, which no two runs spend alike: a recording keeps the
             // verdicts, and a replay (whose budgets are loosened) applies them.
             for failure in failures.iter().filter(|f| f.call == crate::delivery::FRAME_BUDGET_CALL) {
-                tape.record_over_budget(frame.number, &failure.plugin, &failure.error.to_string());
+                tape.record_over_budget(frame.number, &failure.plugin, failure.error.message());
             }
             for (plugin, cause) in tape.over_budget_at(frame.number) {
                 let owner = self.in_world.iter().find(|f| f.name == plugin).map(|f| f.owner);
-                let cause = cause.strip_prefix("trapped: ").unwrap_or(&cause).to_string();
                 failures
                     .extend(owner.and_then(|owner| self.instances.quarantine_over_budget(&self.world, owner, cause)));
             }
@@ -805,13 +804,13 @@ impl ExperienceManager {
     /// Installs a plugin folder while the game runs (it goes `Installed`; activate it to use it), once it
     /// passes the process's gate as the folders found at start do. Returns its name, and whether it was new:
     /// installing a folder already installed changes nothing.
-    pub fn install_plugin(&mut self, dir: &std::path::Path) -> Result<(String, bool), String> {
-        let admitted = self.features.admit(dir).map_err(|e| e.to_string())?;
+    pub fn install_plugin(&mut self, dir: &std::path::Path) -> Result<(String, bool), crate::Error> {
+        let admitted = self.features.admit(dir)?;
         // Asked for by a person at a console: a folder that is not its package is refused now, not at activation.
-        admitted.verify_contents().map_err(|e| e.to_string())?;
+        admitted.verify_contents()?;
         let name = admitted.name().to_string();
         let new = self.features.manifest(&name).is_none();
-        self.features.install(admitted).map_err(|e| e.to_string())?;
+        self.features.install(admitted)?;
         Ok((name, new))
     }
 

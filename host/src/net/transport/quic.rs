@@ -481,7 +481,7 @@ impl QuicClient {
     /// connection's tasks.
     pub async fn connect(addr: SocketAddr, trust: &ServerTrust, wait: Duration) -> Result<QuicClient, QuicError> {
         let failed = |cause: String| QuicError::Connect { addr, cause };
-        trust.check_address(addr).map_err(failed)?;
+        trust.check_address(addr).map_err(|e| failed(e.to_string()))?;
         let local: SocketAddr = if addr.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" }.parse().expect("valid");
         let mut endpoint = Endpoint::client(local).map_err(|e| failed(e.to_string()))?;
         endpoint.set_default_client_config(client_config(trust).map_err(failed)?);

@@ -35,10 +35,12 @@ impl Fingerprint {
 
     /// Reads a fingerprint written as 64 hex digits, with or without `:` between bytes (as `openssl x509
     /// -fingerprint -sha256` prints it).
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, crate::Error> {
         let digits: String = text.trim().chars().filter(|c| *c != ':').collect();
-        let refuse =
-            || format!("a certificate fingerprint is 64 hex digits (SHA-256), not {:?}", crate::text::shown(text, 100));
+        let refuse = || {
+            let shown = crate::text::shown(text, 100);
+            crate::Error::refused(format!("a certificate fingerprint is 64 hex digits (SHA-256), not {shown:?}"))
+        };
         if digits.len() != 64 || !digits.chars().all(|c| c.is_ascii_hexdigit()) {
             return Err(refuse());
         }
@@ -92,8 +94,9 @@ fn certificates_in(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> 
 
 impl ServerTrust {
     /// Certificate authorities from a PEM file, for a server certified for `name`.
-    pub fn roots_from_file(path: &Path, name: &str) -> Result<Self, String> {
-        Ok(ServerTrust::Roots { roots: certificates_in(path)?, name: name.to_string() })
+    pub fn roots_from_file(path: &Path, name: &str) -> Result<Self, crate::Error> {
+        let roots = certificates_in(path).map_err(|message| crate::Error::bad_input(path, message))?;
+        Ok(ServerTrust::Roots { roots, name: name.to_string() })
     }
 
     /// The name the client asks the server's certificate to be for.
@@ -106,13 +109,13 @@ impl ServerTrust {
     }
 
     /// Refuses the insecure mode for an address that is not this machine's.
-    pub fn check_address(&self, addr: SocketAddr) -> Result<(), String> {
+    pub fn check_address(&self, addr: SocketAddr) -> Result<(), crate::Error> {
         match self {
-            ServerTrust::InsecureLoopback if !addr.ip().is_loopback() => Err(format!(
+            ServerTrust::InsecureLoopback if !addr.ip().is_loopback() => Err(crate::Error::refused(format!(
                 "{addr} is not a loopback address: the insecure mode trusts any certificate, so it is for a \
                  development server on this machine only; pin the server's certificate (its sha256, printed at \
                  its start) or give the authorities that signed it"
-            )),
+            ))),
             _ => Ok(()),
         }
     }
@@ -145,16 +148,18 @@ pub struct ServerIdentity {
 
 impl ServerIdentity {
     /// A self-signed certificate for `localhost`, made now: clients pin it.
-    pub fn self_signed() -> Result<Self, String> {
-        let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).map_err(|e| e.to_string())?;
+    pub fn self_signed() -> Result<Self, crate::Error> {
+        let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_string()])
+            .map_err(|e| crate::Error::host(format!("cannot make a self-signed certificate: {e}")))?;
         let key = rustls::pki_types::PrivatePkcs8KeyDer::from(certified.key_pair.serialize_der());
         Ok(ServerIdentity { chain: vec![certified.cert.der().clone()], key: key.into() })
     }
 
     /// A certificate chain and its key from PEM files (e.g. issued by a CA).
-    pub fn from_files(chain: &Path, key: &Path) -> Result<Self, String> {
-        let chain_certs = certificates_in(chain)?;
-        let key = PrivateKeyDer::from_pem_file(key).map_err(|e| format!("{}: {e}", key.display()))?;
+    pub fn from_files(chain: &Path, key: &Path) -> Result<Self, crate::Error> {
+        let chain_certs = certificates_in(chain).map_err(|message| crate::Error::bad_input(chain, message))?;
+        let key = PrivateKeyDer::from_pem_file(key)
+            .map_err(|e| crate::Error::bad_input(key, format!("{}: {e}", key.display())))?;
         Ok(ServerIdentity { chain: chain_certs, key })
     }
 
@@ -235,7 +240,7 @@ mod tests {
         assert_eq!(Fingerprint::parse(&written), Ok(fingerprint));
         let colons: Vec<String> = fingerprint.0.iter().map(|b| format!("{b:02X}")).collect();
         assert_eq!(Fingerprint::parse(&colons.join(":")), Ok(fingerprint));
-        assert!(Fingerprint::parse("abc").unwrap_err().contains("64 hex digits"));
+        assert!(Fingerprint::parse("abc").unwrap_err().to_string().contains("64 hex digits"));
         assert!(Fingerprint::parse(&"g".repeat(64)).is_err());
     }
 
@@ -244,7 +249,7 @@ mod tests {
         let trust = ServerTrust::InsecureLoopback;
         assert!(trust.check_address("127.0.0.1:7777".parse().unwrap()).is_ok());
         assert!(trust.check_address("[::1]:7777".parse().unwrap()).is_ok());
-        let refused = trust.check_address("203.0.113.5:7777".parse().unwrap()).unwrap_err();
+        let refused = trust.check_address("203.0.113.5:7777".parse().unwrap()).unwrap_err().to_string();
         assert!(refused.contains("not a loopback address"), "{refused}");
         assert!(ServerTrust::Pinned(Fingerprint([0; 32])).check_address("203.0.113.5:7777".parse().unwrap()).is_ok());
     }
