@@ -74,6 +74,9 @@ impl Hasher for Blake3Hasher {
 }
 
 /// What the cache found for a component.
+// wasmtime's types are not part of the stable API (a wasmtime upgrade must not break a game): hidden
+// from it, for the project's own benches and fuzz targets.
+#[doc(hidden)]
 pub enum Lookup {
     /// The entry checked out: the component, its code read from the cache.
     Hit(Component),
@@ -96,6 +99,9 @@ pub fn digest(bytes: &[u8]) -> [u8; 32] {
 }
 
 /// The key of the entry for `wasm` compiled by `engine`.
+// wasmtime's types are not part of the stable API (a wasmtime upgrade must not break a game): hidden
+// from it, for the project's own benches and fuzz targets.
+#[doc(hidden)]
 pub fn entry_key(engine: &Engine, wasm: &[u8]) -> EntryKey {
     key_of(engine, &digest(wasm))
 }
@@ -146,6 +152,9 @@ impl ComponentCache {
     }
 
     /// Where the compiled form of `wasm` for `engine` lives.
+    // wasmtime's types are not part of the stable API (a wasmtime upgrade must not break a game): hidden
+    // from it, for the project's own benches and fuzz targets.
+    #[doc(hidden)]
     pub fn entry_path(&self, engine: &Engine, wasm: &[u8]) -> PathBuf {
         self.path_of(&entry_key(engine, wasm))
     }
@@ -163,6 +172,9 @@ impl ComponentCache {
     /// The cached component for `key`, if its entry is one this cache wrote for exactly that key. An entry
     /// that is not (altered, swapped, truncated, or written by an incompatible build) is a miss, and is
     /// replaced by the next [`store`](Self::store).
+    // wasmtime's types are not part of the stable API (a wasmtime upgrade must not break a game): hidden
+    // from it, for the project's own benches and fuzz targets.
+    #[doc(hidden)]
     pub fn fetch(&self, engine: &Engine, key: &EntryKey) -> Lookup {
         let path = self.path_of(key);
         let mac = match crate::files::read(&Self::mac_path(&path), MAC_BYTES as u64) {
@@ -261,6 +273,9 @@ impl ComponentCache {
 
     /// Writes the compiled form of the component with `key`. Failing to write only costs the next start a
     /// compile.
+    // wasmtime's types are not part of the stable API (a wasmtime upgrade must not break a game): hidden
+    // from it, for the project's own benches and fuzz targets.
+    #[doc(hidden)]
     pub fn store(&self, key: &EntryKey, component: &Component) {
         let result = (|| -> Result<(), String> {
             let code = component.serialize().map_err(|e| format!("{e:#}"))?;

@@ -225,6 +225,9 @@ pub enum CallPath {
 impl CallPath {
     /// The fiber path, because the direct linker could not link the component: `error` names the first import
     /// it lacks.
+    // wasmtime's types are not part of the stable API (a wasmtime upgrade must not break a game): hidden
+    // from it, for the project's own benches and fuzz targets.
+    #[doc(hidden)]
     pub fn fiber_for_import(error: &wasmtime::Error) -> CallPath {
         // wasmtime's message: "component imports instance `wasi:filesystem/types@0.2.12`, but a matching ...".
         let message = error.to_string();

@@ -412,6 +412,9 @@ impl Runtime {
     }
 
     /// The wasmtime engine every component is compiled for.
+    // wasmtime's types are not part of the stable API (a wasmtime upgrade must not break a game): hidden
+    // from it, for the project's own benches and fuzz targets.
+    #[doc(hidden)]
     pub fn engine(&self) -> &Engine {
         &self.engine
     }
