@@ -100,7 +100,7 @@ pub fn replay_command(path: &Path, args: ReplayArgs, session: SessionOptions) ->
     let follow_recorded = args.follow_recorded;
     let tokio = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let options = ReplayOptions { plugin_dirs, session, mod_sync, follow_recorded };
-    let report = tokio.block_on(replay::replay(&recording, options))?;
+    let report = replay::replay(&recording, options, tokio.handle().clone())?;
     if show_output {
         for line in &report.said {
             println!("{line}");

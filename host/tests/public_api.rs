@@ -9,7 +9,8 @@
 //! - An item removed or changed while the version stays the same fails, naming it: keep it (deprecated), or
 //!   raise the version.
 //! - Any change fails until the list is written again (`GAMEFEATURE_BLESS=1 cargo test -p gamefeature-host --test
-//!   public_api`), so every change to the API is seen in review as a change to that file.
+//!   public_api`), so every change to the API is seen in review as a change to that file. Blessing a removal
+//!   needs the version raised first, or `GAMEFEATURE_BLESS=unreleased` while the version is not yet released.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -76,7 +77,13 @@ fn the_public_api_changes_only_as_its_version_allows() {
     let version = env!("CARGO_PKG_VERSION");
     let now = public_items();
     let (recorded_for, before) = recorded();
-    if std::env::var_os("GAMEFEATURE_BLESS").is_some() {
+    let removed: Vec<&String> = before.difference(&now).collect();
+    let added: Vec<&String> = now.difference(&before).collect();
+    let may_break = recorded_for != version && breaking_bump(&recorded_for, version);
+    let bless = std::env::var("GAMEFEATURE_BLESS").ok();
+    // Blessing a removal needs the version raised, or saying on purpose that this version is not released yet.
+    let bless = bless.filter(|how| removed.is_empty() || may_break || how == "unreleased");
+    if bless.is_some() {
         let mut text = format!(
             "{VERSION_LINE}{version}\n# The library's public API, written by `GAMEFEATURE_BLESS=1 cargo test -p \
              gamefeature-host --test public_api`.\n"
@@ -88,13 +95,11 @@ fn the_public_api_changes_only_as_its_version_allows() {
         std::fs::write(manifest_dir().join(LIST), text).unwrap();
         return;
     }
-    let removed: Vec<&String> = before.difference(&now).collect();
-    let added: Vec<&String> = now.difference(&before).collect();
-    let may_break = recorded_for != version && breaking_bump(&recorded_for, version);
     assert!(
         removed.is_empty() || may_break,
         "{} public item(s) removed or changed in {version}, which promises not to break games built against \
-         {recorded_for}: keep them, or raise the version (then bless the list):\n  {}",
+         {recorded_for}: keep them, or raise the version, then bless the list (GAMEFEATURE_BLESS=unreleased \
+         blesses it while {version} is not released):\n  {}",
         removed.len(),
         removed.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n  ")
     );

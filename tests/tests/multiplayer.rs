@@ -852,7 +852,7 @@ fn a_game_loop_ends_a_server_and_its_clients_in_order_and_its_recording_replays_
         session: options,
         mod_sync: None,
     };
-    let report = tokio.block_on(gamefeature_host::replay::replay(&recording, replay_options)).unwrap();
+    let report = gamefeature_host::replay::replay(&recording, replay_options, tokio.handle().clone()).unwrap();
     assert_eq!(report.divergence, None);
     assert_eq!(report.frames, recording_end.frames);
     for client in clients.loops {

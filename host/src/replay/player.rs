@@ -7,8 +7,9 @@ use std::time::Duration;
 use super::record::file_digest;
 use super::state::{Difference, WorldState};
 use super::transport::{RecordedPolls, ReplayClientTransport, ReplayServerTransport};
-use crate::experience::{ChaosDelay, ExperienceManager};
-use crate::live::{Command, LiveWorld};
+use crate::experience::ChaosDelay;
+use crate::game_loop::{GameLoop, Played};
+use crate::live::Command;
 use crate::net::{GameClient, GameServer, ServerOptions};
 use crate::recording::{Record, Recording, Role, Tape};
 use crate::runtime::RuntimeConfig;
@@ -168,25 +169,13 @@ pub fn without_time_limits(mut runtime: RuntimeConfig) -> RuntimeConfig {
     runtime
 }
 
-/// The world a replay drives, by the recording's role.
-enum Replayed<'s> {
-    Standalone(Box<LiveWorld<'s>>),
-    Server(Box<GameServer>),
-    Client(Box<GameClient>),
-}
-
-impl Replayed<'_> {
-    fn manager(&self) -> &ExperienceManager {
-        match self {
-            Replayed::Standalone(world) => world.manager_ref(),
-            Replayed::Server(server) => server.manager(),
-            Replayed::Client(client) => client.manager(),
-        }
-    }
-}
-
-/// Plays `recording` again and compares every checkpoint.
-pub async fn replay(recording: &Recording, options: ReplayOptions) -> Result<ReplayReport, ReplayError> {
+/// Plays `recording` again and compares every checkpoint. The world is stepped by a [`GameLoop`], as it was
+/// when recorded, whose async work runs on `tokio` (call this from outside that runtime's threads).
+pub fn replay(
+    recording: &Recording,
+    options: ReplayOptions,
+    tokio: tokio::runtime::Handle,
+) -> Result<ReplayReport, ReplayError> {
     let info = &recording.session;
     let mut notes = Vec::new();
     if info.host_version != env!("CARGO_PKG_VERSION") {
@@ -239,16 +228,16 @@ pub async fn replay(recording: &Recording, options: ReplayOptions) -> Result<Rep
         }
     }
     let setup = |e: String| ReplayError(format!("setting the recorded world up again: {e}"));
-    let mut world = match info.role {
+    let played = match info.role {
         Role::Standalone => {
-            manager.load(experience).await.map_err(|e| setup(e.to_string()))?;
-            Replayed::Standalone(Box::new(LiveWorld::new(manager, &session)))
+            tokio.block_on(manager.load(experience)).map_err(|e| setup(e.to_string()))?;
+            Played::Standalone(Box::new(manager))
         }
         Role::Server => {
             let options = ServerOptions { tick_rate: info.tick_rate, ..Default::default() };
             let mut server = GameServer::new(manager, Box::new(ReplayServerTransport::new(polls)), options);
-            server.load(experience).await.map_err(|e| setup(e.to_string()))?;
-            Replayed::Server(Box::new(server))
+            tokio.block_on(server.load(experience)).map_err(|e| setup(e.to_string()))?;
+            Played::Server(Box::new(server))
         }
         Role::Client => {
             let experiences = info.experiences_dir.clone().unwrap_or_default();
@@ -257,9 +246,10 @@ pub async fn replay(recording: &Recording, options: ReplayOptions) -> Result<Rep
             if let Some(sync) = options.mod_sync.clone() {
                 client = client.with_mod_sync(sync);
             }
-            Replayed::Client(Box::new(client))
+            Played::Client(Box::new(client))
         }
     };
+    let mut game = GameLoop::new(played, tokio.clone());
 
     let mut recorded = WorldState::default();
     let (mut frames, mut checkpoints, mut equal_at, mut chain) = (0, 0, None, 0);
@@ -273,23 +263,14 @@ pub async fn replay(recording: &Recording, options: ReplayOptions) -> Result<Rep
         match record {
             Record::Said { plugin, line } => recorded_said.push((plugin.clone(), line.clone())),
             Record::Frame { delta_nanos } => {
-                let delta = Duration::from_nanos(*delta_nanos);
-                match &mut world {
-                    Replayed::Standalone(live) => {
-                        live.manager().tick(delta);
-                    }
-                    Replayed::Server(server) => {
-                        server.frame(delta);
-                    }
-                    Replayed::Client(client) => {
-                        // A client whose session ends says so in its state, which the checkpoints compare.
-                        let _ = client.frame(delta).await;
-                    }
-                }
+                // A client whose session ends says so in its state, which the checkpoints compare.
+                game.step(Duration::from_nanos(*delta_nanos));
                 frames += 1;
             }
             Record::Command(line) => {
-                let Replayed::Standalone(live) = &mut world else { continue };
+                if !matches!(game.played(), Played::Standalone(_)) {
+                    continue;
+                }
                 // A trace writes a file and changes nothing, and a wait only lets wall-clock time pass (a game loop
                 // records the frames played meanwhile): a replay does neither, whatever a recording asks.
                 let replayed = |c: &Command| !matches!(c, Command::Trace(_) | Command::Wait(_));
@@ -305,38 +286,29 @@ pub async fn replay(recording: &Recording, options: ReplayOptions) -> Result<Rep
                         continue;
                     }
                 }
-                let _ = live.execute(&command).await;
+                let _ = game.execute(&session, &command, line);
             }
-            Record::Reload { plugin } => match &mut world {
-                Replayed::Standalone(live) => {
-                    let _ = live.execute(&Command::Reload(plugin.clone())).await;
-                }
-                Replayed::Server(server) => {
-                    let _ = server.reload(plugin).await;
-                }
-                Replayed::Client(_) => {}
-            },
+            // A client's plugins follow its server: the loop refuses a client's reload, as it did when recorded.
+            Record::Reload { plugin } => drop(game.reload_now(plugin)),
             Record::Flush => {
-                if let Replayed::Server(server) = &mut world {
+                if let Some(server) = game.server_mut() {
                     server.flush();
                 }
             }
-            Record::EndPlay(reason) => match &mut world {
-                Replayed::Standalone(live) => {
-                    let _ = live.manager().end_play().await;
-                }
-                Replayed::Server(server) => {
-                    let _ = server.end_play(reason).await;
-                }
-                Replayed::Client(client) => client.leave().await,
+            // The end of play as recorded, step by step (the recording holds the frames, flushes and closes a
+            // server's ending played), not `GameLoop::end`'s sequence run again.
+            Record::EndPlay(reason) => match game.played_mut() {
+                Played::Standalone(manager) => drop(tokio.block_on(manager.end_play())),
+                Played::Server(server) => drop(tokio.block_on(server.end_play(reason))),
+                Played::Client(client) => tokio.block_on(client.leave()),
             },
             Record::Close(reason) => {
-                if let Replayed::Server(server) = &mut world {
+                if let Some(server) = game.server_mut() {
                     server.close(reason);
                 }
             }
             Record::Component { plugin, version, digest } => {
-                let manager = world.manager();
+                let manager = game.manager();
                 let now =
                     manager.features().manifest(plugin).map(|m| (m.version.clone(), file_digest(&m.component_path)));
                 match now {
@@ -359,7 +331,7 @@ pub async fn replay(recording: &Recording, options: ReplayOptions) -> Result<Rep
                     )));
                 }
                 recorded = recorded.after(checkpoint);
-                let replayed = WorldState::of(world.manager());
+                let replayed = WorldState::of(game.manager());
                 let differences = recorded.differences(&replayed);
                 let (events, next) = session.timeline().events_since(replayed_from);
                 replayed_from = next;
@@ -394,13 +366,13 @@ pub async fn replay(recording: &Recording, options: ReplayOptions) -> Result<Rep
     notes.extend(tape.beyond_recording());
     if divergence.is_none() {
         // Play ends as it would have (a recording cut short, or a replay that stopped early, leaves it on).
-        let manager = match &mut world {
-            Replayed::Standalone(live) => Some(live.manager()),
-            Replayed::Server(server) => Some(server.manager_mut()),
-            Replayed::Client(_) => None,
+        let manager = match game.played_mut() {
+            Played::Standalone(manager) => Some(&mut **manager),
+            Played::Server(server) => Some(server.manager_mut()),
+            Played::Client(_) => None,
         };
         if let Some(manager) = manager.filter(|m| m.state() == crate::ExperienceLoadState::Loaded) {
-            let _ = manager.end_play().await;
+            let _ = tokio.block_on(manager.end_play());
         }
     }
     let said = super::record::said_in(&session.timeline().events(), &info.world)
