@@ -121,6 +121,20 @@ gf_error_t *gf_host_load(gf_host_t *host,
                          const char *experience_file);
 
 /**
+ * Declares one of the game's classes: `class`, a subclass of `parent` (`Actor`, `Pawn`, `Character`,
+ * `PlayerState`, or a class the game declared before). What plugins add to `parent` they add to it too. Declared
+ * before [`gf_host_load`], it is there when the experience loads (the experience's pawn class may be one);
+ * declared after, it joins the loaded world. INVALID for a name already declared with another parent, an unknown
+ * parent, or a name that is not one.
+ *
+ * # Safety
+ * `host` is a live handle; `class` and `parent` are NUL-terminated.
+ */
+gf_error_t *gf_host_declare_class(gf_host_t *host,
+                                  const char *class_,
+                                  const char *parent);
+
+/**
  * One frame, `delta_us` microseconds of game time after the last: plugins' timers fire, their work is
  * delivered, new plugin versions are swapped in.
  *

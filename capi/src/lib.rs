@@ -101,6 +101,8 @@ pub struct GfHost {
     event_name: CString,
     /// The failures of the world's last load or play, as text (the storage of `gf_host_failure`).
     failures: Vec<CString>,
+    /// The game's own classes (each with its parent), declared in every world the host loads.
+    classes: Vec<(String, String)>,
 }
 
 type Outcome = Result<(), GfError>;
@@ -221,6 +223,7 @@ pub unsafe extern "C" fn gf_host_new(
             heard: Default::default(),
             event_name: CString::default(),
             failures: Vec::new(),
+            classes: Vec::new(),
         };
         // SAFETY: `host_out` is not NULL (checked above), and the caller promises it is writable.
         unsafe { *host_out = Box::into_raw(Box::new(host)) };
@@ -269,12 +272,54 @@ pub unsafe extern "C" fn gf_host_load(host: *mut GfHost, experience_file: *const
             return Err(GfError::new(GfErrorKind::GfErrorNotFound, format!("experience file {file} not found")));
         }
         let mut world = host.session.create_world("game", NetMode::Standalone);
-        world.with_world(|w| w.hear_events(true));
+        world
+            .with_world(|w| {
+                w.hear_events(true);
+                host.classes.iter().try_for_each(|(class, parent)| w.declare_class(class, parent))
+            })
+            .map_err(|e| GfError::from(gamefeature_host::Error::from(e)))?;
         host.tokio
             .block_on(world.load(Path::new(file)))
             .map_err(|e| GfError::new(GfErrorKind::GfErrorFailed, e.to_string()))?;
         host.failures = failures_of(world.report());
         host.game = Some(GameLoop::new(Played::Standalone(Box::new(world)), host.tokio.handle().clone()));
+        Ok(())
+    })
+}
+
+/// Declares one of the game's classes: `class`, a subclass of `parent` (`Actor`, `Pawn`, `Character`,
+/// `PlayerState`, or a class the game declared before). What plugins add to `parent` they add to it too. Declared
+/// before [`gf_host_load`], it is there when the experience loads (the experience's pawn class may be one);
+/// declared after, it joins the loaded world. INVALID for a name already declared with another parent, an unknown
+/// parent, or a name that is not one.
+///
+/// # Safety
+/// `host` is a live handle; `class` and `parent` are NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn gf_host_declare_class(
+    host: *mut GfHost,
+    class: *const c_char,
+    parent: *const c_char,
+) -> *mut GfError {
+    guarded(|| {
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
+        let host = unsafe { self::host(host) }?;
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
+        let class = unsafe { text(class, "class") }?;
+        // SAFETY: each pointer is what this function's caller promises in its `# Safety` section.
+        let parent = unsafe { text(parent, "parent") }?;
+        let refused = |e: &dyn std::fmt::Display| GfError::new(GfErrorKind::GfErrorInvalid, e.to_string());
+        // Checked now, against the classes declared so far, so a mistake is this call's error, not the load's.
+        let mut check = gamefeature_host::world::ClassRegistry::default();
+        for (declared, its_parent) in &host.classes {
+            check.declare(declared, its_parent).map_err(|e| refused(&e))?;
+        }
+        check.declare(class, parent).map_err(|e| refused(&e))?;
+        if let Some(game) = &mut host.game {
+            let declared = game.with_world(|w| w.declare_class(class, parent)).expect("a standalone world");
+            declared.map_err(|e| refused(&e))?;
+        }
+        host.classes.push((class.to_string(), parent.to_string()));
         Ok(())
     })
 }

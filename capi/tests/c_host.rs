@@ -55,5 +55,6 @@ fn a_c_program_embeds_the_host_under_address_sanitizer() {
     assert!(out.contains("missing property: not found"), "an error a game can match on:\n{out}");
     assert!(out.contains("destroyed twice: not found"), "{out}");
     assert!(out.contains("reload of nobody: not found, blamed on no plugin"), "{out}");
+    assert!(out.contains("class with an unknown parent: invalid"), "{out}");
     assert!(out.contains("events heard: ") && out.ends_with("failures: 0\n"), "{out}");
 }

@@ -38,9 +38,11 @@ fn play(plugins: &Path) -> Result<(), Box<dyn std::error::Error>> {
         trust: config.trust,
     })?;
 
-    // A world, its experience loaded: the plugins it names are compiled (or read from the cache) and activated.
+    // A world with the game's own class (its hero is a Character: what plugins add to characters, it gets), then
+    // its experience loaded: the plugins it names are compiled (or read from the cache) and activated.
     let tokio = tokio::runtime::Runtime::new()?;
     let mut world = session.create_world("game", NetMode::Standalone);
+    world.with_world(|w| w.declare_class("HeroCharacter", "Character"))?;
     tokio.block_on(world.load(&repository.join("host/examples/embedded_game.toml")))?;
     let mut host = GameLoop::new(Played::Standalone(Box::new(world)), tokio.handle().clone());
 

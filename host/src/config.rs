@@ -330,6 +330,14 @@ impl HostConfig {
     }
 }
 
+/// For `?` into the error a game matches on: the blame, and the text as it is.
+impl From<ConfigError> for crate::error::Error {
+    fn from(error: ConfigError) -> crate::error::Error {
+        let message = error.to_string();
+        crate::error::Error::BadInput { file: error.path, message }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

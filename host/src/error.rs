@@ -1,7 +1,8 @@
 //! The error a game embedding the host matches on: what kind of failure it was, and whose fault.
 //!
-//! Each part of the library has its own error (a [`ReloadError`], a [`FeatureError`], a [`ConfigError`]...) that
-//! says exactly what went wrong there; every one converts into [`Error`], so a game can use `?` across them and
+//! Each part of the library has its own error (a `ReloadError`, a `FeatureError`, a `ConfigError`...) that says
+//! exactly what went wrong there; every one converts into [`Error`] (each beside its own type, so this module
+//! depends on none of them), so a game can use `?` across them and
 //! decide what to do from [`Error`]'s variant and its [`blame`](Error::blame) — never from the text, which is
 //! for people and may change between versions.
 //!
@@ -21,14 +22,6 @@
 //! ```
 
 use std::path::PathBuf;
-
-use crate::config::ConfigError;
-use crate::delivery::CallError;
-use crate::experience::{DefinitionError, ExperienceError, Failure, ReloadError};
-use crate::feature::{AdmissionError, FeatureError};
-use crate::package::install::InstallError;
-use crate::runtime::RuntimeError;
-use crate::world::WorldError;
 
 /// Whose fault a failure is: what a game needs to decide whether to blame a mod, fix its own request, or stop.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,25 +107,6 @@ impl Error {
         }
     }
 
-    /// A call into `plugin` that failed: refused by the plugin, or trapped.
-    pub fn from_call(plugin: &str, error: CallError) -> Error {
-        let plugin = plugin.to_string();
-        match error {
-            CallError::Refused(message) => Error::Refused { blame: Blame::Plugin(plugin), message },
-            CallError::Trapped(message) => Error::Trapped { plugin, message },
-        }
-    }
-
-    /// A plugin's failure in a world (from its [`LoadReport`](crate::experience::LoadReport)): quarantined when
-    /// `quarantined` (it is out of play), refused otherwise.
-    pub fn from_failure(failure: &Failure, quarantined: bool) -> Error {
-        let (plugin, message) = (failure.source.clone(), failure.to_string());
-        match quarantined {
-            true => Error::Quarantined { plugin, message },
-            false => Error::Refused { blame: Blame::Plugin(plugin), message },
-        }
-    }
-
     /// A request the caller got wrong.
     pub(crate) fn refused(message: impl Into<String>) -> Error {
         Error::Refused { blame: Blame::Caller, message: message.into() }
@@ -149,106 +123,13 @@ impl Error {
     }
 }
 
-impl From<ReloadError> for Error {
-    fn from(error: ReloadError) -> Error {
-        let message = error.to_string();
-        match error {
-            ReloadError::NotInWorld(name) => Error::NotFound { name, message },
-            ReloadError::Refused { plugin, .. }
-            | ReloadError::Failed { plugin, .. }
-            | ReloadError::Lost { plugin, .. } => Error::Refused { blame: Blame::Plugin(plugin), message },
-        }
-    }
-}
-
-impl From<FeatureError> for Error {
-    fn from(error: FeatureError) -> Error {
-        let message = error.to_string();
-        match error {
-            FeatureError::UnknownPlugin(name)
-            | FeatureError::RefusedPlugin { plugin: name, .. }
-            | FeatureError::NotActive(name) => Error::NotFound { name, message },
-            FeatureError::DuplicatePlugin { second: file, .. }
-            | FeatureError::DependencyCycle { manifest: file, .. }
-            | FeatureError::UnknownDependency { manifest: file, .. } => Error::BadInput { file, message },
-            FeatureError::Failed { plugin, .. } => Error::Refused { blame: Blame::Plugin(plugin), message },
-            FeatureError::Refused(_) | FeatureError::StillActive { .. } | FeatureError::Depended { .. } => {
-                Error::Refused { blame: Blame::Caller, message }
-            }
-        }
-    }
-}
-
-impl From<AdmissionError> for Error {
-    fn from(error: AdmissionError) -> Error {
-        let message = error.to_string();
-        Error::Refused { blame: Blame::Plugin(error.plugin), message }
-    }
-}
-
-impl From<ExperienceError> for Error {
-    fn from(error: ExperienceError) -> Error {
-        let message = error.to_string();
-        match error {
-            ExperienceError::Busy { .. } | ExperienceError::NotLoaded(_) => Error::refused(message),
-            ExperienceError::Definition(DefinitionError { path: file, .. })
-            | ExperienceError::Assets { experience: file, .. }
-            | ExperienceError::World { experience: file, .. } => Error::BadInput { file, message },
-        }
-    }
-}
-
-impl From<WorldError> for Error {
-    fn from(error: WorldError) -> Error {
-        let message = error.to_string();
-        match error {
-            WorldError::UnknownActor(actor) => Error::NotFound { name: actor.to_string(), message },
-            WorldError::UnknownClass(name) | WorldError::UnknownState(name) => Error::NotFound { name, message },
-            WorldError::NoSuchComponent { component: name, .. } | WorldError::UnknownFeature { feature: name, .. } => {
-                Error::NotFound { name, message }
-            }
-            WorldError::RootClassRequest | WorldError::Denied(_) | WorldError::Invalid(_) | WorldError::Class(_) => {
-                Error::refused(message)
-            }
-        }
-    }
-}
-
-impl From<ConfigError> for Error {
-    fn from(error: ConfigError) -> Error {
-        let message = error.to_string();
-        Error::BadInput { file: error.path, message }
-    }
-}
-
-impl From<DefinitionError> for Error {
-    fn from(error: DefinitionError) -> Error {
-        ExperienceError::Definition(error).into()
-    }
-}
-
-impl From<InstallError> for Error {
-    fn from(error: InstallError) -> Error {
-        let message = error.to_string();
-        match error {
-            InstallError::Io { .. } => Error::Host(message),
-            InstallError::Trust(_) => Error::refused(message),
-            InstallError::Package { folder, .. }
-            | InstallError::Modified { folder, .. }
-            | InstallError::BadRecord { folder, .. } => Error::BadInput { file: folder, message },
-        }
-    }
-}
-
-impl From<RuntimeError> for Error {
-    fn from(error: RuntimeError) -> Error {
-        Error::Host(error.to_string())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::ConfigError;
+    use crate::delivery::CallError;
+    use crate::experience::ReloadError;
+    use crate::feature::FeatureError;
 
     #[test]
     fn a_trap_blames_its_plugin_and_keeps_the_plugins_own_words() {

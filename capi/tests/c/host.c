@@ -44,7 +44,9 @@ int main(int argc, char **argv) {
     if (!ok(gf_host_new(argv[1], argv[2], argv[3], &host), "gf_host_new")) {
         return 1;
     }
-    if (!ok(gf_host_load(host, argv[4]), "gf_host_load")) {
+    /* The game's own class: its hero is a Character, so what plugins add to characters, it gets. */
+    if (!ok(gf_host_declare_class(host, "HeroCharacter", "Character"), "gf_host_declare_class") ||
+        !ok(gf_host_load(host, argv[4]), "gf_host_load")) {
         gf_host_delete(host);
         return 1;
     }
@@ -77,6 +79,11 @@ int main(int argc, char **argv) {
     gf_error_t *missing = gf_host_get_integer(host, player.pawn, "NoSuchComponent", "x", &nothing);
     printf("missing property: %s\n", gf_error_kind(missing) == GF_ERROR_NOT_FOUND ? "not found" : "unexpected");
     gf_error_delete(missing);
+
+    /* A class whose parent is not there is refused by the call that declares it. */
+    gf_error_t *orphan = gf_host_declare_class(host, "Orphan", "NoSuchParent");
+    printf("class with an unknown parent: %s\n", gf_error_kind(orphan) == GF_ERROR_INVALID ? "invalid" : "unexpected");
+    gf_error_delete(orphan);
 
     /* Reloading a plugin the world does not play is the caller's mistake: no plugin is blamed. */
     gf_error_t *nobody = gf_host_reload(host, "nobody");

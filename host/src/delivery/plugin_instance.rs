@@ -31,6 +31,19 @@ impl CallError {
     }
 }
 
+impl crate::error::Error {
+    /// A call into `plugin` that failed: refused by the plugin, or trapped.
+    pub fn from_call(plugin: &str, error: CallError) -> crate::error::Error {
+        let plugin = plugin.to_string();
+        match error {
+            CallError::Refused(message) => {
+                crate::error::Error::Refused { blame: crate::error::Blame::Plugin(plugin), message }
+            }
+            CallError::Trapped(message) => crate::error::Error::Trapped { plugin, message },
+        }
+    }
+}
+
 /// Whether a plugin has finished deactivating.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Deactivation {

@@ -312,6 +312,13 @@ fn check_bundle_paths(dir: &Path, bundles: &BundleDeclarations) -> Result<(), St
     Ok(())
 }
 
+/// For `?` into the error a game matches on: the blame, and the text as it is.
+impl From<DefinitionError> for crate::error::Error {
+    fn from(error: DefinitionError) -> crate::error::Error {
+        crate::experience::ExperienceError::Definition(error).into()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

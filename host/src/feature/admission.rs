@@ -143,3 +143,11 @@ impl Admission {
         }
     }
 }
+
+/// For `?` into the error a game matches on: the blame, and the text as it is.
+impl From<AdmissionError> for crate::error::Error {
+    fn from(error: AdmissionError) -> crate::error::Error {
+        let message = error.to_string();
+        crate::error::Error::Refused { blame: crate::error::Blame::Plugin(error.plugin), message }
+    }
+}

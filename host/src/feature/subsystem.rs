@@ -758,3 +758,24 @@ fn activation_order_of(plugins: &BTreeMap<String, Entry>, name: &str) -> Vec<Str
     }
     order
 }
+
+/// For `?` into the error a game matches on: the blame, and the text as it is.
+impl From<FeatureError> for crate::error::Error {
+    fn from(error: FeatureError) -> crate::error::Error {
+        let message = error.to_string();
+        match error {
+            FeatureError::UnknownPlugin(name)
+            | FeatureError::RefusedPlugin { plugin: name, .. }
+            | FeatureError::NotActive(name) => crate::error::Error::NotFound { name, message },
+            FeatureError::DuplicatePlugin { second: file, .. }
+            | FeatureError::DependencyCycle { manifest: file, .. }
+            | FeatureError::UnknownDependency { manifest: file, .. } => crate::error::Error::BadInput { file, message },
+            FeatureError::Failed { plugin, .. } => {
+                crate::error::Error::Refused { blame: crate::error::Blame::Plugin(plugin), message }
+            }
+            FeatureError::Refused(_) | FeatureError::StillActive { .. } | FeatureError::Depended { .. } => {
+                crate::error::Error::Refused { blame: crate::error::Blame::Caller, message }
+            }
+        }
+    }
+}

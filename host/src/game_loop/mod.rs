@@ -17,6 +17,8 @@
 //! host (`docs/embedding.md`).
 
 mod pace;
+pub mod recording;
+pub mod world_state;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -27,7 +29,7 @@ use crate::experience::{ExperienceError, ExperienceManager, NewVersion};
 use crate::live::{Command, FolderWatcher, LiveWorld};
 use crate::net::{ClientError, ClientState, GameClient, GameServer, ServerNote};
 use crate::recording::Record;
-use crate::replay::WorldRecording;
+pub use recording::WorldRecording;
 
 /// How long a server ending play lets what its clients have not acknowledged reach them, the world standing
 /// still (a client that acknowledges nothing does not hold it longer).

@@ -109,3 +109,17 @@ pub fn verify_installed(folder: &Path, policy: &TrustPolicy) -> Result<Option<Ve
     }
     Ok(Some(policy.check(&record.package, record.signature.as_ref())?))
 }
+
+/// For `?` into the error a game matches on: the blame, and the text as it is.
+impl From<InstallError> for crate::error::Error {
+    fn from(error: InstallError) -> crate::error::Error {
+        let message = error.to_string();
+        match error {
+            InstallError::Io { .. } => crate::error::Error::Host(message),
+            InstallError::Trust(_) => crate::error::Error::refused(message),
+            InstallError::Package { folder, .. }
+            | InstallError::Modified { folder, .. }
+            | InstallError::BadRecord { folder, .. } => crate::error::Error::BadInput { file: folder, message },
+        }
+    }
+}

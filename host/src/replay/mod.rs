@@ -1,10 +1,12 @@
 //! Record and replay: a session played again frame for frame from its recording, and the first difference
 //! named.
 //!
-//! - [`record`]: recording a world as its game loop drives it, with checkpoints of its state;
+//! - recording a world as its game loop drives it, with checkpoints of its state, is
+//!   [`game_loop::recording`](crate::game_loop::recording) (re-exported here); a world's state as entries a
+//!   modder can read, and the differences between two, is [`game_loop::world_state`](crate::game_loop::world_state);
 //! - [`transport`]: recording what the network delivered at each poll, and delivering it again;
-//! - [`state`]: a world's state as entries a modder can read, and the differences between two;
-//! - [`player`]: replaying a recording, with the recorded components or newer builds of them.
+//! - [`player`]: replaying a recording through the game loop, with the recorded components or newer builds of
+//!   them.
 //!
 //! A replay is deterministic because everything that reaches a world goes through a seam the host records:
 //! frame deltas and commands (the loop), network frames (the transport's polls), clocks and random numbers
@@ -14,13 +16,11 @@
 //! budgets the recording says they stopped are stopped again at the same points.
 
 pub mod player;
-pub mod record;
-pub mod state;
 pub mod transport;
 
+pub use crate::game_loop::recording::{file_digest, Recorded, WorldRecording, DEFAULT_CHECKPOINT_EVERY};
+pub use crate::game_loop::world_state::{chained_hash, Difference, StateTracker, WorldState};
 pub use player::{replay, without_time_limits, Divergence, ReplayError, ReplayOptions, ReplayReport, SaidDifference};
-pub use record::{file_digest, Recorded, WorldRecording, DEFAULT_CHECKPOINT_EVERY};
-pub use state::{chained_hash, Difference, StateTracker, WorldState};
 pub use transport::{
     RecordedPolls, RecordingClientTransport, RecordingServerTransport, ReplayClientTransport, ReplayServerTransport,
 };

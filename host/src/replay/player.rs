@@ -4,10 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::record::file_digest;
-use super::state::{Difference, WorldState};
 use super::transport::{RecordedPolls, ReplayClientTransport, ReplayServerTransport};
 use crate::experience::ChaosDelay;
+use crate::game_loop::recording::file_digest;
+use crate::game_loop::world_state::{Difference, WorldState};
 use crate::game_loop::{GameLoop, Played};
 use crate::live::Command;
 use crate::net::{GameClient, GameServer, ServerOptions};
@@ -323,7 +323,7 @@ pub fn replay(
                 }
             }
             Record::Checkpoint(checkpoint) => {
-                chain = super::state::chained_hash(chain, &checkpoint.changed, &checkpoint.removed);
+                chain = crate::game_loop::world_state::chained_hash(chain, &checkpoint.changed, &checkpoint.removed);
                 if chain != checkpoint.hash {
                     return Err(ReplayError(format!(
                         "the checkpoint of frame {} does not match its hash: the recording was altered",
@@ -375,7 +375,7 @@ pub fn replay(
             let _ = tokio.block_on(manager.end_play());
         }
     }
-    let said = super::record::said_in(&session.timeline().events(), &info.world)
+    let said = crate::game_loop::recording::said_in(&session.timeline().events(), &info.world)
         .into_iter()
         .map(|(plugin, line)| format!("[{plugin}@{}] {line}", info.world))
         .collect();
@@ -412,7 +412,7 @@ fn first_said_difference(
     events: &[crate::timeline::TimelineEvent],
     world: &str,
 ) -> Option<SaidDifference> {
-    let replayed = super::record::said_in(events, world);
+    let replayed = crate::game_loop::recording::said_in(events, world);
     let at = (0..recorded.len().max(replayed.len())).find(|i| recorded.get(*i) != replayed.get(*i))?;
     let (recorded, replayed) = (recorded.get(at), replayed.get(at));
     let plugin = replayed.or(recorded).map(|(plugin, _)| plugin.clone()).unwrap_or_default();

@@ -667,6 +667,13 @@ impl Runtime {
     }
 }
 
+/// For `?` into the error a game matches on: the blame, and the text as it is.
+impl From<RuntimeError> for crate::error::Error {
+    fn from(error: RuntimeError) -> crate::error::Error {
+        crate::error::Error::Host(error.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

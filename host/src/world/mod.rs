@@ -477,6 +477,25 @@ impl World {
     }
 }
 
+/// For `?` into the error a game matches on: the blame, and the text as it is.
+impl From<WorldError> for crate::error::Error {
+    fn from(error: WorldError) -> crate::error::Error {
+        let message = error.to_string();
+        match error {
+            WorldError::UnknownActor(actor) => crate::error::Error::NotFound { name: actor.to_string(), message },
+            WorldError::UnknownClass(name) | WorldError::UnknownState(name) => {
+                crate::error::Error::NotFound { name, message }
+            }
+            WorldError::NoSuchComponent { component: name, .. } | WorldError::UnknownFeature { feature: name, .. } => {
+                crate::error::Error::NotFound { name, message }
+            }
+            WorldError::RootClassRequest | WorldError::Denied(_) | WorldError::Invalid(_) | WorldError::Class(_) => {
+                crate::error::Error::refused(message)
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -821,3 +821,18 @@ impl ExperienceManager {
         self.features.uninstall(name).await
     }
 }
+
+/// For `?` into the error a game matches on: the blame, and the text as it is.
+impl From<ReloadError> for crate::error::Error {
+    fn from(error: ReloadError) -> crate::error::Error {
+        let message = error.to_string();
+        match error {
+            ReloadError::NotInWorld(name) => crate::error::Error::NotFound { name, message },
+            ReloadError::Refused { plugin, .. }
+            | ReloadError::Failed { plugin, .. }
+            | ReloadError::Lost { plugin, .. } => {
+                crate::error::Error::Refused { blame: crate::error::Blame::Plugin(plugin), message }
+            }
+        }
+    }
+}

@@ -25,6 +25,20 @@ use super::definition::{DefinitionError, ExperienceDefinition};
 mod in_world;
 mod replicated;
 mod supervise;
+
+/// For `?` into the error a game matches on: the blame, and the text as it is.
+impl From<ExperienceError> for crate::error::Error {
+    fn from(error: ExperienceError) -> crate::error::Error {
+        let message = error.to_string();
+        match error {
+            ExperienceError::Busy { .. } | ExperienceError::NotLoaded(_) => crate::error::Error::refused(message),
+            ExperienceError::Definition(crate::experience::DefinitionError { path: file, .. })
+            | ExperienceError::Assets { experience: file, .. }
+            | ExperienceError::World { experience: file, .. } => crate::error::Error::BadInput { file, message },
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;
 pub use in_world::{NewVersion, ReloadError, Reloaded};
@@ -123,6 +137,18 @@ pub struct Failure {
     pub during: String,
     /// What went wrong, escaped and capped (it may quote a plugin's own text).
     pub cause: String,
+}
+
+impl crate::error::Error {
+    /// A plugin's failure in a world (from its [`LoadReport`](crate::experience::LoadReport)): quarantined when
+    /// `quarantined` (it is out of play), refused otherwise.
+    pub fn from_failure(failure: &Failure, quarantined: bool) -> crate::error::Error {
+        let (plugin, message) = (failure.source.clone(), failure.to_string());
+        match quarantined {
+            true => crate::error::Error::Quarantined { plugin, message },
+            false => crate::error::Error::Refused { blame: crate::error::Blame::Plugin(plugin), message },
+        }
+    }
 }
 
 impl std::fmt::Display for Failure {

@@ -3,14 +3,14 @@
 //!
 //! The loop that drives the world calls [`WorldRecording`] at each step; the world's plugins read their clocks
 //! and random numbers through its [`tape`](WorldRecording::tape), and a networked world's transport is wrapped
-//! in a recording one (see [`super::transport`]).
+//! in a recording one (see [`crate::replay::transport`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::state::StateTracker;
+use super::world_state::StateTracker;
 use crate::experience::ExperienceManager;
 use crate::recording::{Record, Recorder, RecordingError, SessionInfo, Tape};
 
@@ -87,7 +87,7 @@ impl WorldRecording {
             host_version: env!("CARGO_PKG_VERSION").to_string(),
             role: recorded.role,
             experience: recorded.experience.map(absolute).unwrap_or_default(),
-            experience_digest: recorded.experience.map(super::file_digest),
+            experience_digest: recorded.experience.map(file_digest),
             plugin_dirs: options.plugin_dirs.iter().map(|d| absolute(d)).collect(),
             experiences_dir: recorded.experiences_dir.map(absolute),
             mods: recorded.mods.map(|(policy, dir)| (policy.to_string(), absolute(dir))),
