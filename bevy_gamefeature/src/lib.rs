@@ -1,0 +1,544 @@
+//! Game-feature plugins — sandboxed WebAssembly components, in any language — in a Bevy app.
+//!
+//! The host's world lives beside Bevy's: the app's entities marked [`Actor`] are the world's actors (a [`Player`]
+//! is a pawn with its controller and player state, as Unreal's game mode spawns them), despawning one ends its
+//! actor, and the world steps in `FixedUpdate` through the library's [`GameLoop`]. Bevy components bridged with
+//! [`GameFeatureApp::bridge_component`] are the world's component classes, their fields its properties (through
+//! `bevy_reflect`): what a Bevy system writes, plugins read and hear; what plugins write (or add) appears on the
+//! entity. Events go both ways as messages: [`ToActor`] sends one to an actor's plugins, [`FromPlugins`] carries
+//! what plugins sent to actors.
+//!
+//! ```no_run
+//! use bevy_app::App;
+//! use bevy_gamefeature::{Actor, GameFeatureApp, GameFeaturePlugin, GameFeatures, HostSettings, Player};
+//!
+//! #[derive(bevy_ecs::component::Component, bevy_reflect::Reflect, Default)]
+//! struct Score {
+//!     score: i64,
+//! }
+//!
+//! let settings = HostSettings::new("plugins", "experiences/arena.toml").class("Hero", "Character");
+//! let mut app = App::new();
+//! app.insert_resource(GameFeatures::start(settings).expect("the experience loads"))
+//!     .add_plugins(GameFeaturePlugin)
+//!     .bridge_component::<Score>("ScoreComponent");
+//! app.world_mut().spawn((Actor::new("Hero"), Player));
+//! ```
+
+// A Bevy system's parameters are queries whose types clippy calls complex; Bevy's own crates allow it too.
+#![allow(clippy::type_complexity)]
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use bevy_app::{App, FixedUpdate, Plugin};
+use bevy_ecs::prelude::*;
+use bevy_reflect::structs::Struct;
+use bevy_reflect::PartialReflect;
+use bevy_time::Time;
+use gamefeature_host::config::HostConfig;
+use gamefeature_host::experience::ManagerOptions;
+use gamefeature_host::game_loop::{GameLoop, Played, Step};
+use gamefeature_host::runtime::RuntimeConfig;
+use gamefeature_host::world::{self, ActorId, NetMode, Value, World};
+use gamefeature_host::{game, Session, SessionOptions};
+
+/// An entity that is one of the world's actors, of this class (one the game or the experience declared, or a
+/// built-in one: `Actor`, `Pawn`, `Character`...).
+#[derive(Component, Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    /// The actor's class.
+    pub class: String,
+}
+
+impl Actor {
+    /// An actor of `class`.
+    pub fn new(class: impl Into<String>) -> Self {
+        Actor { class: class.into() }
+    }
+}
+
+/// On an [`Actor`]: the entity is a player's pawn. The bridge spawns the player's controller and player state
+/// (as entities of their own, in [`PlayerActors`]), the controller possesses the pawn, then the player state
+/// arrives, as Unreal's do.
+#[derive(Component, Debug, Clone, Copy, Default)]
+pub struct Player;
+
+/// A player's other actors, each an entity of its own (what plugins add to them appears there).
+#[derive(Component, Debug, Clone, Copy)]
+pub struct PlayerActors {
+    /// The player's controller.
+    pub controller: Entity,
+    /// The player's state (where a score keeper keeps scores, say).
+    pub player_state: Entity,
+}
+
+/// The actor an entity is, once the bridge spawned it in the world.
+#[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActorHandle(pub ActorId);
+
+/// On an [`Actor`] the world refused (an unknown class, say): why. It is not asked again.
+#[derive(Component, Debug, Clone)]
+pub struct NotAnActor(pub String);
+
+/// A custom event for an actor's plugins (their extension handlers hear it, as Unreal's
+/// `SendGameFrameworkComponentExtensionEvent`).
+#[derive(Message, Debug, Clone)]
+pub struct ToActor {
+    /// The actor's entity.
+    pub entity: Entity,
+    /// The event's name.
+    pub event: String,
+}
+
+/// A custom event plugins sent to an actor, heard by the game.
+#[derive(Message, Debug, Clone)]
+pub struct FromPlugins {
+    /// The actor's entity, when it is one (plugins may send events to actors the game has no entity for).
+    pub entity: Option<Entity>,
+    /// The actor.
+    pub actor: ActorId,
+    /// The event's name.
+    pub event: String,
+}
+
+/// Where the host finds its plugins and what the world plays.
+#[derive(Debug, Clone)]
+pub struct HostSettings {
+    /// The folders plugins are installed in (each plugin a folder with its plugin.toml and component).
+    pub plugin_dirs: Vec<PathBuf>,
+    /// The experience the world loads.
+    pub experience: PathBuf,
+    /// The host's configuration (a `gfhost.toml`: what each plugin is granted, its limits); `None` grants plugins
+    /// nothing beyond their sandbox.
+    pub config: Option<PathBuf>,
+    /// Where compiled plugins are cached between runs; `None` compiles them every time.
+    pub cache_dir: Option<PathBuf>,
+    /// The game's own classes, each with its parent, declared before the experience loads.
+    pub classes: Vec<(String, String)>,
+}
+
+impl HostSettings {
+    /// Plugins from `plugin_dir`, playing `experience`.
+    pub fn new(plugin_dir: impl Into<PathBuf>, experience: impl Into<PathBuf>) -> Self {
+        HostSettings {
+            plugin_dirs: vec![plugin_dir.into()],
+            experience: experience.into(),
+            config: None,
+            cache_dir: None,
+            classes: Vec::new(),
+        }
+    }
+
+    /// Declares one of the game's classes: `class`, a subclass of `parent`.
+    pub fn class(mut self, class: impl Into<String>, parent: impl Into<String>) -> Self {
+        self.classes.push((class.into(), parent.into()));
+        self
+    }
+
+    /// The host's configuration file.
+    pub fn config(mut self, file: impl Into<PathBuf>) -> Self {
+        self.config = Some(file.into());
+        self
+    }
+
+    /// A compile cache.
+    pub fn cache_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cache_dir = Some(dir.into());
+        self
+    }
+}
+
+/// The host and its world, as a Bevy resource. Systems reach the world through [`with_world`](Self::with_world)
+/// and the loop through [`with_loop`](Self::with_loop).
+#[derive(Resource)]
+pub struct GameFeatures {
+    host: Mutex<Host>,
+}
+
+/// The host's parts, in the order they must drop: the loop before the session and the runtime its work runs on.
+struct Host {
+    game: Option<GameLoop>,
+    _session: Session,
+    _tokio: tokio::runtime::Runtime,
+    actors: HashMap<Entity, ActorId>,
+    entities: HashMap<ActorId, Entity>,
+    last_step: Option<Step>,
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        // Play ends as it would in any game: plugins deactivate and leave nothing behind.
+        if let Some(game) = self.game.take() {
+            if let Err(e) = game.end("the app is closing", Duration::ZERO, &mut ()) {
+                tracing::warn!("ending play: {e}");
+            }
+        }
+    }
+}
+
+impl GameFeatures {
+    /// Starts the host: finds and compiles (or reads from the cache) the plugins, and loads the experience into a
+    /// standalone world with the game's classes.
+    pub fn start(settings: HostSettings) -> Result<GameFeatures, gamefeature_host::Error> {
+        let config = settings.config.as_deref().map(HostConfig::from_file).transpose()?;
+        let mut options = SessionOptions {
+            plugin_dirs: settings.plugin_dirs,
+            runtime: RuntimeConfig { cache_dir: settings.cache_dir, ..RuntimeConfig::default() },
+            manager: ManagerOptions::default(),
+            ..SessionOptions::default()
+        };
+        if let Some(config) = config {
+            options.manager.grants = config.grants;
+            options.manager.data_dir = config.data_dir;
+            options.trust = config.trust;
+        }
+        let session = Session::new(options)?;
+        let tokio = tokio::runtime::Runtime::new()
+            .map_err(|e| gamefeature_host::Error::Host(format!("starting the async runtime: {e}")))?;
+        let mut manager = session.create_world("bevy", NetMode::Standalone);
+        manager.with_world(|w| {
+            w.hear_events(true);
+            settings.classes.iter().try_for_each(|(class, parent)| w.declare_class(class, parent))
+        })?;
+        tokio.block_on(manager.load(&settings.experience))?;
+        for failure in &manager.report().failures {
+            tracing::warn!("{failure}");
+        }
+        let game = GameLoop::new(Played::Standalone(Box::new(manager)), tokio.handle().clone());
+        let host = Host {
+            game: Some(game),
+            _session: session,
+            _tokio: tokio,
+            actors: HashMap::new(),
+            entities: HashMap::new(),
+            last_step: None,
+        };
+        Ok(GameFeatures { host: Mutex::new(host) })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Host> {
+        self.host.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `f` on the world (a standalone world is the game's to change), then delivers what it caused to the
+    /// plugins.
+    pub fn with_world<R>(&self, f: impl FnOnce(&mut World) -> R) -> R {
+        self.with_loop(|game| game.with_world(f).expect("a standalone world is the game's"))
+    }
+
+    /// Runs `f` on the game loop: reload a plugin (`reload`), watch plugin folders (`watch`), carry out a console
+    /// command (`execute`), read the manager's report.
+    pub fn with_loop<R>(&self, f: impl FnOnce(&mut GameLoop) -> R) -> R {
+        let mut host = self.lock();
+        f(host.game.as_mut().expect("the loop runs until the app closes"))
+    }
+
+    /// The actor an entity is, if the bridge spawned it.
+    pub fn actor_of(&self, entity: Entity) -> Option<ActorId> {
+        self.lock().actors.get(&entity).copied()
+    }
+
+    /// Whether the world still has `actor`.
+    pub fn has_actor(&self, actor: ActorId) -> bool {
+        self.with_loop(|game| world::lock(game.manager().world()).actor(actor).is_ok())
+    }
+
+    /// What the last frame did: new plugin versions applied (or refused), files changed in watched folders.
+    pub fn take_last_step(&self) -> Option<Step> {
+        self.lock().last_step.take()
+    }
+}
+
+/// Adds the bridge's systems: actors spawned and despawned, events both ways, and the world stepped in
+/// `FixedUpdate` (set its rate with `Time::<Fixed>::from_hz`). Insert a [`GameFeatures`] first.
+pub struct GameFeaturePlugin;
+
+/// The bridge's steps in `FixedUpdate`, in this order: the game's changes reach the world, the world steps, the
+/// plugins' changes reach the game.
+#[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
+pub enum BridgeSet {
+    /// Actors spawned and despawned, bridged components written, events sent to actors.
+    ToWorld,
+    /// The world's frame.
+    Step,
+    /// What plugins wrote, added and sent, onto the entities.
+    FromWorld,
+}
+
+impl Plugin for GameFeaturePlugin {
+    fn build(&self, app: &mut App) {
+        app.add_message::<ToActor>()
+            .add_message::<FromPlugins>()
+            .init_resource::<Bridged>()
+            .configure_sets(FixedUpdate, (BridgeSet::ToWorld, BridgeSet::Step, BridgeSet::FromWorld).chain())
+            .add_systems(FixedUpdate, (spawn_actors, end_despawned, send_to_actors).chain().in_set(BridgeSet::ToWorld))
+            .add_systems(FixedUpdate, step.in_set(BridgeSet::Step))
+            .add_systems(FixedUpdate, hear_plugins.in_set(BridgeSet::FromWorld));
+    }
+}
+
+/// The component classes bridged, for the actors spawned after: each gets the game's component of the class.
+#[derive(Resource, Default)]
+struct Bridged {
+    classes: Vec<(&'static str, fn(&EntityRef<'_>) -> bool)>,
+}
+
+/// Bridging Bevy components to the world's component classes.
+pub trait GameFeatureApp {
+    /// Bridges `T` to the component class `class`: its fields (integers, floats, booleans, strings) are the
+    /// component's properties. An actor spawned with `T` has the component, and what a system writes to `T`
+    /// reaches the world (and the plugins watching); what plugins write appears in `T`, and a component of the
+    /// class a plugin adds to an actor appears on its entity as `T`.
+    fn bridge_component<T>(&mut self, class: &'static str) -> &mut Self
+    where
+        T: Component<Mutability = bevy_ecs::component::Mutable> + Struct + Default;
+}
+
+impl GameFeatureApp for App {
+    fn bridge_component<T>(&mut self, class: &'static str) -> &mut Self
+    where
+        T: Component<Mutability = bevy_ecs::component::Mutable> + Struct + Default,
+    {
+        self.world_mut().resource_mut::<Bridged>().classes.push((class, |entity| entity.contains::<T>()));
+        self.add_systems(FixedUpdate, write_bridged::<T>(class).after(end_despawned).in_set(BridgeSet::ToWorld))
+            .add_systems(FixedUpdate, read_bridged::<T>(class).in_set(BridgeSet::FromWorld))
+    }
+}
+
+/// Spawns the world's actor of each new [`Actor`] entity (a [`Player`]'s three), with the bridged components it
+/// has.
+fn spawn_actors(
+    mut commands: Commands<'_, '_>,
+    new: Query<'_, '_, (EntityRef<'_>, &Actor, Has<Player>), (Without<ActorHandle>, Without<NotAnActor>)>,
+    features: Res<'_, GameFeatures>,
+    bridged: Res<'_, Bridged>,
+) {
+    for (entity_ref, actor, is_player) in &new {
+        let entity = entity_ref.id();
+        let spawned = features.with_world(|w| -> Result<Vec<ActorId>, world::WorldError> {
+            let ids = match is_player {
+                true => {
+                    let player = game::spawn_player(w, &actor.class)?;
+                    game::possess(w, &player)?;
+                    game::replicate_player_state(w, &player)?;
+                    vec![player.pawn, player.controller, player.player_state]
+                }
+                false => vec![w.spawn(&actor.class)?],
+            };
+            for (class, has) in &bridged.classes {
+                if has(&entity_ref) {
+                    w.attach_native_component(ids[0], class)?;
+                }
+            }
+            Ok(ids)
+        });
+        let ids = match spawned {
+            Ok(ids) => ids,
+            Err(e) => {
+                tracing::warn!("entity {entity} is not an actor: {e}");
+                commands.entity(entity).insert(NotAnActor(e.to_string()));
+                continue;
+            }
+        };
+        commands.entity(entity).insert(ActorHandle(ids[0]));
+        let mut host = features.lock();
+        host.actors.insert(entity, ids[0]);
+        host.entities.insert(ids[0], entity);
+        if let [_, controller, player_state] = ids[..] {
+            let controller_entity = commands.spawn((Actor::new("PlayerController"), ActorHandle(controller))).id();
+            let state_entity = commands.spawn((Actor::new("PlayerState"), ActorHandle(player_state))).id();
+            for (id, spawned) in [(controller, controller_entity), (player_state, state_entity)] {
+                host.actors.insert(spawned, id);
+                host.entities.insert(id, spawned);
+            }
+            commands.entity(entity).insert(PlayerActors { controller: controller_entity, player_state: state_entity });
+        }
+    }
+}
+
+/// Ends the actors whose entities were despawned (or lost their [`ActorHandle`]).
+fn end_despawned(mut gone: RemovedComponents<'_, '_, ActorHandle>, features: Res<'_, GameFeatures>) {
+    for entity in gone.read() {
+        let Some(actor) = ({
+            let mut host = features.lock();
+            let actor = host.actors.remove(&entity);
+            if let Some(actor) = actor {
+                host.entities.remove(&actor);
+            }
+            actor
+        }) else {
+            continue;
+        };
+        if let Err(e) = features.with_world(|w| w.destroy(actor)) {
+            tracing::debug!("actor {actor} of entity {entity} was gone already: {e}");
+        }
+    }
+}
+
+/// Sends the game's events to the actors' plugins.
+fn send_to_actors(mut sent: MessageReader<'_, '_, ToActor>, features: Res<'_, GameFeatures>) {
+    for ToActor { entity, event } in sent.read() {
+        let Some(actor) = features.actor_of(*entity) else {
+            tracing::warn!("event {event:?} for entity {entity}, which is no actor");
+            continue;
+        };
+        if let Err(e) = features.with_world(|w| w.send_extension_event(actor, event)) {
+            tracing::warn!("event {event:?} for entity {entity}: {e}");
+        }
+    }
+}
+
+/// The world's frame, `FixedUpdate`'s time step after the last.
+fn step(time: Res<'_, Time>, features: Res<'_, GameFeatures>) {
+    let step = features.with_loop(|game| game.step(time.delta()));
+    for reload in &step.reloads {
+        match &reload.outcome {
+            Ok(text) => tracing::info!("{text}"),
+            Err(e) => tracing::warn!("{}: {e}", reload.plugin),
+        }
+    }
+    features.lock().last_step = Some(step);
+}
+
+/// Hands the game what plugins sent to actors.
+fn hear_plugins(features: Res<'_, GameFeatures>, mut heard: MessageWriter<'_, FromPlugins>) {
+    let (events, dropped) = features.with_loop(|game| world::lock(game.manager().world()).take_heard_events());
+    if dropped > 0 {
+        tracing::warn!("{dropped} event(s) plugins sent were dropped before the game took them");
+    }
+    let host = features.lock();
+    for event in events {
+        let entity = host.entities.get(&event.actor).copied();
+        heard.write(FromPlugins { entity, actor: event.actor, event: event.event });
+    }
+}
+
+/// What the game wrote to `T` since the last frame, into the world's component `class`.
+fn write_bridged<T>(
+    class: &'static str,
+) -> impl FnMut(Query<'_, '_, (&ActorHandle, &T), Changed<T>>, Res<'_, GameFeatures>)
+where
+    T: Component + Struct,
+{
+    move |changed, features| {
+        for (ActorHandle(actor), component) in &changed {
+            features.with_world(|w| {
+                for (property, value) in fields(component) {
+                    let unchanged =
+                        matches!(w.property(*actor, class, property), Ok(Some(old)) if old.is_identical(&value));
+                    if unchanged {
+                        continue;
+                    }
+                    if let Err(e) = w.set_property(*actor, class, property, value) {
+                        tracing::warn!("{class}.{property} of actor {actor}: {e}");
+                    }
+                }
+            });
+        }
+    }
+}
+
+/// What plugins wrote to the world's component `class`, into `T` on each actor's entity: added where a plugin
+/// added the component, removed where it was taken away.
+fn read_bridged<T>(
+    class: &'static str,
+) -> impl FnMut(Commands<'_, '_>, Query<'_, '_, (Entity, &ActorHandle, Option<&mut T>)>, Res<'_, GameFeatures>)
+where
+    T: Component<Mutability = bevy_ecs::component::Mutable> + Struct + Default,
+{
+    move |mut commands, mut actors, features| {
+        features.with_loop(|game| {
+            let w = world::lock(game.manager().world());
+            for (entity, ActorHandle(actor), existing) in &mut actors {
+                let Ok(actor) = w.actor(*actor) else { continue };
+                match (actor.component(class), existing) {
+                    (Some(component), Some(mut bevy)) => {
+                        // Written without marking it changed: what plugins wrote is not written back to them.
+                        let bevy = bevy.bypass_change_detection();
+                        for (property, value) in component.properties.iter() {
+                            set_field(bevy, property, value);
+                        }
+                    }
+                    (Some(component), None) => {
+                        let mut bevy = T::default();
+                        for (property, value) in component.properties.iter() {
+                            set_field(&mut bevy, property, value);
+                        }
+                        commands.entity(entity).insert(bevy);
+                    }
+                    (None, Some(_)) => {
+                        commands.entity(entity).remove::<T>();
+                    }
+                    (None, None) => {}
+                }
+            }
+        });
+    }
+}
+
+/// The fields of a bridged component the world can hold, as property values.
+fn fields(component: &dyn Struct) -> Vec<(&str, Value)> {
+    (0..component.field_len())
+        .filter_map(|at| Some((component.name_at(at)?, value_of(component.field_at(at)?)?)))
+        .collect()
+}
+
+/// A field's value, when the world can hold it.
+fn value_of(field: &dyn PartialReflect) -> Option<Value> {
+    if let Some(v) = field.try_downcast_ref::<i64>() {
+        return Some(Value::Integer(*v));
+    }
+    if let Some(v) = field.try_downcast_ref::<i32>() {
+        return Some(Value::Integer(i64::from(*v)));
+    }
+    if let Some(v) = field.try_downcast_ref::<u32>() {
+        return Some(Value::Integer(i64::from(*v)));
+    }
+    if let Some(v) = field.try_downcast_ref::<f64>() {
+        return Some(Value::Float(*v));
+    }
+    if let Some(v) = field.try_downcast_ref::<f32>() {
+        return Some(Value::Float(f64::from(*v)));
+    }
+    if let Some(v) = field.try_downcast_ref::<bool>() {
+        return Some(Value::Boolean(*v));
+    }
+    field.try_downcast_ref::<String>().map(|v| Value::Text(v.clone()))
+}
+
+/// Writes `value` into the field `name` of `component` when the field is of a kind that holds it (a float into
+/// an `f32` rounds; an integer out of an `i32`'s range is not written).
+fn set_field(component: &mut dyn Struct, name: &str, value: &Value) {
+    let Some(field) = component.field_mut(name) else { return };
+    match value {
+        Value::Integer(v) => {
+            if let Some(f) = field.try_downcast_mut::<i64>() {
+                *f = *v;
+            } else if let (Some(f), Ok(v)) = (field.try_downcast_mut::<i32>(), i32::try_from(*v)) {
+                *f = v;
+            } else if let (Some(f), Ok(v)) = (field.try_downcast_mut::<u32>(), u32::try_from(*v)) {
+                *f = v;
+            }
+        }
+        Value::Float(v) => {
+            if let Some(f) = field.try_downcast_mut::<f64>() {
+                *f = *v;
+            } else if let Some(f) = field.try_downcast_mut::<f32>() {
+                *f = *v as f32;
+            }
+        }
+        Value::Boolean(v) => {
+            if let Some(f) = field.try_downcast_mut::<bool>() {
+                *f = *v;
+            }
+        }
+        Value::Text(v) => {
+            if let Some(f) = field.try_downcast_mut::<String>() {
+                f.clone_from(v);
+            }
+        }
+    }
+}

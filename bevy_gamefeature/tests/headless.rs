@@ -1,0 +1,122 @@
+//! A headless Bevy app hosting the game-feature world: its entities are actors, plugins' writes appear on them,
+//! and a despawned entity's actor is gone. Time advances by exactly one frame per update, so every run plays the
+//! same frames.
+
+use std::path::Path;
+use std::time::Duration;
+
+use bevy_app::{App, TaskPoolPlugin};
+use bevy_ecs::prelude::*;
+use bevy_gamefeature::{
+    Actor, ActorHandle, FromPlugins, GameFeatureApp, GameFeaturePlugin, GameFeatures, HostSettings, NotAnActor, Player,
+    PlayerActors,
+};
+use bevy_reflect::Reflect;
+use bevy_time::{Fixed, Time, TimePlugin, TimeUpdateStrategy};
+use gamefeature_host::world::{self, Value};
+use gamefeature_plugin_artifacts::{PluginDir, LYRA_CHARACTER, SCORE_KEEPER};
+
+/// score-keeper's component on each player state: a point a second.
+#[derive(Component, Reflect, Default, Debug)]
+struct Score {
+    score: i64,
+}
+
+/// A component of the game's own, bridged both ways.
+#[derive(Component, Reflect, Default, Debug)]
+struct Health {
+    points: i32,
+    armored: bool,
+}
+
+const FRAME: Duration = Duration::from_nanos(1_000_000_000 / 30);
+
+fn app(plugins: &PluginDir) -> App {
+    let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let settings = HostSettings::new(plugins.path(), repository.join("host/examples/embedded_game.toml"))
+        .class("HeroCharacter", "Character")
+        .config(repository.join("gfhost.toml"));
+    let mut app = App::new();
+    app.add_plugins((TaskPoolPlugin::default(), TimePlugin))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(FRAME))
+        .insert_resource(Time::<Fixed>::from_duration(FRAME))
+        .insert_resource(GameFeatures::start(settings).expect("the experience loads"))
+        .add_plugins(GameFeaturePlugin)
+        .bridge_component::<Score>("ScoreComponent")
+        .bridge_component::<Health>("Health");
+    app
+}
+
+fn frames(app: &mut App, count: usize) {
+    for _ in 0..count {
+        app.update();
+    }
+}
+
+#[test]
+fn a_bevy_app_plays_the_plugins_on_its_entities() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER, SCORE_KEEPER]);
+    let mut app = app(&plugins);
+    let hero = app.world_mut().spawn((Actor::new("HeroCharacter"), Player, Health { points: 100, armored: true })).id();
+    let prop = app.world_mut().spawn(Actor::new("NoSuchClass")).id();
+    frames(&mut app, 100);
+
+    // The world spawned the player's three actors; score-keeper's component (added by the experience's action on
+    // player states) appears on the player state's entity, with the points plugins wrote: about one a second.
+    let actors = *app.world().get::<PlayerActors>(hero).expect("a player's actors");
+    let score = app.world().get::<Score>(actors.player_state).expect("score-keeper's component, bridged");
+    assert!((2..=4).contains(&score.score), "{score:?} after 3 s");
+    let pawn = app.world().get::<ActorHandle>(hero).expect("the pawn is an actor").0;
+    let features = app.world().resource::<GameFeatures>();
+    assert!(features.has_actor(pawn));
+
+    // The game's component is the world's, its fields its properties.
+    let health = features.with_world(|w| w.property(pawn, "Health", "points").map(|v| v.cloned()));
+    assert_eq!(health, Ok(Some(Value::Integer(100))));
+    let states: Vec<String> = features.with_loop(|game| {
+        let w = world::lock(game.manager().world());
+        let states = w.feature_states(pawn);
+        states
+            .map(|(feature, state)| format!("{} {}", w.name_text(feature), w.state_text(state).unwrap_or("-")))
+            .collect()
+    });
+    assert!(!states.is_empty() && states.iter().all(|s| s.ends_with("GameplayReady")), "{states:?}");
+
+    // A system's write reaches the world; a plugin-side write reaches the entity.
+    app.world_mut().get_mut::<Health>(hero).unwrap().points = 40;
+    frames(&mut app, 1);
+    let features = app.world().resource::<GameFeatures>();
+    let health = features.with_world(|w| w.property(pawn, "Health", "points").map(|v| v.cloned()));
+    assert_eq!(health, Ok(Some(Value::Integer(40))));
+    features.with_world(|w| w.set_property(pawn, "Health", "armored", Value::Boolean(false))).unwrap();
+    frames(&mut app, 1);
+    assert!(!app.world().get::<Health>(hero).unwrap().armored, "what the world holds, the entity shows");
+
+    // An entity of a class the world does not know is refused, with why, and asked no more.
+    let refused = app.world().get::<NotAnActor>(prop).expect("refused");
+    assert!(refused.0.contains("NoSuchClass"), "{refused:?}");
+
+    // Despawning an entity ends its actor.
+    app.world_mut().despawn(hero);
+    frames(&mut app, 1);
+    assert!(!app.world().resource::<GameFeatures>().has_actor(pawn), "the pawn's actor ended with its entity");
+}
+
+#[test]
+fn events_plugins_send_to_actors_reach_the_game() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER, SCORE_KEEPER]);
+    let mut app = app(&plugins);
+    #[derive(Resource, Default)]
+    struct Heard(Vec<String>);
+    app.init_resource::<Heard>().add_systems(
+        bevy_app::FixedUpdate,
+        |mut heard: MessageReader<'_, '_, FromPlugins>, mut log: ResMut<'_, Heard>| {
+            log.0.extend(heard.read().map(|e| e.event.clone()));
+        },
+    );
+    app.world_mut().spawn((Actor::new("HeroCharacter"), Player));
+    frames(&mut app, 30);
+    // Lyra's character flow asks the pawn to bind its inputs once it is ready (BindInputsNow).
+    let heard = &app.world().resource::<Heard>().0;
+    assert!(heard.iter().any(|e| e == "BindInputsNow"), "{heard:?}");
+}
