@@ -156,6 +156,7 @@ impl HostSettings {
 #[derive(Resource)]
 pub struct GameFeatures {
     host: Mutex<Host>,
+    timeline: gamefeature_host::Timeline,
 }
 
 /// The host's parts, in the order they must drop: the loop before the session and the runtime its work runs on.
@@ -208,6 +209,7 @@ impl GameFeatures {
             tracing::warn!("{failure}");
         }
         let game = GameLoop::new(Played::Standalone(Box::new(manager)), tokio.handle().clone());
+        let timeline = session.timeline().clone();
         let host = Host {
             game: Some(game),
             _session: session,
@@ -216,7 +218,7 @@ impl GameFeatures {
             entities: HashMap::new(),
             last_step: None,
         };
-        Ok(GameFeatures { host: Mutex::new(host) })
+        Ok(GameFeatures { host: Mutex::new(host), timeline })
     }
 
     fn lock(&self) -> MutexGuard<'_, Host> {
@@ -234,6 +236,11 @@ impl GameFeatures {
     pub fn with_loop<R>(&self, f: impl FnOnce(&mut GameLoop) -> R) -> R {
         let mut host = self.lock();
         f(host.game.as_mut().expect("the loop runs until the app closes"))
+    }
+
+    /// The timeline: every call into a plugin, what each said, every failure (for a game's debug views).
+    pub fn timeline(&self) -> &gamefeature_host::Timeline {
+        &self.timeline
     }
 
     /// The actor an entity is, if the bridge spawned it.

@@ -14,7 +14,7 @@ use bevy_gamefeature::{
 use bevy_reflect::Reflect;
 use bevy_time::{Fixed, Time, TimePlugin, TimeUpdateStrategy};
 use gamefeature_host::world::{self, Value};
-use gamefeature_plugin_artifacts::{PluginDir, LYRA_CHARACTER, SCORE_KEEPER};
+use gamefeature_plugin_artifacts::{ExperienceDir, PluginDir, DAMAGEABLE_PROPS, LYRA_CHARACTER, SCORE_KEEPER};
 
 /// score-keeper's component on each player state: a point a second.
 #[derive(Component, Reflect, Default, Debug)]
@@ -29,11 +29,22 @@ struct Health {
     armored: bool,
 }
 
+/// damageable-props' component: it watches every prop's health and says each change.
+#[derive(Component, Reflect, Default, Debug)]
+struct PropHealth {
+    health: i64,
+}
+
 const FRAME: Duration = Duration::from_nanos(1_000_000_000 / 30);
 
 fn app(plugins: &PluginDir) -> App {
     let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let settings = HostSettings::new(plugins.path(), repository.join("host/examples/embedded_game.toml"))
+    app_playing(plugins, &repository.join("host/examples/embedded_game.toml"))
+}
+
+fn app_playing(plugins: &PluginDir, experience: &Path) -> App {
+    let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let settings = HostSettings::new(plugins.path(), experience)
         .class("HeroCharacter", "Character")
         .config(repository.join("gfhost.toml"));
     let mut app = App::new();
@@ -43,7 +54,8 @@ fn app(plugins: &PluginDir) -> App {
         .insert_resource(GameFeatures::start(settings).expect("the experience loads"))
         .add_plugins(GameFeaturePlugin)
         .bridge_component::<Score>("ScoreComponent")
-        .bridge_component::<Health>("Health");
+        .bridge_component::<Health>("Health")
+        .bridge_component::<PropHealth>("PropHealth");
     app
 }
 
@@ -119,4 +131,27 @@ fn events_plugins_send_to_actors_reach_the_game() {
     // Lyra's character flow asks the pawn to bind its inputs once it is ready (BindInputsNow).
     let heard = &app.world().resource::<Heard>().0;
     assert!(heard.iter().any(|e| e == "BindInputsNow"), "{heard:?}");
+}
+
+#[test]
+fn what_a_bevy_system_writes_reaches_the_plugins_watching_it() {
+    let plugins = PluginDir::with(&[DAMAGEABLE_PROPS]);
+    let experiences = ExperienceDir::new();
+    let experience = experiences.write(
+        "props.toml",
+        "[experience]\nname = \"Props\"\nfeatures = [\"damageable-props\"]\n\n[classes]\nDamageableProp = \"Actor\"\n",
+    );
+    let mut app = app_playing(&plugins, &experience);
+    let prop = app.world_mut().spawn((Actor::new("DamageableProp"), PropHealth { health: 100 })).id();
+    frames(&mut app, 2);
+    app.world_mut().get_mut::<PropHealth>(prop).unwrap().health = 70;
+    frames(&mut app, 2);
+
+    let actor = app.world().get::<ActorHandle>(prop).expect("the prop is an actor").0;
+    let features = app.world().resource::<GameFeatures>();
+    let said: Vec<String> = features.timeline().events().into_iter().map(|e| e.text).collect();
+    let heard =
+        |change: &str| said.iter().any(|line| line.contains(&format!("prop {} health: {change}", actor.to_raw())));
+    assert!(heard("none -> 100") && heard("100 -> 70"), "damageable-props heard the game's writes, in order: {said:?}");
+    features.with_world(|w| w.check_invariants()).expect("the component model holds");
 }
