@@ -6,7 +6,9 @@
 //! [`GameFeatureApp::bridge_component`] are the world's component classes, their fields its properties (through
 //! `bevy_reflect`): what a Bevy system writes, plugins read and hear; what plugins write (or add) appears on the
 //! entity. Events go both ways as messages: [`ToActor`] sends one to an actor's plugins, [`FromPlugins`] carries
-//! what plugins sent to actors.
+//! what plugins sent to actors. [`FeatureCommand`] messages reload, activate, deactivate and install features
+//! while the app runs, each answered by a [`FeatureOutcome`]; [`HostSettings::watch`] reloads a plugin rebuilt
+//! on disk. What fails (a plugin quarantined) is in the log.
 //!
 //! ```no_run
 //! use bevy_app::App;
@@ -41,6 +43,7 @@ use bevy_time::Time;
 use gamefeature_host::config::HostConfig;
 use gamefeature_host::experience::ManagerOptions;
 use gamefeature_host::game_loop::{GameLoop, Played, Step};
+use gamefeature_host::live::Command;
 use gamefeature_host::runtime::RuntimeConfig;
 use gamefeature_host::world::{self, ActorId, NetMode, Value, World};
 use gamefeature_host::{game, Session, SessionOptions};
@@ -104,6 +107,29 @@ pub struct FromPlugins {
     pub event: String,
 }
 
+/// Something to do to the world's features while the game runs, carried out between two frames.
+#[derive(Message, Debug, Clone, PartialEq, Eq)]
+pub enum FeatureCommand {
+    /// Compiles the plugin's new version off the frame, then swaps it in between frames, keeping its state.
+    Reload(String),
+    /// Activates an installed plugin in the world.
+    Activate(String),
+    /// Deactivates a plugin: it leaves nothing behind.
+    Deactivate(String),
+    /// Installs the plugin folder at this path (activate it to play it).
+    Install(PathBuf),
+}
+
+/// What became of a [`FeatureCommand`] (a reload's comes once its new version compiled and was swapped in, or
+/// was refused).
+#[derive(Message, Debug, Clone)]
+pub struct FeatureOutcome {
+    /// The command.
+    pub command: FeatureCommand,
+    /// What a console would show, or why it was refused (the world is unchanged then).
+    pub outcome: Result<String, gamefeature_host::Error>,
+}
+
 /// Where the host finds its plugins and what the world plays.
 #[derive(Debug, Clone)]
 pub struct HostSettings {
@@ -118,6 +144,8 @@ pub struct HostSettings {
     pub cache_dir: Option<PathBuf>,
     /// The game's own classes, each with its parent, declared before the experience loads.
     pub classes: Vec<(String, String)>,
+    /// Reload a plugin whose component or manifest changes on disk (a modder's rebuild), as `gfhost play --watch`.
+    pub watch: bool,
 }
 
 impl HostSettings {
@@ -129,6 +157,7 @@ impl HostSettings {
             config: None,
             cache_dir: None,
             classes: Vec::new(),
+            watch: false,
         }
     }
 
@@ -141,6 +170,12 @@ impl HostSettings {
     /// The host's configuration file.
     pub fn config(mut self, file: impl Into<PathBuf>) -> Self {
         self.config = Some(file.into());
+        self
+    }
+
+    /// Reloads plugins whose files change on disk.
+    pub fn watch(mut self) -> Self {
+        self.watch = true;
         self
     }
 
@@ -162,11 +197,13 @@ pub struct GameFeatures {
 /// The host's parts, in the order they must drop: the loop before the session and the runtime its work runs on.
 struct Host {
     game: Option<GameLoop>,
-    _session: Session,
+    session: Session,
     _tokio: tokio::runtime::Runtime,
     actors: HashMap<Entity, ActorId>,
     entities: HashMap<ActorId, Entity>,
     last_step: Option<Step>,
+    /// Failures of the world already shown in the log.
+    failures_shown: usize,
 }
 
 impl Drop for Host {
@@ -208,15 +245,21 @@ impl GameFeatures {
         for failure in &manager.report().failures {
             tracing::warn!("{failure}");
         }
-        let game = GameLoop::new(Played::Standalone(Box::new(manager)), tokio.handle().clone());
+        let failures_at_load = manager.report().failures.len();
+        let mut game = GameLoop::new(Played::Standalone(Box::new(manager)), tokio.handle().clone());
+        if settings.watch {
+            let folders = game.plugin_folders();
+            game.watch(&folders).map_err(|e| gamefeature_host::Error::Host(format!("watching plugin folders: {e}")))?;
+        }
         let timeline = session.timeline().clone();
         let host = Host {
             game: Some(game),
-            _session: session,
+            session,
             _tokio: tokio,
             actors: HashMap::new(),
             entities: HashMap::new(),
             last_step: None,
+            failures_shown: failures_at_load,
         };
         Ok(GameFeatures { host: Mutex::new(host), timeline })
     }
@@ -279,10 +322,12 @@ impl Plugin for GameFeaturePlugin {
     fn build(&self, app: &mut App) {
         app.add_message::<ToActor>()
             .add_message::<FromPlugins>()
+            .add_message::<FeatureCommand>()
+            .add_message::<FeatureOutcome>()
             .init_resource::<Bridged>()
             .configure_sets(FixedUpdate, (BridgeSet::ToWorld, BridgeSet::Step, BridgeSet::FromWorld).chain())
             .add_systems(FixedUpdate, (spawn_actors, end_despawned, send_to_actors).chain().in_set(BridgeSet::ToWorld))
-            .add_systems(FixedUpdate, step.in_set(BridgeSet::Step))
+            .add_systems(FixedUpdate, (carry_out_commands, step).chain().in_set(BridgeSet::Step))
             .add_systems(FixedUpdate, hear_plugins.in_set(BridgeSet::FromWorld));
     }
 }
@@ -398,16 +443,55 @@ fn send_to_actors(mut sent: MessageReader<'_, '_, ToActor>, features: Res<'_, Ga
     }
 }
 
-/// The world's frame, `FixedUpdate`'s time step after the last.
-fn step(time: Res<'_, Time>, features: Res<'_, GameFeatures>) {
-    let step = features.with_loop(|game| game.step(time.delta()));
+/// Carries out the game's feature commands between frames (a reload starts compiling; its outcome comes with
+/// the frame that swaps it in).
+fn carry_out_commands(
+    mut commands: MessageReader<'_, '_, FeatureCommand>,
+    features: Res<'_, GameFeatures>,
+    mut outcomes: MessageWriter<'_, FeatureOutcome>,
+) {
+    for command in commands.read() {
+        let mut host = features.lock();
+        let Host { game, session, .. } = &mut *host;
+        let game = game.as_mut().expect("the loop runs until the app closes");
+        let (console, line) = match command {
+            FeatureCommand::Reload(plugin) => {
+                game.reload(plugin);
+                continue;
+            }
+            FeatureCommand::Activate(plugin) => (Command::Activate(plugin.clone()), format!("activate {plugin}")),
+            FeatureCommand::Deactivate(plugin) => (Command::Deactivate(plugin.clone()), format!("deactivate {plugin}")),
+            FeatureCommand::Install(dir) => (Command::Install(dir.clone()), format!("install {}", dir.display())),
+        };
+        let outcome = game.execute(session, &console, &line);
+        match &outcome {
+            Ok(text) => tracing::info!("{text}"),
+            Err(e) => tracing::warn!("{line}: {e}"),
+        }
+        outcomes.write(FeatureOutcome { command: command.clone(), outcome });
+    }
+}
+
+/// The world's frame, `FixedUpdate`'s time step after the last; new plugin versions applied before it, and
+/// what failed in it (a plugin quarantined, say) in the log.
+fn step(time: Res<'_, Time>, features: Res<'_, GameFeatures>, mut outcomes: MessageWriter<'_, FeatureOutcome>) {
+    let mut host = features.lock();
+    let game = host.game.as_mut().expect("the loop runs until the app closes");
+    let step = game.step(time.delta());
+    let failures: Vec<String> = game.manager().report().failures.iter().map(|f| f.to_string()).collect();
+    for failure in failures.iter().skip(host.failures_shown) {
+        tracing::warn!("{failure}");
+    }
+    host.failures_shown = failures.len();
     for reload in &step.reloads {
         match &reload.outcome {
             Ok(text) => tracing::info!("{text}"),
             Err(e) => tracing::warn!("{}: {e}", reload.plugin),
         }
+        let command = FeatureCommand::Reload(reload.plugin.clone());
+        outcomes.write(FeatureOutcome { command, outcome: reload.outcome.clone() });
     }
-    features.lock().last_step = Some(step);
+    host.last_step = Some(step);
 }
 
 /// Hands the game what plugins sent to actors.

@@ -8,8 +8,8 @@ use std::time::Duration;
 use bevy_app::{App, TaskPoolPlugin};
 use bevy_ecs::prelude::*;
 use bevy_gamefeature::{
-    Actor, ActorHandle, FromPlugins, GameFeatureApp, GameFeaturePlugin, GameFeatures, HostSettings, NotAnActor, Player,
-    PlayerActors,
+    Actor, ActorHandle, FeatureCommand, FeatureOutcome, FromPlugins, GameFeatureApp, GameFeaturePlugin, GameFeatures,
+    HostSettings, NotAnActor, Player, PlayerActors,
 };
 use bevy_reflect::Reflect;
 use bevy_time::{Fixed, Time, TimePlugin, TimeUpdateStrategy};
@@ -154,4 +154,54 @@ fn what_a_bevy_system_writes_reaches_the_plugins_watching_it() {
         |change: &str| said.iter().any(|line| line.contains(&format!("prop {} health: {change}", actor.to_raw())));
     assert!(heard("none -> 100") && heard("100 -> 70"), "damageable-props heard the game's writes, in order: {said:?}");
     features.with_world(|w| w.check_invariants()).expect("the component model holds");
+}
+
+#[test]
+fn features_reload_and_deactivate_by_message_while_the_app_runs() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER, SCORE_KEEPER]);
+    let mut app = app(&plugins);
+    #[derive(Resource, Default)]
+    struct Outcomes(Vec<(FeatureCommand, Result<String, gamefeature_host::Error>)>);
+    app.init_resource::<Outcomes>().add_systems(
+        bevy_app::FixedUpdate,
+        |mut outcomes: MessageReader<'_, '_, FeatureOutcome>, mut log: ResMut<'_, Outcomes>| {
+            log.0.extend(outcomes.read().map(|o| (o.command.clone(), o.outcome.clone())));
+        },
+    );
+    let hero = app.world_mut().spawn((Actor::new("HeroCharacter"), Player)).id();
+    frames(&mut app, 90);
+    let state = app.world().get::<PlayerActors>(hero).unwrap().player_state;
+    let score = |app: &App| app.world().get::<Score>(state).map_or(0, |s| s.score);
+    let before = score(&app);
+
+    // A reload compiles off the frame while the app plays on (bounded: a compile takes well under a minute).
+    app.world_mut().write_message(FeatureCommand::Reload("score-keeper".into()));
+    for _ in 0..30_000 {
+        frames(&mut app, 1);
+        if !app.world().resource::<Outcomes>().0.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let outcomes = std::mem::take(&mut app.world_mut().resource_mut::<Outcomes>().0);
+    assert!(
+        matches!(&outcomes[..], [(FeatureCommand::Reload(p), Ok(text))] if p == "score-keeper" && text.contains("reloaded")),
+        "{outcomes:?}"
+    );
+    frames(&mut app, 45);
+    assert!(score(&app) > before, "the scores went on from where they were: {before} then {}", score(&app));
+
+    // Deactivated, it scores no more; an unknown plugin is refused, naming it.
+    app.world_mut().write_message(FeatureCommand::Deactivate("score-keeper".into()));
+    app.world_mut().write_message(FeatureCommand::Activate("nobody".into()));
+    frames(&mut app, 2);
+    let stopped = score(&app);
+    frames(&mut app, 60);
+    assert_eq!(score(&app), stopped, "a deactivated plugin plays no more");
+    let outcomes = &app.world().resource::<Outcomes>().0;
+    assert!(matches!(&outcomes[0], (FeatureCommand::Deactivate(_), Ok(_))), "{outcomes:?}");
+    assert!(
+        matches!(&outcomes[1], (FeatureCommand::Activate(_), Err(gamefeature_host::Error::NotFound { name, .. })) if name == "nobody"),
+        "{outcomes:?}"
+    );
 }
