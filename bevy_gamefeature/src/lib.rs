@@ -42,6 +42,7 @@ use bevy_reflect::PartialReflect;
 use bevy_time::Time;
 use gamefeature_host::config::HostConfig;
 use gamefeature_host::experience::ManagerOptions;
+use gamefeature_host::feature::GrantPolicy;
 use gamefeature_host::game_loop::{GameLoop, Played, Step};
 use gamefeature_host::live::Command;
 use gamefeature_host::runtime::RuntimeConfig;
@@ -146,6 +147,9 @@ pub struct HostSettings {
     pub classes: Vec<(String, String)>,
     /// Reload a plugin whose component or manifest changes on disk (a modder's rebuild), as `gfhost play --watch`.
     pub watch: bool,
+    /// What plugins are granted, over the configuration's `[grants]`: `GrantPolicy::Declared` grants the game's
+    /// own (reviewed) plugins what their manifests declare.
+    pub grants: Option<GrantPolicy>,
 }
 
 impl HostSettings {
@@ -158,6 +162,7 @@ impl HostSettings {
             cache_dir: None,
             classes: Vec::new(),
             watch: false,
+            grants: None,
         }
     }
 
@@ -170,6 +175,12 @@ impl HostSettings {
     /// The host's configuration file.
     pub fn config(mut self, file: impl Into<PathBuf>) -> Self {
         self.config = Some(file.into());
+        self
+    }
+
+    /// What plugins are granted, over the configuration's.
+    pub fn grants(mut self, grants: GrantPolicy) -> Self {
+        self.grants = Some(grants);
         self
     }
 
@@ -232,6 +243,9 @@ impl GameFeatures {
             options.manager.grants = config.grants;
             options.manager.data_dir = config.data_dir;
             options.trust = config.trust;
+        }
+        if let Some(grants) = settings.grants {
+            options.manager.grants = grants;
         }
         let session = Session::new(options)?;
         let tokio = tokio::runtime::Runtime::new()

@@ -9,7 +9,7 @@ use bevy_app::{App, TaskPoolPlugin};
 use bevy_ecs::prelude::*;
 use bevy_gamefeature::{
     Actor, ActorHandle, FeatureCommand, FeatureOutcome, FromPlugins, GameFeatureApp, GameFeaturePlugin, GameFeatures,
-    HostSettings, NotAnActor, Player, PlayerActors,
+    HostSettings, NotAnActor, Player, PlayerActors, ToActor,
 };
 use bevy_reflect::Reflect;
 use bevy_time::{Fixed, Time, TimePlugin, TimeUpdateStrategy};
@@ -35,6 +35,10 @@ struct PropHealth {
     health: i64,
 }
 
+/// The component the hostile plugin (as `restartable`) requests on every pawn.
+#[derive(Component, Reflect, Default, Debug)]
+struct HostileStats {}
+
 const FRAME: Duration = Duration::from_nanos(1_000_000_000 / 30);
 
 fn app(plugins: &PluginDir) -> App {
@@ -47,6 +51,10 @@ fn app_playing(plugins: &PluginDir, experience: &Path) -> App {
     let settings = HostSettings::new(plugins.path(), experience)
         .class("HeroCharacter", "Character")
         .config(repository.join("gfhost.toml"));
+    app_with(settings)
+}
+
+fn app_with(settings: HostSettings) -> App {
     let mut app = App::new();
     app.add_plugins((TaskPoolPlugin::default(), TimePlugin))
         .insert_resource(TimeUpdateStrategy::ManualDuration(FRAME))
@@ -55,7 +63,8 @@ fn app_playing(plugins: &PluginDir, experience: &Path) -> App {
         .add_plugins(GameFeaturePlugin)
         .bridge_component::<Score>("ScoreComponent")
         .bridge_component::<Health>("Health")
-        .bridge_component::<PropHealth>("PropHealth");
+        .bridge_component::<PropHealth>("PropHealth")
+        .bridge_component::<HostileStats>("HostileStats");
     app
 }
 
@@ -204,4 +213,34 @@ fn features_reload_and_deactivate_by_message_while_the_app_runs() {
         matches!(&outcomes[1], (FeatureCommand::Activate(_), Err(gamefeature_host::Error::NotFound { name, .. })) if name == "nobody"),
         "{outcomes:?}"
     );
+}
+
+#[test]
+fn a_quarantined_plugin_leaves_nothing_on_the_entities_and_the_others_play_on() {
+    let plugins = PluginDir::with(&[LYRA_CHARACTER]);
+    gamefeature_tests::hostile::hostile(&plugins, "restartable");
+    let experiences = ExperienceDir::new();
+    let experience = experiences.write(
+        "hostile.toml",
+        "[experience]\nname = \"Hostile\"\nfeatures = [\"lyra-character\", \"hostile\"]\n\n[pawn-data]\npawn-class = \"HeroCharacter\"\n",
+    );
+    let settings = HostSettings::new(plugins.path(), &experience)
+        .class("HeroCharacter", "Character")
+        .grants(gamefeature_host::feature::GrantPolicy::Declared);
+    let mut app = app_with(settings);
+    let hero = app.world_mut().spawn((Actor::new("HeroCharacter"), Player)).id();
+    frames(&mut app, 5);
+    assert!(app.world().get::<HostileStats>(hero).is_some(), "the hostile plugin's component, bridged");
+
+    // It panics on a Crash event: quarantined, what it added is gone from the world and from the entity.
+    app.world_mut().write_message(ToActor { entity: hero, event: "Crash".into() });
+    frames(&mut app, 3);
+    assert!(app.world().get::<HostileStats>(hero).is_none(), "nothing of the quarantined plugin stays");
+    let features = app.world().resource::<GameFeatures>();
+    assert_eq!(features.with_loop(|game| game.manager().live_features()), ["lyra-character"]);
+    let said: Vec<String> = features.timeline().events().into_iter().map(|e| e.text).collect();
+    assert!(said.iter().any(|line| line.starts_with("quarantined")), "{said:?}");
+    let pawn = app.world().get::<ActorHandle>(hero).unwrap().0;
+    assert!(features.has_actor(pawn), "the entity's actor plays on");
+    features.with_world(|w| w.check_invariants()).expect("the component model holds");
 }
