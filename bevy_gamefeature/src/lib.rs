@@ -46,7 +46,7 @@ use gamefeature_host::feature::GrantPolicy;
 use gamefeature_host::game_loop::{GameLoop, Played, Step};
 use gamefeature_host::live::Command;
 use gamefeature_host::runtime::RuntimeConfig;
-use gamefeature_host::world::{self, ActorId, NetMode, Value, World};
+use gamefeature_host::world::{self, ActorId, ComponentOrigin, NetMode, Value, World};
 use gamefeature_host::{game, Session, SessionOptions};
 
 /// An entity that is one of the world's actors, of this class (one the game or the experience declared, or a
@@ -150,6 +150,8 @@ pub struct HostSettings {
     /// What plugins are granted, over the configuration's `[grants]`: `GrantPolicy::Declared` grants the game's
     /// own (reviewed) plugins what their manifests declare.
     pub grants: Option<GrantPolicy>,
+    /// Where plugins granted `fs.data` keep their files, over the configuration's `data-dir`.
+    pub data_dir: Option<PathBuf>,
 }
 
 impl HostSettings {
@@ -163,6 +165,7 @@ impl HostSettings {
             classes: Vec::new(),
             watch: false,
             grants: None,
+            data_dir: None,
         }
     }
 
@@ -181,6 +184,12 @@ impl HostSettings {
     /// What plugins are granted, over the configuration's.
     pub fn grants(mut self, grants: GrantPolicy) -> Self {
         self.grants = Some(grants);
+        self
+    }
+
+    /// Where plugins keep their data, over the configuration's.
+    pub fn data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.data_dir = Some(dir.into());
         self
     }
 
@@ -246,6 +255,9 @@ impl GameFeatures {
         }
         if let Some(grants) = settings.grants {
             options.manager.grants = grants;
+        }
+        if let Some(dir) = settings.data_dir {
+            options.manager.data_dir = Some(dir);
         }
         let session = Session::new(options)?;
         let tokio = tokio::runtime::Runtime::new()
@@ -374,54 +386,72 @@ impl GameFeatureApp for App {
     }
 }
 
-/// Spawns the world's actor of each new [`Actor`] entity (a [`Player`]'s three), with the bridged components it
-/// has.
+/// Spawns the world's actor of each new [`Actor`] entity, with the bridged components it has. The players among
+/// them arrive as `gfhost run`'s (and Unreal's) do: every new pawn first, then each controller possesses its pawn,
+/// then each player state replicates, the plugins hearing each step before the next.
 fn spawn_actors(
     mut commands: Commands<'_, '_>,
     new: Query<'_, '_, (EntityRef<'_>, &Actor, Has<Player>), (Without<ActorHandle>, Without<NotAnActor>)>,
     features: Res<'_, GameFeatures>,
     bridged: Res<'_, Bridged>,
 ) {
-    for (entity_ref, actor, is_player) in &new {
-        let entity = entity_ref.id();
-        let spawned = features.with_world(|w| -> Result<Vec<ActorId>, world::WorldError> {
-            let ids = match is_player {
-                true => {
-                    let player = game::spawn_player(w, &actor.class)?;
-                    game::possess(w, &player)?;
-                    game::replicate_player_state(w, &player)?;
-                    vec![player.pawn, player.controller, player.player_state]
+    let mut players = Vec::new();
+    // Every new actor in one go (the plugins then hear of them together), each with its own outcome.
+    let outcomes: Vec<(Entity, Result<(ActorId, Option<game::Player>), world::WorldError>)> =
+        features.with_world(|w| {
+            let spawn = |w: &mut World, entity_ref: &EntityRef<'_>, actor: &Actor, is_player: bool| {
+                let (id, player) = match is_player {
+                    true => {
+                        let player = game::spawn_player(w, &actor.class)?;
+                        (player.pawn, Some(player))
+                    }
+                    false => (w.spawn(&actor.class)?, None),
+                };
+                for (class, has) in &bridged.classes {
+                    if has(entity_ref) {
+                        w.attach_native_component(id, class)?;
+                    }
                 }
-                false => vec![w.spawn(&actor.class)?],
+                Ok((id, player))
             };
-            for (class, has) in &bridged.classes {
-                if has(&entity_ref) {
-                    w.attach_native_component(ids[0], class)?;
-                }
-            }
-            Ok(ids)
+            new.iter()
+                .map(|(entity_ref, actor, is_player)| (entity_ref.id(), spawn(w, &entity_ref, actor, is_player)))
+                .collect()
         });
-        let ids = match spawned {
-            Ok(ids) => ids,
+    for (entity, spawned) in outcomes {
+        let (id, player) = match spawned {
+            Ok(spawned) => spawned,
             Err(e) => {
                 tracing::warn!("entity {entity} is not an actor: {e}");
                 commands.entity(entity).insert(NotAnActor(e.to_string()));
                 continue;
             }
         };
-        commands.entity(entity).insert(ActorHandle(ids[0]));
+        commands.entity(entity).insert(ActorHandle(id));
         let mut host = features.lock();
-        host.actors.insert(entity, ids[0]);
-        host.entities.insert(ids[0], entity);
-        if let [_, controller, player_state] = ids[..] {
-            let controller_entity = commands.spawn((Actor::new("PlayerController"), ActorHandle(controller))).id();
-            let state_entity = commands.spawn((Actor::new("PlayerState"), ActorHandle(player_state))).id();
-            for (id, spawned) in [(controller, controller_entity), (player_state, state_entity)] {
+        host.actors.insert(entity, id);
+        host.entities.insert(id, entity);
+        if let Some(player) = player {
+            let controller = commands.spawn((Actor::new("PlayerController"), ActorHandle(player.controller))).id();
+            let state = commands.spawn((Actor::new("PlayerState"), ActorHandle(player.player_state))).id();
+            for (id, spawned) in [(player.controller, controller), (player.player_state, state)] {
                 host.actors.insert(spawned, id);
                 host.entities.insert(id, spawned);
             }
-            commands.entity(entity).insert(PlayerActors { controller: controller_entity, player_state: state_entity });
+            commands.entity(entity).insert(PlayerActors { controller, player_state: state });
+            players.push(player);
         }
+    }
+    let steps: [fn(&mut World, &game::Player) -> Result<(), world::WorldError>; 2] =
+        [game::possess, game::replicate_player_state];
+    for arrive in steps.into_iter().filter(|_| !players.is_empty()) {
+        features.with_world(|w| {
+            for player in &players {
+                if let Err(e) = arrive(w, player) {
+                    tracing::warn!("player of pawn {}: {e}", player.pawn);
+                }
+            }
+        });
     }
 }
 
@@ -524,14 +554,24 @@ fn hear_plugins(features: Res<'_, GameFeatures>, mut heard: MessageWriter<'_, Fr
 /// What the game wrote to `T` since the last frame, into the world's component `class`.
 fn write_bridged<T>(
     class: &'static str,
-) -> impl FnMut(Query<'_, '_, (&ActorHandle, &T), Changed<T>>, Res<'_, GameFeatures>)
+) -> impl FnMut(Query<'_, '_, (&ActorHandle, Ref<'_, T>), Changed<T>>, Res<'_, GameFeatures>)
 where
     T: Component + Struct,
 {
     move |changed, features| {
         for (ActorHandle(actor), component) in &changed {
             features.with_world(|w| {
-                for (property, value) in fields(component) {
+                // A component the bridge just put on the entity came from the world (a plugin added it): there is
+                // nothing of the game's to write back. The game's own (attached when the actor spawned) is written.
+                let from_world = component.is_added()
+                    && w.actor(*actor)
+                        .ok()
+                        .and_then(|a| a.component(class))
+                        .is_some_and(|c| c.origin != ComponentOrigin::Native);
+                if from_world {
+                    return;
+                }
+                for (property, value) in fields(&*component) {
                     let unchanged =
                         matches!(w.property(*actor, class, property), Ok(Some(old)) if old.is_identical(&value));
                     if unchanged {

@@ -14,7 +14,10 @@ use bevy_gamefeature::{
 use bevy_reflect::Reflect;
 use bevy_time::{Fixed, Time, TimePlugin, TimeUpdateStrategy};
 use gamefeature_host::world::{self, Value};
-use gamefeature_plugin_artifacts::{ExperienceDir, PluginDir, DAMAGEABLE_PROPS, LYRA_CHARACTER, SCORE_KEEPER};
+use gamefeature_plugin_artifacts::{
+    default_experience, shared_cache, ExperienceDir, PluginDir, DAMAGEABLE_PROPS, DEFAULT_PLUGINS, LYRA_CHARACTER,
+    SCORE_KEEPER,
+};
 
 /// score-keeper's component on each player state: a point a second.
 #[derive(Component, Reflect, Default, Debug)]
@@ -243,4 +246,93 @@ fn a_quarantined_plugin_leaves_nothing_on_the_entities_and_the_others_play_on() 
     let pawn = app.world().get::<ActorHandle>(hero).unwrap().0;
     assert!(features.has_actor(pawn), "the entity's actor plays on");
     features.with_world(|w| w.check_invariants()).expect("the component model holds");
+}
+
+/// What a world did: the plugins playing, every init-state feature's state on every actor (counted), and every
+/// call into each plugin (counted by plugin and what the timeline shows of it, the world's name left out).
+#[derive(Debug, PartialEq)]
+struct Played {
+    live: Vec<String>,
+    states: std::collections::BTreeMap<String, usize>,
+    calls: std::collections::BTreeMap<(String, String), usize>,
+}
+
+fn played(manager: &gamefeature_host::ExperienceManager, timeline: &gamefeature_host::Timeline, world: &str) -> Played {
+    let w = world::lock(manager.world());
+    let mut states = std::collections::BTreeMap::new();
+    for actor in w.actors() {
+        for (feature, state) in w.feature_states(actor.id) {
+            let text = format!("{} {} {}", actor.class(), w.name_text(feature), w.state_text(state).unwrap_or("-"));
+            *states.entry(text).or_default() += 1;
+        }
+    }
+    let mut calls = std::collections::BTreeMap::new();
+    let suffix = format!("@{world}");
+    for event in timeline.events() {
+        let Some(plugin) = event.track.strip_prefix("plugin:").and_then(|t| t.strip_suffix(&suffix)) else { continue };
+        if event.kind == gamefeature_host::timeline::EventKind::Call {
+            *calls.entry((plugin.to_string(), event.text.clone())).or_default() += 1;
+        }
+    }
+    Played { live: manager.live_features(), states, calls }
+}
+
+#[test]
+fn the_default_experience_plays_in_bevy_as_the_library_s_own_loop_plays_it() {
+    let plugins = PluginDir::with(&DEFAULT_PLUGINS);
+    let experiences = default_experience();
+    let experience = experiences.path().join("default.toml");
+    let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let config = gamefeature_host::config::HostConfig::from_file(&repository.join("gfhost.toml")).unwrap();
+    const PLAYERS: usize = 2;
+    const FRAMES: usize = 60;
+
+    // As `gfhost run` plays it: the library's loop, players spawned as the console's `spawn` does, then frames.
+    let expected = {
+        let data = tempfile::tempdir().unwrap();
+        let session = gamefeature_host::Session::new(gamefeature_host::SessionOptions {
+            plugin_dirs: vec![plugins.path().to_path_buf()],
+            manager: gamefeature_host::experience::ManagerOptions {
+                grants: config.grants.clone(),
+                data_dir: Some(data.path().to_path_buf()),
+                ..Default::default()
+            },
+            trust: config.trust.clone(),
+            runtime: gamefeature_host::runtime::RuntimeConfig { cache_dir: Some(shared_cache()), ..Default::default() },
+        })
+        .unwrap();
+        let tokio = tokio::runtime::Runtime::new().unwrap();
+        let mut manager = session.create_world("main", gamefeature_host::NetMode::Standalone);
+        tokio.block_on(manager.load(&experience)).unwrap();
+        let mut game = gamefeature_host::game_loop::GameLoop::new(
+            gamefeature_host::game_loop::Played::Standalone(Box::new(manager)),
+            tokio.handle().clone(),
+        );
+        game.execute(&session, &gamefeature_host::live::Command::Spawn(PLAYERS), "spawn 2").unwrap();
+        for _ in 0..FRAMES {
+            game.step(FRAME);
+        }
+        let played = played(game.manager(), session.timeline(), "main");
+        game.end("over", Duration::ZERO, &mut ()).unwrap();
+        played
+    };
+
+    // The same in a Bevy app: two Player entities, the same frames.
+    let data = tempfile::tempdir().unwrap();
+    let settings = HostSettings::new(plugins.path(), &experience)
+        .config(repository.join("gfhost.toml"))
+        .cache_dir(shared_cache())
+        .data_dir(data.path());
+    let mut app = app_with(settings);
+    for _ in 0..PLAYERS {
+        app.world_mut().spawn((Actor::new("HeroCharacter"), Player));
+    }
+    // The first update starts the clock; each one after plays a frame.
+    frames(&mut app, FRAMES + 1);
+    let features = app.world().resource::<GameFeatures>();
+    let bevy = features.with_loop(|game| played(game.manager(), features.timeline(), "bevy"));
+
+    assert_eq!(bevy.live, expected.live);
+    assert_eq!(bevy.states, expected.states);
+    assert_eq!(bevy.calls, expected.calls);
 }
