@@ -46,7 +46,7 @@ use gamefeature_host::feature::GrantPolicy;
 use gamefeature_host::game_loop::{GameLoop, Played, Step};
 use gamefeature_host::live::Command;
 use gamefeature_host::runtime::RuntimeConfig;
-use gamefeature_host::world::{self, ActorId, ComponentOrigin, NetMode, Value, World};
+use gamefeature_host::world::{self, ActorId, Coming, ComponentOrigin, NetMode, Value, World};
 use gamefeature_host::{game, Session, SessionOptions};
 
 /// An entity that is one of the world's actors, of this class (one the game or the experience declared, or a
@@ -82,6 +82,12 @@ pub struct PlayerActors {
 /// The actor an entity is, once the bridge spawned it in the world.
 #[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ActorHandle(pub ActorId);
+
+/// On the entity of an actor the game did not spawn: a plugin spawned it (or, on a client, the server sent it).
+/// The bridge spawns the entity, with its [`Actor`] and [`ActorHandle`], and despawns it when the actor leaves
+/// the world; the game may despawn it to destroy the actor.
+#[derive(Component, Debug, Clone, Copy, Default)]
+pub struct SpawnedInWorld;
 
 /// On an [`Actor`] the world refused (an unknown class, say): why. It is not asked again.
 #[derive(Component, Debug, Clone)]
@@ -265,6 +271,7 @@ impl GameFeatures {
         let mut manager = session.create_world("bevy", NetMode::Standalone);
         manager.with_world(|w| {
             w.hear_events(true);
+            w.follow_actors(true);
             settings.classes.iter().try_for_each(|(class, parent)| w.declare_class(class, parent))
         })?;
         tokio.block_on(manager.load(&settings.experience))?;
@@ -354,7 +361,7 @@ impl Plugin for GameFeaturePlugin {
             .configure_sets(FixedUpdate, (BridgeSet::ToWorld, BridgeSet::Step, BridgeSet::FromWorld).chain())
             .add_systems(FixedUpdate, (spawn_actors, end_despawned, send_to_actors).chain().in_set(BridgeSet::ToWorld))
             .add_systems(FixedUpdate, (carry_out_commands, step).chain().in_set(BridgeSet::Step))
-            .add_systems(FixedUpdate, hear_plugins.in_set(BridgeSet::FromWorld));
+            .add_systems(FixedUpdate, (mirror_world_actors, hear_plugins).chain().in_set(BridgeSet::FromWorld));
     }
 }
 
@@ -382,7 +389,7 @@ impl GameFeatureApp for App {
     {
         self.world_mut().resource_mut::<Bridged>().classes.push((class, |entity| entity.contains::<T>()));
         self.add_systems(FixedUpdate, write_bridged::<T>(class).after(end_despawned).in_set(BridgeSet::ToWorld))
-            .add_systems(FixedUpdate, read_bridged::<T>(class).in_set(BridgeSet::FromWorld))
+            .add_systems(FixedUpdate, read_bridged::<T>(class).after(mirror_world_actors).in_set(BridgeSet::FromWorld))
     }
 }
 
@@ -538,6 +545,32 @@ fn step(time: Res<'_, Time>, features: Res<'_, GameFeatures>, mut outcomes: Mess
     host.last_step = Some(step);
 }
 
+/// Gives each actor the game did not spawn (a plugin's, a server's replica) an entity of its own, and despawns
+/// the entities of actors that left the world.
+fn mirror_world_actors(mut commands: Commands<'_, '_>, features: Res<'_, GameFeatures>) {
+    let mut host = features.lock();
+    let Host { game, actors, entities, .. } = &mut *host;
+    let game = game.as_mut().expect("the loop runs until the app closes");
+    let mut w = world::lock(game.manager().world());
+    for coming in w.take_actor_comings() {
+        match coming {
+            Coming::Spawned(actor) if !entities.contains_key(&actor) => {
+                let Ok(found) = w.actor(actor) else { continue };
+                let entity = commands.spawn((Actor::new(found.class()), ActorHandle(actor), SpawnedInWorld)).id();
+                actors.insert(entity, actor);
+                entities.insert(actor, entity);
+            }
+            Coming::Spawned(_) => {}
+            Coming::Destroyed(actor) => {
+                if let Some(entity) = entities.remove(&actor) {
+                    actors.remove(&entity);
+                    commands.entity(entity).despawn();
+                }
+            }
+        }
+    }
+}
+
 /// Hands the game what plugins sent to actors.
 fn hear_plugins(features: Res<'_, GameFeatures>, mut heard: MessageWriter<'_, FromPlugins>) {
     let (events, dropped) = features.with_loop(|game| world::lock(game.manager().world()).take_heard_events());
@@ -561,15 +594,20 @@ where
     move |changed, features| {
         for (ActorHandle(actor), component) in &changed {
             features.with_world(|w| {
-                // A component the bridge just put on the entity came from the world (a plugin added it): there is
-                // nothing of the game's to write back. The game's own (attached when the actor spawned) is written.
-                let from_world = component.is_added()
-                    && w.actor(*actor)
-                        .ok()
-                        .and_then(|a| a.component(class))
-                        .is_some_and(|c| c.origin != ComponentOrigin::Native);
-                if from_world {
-                    return;
+                let native =
+                    w.actor(*actor).ok().and_then(|a| a.component(class)).map(|c| c.origin == ComponentOrigin::Native);
+                match native {
+                    // A component the bridge just put on the entity came from the world (a plugin added it): there
+                    // is nothing of the game's to write back.
+                    Some(false) if component.is_added() => return,
+                    // The game gave an actor the component after it spawned: the world's actor gets it too.
+                    None if component.is_added() => {
+                        if let Err(e) = w.attach_native_component(*actor, class) {
+                            tracing::warn!("{class} of actor {actor}: {e}");
+                            return;
+                        }
+                    }
+                    _ => {}
                 }
                 for (property, value) in fields(&*component) {
                     let unchanged =

@@ -9,7 +9,7 @@ use bevy_app::{App, TaskPoolPlugin};
 use bevy_ecs::prelude::*;
 use bevy_gamefeature::{
     Actor, ActorHandle, FeatureCommand, FeatureOutcome, FromPlugins, GameFeatureApp, GameFeaturePlugin, GameFeatures,
-    HostSettings, NotAnActor, Player, PlayerActors, ToActor,
+    HostSettings, NotAnActor, Player, PlayerActors, SpawnedInWorld, ToActor,
 };
 use bevy_reflect::Reflect;
 use bevy_time::{Fixed, Time, TimePlugin, TimeUpdateStrategy};
@@ -166,6 +166,41 @@ fn what_a_bevy_system_writes_reaches_the_plugins_watching_it() {
         |change: &str| said.iter().any(|line| line.contains(&format!("prop {} health: {change}", actor.to_raw())));
     assert!(heard("none -> 100") && heard("100 -> 70"), "damageable-props heard the game's writes, in order: {said:?}");
     features.with_world(|w| w.check_invariants()).expect("the component model holds");
+}
+
+#[test]
+fn actors_plugins_spawn_are_entities_and_leave_with_their_plugin() {
+    let plugins = PluginDir::with(&[DAMAGEABLE_PROPS]);
+    let experiences = ExperienceDir::new();
+    let experience = experiences.write(
+        "props.toml",
+        "[experience]\nname = \"Props\"\nfeatures = [\"damageable-props\"]\n\n[classes]\nDamageableProp = \"Actor\"\n",
+    );
+    let mut app = app_playing(&plugins, &experience);
+    frames(&mut app, 2);
+    let spawned = |app: &mut App| -> Vec<(Entity, String, world::ActorId)> {
+        let mut query = app.world_mut().query_filtered::<(Entity, &Actor, &ActorHandle), With<SpawnedInWorld>>();
+        query.iter(app.world()).map(|(entity, actor, handle)| (entity, actor.class.clone(), handle.0)).collect()
+    };
+    // damageable-props spawns its props on activation: each is an entity of the game's.
+    let props = spawned(&mut app);
+    assert_eq!(props.len(), 200, "one entity per prop the plugin spawned");
+    assert!(props.iter().all(|(_, class, _)| class == "DamageableProp"), "{props:?}");
+
+    // A bridged component the game gives such an entity later is the actor's too.
+    let (entity, _, actor) = props[3];
+    app.world_mut().entity_mut(entity).insert(Health { points: 5, armored: false });
+    frames(&mut app, 1);
+    let features = app.world().resource::<GameFeatures>();
+    let points = features.with_world(|w| w.property(actor, "Health", "points").map(|v| v.cloned()));
+    assert_eq!(points, Ok(Some(Value::Integer(5))));
+
+    // The plugin's actors go with it, and so do their entities.
+    app.world_mut().write_message(FeatureCommand::Deactivate("damageable-props".into()));
+    frames(&mut app, 3);
+    assert!(spawned(&mut app).is_empty(), "no entity outlives its actor");
+    assert!(app.world().get_entity(entity).is_err());
+    app.world().resource::<GameFeatures>().with_world(|w| w.check_invariants()).expect("the component model holds");
 }
 
 #[test]

@@ -10,6 +10,7 @@ mod actor_map;
 mod class;
 mod class_map;
 mod clock;
+mod comings;
 pub mod component_manager;
 mod creation;
 pub mod heard;
@@ -37,6 +38,7 @@ pub use class::{
 };
 pub use class_map::ClassMap;
 pub use clock::{Clock, Fired, Frame, TimerId};
+pub use comings::Coming;
 pub use creation::{CreationPolicies, CreationPolicy, NotItsClass};
 pub use heard::HeardEvent;
 pub use net::{ClientId, NetMode, NetRole, UnknownNetMode};
@@ -202,6 +204,8 @@ pub struct World {
     client_groups: relevancy::ClientGroups,
     /// Custom events sent to actors, kept for the game while it listens.
     heard: heard::Heard,
+    /// Actors coming and going, kept for the game while it follows them.
+    comings: comings::Comings,
 }
 
 impl World {
@@ -221,6 +225,7 @@ impl World {
             events: Vec::new(),
             recording: true,
             heard: Default::default(),
+            comings: Default::default(),
             timeline: None,
             clock: Clock::default(),
             replicated: ReplicatedClasses::default(),
@@ -283,6 +288,7 @@ impl World {
         self.spawn_order.push(id);
         self.plugin_spawned += usize::from(owner.is_some());
         self.record(|| WorldEvent::ActorSpawned { actor: id, class: class.to_string() });
+        self.comings.push(Coming::Spawned(id));
         self.touch(|| Touched::Actor(id));
         if receiver {
             self.add_receiver(id)?;
@@ -330,6 +336,7 @@ impl World {
             self.record(|| WorldEvent::ComponentRemoved { actor, component: component.class.to_string() });
         }
         self.record(|| WorldEvent::ActorDestroyed { actor });
+        self.comings.push(Coming::Destroyed(actor));
         Ok(())
     }
 
@@ -446,6 +453,18 @@ impl World {
     /// oldest first, and how many were dropped because more than [`heard::MOST_HEARD`] waited.
     pub fn take_heard_events(&mut self) -> (Vec<HeardEvent>, u64) {
         self.heard.take()
+    }
+
+    /// Keeps (or stops keeping) the actors spawned and destroyed, for a game that mirrors them in its own
+    /// entities to [`take_actor_comings`](Self::take_actor_comings).
+    pub fn follow_actors(&mut self, on: bool) {
+        self.comings.set(on);
+    }
+
+    /// The actors spawned and destroyed since the last take (while [`follow_actors`](Self::follow_actors) is
+    /// on), oldest first. An actor both spawned and destroyed since is in it twice.
+    pub fn take_actor_comings(&mut self) -> Vec<Coming> {
+        self.comings.take()
     }
 
     /// Takes the events recorded since the last call (when no timeline is attached).

@@ -137,6 +137,7 @@ impl World {
         });
         self.spawn_order.push(id);
         self.record(|| WorldEvent::ActorSpawned { actor: id, class: class.to_string() });
+        self.comings.push(super::Coming::Spawned(id));
         Ok(())
     }
 
