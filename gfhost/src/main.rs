@@ -148,7 +148,7 @@ impl HostArgs {
     fn prepare(self) -> Result<Host> {
         let named_plugins = (!self.plugins.plugin_dirs.is_empty()).then(|| self.plugins.plugin_dirs.clone());
         let config = self.config.read()?;
-        let cache_dir = self.cache_dir.unwrap_or_else(default_cache_dir);
+        let cache_dir = self.cache_dir.unwrap_or_else(RuntimeConfig::user_cache_dir);
         let compile_cache = (!self.no_cache).then(|| cache_dir.clone());
         let mut runtime =
             RuntimeConfig { cache_dir: compile_cache, ..RuntimeConfig::default() }.with_host_config(&config);
@@ -828,15 +828,6 @@ fn manager_options(config: HostConfig, plugin_log_level: LogLevel) -> ManagerOpt
     }
 }
 
-fn default_cache_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("GFHOST_CACHE_DIR") {
-        return dir.into();
-    }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cache")));
-    base.map_or_else(|| PathBuf::from(".gamefeature-cache"), |b| b.join("gamefeature"))
-}
 
 fn run_experience(
     path: &Path,

@@ -111,6 +111,22 @@ size_t gf_count_actors(const char *class_name) {
     return count;
 }
 
+bool gf_read_text_asset(const char *name, char *text, size_t capacity) {
+    game_feature_string_t n = borrow(name);
+    game_feature_list_u8_t bytes;
+    gamefeature_plugin_types_error_t error;
+    if (!gamefeature_plugin_assets_read_asset(&n, &bytes, &error)) return failed(&error);
+    bool fits = bytes.len < capacity;
+    if (fits) {
+        memcpy(text, bytes.ptr, bytes.len);
+        text[bytes.len] = '\0';
+    } else {
+        snprintf(last_error, sizeof last_error, "asset %s is %zu bytes, more than %zu", name, bytes.len, capacity - 1);
+    }
+    game_feature_list_u8_free(&bytes);
+    return fits;
+}
+
 bool gf_get_integer(gf_actor actor, const char *component, const char *name, int64_t *out) {
     game_feature_string_t c = borrow(component), n = borrow(name);
     gamefeature_plugin_actors_option_value_t value;
@@ -122,6 +138,17 @@ bool gf_get_integer(gf_actor actor, const char *component, const char *name, int
     return integer;
 }
 
+bool gf_get_float(gf_actor actor, const char *component, const char *name, double *out) {
+    game_feature_string_t c = borrow(component), n = borrow(name);
+    gamefeature_plugin_actors_option_value_t value;
+    gamefeature_plugin_types_error_t error;
+    if (!gamefeature_plugin_actors_get_property(actor, &c, &n, &value, &error)) return failed(&error);
+    bool number = value.is_some && value.val.tag == GAMEFEATURE_PLUGIN_TYPES_VALUE_FLOAT;
+    if (number) *out = value.val.val.float_;
+    gamefeature_plugin_actors_option_value_free(&value);
+    return number;
+}
+
 static bool set_value(gf_actor actor, const char *component, const char *name, gamefeature_plugin_types_value_t *value) {
     game_feature_string_t c = borrow(component), n = borrow(name);
     gamefeature_plugin_types_error_t error;
@@ -130,6 +157,11 @@ static bool set_value(gf_actor actor, const char *component, const char *name, g
 
 bool gf_set_integer(gf_actor actor, const char *component, const char *name, int64_t value) {
     gamefeature_plugin_types_value_t v = {.tag = GAMEFEATURE_PLUGIN_TYPES_VALUE_INTEGER, .val = {.integer = value}};
+    return set_value(actor, component, name, &v);
+}
+
+bool gf_set_float(gf_actor actor, const char *component, const char *name, double value) {
+    gamefeature_plugin_types_value_t v = {.tag = GAMEFEATURE_PLUGIN_TYPES_VALUE_FLOAT, .val = {.float_ = value}};
     return set_value(actor, component, name, &v);
 }
 

@@ -136,10 +136,16 @@ void gf_release_subscription(gf_subscription subscription);
 /* How many actors of a class (or a subclass) there are; 0 when the class is unknown. */
 size_t gf_count_actors(const char *class_name);
 
+/* A text asset of the bundles the world loaded, NUL-terminated into `text`: false when it is not there or does
+ * not fit in `capacity` bytes (gf_last_error says which). */
+bool gf_read_text_asset(const char *name, char *text, size_t capacity);
 /* A property as an integer: false when unset, not an integer, or the call failed. */
 bool gf_get_integer(gf_actor actor, const char *component, const char *name, int64_t *out);
+/* A property as a float: false when unset, not a float, or the call failed. */
+bool gf_get_float(gf_actor actor, const char *component, const char *name, double *out);
 /* Writes a property (needs `write-properties` for the component class). */
 bool gf_set_integer(gf_actor actor, const char *component, const char *name, int64_t value);
+bool gf_set_float(gf_actor actor, const char *component, const char *name, double value);
 bool gf_set_text(gf_actor actor, const char *component, const char *name, const char *value);
 bool gf_has_authority(gf_actor actor);
 

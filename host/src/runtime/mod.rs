@@ -155,6 +155,20 @@ impl RuntimeConfig {
     }
 }
 
+impl RuntimeConfig {
+    /// Where a game or tool keeps its compile cache unless told otherwise: `$GFHOST_CACHE_DIR`, else
+    /// `$XDG_CACHE_HOME/gamefeature` (or `~/.cache/gamefeature`), else `.gamefeature-cache` here.
+    pub fn user_cache_dir() -> PathBuf {
+        if let Some(dir) = std::env::var_os("GFHOST_CACHE_DIR") {
+            return dir.into();
+        }
+        let base = std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|home| std::path::Path::new(&home).join(".cache")));
+        base.map_or_else(|| PathBuf::from(".gamefeature-cache"), |b| b.join("gamefeature"))
+    }
+}
+
 impl Default for RuntimeConfig {
     fn default() -> Self {
         RuntimeConfig {
