@@ -633,6 +633,7 @@ where
     T: Component<Mutability = bevy_ecs::component::Mutable> + Struct + Default,
 {
     move |mut commands, mut actors, features| {
+        let defaults = T::default();
         features.with_loop(|game| {
             let w = world::lock(game.manager().world());
             for (entity, ActorHandle(actor), existing) in &mut actors {
@@ -644,6 +645,9 @@ where
                         for (property, value) in component.properties.iter() {
                             set_field(bevy, property, value);
                         }
+                        // A property the world no longer holds (what a deactivated plugin wrote goes with it) is the
+                        // component's default again.
+                        reset_missing_fields(bevy, &defaults, |name| component.properties.contains_key(name));
                     }
                     (Some(component), None) => {
                         let mut bevy = T::default();
@@ -659,6 +663,19 @@ where
                 }
             }
         });
+    }
+}
+
+/// Sets each field of `component` the world holds no property for back to its value in `defaults`.
+fn reset_missing_fields(component: &mut dyn Struct, defaults: &dyn Struct, held: impl Fn(&str) -> bool) {
+    for at in 0..defaults.field_len() {
+        let (Some(name), Some(default)) = (defaults.name_at(at), defaults.field_at(at)) else { continue };
+        if held(name) {
+            continue;
+        }
+        if let Some(value) = value_of(default) {
+            set_field(component, name, &value);
+        }
     }
 }
 

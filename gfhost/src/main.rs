@@ -828,7 +828,6 @@ fn manager_options(config: HostConfig, plugin_log_level: LogLevel) -> ManagerOpt
     }
 }
 
-
 fn run_experience(
     path: &Path,
     net_mode: NetMode,

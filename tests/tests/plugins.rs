@@ -24,7 +24,7 @@ async fn the_default_plugin_directory_holds_exactly_the_experiences_plugins() {
     let mut installed: Vec<String> = session.features().list().into_iter().map(|p| p.manifest.name.clone()).collect();
     installed.sort();
     let mut played: Vec<String> = Vec::new();
-    for experience in ["default.toml", "rooms.toml"] {
+    for experience in ["default.toml", "rooms.toml", "arena.toml"] {
         let path = root.join("experiences").join(experience);
         let definition = gamefeature_host::experience::ExperienceDefinition::load(&path).await.unwrap();
         for feature in definition.all_features() {
@@ -868,6 +868,164 @@ async fn rooms() {
     assert_eq!(info_logs(&session, "rooms", "w"), ["no clients here: nobody to place in rooms"]);
     assert_eq!(manager.live_features(), ["lyra-character", "rooms"]);
     manager.end_play().await.unwrap();
+}
+
+/// A world playing `features` (trusted with what they declare) with the arena's classes and an `arena` asset of
+/// 20 by 10 units, where a test places heroes itself: the game's `Position` and shooter-core's `HealthComponent`
+/// given to them as the arena game gives them.
+async fn arena_world(
+    plugins: &[TestPlugin],
+    features: &[&str],
+) -> (gamefeature_host::Session, gamefeature_host::ExperienceManager, PluginDir, ExperienceDir) {
+    let dir = PluginDir::with(plugins);
+    let experiences = ExperienceDir::new();
+    experiences.write("arena.txt", "width = 20\nheight = 10\n");
+    let classes = "[classes]\nHeroCharacter = \"Character\"\nPickup = \"Actor\"\nZone = \"Actor\"\n";
+    let bundles = "[bundles.Equipped]\narena = \"arena.txt\"\n";
+    let path = experiences.write("e.toml", &format!("{}{classes}{bundles}", experience_with_features(features)));
+    let session = session_with(&dir, Some(&shared_cache()), trusted());
+    let mut manager = session.create_world("w", NetMode::Standalone);
+    let report = manager.load(&path).await.expect("the experience loads").clone();
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    (session, manager, dir, experiences)
+}
+
+/// A hero of the arena's at (x, y) with this much health.
+fn arena_hero(manager: &mut gamefeature_host::ExperienceManager, x: f64, y: f64, health: i64) -> world::ActorId {
+    manager
+        .with_world(|w| -> Result<world::ActorId, world::WorldError> {
+            let hero = w.spawn("HeroCharacter")?;
+            place(w, hero, x, y)?;
+            w.attach_native_component(hero, "HealthComponent")?;
+            w.set_property(hero, "HealthComponent", "health", Value::Integer(health))?;
+            Ok(hero)
+        })
+        .unwrap()
+}
+
+/// Gives an actor the game's `Position`, at (x, y).
+fn place(w: &mut world::World, actor: world::ActorId, x: f64, y: f64) -> Result<(), world::WorldError> {
+    if w.actor(actor)?.component("Position").is_none() {
+        w.attach_native_component(actor, "Position")?;
+    }
+    w.set_property(actor, "Position", "x", Value::Float(x))?;
+    w.set_property(actor, "Position", "y", Value::Float(y))
+}
+
+fn property(
+    manager: &gamefeature_host::ExperienceManager,
+    actor: world::ActorId,
+    component: &str,
+    name: &str,
+) -> Option<Value> {
+    world::lock(manager.world()).property(actor, component, name).ok().flatten().cloned()
+}
+
+fn seconds(manager: &mut gamefeature_host::ExperienceManager, seconds: f64) {
+    manager.tick(std::time::Duration::from_secs_f64(seconds));
+}
+
+/// A pawn the game sends `Dash` moves three times as fast for a quarter of a second, and not again until its
+/// cooldown is over.
+#[tokio::test]
+async fn dash() {
+    let (session, mut manager, _plugins, _experiences) = arena_world(&[DASH], &["dash"]).await;
+    let pawn = manager
+        .with_world(|w| -> Result<world::ActorId, world::WorldError> {
+            let pawn = w.spawn("Pawn")?;
+            w.attach_native_component(pawn, "Movement")?;
+            w.set_property(pawn, "Movement", "boost", Value::Float(1.0))?;
+            Ok(pawn)
+        })
+        .unwrap();
+    let dash = |manager: &mut gamefeature_host::ExperienceManager| {
+        manager.with_world(|w| w.send_extension_event(pawn, "Dash")).unwrap();
+        seconds(manager, 0.01);
+    };
+    let boost = |manager: &gamefeature_host::ExperienceManager| property(manager, pawn, "Movement", "boost");
+    dash(&mut manager);
+    assert_eq!(boost(&manager), Some(Value::Float(3.0)));
+    seconds(&mut manager, 0.3);
+    assert_eq!(boost(&manager), Some(Value::Float(1.0)), "a quarter of a second");
+    dash(&mut manager);
+    assert_eq!(boost(&manager), Some(Value::Float(1.0)), "not again before its cooldown");
+    seconds(&mut manager, 1.5);
+    dash(&mut manager);
+    assert_eq!(boost(&manager), Some(Value::Float(3.0)), "again once it is over");
+    // Deactivated mid-dash: the boost it wrote goes with it, and the game's own speed is back.
+    assert!(manager.deactivate_feature("dash").await);
+    assert_eq!(boost(&manager), None);
+    assert_eq!(info_logs(&session, "dash", "w"), ["2 dash(es) in this match"]);
+    manager.end_play().await.unwrap();
+}
+
+/// Health packs (Python) are dropped every three seconds; one within reach of a hero heals it and goes.
+#[tokio::test]
+async fn pickups() {
+    let (session, mut manager, _plugins, _experiences) = arena_world(&[PICKUPS], &["pickups"]).await;
+    let hero = arena_hero(&mut manager, 4.0, 4.0, 50);
+    seconds(&mut manager, 3.05);
+    let packs = world::lock(manager.world()).actors_of_class("Pickup").unwrap();
+    assert_eq!(packs.len(), 1, "a pack dropped");
+    seconds(&mut manager, 0.25);
+    assert_eq!(property(&manager, hero, "HealthComponent", "health"), Some(Value::Integer(50)), "not placed yet");
+
+    // The game places it beside the hero: the next check heals the hero, and the pack is gone.
+    manager.with_world(|w| place(w, packs[0], 4.5, 4.0)).unwrap();
+    seconds(&mut manager, 0.25);
+    assert_eq!(property(&manager, hero, "HealthComponent", "health"), Some(Value::Integer(90)));
+    assert!(world::lock(manager.world()).actors_of_class("Pickup").unwrap().is_empty());
+    assert_eq!(
+        info_logs(&session, "pickups", "w"),
+        [format!("hero {} picked up a health pack: 50 -> 90", hero.to_raw())]
+    );
+    manager.end_play().await.unwrap();
+}
+
+/// The zone (JavaScript) starts round the whole arena and closes in every second; a hero outside loses health.
+#[tokio::test]
+async fn shrinking_zone() {
+    let (session, mut manager, _plugins, _experiences) = arena_world(&[SHRINKING_ZONE], &["shrinking-zone"]).await;
+    let zone = world::lock(manager.world()).actors_of_class("Zone").unwrap()[0];
+    assert_eq!(property(&manager, zone, "ZoneComponent", "x"), Some(Value::Float(10.0)), "the 20 by 10 arena's centre");
+    let start = 20f64.hypot(10.0) / 2.0;
+    assert_eq!(property(&manager, zone, "ZoneComponent", "radius"), Some(Value::Float(start)));
+    let inside = arena_hero(&mut manager, 10.0, 5.0, 100);
+    let edge = arena_hero(&mut manager, 19.9, 9.9, 100);
+    seconds(&mut manager, 1.0);
+    assert_eq!(property(&manager, zone, "ZoneComponent", "radius"), Some(Value::Float(start - 0.75)));
+    assert_eq!(property(&manager, inside, "HealthComponent", "health"), Some(Value::Integer(100)));
+    assert_eq!(property(&manager, edge, "HealthComponent", "health"), Some(Value::Integer(92)), "outside: hurt");
+    for _ in 0..20 {
+        seconds(&mut manager, 1.0);
+    }
+    assert_eq!(property(&manager, zone, "ZoneComponent", "radius"), Some(Value::Float(5.0)), "down to its last circle");
+    assert_eq!(property(&manager, edge, "HealthComponent", "health"), Some(Value::Integer(0)), "health stops at 0");
+    manager.end_play().await.unwrap();
+    assert_eq!(info_logs(&session, "shrinking-zone", "w"), ["the zone closed to 5.0; it hurt heroes 13 time(s)"]);
+}
+
+/// A hero whose health reaches zero comes back two seconds later, healed, in the arena's next corner.
+#[tokio::test]
+async fn respawn() {
+    let (session, mut manager, _plugins, _experiences) = arena_world(&[RESPAWN], &["respawn"]).await;
+    let hero = arena_hero(&mut manager, 8.0, 6.0, 100);
+    seconds(&mut manager, 0.1);
+    manager.with_world(|w| w.set_property(hero, "HealthComponent", "health", Value::Integer(0))).unwrap();
+    seconds(&mut manager, 1.9);
+    assert_eq!(property(&manager, hero, "HealthComponent", "health"), Some(Value::Integer(0)), "down for two seconds");
+    seconds(&mut manager, 0.2);
+    assert_eq!(property(&manager, hero, "HealthComponent", "health"), Some(Value::Integer(150)));
+    assert_eq!(property(&manager, hero, "Position", "x"), Some(Value::Float(3.0)));
+    assert_eq!(property(&manager, hero, "Position", "y"), Some(Value::Float(3.0)));
+    // Down again: the next corner, across the 20 by 10 arena.
+    manager.with_world(|w| w.set_property(hero, "HealthComponent", "health", Value::Integer(0))).unwrap();
+    seconds(&mut manager, 2.1);
+    assert_eq!(property(&manager, hero, "Position", "x"), Some(Value::Float(17.0)));
+    assert_eq!(property(&manager, hero, "Position", "y"), Some(Value::Float(3.0)));
+    manager.end_play().await.unwrap();
+    let logs = info_logs(&session, "respawn", "w");
+    assert_eq!(logs.last().map(String::as_str), Some("2 respawn(s) in this match"), "{logs:?}");
 }
 
 // One test runs both call-fuzzers.

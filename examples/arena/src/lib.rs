@@ -27,9 +27,7 @@ use std::path::PathBuf;
 
 use bevy_app::{App, FixedUpdate, Plugin, TaskPoolPlugin};
 use bevy_ecs::prelude::*;
-use bevy_gamefeature::{
-    Actor, BridgeSet, GameFeatureApp, GameFeaturePlugin, GameFeatures, HostSettings, PlayerActors,
-};
+use bevy_gamefeature::{Actor, BridgeSet, GameFeatureApp, GameFeaturePlugin, GameFeatures, HostSettings, PlayerActors};
 use bevy_time::{Fixed, Time, TimePlugin};
 
 use components::{Bot, Health, Movement, Position, PropHealth, Score, Zone};

@@ -99,7 +99,9 @@ pub fn draw(world: &mut World) -> Option<Pixmap> {
     let mut heroes = world.query::<(&Bot, &Position, Option<&Health>, Option<&Movement>, Option<&PlayerActors>)>();
     let heroes: Vec<_> = heroes
         .iter(world)
-        .map(|(bot, at, health, movement, actors)| (bot.number, *at, health.copied(), movement.copied(), actors.copied()))
+        .map(|(bot, at, health, movement, actors)| {
+            (bot.number, *at, health.copied(), movement.copied(), actors.copied())
+        })
         .collect();
     for (number, at, health, movement, actors) in heroes {
         let (r, g, b) = HERO_COLOURS[number % HERO_COLOURS.len()];

@@ -24,6 +24,8 @@ const HERO_RADIUS: f32 = 0.7;
 const PROP_RADIUS: f32 = 0.8;
 /// On average, seconds between a hero's dashes.
 const DASH_EVERY: f64 = 3.0;
+/// Below this, a hero goes for health packs.
+const LOW_HEALTH: i64 = 80;
 /// How far from the walls things are placed.
 const MARGIN: f32 = 2.0;
 
@@ -34,13 +36,15 @@ pub struct Arena {
     pub width: f32,
     /// Top to bottom.
     pub height: f32,
+    /// On average, seconds between a hero's dashes; `None`, heroes never dash.
+    pub dash_every: Option<f64>,
     rng: ChaCha8Rng,
 }
 
 impl Arena {
     /// An arena of this size, its random numbers drawn from `seed`.
     pub fn new(width: f32, height: f32, seed: u64) -> Self {
-        Arena { width, height, rng: ChaCha8Rng::seed_from_u64(seed) }
+        Arena { width, height, dash_every: Some(DASH_EVERY), rng: ChaCha8Rng::seed_from_u64(seed) }
     }
 
     /// An arena of the size an `arena` asset gives (`width = 40`, `height = 30` lines), 40 by 30 where it says
@@ -104,10 +108,11 @@ fn alive(health: Option<&Health>) -> bool {
     health.is_none_or(|h| h.health > 0)
 }
 
-/// Heroes head for a waypoint (a new one now and then, into the zone when it closes in on them) and move there
-/// at their speed, times the boost a dash gives; now and then one dashes.
+/// Heroes head for a waypoint (a new one now and then, into the zone when it closes in on them, the nearest
+/// health pack when hurt) and move there at their speed, times the boost a dash gives; now and then one dashes.
 pub fn steer_heroes(
     mut heroes: Query<'_, '_, (Entity, &mut Bot, &mut Position, &Movement, Option<&Health>)>,
+    things: Query<'_, '_, (&Actor, &Position), Without<Bot>>,
     zone: Query<'_, '_, &Zone>,
     mut arena: ResMut<'_, Arena>,
     time: Res<'_, Time>,
@@ -134,6 +139,16 @@ pub fn steer_heroes(
             }
             bot.retarget_in = arena.rng.random_range(2.0..4.0);
         }
+        if health.is_some_and(|h| h.health < LOW_HEALTH) {
+            // A hurt hero heads for the nearest health pack, if there is one.
+            let nearest = things
+                .iter()
+                .filter(|(actor, _)| actor.class == "Pickup")
+                .min_by(|(_, a), (_, b)| at.distance(a).total_cmp(&at.distance(b)));
+            if let Some((_, pack)) = nearest {
+                bot.waypoint = *pack;
+            }
+        }
         let (dx, dy) = (bot.waypoint.x - at.x, bot.waypoint.y - at.y);
         let distance = dx.hypot(dy);
         if distance > 0.01 {
@@ -142,7 +157,8 @@ pub fn steer_heroes(
             arena.clamp(&mut next);
             *at = next;
         }
-        if arena.rng.random_bool((f64::from(dt) / DASH_EVERY).min(1.0)) {
+        let dash = arena.dash_every.is_some_and(|every| arena.rng.random_bool((f64::from(dt) / every).min(1.0)));
+        if dash {
             to_actors.write(ToActor { entity, event: "Dash".into() });
         }
     }
@@ -196,9 +212,8 @@ pub fn fly_shots(
         shot.at.x += shot.velocity.0 * dt;
         shot.at.y += shot.velocity.1 * dt;
         shot.ttl -= dt;
-        let prop = props
-            .iter()
-            .find(|(_, actor, at)| actor.class == "DamageableProp" && at.distance(&shot.at) < PROP_RADIUS);
+        let prop =
+            props.iter().find(|(_, actor, at)| actor.class == "DamageableProp" && at.distance(&shot.at) < PROP_RADIUS);
         if let Some((prop, _, _)) = prop {
             to_actors.write(ToActor { entity: prop, event: "Hit".into() });
             commands.entity(entity).despawn();

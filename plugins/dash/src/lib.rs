@@ -79,10 +79,8 @@ impl Plugin for Dash {
     }
 
     fn on_deactivating(&mut self, _context: &ActivationContext) -> gamefeature_sdk::Deactivation {
-        // Pawns mid-dash go back to their own speed: the plugin leaves nothing behind.
-        for (_, (pawn, _)) in self.ending.drain() {
-            let _ = world::set_property(pawn, MOVEMENT, "boost", &Value::Float(1.0));
-        }
+        // Nothing to undo: the boosts this plugin wrote go with it (the host removes what a plugin wrote), so a
+        // pawn mid-dash is back to the game's own speed.
         log::info(&format!("{} dash(es) in this match", self.dashes));
         gamefeature_sdk::Deactivation::Done
     }

@@ -134,7 +134,24 @@ pub const DEFAULT_PLUGINS: [TestPlugin; 10] = [
 /// The plugins of the default experience written in other languages than Rust.
 pub const OTHER_LANGUAGE_PLUGINS: [TestPlugin; 3] = [SCOREBOARD, ANNOUNCER, MATCH_STATS];
 
-/// The repository's experiences (`experiences/default.toml`, and `rooms.toml` beside it) with their action set
+/// The plugins the arena (`experiences/arena.toml`) plays: the default experience's but progress-save and match
+/// statistics, and the arena's mods.
+pub const ARENA_PLUGINS: [TestPlugin; 12] = [
+    BASE_GAMEPLAY,
+    SHOOTER_CORE,
+    LYRA_CHARACTER,
+    INPUT_BINDING,
+    SCORE_KEEPER,
+    DAMAGEABLE_PROPS,
+    SCOREBOARD,
+    ANNOUNCER,
+    DASH,
+    PICKUPS,
+    SHRINKING_ZONE,
+    RESPAWN,
+];
+
+/// The repository's experiences (`experiences/default.toml`, and `rooms.toml` and `arena.toml` beside it) with their action set
 /// and data, copied into a folder of their own.
 pub fn default_experience() -> ExperienceDir {
     let experiences = ExperienceDir::new();
@@ -142,10 +159,13 @@ pub fn default_experience() -> ExperienceDir {
     for relative in [
         "default.toml",
         "rooms.toml",
+        "arena.toml",
         "action-sets/persistence.toml",
         "data/tuning.toml",
         "data/hud-layout.txt",
         "data/spawn-table.txt",
+        "data/arena.txt",
+        "data/arena-props.txt",
     ] {
         experiences.write(relative, &std::fs::read_to_string(source.join(relative)).unwrap());
     }
