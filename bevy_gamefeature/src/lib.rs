@@ -358,6 +358,7 @@ impl Plugin for GameFeaturePlugin {
             .add_message::<FeatureCommand>()
             .add_message::<FeatureOutcome>()
             .init_resource::<Bridged>()
+            .init_resource::<ChangedActors>()
             .configure_sets(FixedUpdate, (BridgeSet::ToWorld, BridgeSet::Step, BridgeSet::FromWorld).chain())
             .add_systems(FixedUpdate, (spawn_actors, end_despawned, send_to_actors).chain().in_set(BridgeSet::ToWorld))
             .add_systems(FixedUpdate, (carry_out_commands, step).chain().in_set(BridgeSet::Step))
@@ -545,13 +546,23 @@ fn step(time: Res<'_, Time>, features: Res<'_, GameFeatures>, mut outcomes: Mess
     host.last_step = Some(step);
 }
 
+/// The entities of the actors whose components or properties changed in the last frame: the ones the bridge reads
+/// back into their Bevy components.
+#[derive(Resource, Default)]
+struct ChangedActors(Vec<Entity>);
+
 /// Gives each actor the game did not spawn (a plugin's, a server's replica) an entity of its own, and despawns
-/// the entities of actors that left the world.
-fn mirror_world_actors(mut commands: Commands<'_, '_>, features: Res<'_, GameFeatures>) {
+/// the entities of actors that left the world; notes which entities' actors changed.
+fn mirror_world_actors(
+    mut commands: Commands<'_, '_>,
+    features: Res<'_, GameFeatures>,
+    mut changed: ResMut<'_, ChangedActors>,
+) {
     let mut host = features.lock();
     let Host { game, actors, entities, .. } = &mut *host;
     let game = game.as_mut().expect("the loop runs until the app closes");
     let mut w = world::lock(game.manager().world());
+    changed.0.clear();
     for coming in w.take_actor_comings() {
         match coming {
             Coming::Spawned(actor) if !entities.contains_key(&actor) => {
@@ -569,6 +580,7 @@ fn mirror_world_actors(mut commands: Commands<'_, '_>, features: Res<'_, GameFea
             }
         }
     }
+    changed.0.extend(w.take_changed_actors().into_iter().filter_map(|actor| entities.get(&actor).copied()));
 }
 
 /// Hands the game what plugins sent to actors.
@@ -624,19 +636,23 @@ where
     }
 }
 
-/// What plugins wrote to the world's component `class`, into `T` on each actor's entity: added where a plugin
-/// added the component, removed where it was taken away.
+/// What plugins wrote to the world's component `class`, into `T` on the entities of the actors that changed in
+/// the frame: added where a plugin added the component, removed where it was taken away.
 fn read_bridged<T>(
     class: &'static str,
-) -> impl FnMut(Commands<'_, '_>, Query<'_, '_, (Entity, &ActorHandle, Option<&mut T>)>, Res<'_, GameFeatures>)
+) -> impl FnMut(Commands<'_, '_>, Query<'_, '_, (&ActorHandle, Option<&mut T>)>, Res<'_, ChangedActors>, Res<'_, GameFeatures>)
 where
     T: Component<Mutability = bevy_ecs::component::Mutable> + Struct + Default,
 {
-    move |mut commands, mut actors, features| {
+    move |mut commands, mut actors, changed, features| {
+        if changed.0.is_empty() {
+            return;
+        }
         let defaults = T::default();
         features.with_loop(|game| {
             let w = world::lock(game.manager().world());
-            for (entity, ActorHandle(actor), existing) in &mut actors {
+            for &entity in &changed.0 {
+                let Ok((ActorHandle(actor), existing)) = actors.get_mut(entity) else { continue };
                 let Ok(actor) = w.actor(*actor) else { continue };
                 match (actor.component(class), existing) {
                     (Some(component), Some(mut bevy)) => {

@@ -49,7 +49,8 @@ export default class ShrinkingZone extends Plugin {
       const x = world.getProperty(hero, 'Position', 'x');
       const y = world.getProperty(hero, 'Position', 'y');
       const health = world.getProperty(hero, 'HealthComponent', 'health');
-      if (x === undefined || y === undefined || typeof health !== 'bigint' || health <= 0n) continue;
+      // Heroes the game has not placed yet, and heroes already down, are left alone.
+      if (typeof x !== 'number' || typeof y !== 'number' || typeof health !== 'bigint' || health <= 0n) continue;
       if (Math.hypot(x - this.centre.x, y - this.centre.y) <= this.radius) continue;
       // Integers cross into the host from 0 up (componentize-js), so health stops at 0.
       const left = health > DAMAGE ? health - DAMAGE : 0n;
@@ -58,6 +59,7 @@ export default class ShrinkingZone extends Plugin {
     }
   }
 
+  /** @returns {import('gamefeature').Deactivation} */
   onDeactivating() {
     this.timer?.release();
     log.info(`the zone closed to ${this.radius.toFixed(1)}; it hurt heroes ${this.hurt} time(s)`);

@@ -1,7 +1,10 @@
 //! Actors coming and going, kept for a game that mirrors the world in its own (an engine's entities): the actors
-//! plugins spawn, replicas a server sends, and every actor that left for good, in the order they did. Off until
-//! the game asks ([`World::follow_actors`](super::World::follow_actors)); the game takes them after each step,
-//! so what is kept is one frame's worth.
+//! plugins spawn, replicas a server sends, and every actor that left for good, in the order they did; and the
+//! actors whose components or properties changed, so that the game reads back only those. Off until the game
+//! asks ([`World::follow_actors`](super::World::follow_actors)); the game takes them after each step, so what is
+//! kept is one frame's worth.
+
+use rustc_hash::FxHashSet;
 
 use super::ActorId;
 
@@ -19,6 +22,7 @@ pub enum Coming {
 pub(super) struct Comings {
     on: bool,
     kept: Vec<Coming>,
+    changed: FxHashSet<ActorId>,
 }
 
 impl Comings {
@@ -26,7 +30,20 @@ impl Comings {
         self.on = on;
         if !on {
             self.kept = Vec::new();
+            self.changed = FxHashSet::default();
         }
+    }
+
+    /// A component was added to or removed from `actor`, or one of its properties changed.
+    pub fn changed(&mut self, actor: ActorId) {
+        if self.on {
+            self.changed.insert(actor);
+        }
+    }
+
+    /// The actors changed since the last take, in no particular order.
+    pub fn take_changed(&mut self) -> Vec<ActorId> {
+        self.changed.drain().collect()
     }
 
     pub fn push(&mut self, coming: Coming) {
@@ -44,7 +61,7 @@ impl Comings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::world::{NetMode, World};
+    use crate::world::{NetMode, Value, World};
 
     #[test]
     fn nothing_is_kept_until_the_game_follows() {
@@ -65,5 +82,24 @@ mod tests {
         world.follow_actors(false);
         world.destroy(b).unwrap();
         assert!(world.take_actor_comings().is_empty());
+    }
+
+    #[test]
+    fn actors_whose_components_or_properties_changed_are_kept_once() {
+        let mut world = World::new("w", NetMode::Standalone);
+        let (a, b, untouched) =
+            (world.spawn("Actor").unwrap(), world.spawn("Actor").unwrap(), world.spawn("Actor").unwrap());
+        world.attach_native_component(a, "Health").unwrap();
+        world.attach_native_component(untouched, "Health").unwrap();
+        world.follow_actors(true);
+        world.set_property(a, "Health", "points", Value::Integer(3)).unwrap();
+        world.set_property(a, "Health", "points", Value::Integer(4)).unwrap();
+        world.attach_native_component(b, "Health").unwrap();
+        let mut changed = world.take_changed_actors();
+        changed.sort();
+        assert_eq!(changed, vec![a, b]);
+        // Writing the value it already has changes nothing.
+        world.set_property(a, "Health", "points", Value::Integer(4)).unwrap();
+        assert!(world.take_changed_actors().is_empty());
     }
 }

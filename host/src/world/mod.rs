@@ -467,6 +467,13 @@ impl World {
         self.comings.take()
     }
 
+    /// The actors that got or lost a component, or whose properties changed, since the last take (while
+    /// [`follow_actors`](Self::follow_actors) is on), each once, in no particular order: what a game mirroring
+    /// the world reads back after a step.
+    pub fn take_changed_actors(&mut self) -> Vec<ActorId> {
+        self.comings.take_changed()
+    }
+
     /// Takes the events recorded since the last call (when no timeline is attached).
     pub fn drain_events(&mut self) -> Vec<WorldEvent> {
         std::mem::take(&mut self.events)

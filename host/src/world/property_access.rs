@@ -130,6 +130,7 @@ impl World {
         if Value::identical(old.as_ref(), new.as_ref()) {
             return;
         }
+        self.comings.changed(actor);
         for (watch, found) in self.manager.watches.of(actor, component, name) {
             let change = Box::new(ValueChange { old: old.clone(), new: new.clone() });
             self.manager.queue.push(Work::PropertyChanged {

@@ -106,6 +106,7 @@ impl World {
         let component = self.new_component(class_name, ComponentOrigin::Native, replicated);
         self.actor_mut(actor)?.components.push(component);
         self.record(|| WorldEvent::ComponentAdded { actor, component: class.to_string() });
+        self.comings.changed(actor);
         if replicated {
             self.touch(|| Touched::Component(actor, class.into()));
         }
@@ -167,6 +168,7 @@ impl World {
         let component = self.new_component(class_name, ComponentOrigin::Replicated, true);
         self.actor_mut(actor)?.components.push(component);
         self.record(|| WorldEvent::ComponentAdded { actor, component: class.to_string() });
+        self.comings.changed(actor);
         Ok(())
     }
 
@@ -179,6 +181,7 @@ impl World {
         let component = actor_ref.components.remove(index);
         self.forget_writes(actor, &component);
         self.record(|| WorldEvent::ComponentRemoved { actor, component: component.class.to_string() });
+        self.comings.changed(actor);
         Ok(())
     }
 

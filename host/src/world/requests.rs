@@ -74,6 +74,7 @@ impl World {
                 self.touch(|| Touched::Component(actor, (&*component.class).into()));
             }
             self.record(|| WorldEvent::ComponentRemoved { actor, component: component.class.to_string() });
+            self.comings.changed(actor);
         }
     }
 
@@ -107,6 +108,7 @@ impl World {
         let component = self.new_component(class.clone(), ComponentOrigin::Request(key), replicated);
         self.actor_mut(actor).expect("requested actors are alive").components.push(component);
         self.record(|| WorldEvent::ComponentAdded { actor, component: class.to_string() });
+        self.comings.changed(actor);
         if replicated {
             self.touch(|| Touched::Component(actor, (&*class).into()));
         }
