@@ -157,7 +157,7 @@ impl HostAlone {
 }
 
 /// Runs `frame` for criterion, adding up its time for the summary.
-fn timed(spent: &mut (Duration, u64), mut frame: impl FnMut()) -> impl FnMut(u64) -> Duration + '_ {
+fn timed<'a>(spent: &'a mut (Duration, u64), mut frame: impl FnMut() + 'a) -> impl FnMut(u64) -> Duration + 'a {
     move |iterations| {
         let started = Instant::now();
         for _ in 0..iterations {
