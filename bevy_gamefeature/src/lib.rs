@@ -31,6 +31,7 @@
 #![allow(clippy::type_complexity)]
 
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -45,6 +46,11 @@ use gamefeature_host::experience::ManagerOptions;
 use gamefeature_host::feature::GrantPolicy;
 use gamefeature_host::game_loop::{GameLoop, Played, Step};
 use gamefeature_host::live::Command;
+use gamefeature_host::net::mod_sync::ModSync;
+use gamefeature_host::net::transport::quic::{QuicClient, QuicServer};
+use gamefeature_host::net::transport::trust::{ServerIdentity, ServerTrust};
+use gamefeature_host::net::{GameClient, GameServer, ServerOptions};
+use gamefeature_host::package::TrustPolicy;
 use gamefeature_host::runtime::RuntimeConfig;
 use gamefeature_host::world::{self, ActorId, Coming, ComponentOrigin, NetMode, Value, World};
 use gamefeature_host::{game, Session, SessionOptions};
@@ -88,6 +94,24 @@ pub struct ActorHandle(pub ActorId);
 /// the world; the game may despawn it to destroy the actor.
 #[derive(Component, Debug, Clone, Copy, Default)]
 pub struct SpawnedInWorld;
+
+/// The init-state features of an actor (Lyra's `PawnExtension` and `Hero`, say) and the state each is in, in
+/// the order they were registered; the bridge keeps it on every actor entity that has any, and takes it away when
+/// the last one goes.
+#[derive(Component, Debug, Clone, Default, PartialEq, Eq)]
+pub struct InitStates(pub Vec<(String, String)>);
+
+impl InitStates {
+    /// The state `feature` is in, when the actor has it.
+    pub fn of(&self, feature: &str) -> Option<&str> {
+        self.0.iter().find(|(f, _)| f == feature).map(|(_, state)| state.as_str())
+    }
+
+    /// Whether every feature is in `state` (Lyra's `InitState.GameplayReady`, say).
+    pub fn all_in(&self, state: &str) -> bool {
+        self.0.iter().all(|(_, s)| s == state)
+    }
+}
 
 /// On an [`Actor`] the world refused (an unknown class, say): why. It is not asked again.
 #[derive(Component, Debug, Clone)]
@@ -158,6 +182,8 @@ pub struct HostSettings {
     pub grants: Option<GrantPolicy>,
     /// Where plugins granted `fs.data` keep their files, over the configuration's `data-dir`.
     pub data_dir: Option<PathBuf>,
+    /// The publishers whose signed packages are trusted, over the configuration's `[trust]`.
+    pub trust: Option<TrustPolicy>,
 }
 
 impl HostSettings {
@@ -172,7 +198,14 @@ impl HostSettings {
             watch: false,
             grants: None,
             data_dir: None,
+            trust: None,
         }
+    }
+
+    /// The publishers trusted, over the configuration's.
+    pub fn trust(mut self, trust: TrustPolicy) -> Self {
+        self.trust = Some(trust);
+        self
     }
 
     /// Declares one of the game's classes: `class`, a subclass of `parent`.
@@ -212,6 +245,24 @@ impl HostSettings {
     }
 }
 
+/// How a client joins its server.
+#[derive(Debug, Clone)]
+pub struct Join {
+    /// The server's address.
+    pub server: SocketAddr,
+    /// How the server's certificate is checked: pinned, or against authorities.
+    pub trust: ServerTrust,
+    /// The ticket the server asks for, when it asks for one.
+    pub token: Option<String>,
+    /// Where the experiences the server names are read from (or, with mod sync, kept once fetched).
+    pub experiences: PathBuf,
+    /// Fetch the plugins and experience the server plays and this client lacks, as this allows.
+    pub mod_sync: Option<ModSync>,
+}
+
+/// How long a client waits for its server to answer.
+const CONNECT_WAIT: Duration = Duration::from_secs(10);
+
 /// The host and its world, as a Bevy resource. Systems reach the world through [`with_world`](Self::with_world)
 /// and the loop through [`with_loop`](Self::with_loop).
 #[derive(Resource)]
@@ -230,6 +281,8 @@ struct Host {
     last_step: Option<Step>,
     /// Failures of the world already shown in the log.
     failures_shown: usize,
+    /// Where a server listens.
+    server_address: Option<SocketAddr>,
 }
 
 impl Drop for Host {
@@ -247,6 +300,66 @@ impl GameFeatures {
     /// Starts the host: finds and compiles (or reads from the cache) the plugins, and loads the experience into a
     /// standalone world with the game's classes.
     pub fn start(settings: HostSettings) -> Result<GameFeatures, gamefeature_host::Error> {
+        Self::launch(settings, NetMode::Standalone, |mut manager, experience, tokio| {
+            tokio.block_on(manager.load(experience))?;
+            Ok((Played::Standalone(Box::new(manager)), None))
+        })
+    }
+
+    /// Starts the host as a dedicated server: the experience loads into the server's world, and clients join it
+    /// over QUIC at `listen` (port 0: any free port, see [`server_address`](Self::server_address)), the server
+    /// proving itself with `identity`. Each client's player arrives as entities of their own
+    /// ([`SpawnedInWorld`]); what the world holds replicates to them.
+    pub fn start_server(
+        settings: HostSettings,
+        listen: SocketAddr,
+        identity: ServerIdentity,
+        options: ServerOptions,
+    ) -> Result<GameFeatures, gamefeature_host::Error> {
+        Self::launch(settings, NetMode::DedicatedServer, |manager, experience, tokio| {
+            let transport = QuicServer::bind(listen, identity, tokio.handle())
+                .map_err(|e| gamefeature_host::Error::Host(format!("listening on {listen}: {e}")))?;
+            let address = transport
+                .local_addr()
+                .map_err(|e| gamefeature_host::Error::Host(format!("the address the server listens on: {e}")))?;
+            let mut server = GameServer::new(manager, Box::new(transport), options);
+            tokio.block_on(server.load(experience))?;
+            Ok((Played::Server(Box::new(server)), Some(address)))
+        })
+    }
+
+    /// Starts the host as a client of the server `join` names: its world is the server's copy, its experience
+    /// the one the server plays (loaded as it joins, its plugins fetched when `join` allows mod sync). Actors
+    /// arrive as entities of their own ([`SpawnedInWorld`]), with the bridged components that replicate.
+    pub fn start_client(settings: HostSettings, join: Join) -> Result<GameFeatures, gamefeature_host::Error> {
+        Self::launch(settings, NetMode::Client, |manager, _, tokio| {
+            let transport = tokio
+                .block_on(QuicClient::connect(join.server, &join.trust, CONNECT_WAIT))
+                .map_err(|e| gamefeature_host::Error::Host(e.to_string()))?;
+            let mut client = GameClient::connect(manager, Box::new(transport), join.token, &join.experiences);
+            if let Some(sync) = join.mod_sync {
+                client = client.with_mod_sync(sync);
+            }
+            Ok((Played::Client(Box::new(client)), None))
+        })
+    }
+
+    /// Where a server started with [`start_server`](Self::start_server) listens.
+    pub fn server_address(&self) -> Option<SocketAddr> {
+        self.lock().server_address
+    }
+
+    /// The session, its world (in `net_mode`, with the game's classes, its comings and events kept for the
+    /// bridge), and what `play` makes of them.
+    fn launch(
+        settings: HostSettings,
+        net_mode: NetMode,
+        play: impl FnOnce(
+            gamefeature_host::ExperienceManager,
+            &std::path::Path,
+            &tokio::runtime::Runtime,
+        ) -> Result<(Played, Option<SocketAddr>), gamefeature_host::Error>,
+    ) -> Result<GameFeatures, gamefeature_host::Error> {
         let config = settings.config.as_deref().map(HostConfig::from_file).transpose()?;
         let mut options = SessionOptions {
             plugin_dirs: settings.plugin_dirs,
@@ -265,21 +378,24 @@ impl GameFeatures {
         if let Some(dir) = settings.data_dir {
             options.manager.data_dir = Some(dir);
         }
+        if let Some(trust) = settings.trust {
+            options.trust = trust;
+        }
         let session = Session::new(options)?;
         let tokio = tokio::runtime::Runtime::new()
             .map_err(|e| gamefeature_host::Error::Host(format!("starting the async runtime: {e}")))?;
-        let mut manager = session.create_world("bevy", NetMode::Standalone);
+        let mut manager = session.create_world(net_mode.as_str(), net_mode);
         manager.with_world(|w| {
             w.hear_events(true);
             w.follow_actors(true);
             settings.classes.iter().try_for_each(|(class, parent)| w.declare_class(class, parent))
         })?;
-        tokio.block_on(manager.load(&settings.experience))?;
-        for failure in &manager.report().failures {
+        let (played, server_address) = play(manager, &settings.experience, &tokio)?;
+        for failure in &played.manager().report().failures {
             tracing::warn!("{failure}");
         }
-        let failures_at_load = manager.report().failures.len();
-        let mut game = GameLoop::new(Played::Standalone(Box::new(manager)), tokio.handle().clone());
+        let failures_at_load = played.manager().report().failures.len();
+        let mut game = GameLoop::new(played, tokio.handle().clone());
         if settings.watch {
             let folders = game.plugin_folders();
             game.watch(&folders).map_err(|e| gamefeature_host::Error::Host(format!("watching plugin folders: {e}")))?;
@@ -293,6 +409,7 @@ impl GameFeatures {
             entities: HashMap::new(),
             last_step: None,
             failures_shown: failures_at_load,
+            server_address,
         };
         Ok(GameFeatures { host: Mutex::new(host), timeline })
     }
@@ -301,10 +418,10 @@ impl GameFeatures {
         self.host.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Runs `f` on the world (a standalone world is the game's to change), then delivers what it caused to the
-    /// plugins.
-    pub fn with_world<R>(&self, f: impl FnOnce(&mut World) -> R) -> R {
-        self.with_loop(|game| game.with_world(f).expect("a standalone world is the game's"))
+    /// Runs `f` on the world, then delivers what it caused to the plugins. A client's world is its server's
+    /// copy, not the game's to change: `None` there.
+    pub fn with_world<R>(&self, f: impl FnOnce(&mut World) -> R) -> Option<R> {
+        self.with_loop(|game| game.with_world(f))
     }
 
     /// Runs `f` on the game loop: reload a plugin (`reload`), watch plugin folders (`watch`), carry out a console
@@ -362,7 +479,10 @@ impl Plugin for GameFeaturePlugin {
             .configure_sets(FixedUpdate, (BridgeSet::ToWorld, BridgeSet::Step, BridgeSet::FromWorld).chain())
             .add_systems(FixedUpdate, (spawn_actors, end_despawned, send_to_actors).chain().in_set(BridgeSet::ToWorld))
             .add_systems(FixedUpdate, (carry_out_commands, step).chain().in_set(BridgeSet::Step))
-            .add_systems(FixedUpdate, (mirror_world_actors, hear_plugins).chain().in_set(BridgeSet::FromWorld));
+            .add_systems(
+                FixedUpdate,
+                (mirror_world_actors, (hear_plugins, read_init_states)).chain().in_set(BridgeSet::FromWorld),
+            );
     }
 }
 
@@ -403,10 +523,13 @@ fn spawn_actors(
     features: Res<'_, GameFeatures>,
     bridged: Res<'_, Bridged>,
 ) {
+    if new.is_empty() {
+        return;
+    }
     let mut players = Vec::new();
     // Every new actor in one go (the plugins then hear of them together), each with its own outcome.
-    let outcomes: Vec<(Entity, Result<(ActorId, Option<game::Player>), world::WorldError>)> =
-        features.with_world(|w| {
+    let outcomes: Option<Vec<(Entity, Result<(ActorId, Option<game::Player>), world::WorldError>)>> = features
+        .with_world(|w| {
             let spawn = |w: &mut World, entity_ref: &EntityRef<'_>, actor: &Actor, is_player: bool| {
                 let (id, player) = match is_player {
                     true => {
@@ -426,6 +549,13 @@ fn spawn_actors(
                 .map(|(entity_ref, actor, is_player)| (entity_ref.id(), spawn(w, &entity_ref, actor, is_player)))
                 .collect()
         });
+    let Some(outcomes) = outcomes else {
+        for (entity_ref, ..) in &new {
+            let why = "a client's world is its server's copy: the game spawns no actor in it";
+            commands.entity(entity_ref.id()).insert(NotAnActor(why.to_string()));
+        }
+        return;
+    };
     for (entity, spawned) in outcomes {
         let (id, player) = match spawned {
             Ok(spawned) => spawned,
@@ -476,7 +606,7 @@ fn end_despawned(mut gone: RemovedComponents<'_, '_, ActorHandle>, features: Res
         }) else {
             continue;
         };
-        if let Err(e) = features.with_world(|w| w.destroy(actor)) {
+        if let Some(Err(e)) = features.with_world(|w| w.destroy(actor)) {
             tracing::debug!("actor {actor} of entity {entity} was gone already: {e}");
         }
     }
@@ -489,8 +619,10 @@ fn send_to_actors(mut sent: MessageReader<'_, '_, ToActor>, features: Res<'_, Ga
             tracing::warn!("event {event:?} for entity {entity}, which is no actor");
             continue;
         };
-        if let Err(e) = features.with_world(|w| w.send_extension_event(actor, event)) {
-            tracing::warn!("event {event:?} for entity {entity}: {e}");
+        match features.with_world(|w| w.send_extension_event(actor, event)) {
+            Some(Ok(())) => {}
+            Some(Err(e)) => tracing::warn!("event {event:?} for entity {entity}: {e}"),
+            None => tracing::warn!("event {event:?} for entity {entity}: a client's world is its server's copy"),
         }
     }
 }
@@ -583,6 +715,44 @@ fn mirror_world_actors(
     changed.0.extend(w.take_changed_actors().into_iter().filter_map(|actor| entities.get(&actor).copied()));
 }
 
+/// The init states of the actors that changed, onto their entities.
+fn read_init_states(
+    mut commands: Commands<'_, '_>,
+    mut entities: Query<'_, '_, (&ActorHandle, Option<&mut InitStates>)>,
+    changed: Res<'_, ChangedActors>,
+    features: Res<'_, GameFeatures>,
+) {
+    if changed.0.is_empty() {
+        return;
+    }
+    features.with_loop(|game| {
+        let w = world::lock(game.manager().world());
+        for &entity in &changed.0 {
+            let Ok((ActorHandle(actor), existing)) = entities.get_mut(entity) else { continue };
+            let states: Vec<(String, String)> = w
+                .feature_states(*actor)
+                .map(|(feature, state)| {
+                    (w.name_text(feature).to_string(), w.state_text(state).unwrap_or("").to_string())
+                })
+                .collect();
+            match (states.is_empty(), existing) {
+                (true, Some(_)) => {
+                    commands.entity(entity).remove::<InitStates>();
+                }
+                (true, None) => {}
+                (false, Some(mut existing)) => {
+                    if existing.0 != states {
+                        existing.0 = states;
+                    }
+                }
+                (false, None) => {
+                    commands.entity(entity).insert(InitStates(states));
+                }
+            }
+        }
+    });
+}
+
 /// Hands the game what plugins sent to actors.
 fn hear_plugins(features: Res<'_, GameFeatures>, mut heard: MessageWriter<'_, FromPlugins>) {
     let (events, dropped) = features.with_loop(|game| world::lock(game.manager().world()).take_heard_events());
@@ -604,19 +774,23 @@ where
     T: Component + Struct,
 {
     move |changed, features| {
-        for (ActorHandle(actor), component) in &changed {
-            features.with_world(|w| {
+        if changed.is_empty() {
+            return;
+        }
+        // Every change in one go: the plugins hear of them together, after.
+        features.with_world(|w| {
+            for (ActorHandle(actor), component) in &changed {
                 let native =
                     w.actor(*actor).ok().and_then(|a| a.component(class)).map(|c| c.origin == ComponentOrigin::Native);
                 match native {
                     // A component the bridge just put on the entity came from the world (a plugin added it): there
                     // is nothing of the game's to write back.
-                    Some(false) if component.is_added() => return,
+                    Some(false) if component.is_added() => continue,
                     // The game gave an actor the component after it spawned: the world's actor gets it too.
                     None if component.is_added() => {
                         if let Err(e) = w.attach_native_component(*actor, class) {
                             tracing::warn!("{class} of actor {actor}: {e}");
-                            return;
+                            continue;
                         }
                     }
                     _ => {}
@@ -631,8 +805,8 @@ where
                         tracing::warn!("{class}.{property} of actor {actor}: {e}");
                     }
                 }
-            });
-        }
+            }
+        });
     }
 }
 

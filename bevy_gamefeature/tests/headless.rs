@@ -9,7 +9,7 @@ use bevy_app::{App, TaskPoolPlugin};
 use bevy_ecs::prelude::*;
 use bevy_gamefeature::{
     Actor, ActorHandle, FeatureCommand, FeatureOutcome, FromPlugins, GameFeatureApp, GameFeaturePlugin, GameFeatures,
-    HostSettings, NotAnActor, Player, PlayerActors, SpawnedInWorld, ToActor,
+    HostSettings, InitStates, NotAnActor, Player, PlayerActors, SpawnedInWorld, ToActor,
 };
 use bevy_reflect::Reflect;
 use bevy_time::{Fixed, Time, TimePlugin, TimeUpdateStrategy};
@@ -95,24 +95,20 @@ fn a_bevy_app_plays_the_plugins_on_its_entities() {
     assert!(features.has_actor(pawn));
 
     // The game's component is the world's, its fields its properties.
-    let health = features.with_world(|w| w.property(pawn, "Health", "points").map(|v| v.cloned()));
+    let health = features.with_world(|w| w.property(pawn, "Health", "points").map(|v| v.cloned())).unwrap();
     assert_eq!(health, Ok(Some(Value::Integer(100))));
-    let states: Vec<String> = features.with_loop(|game| {
-        let w = world::lock(game.manager().world());
-        let states = w.feature_states(pawn);
-        states
-            .map(|(feature, state)| format!("{} {}", w.name_text(feature), w.state_text(state).unwrap_or("-")))
-            .collect()
-    });
-    assert!(!states.is_empty() && states.iter().all(|s| s.ends_with("GameplayReady")), "{states:?}");
+    // Lyra's init states, on the entity: every feature of the hero reached GameplayReady.
+    let states = app.world().get::<InitStates>(hero).expect("the hero's init states").clone();
+    assert_eq!(states.of("PawnExtension"), Some("InitState.GameplayReady"), "{states:?}");
+    assert!(states.0.len() >= 2 && states.all_in("InitState.GameplayReady"), "{states:?}");
 
     // A system's write reaches the world; a plugin-side write reaches the entity.
     app.world_mut().get_mut::<Health>(hero).unwrap().points = 40;
     frames(&mut app, 1);
     let features = app.world().resource::<GameFeatures>();
-    let health = features.with_world(|w| w.property(pawn, "Health", "points").map(|v| v.cloned()));
+    let health = features.with_world(|w| w.property(pawn, "Health", "points").map(|v| v.cloned())).unwrap();
     assert_eq!(health, Ok(Some(Value::Integer(40))));
-    features.with_world(|w| w.set_property(pawn, "Health", "armored", Value::Boolean(false))).unwrap();
+    features.with_world(|w| w.set_property(pawn, "Health", "armored", Value::Boolean(false))).unwrap().unwrap();
     frames(&mut app, 1);
     assert!(!app.world().get::<Health>(hero).unwrap().armored, "what the world holds, the entity shows");
 
@@ -165,7 +161,7 @@ fn what_a_bevy_system_writes_reaches_the_plugins_watching_it() {
     let heard =
         |change: &str| said.iter().any(|line| line.contains(&format!("prop {} health: {change}", actor.to_raw())));
     assert!(heard("none -> 100") && heard("100 -> 70"), "damageable-props heard the game's writes, in order: {said:?}");
-    features.with_world(|w| w.check_invariants()).expect("the component model holds");
+    features.with_world(|w| w.check_invariants()).expect("a standalone world").expect("the component model holds");
 }
 
 #[test]
@@ -192,7 +188,7 @@ fn actors_plugins_spawn_are_entities_and_leave_with_their_plugin() {
     app.world_mut().entity_mut(entity).insert(Health { points: 5, armored: false });
     frames(&mut app, 1);
     let features = app.world().resource::<GameFeatures>();
-    let points = features.with_world(|w| w.property(actor, "Health", "points").map(|v| v.cloned()));
+    let points = features.with_world(|w| w.property(actor, "Health", "points").map(|v| v.cloned())).unwrap();
     assert_eq!(points, Ok(Some(Value::Integer(5))));
 
     // The plugin's actors go with it, and so do their entities.
@@ -200,7 +196,11 @@ fn actors_plugins_spawn_are_entities_and_leave_with_their_plugin() {
     frames(&mut app, 3);
     assert!(spawned(&mut app).is_empty(), "no entity outlives its actor");
     assert!(app.world().get_entity(entity).is_err());
-    app.world().resource::<GameFeatures>().with_world(|w| w.check_invariants()).expect("the component model holds");
+    app.world()
+        .resource::<GameFeatures>()
+        .with_world(|w| w.check_invariants())
+        .expect("a standalone world")
+        .expect("the component model holds");
 }
 
 #[test]
@@ -280,7 +280,7 @@ fn a_quarantined_plugin_leaves_nothing_on_the_entities_and_the_others_play_on() 
     assert!(said.iter().any(|line| line.starts_with("quarantined")), "{said:?}");
     let pawn = app.world().get::<ActorHandle>(hero).unwrap().0;
     assert!(features.has_actor(pawn), "the entity's actor plays on");
-    features.with_world(|w| w.check_invariants()).expect("the component model holds");
+    features.with_world(|w| w.check_invariants()).expect("a standalone world").expect("the component model holds");
 }
 
 /// What a world did: the plugins playing, every init-state feature's state on every actor (counted), and every
@@ -365,7 +365,7 @@ fn the_default_experience_plays_in_bevy_as_the_library_s_own_loop_plays_it() {
     // The first update starts the clock; each one after plays a frame.
     frames(&mut app, FRAMES + 1);
     let features = app.world().resource::<GameFeatures>();
-    let bevy = features.with_loop(|game| played(game.manager(), features.timeline(), "bevy"));
+    let bevy = features.with_loop(|game| played(game.manager(), features.timeline(), "standalone"));
 
     assert_eq!(bevy.live, expected.live);
     assert_eq!(bevy.states, expected.states);

@@ -107,6 +107,11 @@ impl<T> ActorMap<T> {
         self.main.iter_mut().chain(&mut self.local).flatten().map(|(_, value)| value)
     }
 
+    /// Every actor with its value to change in place, as [`values`](Self::values) lists them.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (ActorId, &mut T)> + '_ {
+        self.main.iter_mut().chain(&mut self.local).flatten().map(|(actor, value)| (*actor, value))
+    }
+
     /// Actors with a value (including any a reused slot's earlier actor left).
     pub fn len(&self) -> usize {
         self.len

@@ -1,6 +1,7 @@
 //! Actors coming and going, kept for a game that mirrors the world in its own (an engine's entities): the actors
 //! plugins spawn, replicas a server sends, and every actor that left for good, in the order they did; and the
-//! actors whose components or properties changed, so that the game reads back only those. Off until the game
+//! actors whose components, properties or init-state features changed (by anyone: plugins, the server on a
+//! client, the game itself), so that the game reads back only those. Off until the game
 //! asks ([`World::follow_actors`](super::World::follow_actors)); the game takes them after each step, so what is
 //! kept is one frame's worth.
 
@@ -34,7 +35,8 @@ impl Comings {
         }
     }
 
-    /// A component was added to or removed from `actor`, or one of its properties changed.
+    /// A component was added to or removed from `actor`, one of its properties changed, or one of its init-state
+    /// features was registered, moved or removed.
     pub fn changed(&mut self, actor: ActorId) {
         if self.on {
             self.changed.insert(actor);

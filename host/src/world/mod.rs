@@ -467,9 +467,9 @@ impl World {
         self.comings.take()
     }
 
-    /// The actors that got or lost a component, or whose properties changed, since the last take (while
-    /// [`follow_actors`](Self::follow_actors) is on), each once, in no particular order: what a game mirroring
-    /// the world reads back after a step.
+    /// The actors that got or lost a component, or whose properties or init-state features changed, since the
+    /// last take (while [`follow_actors`](Self::follow_actors) is on), each once, in no particular order: what a
+    /// game mirroring the world reads back after a step.
     pub fn take_changed_actors(&mut self) -> Vec<ActorId> {
         self.comings.take_changed()
     }

@@ -322,11 +322,19 @@ impl InitStates {
     /// Forgets everything of one plugin instance: the features it implements and its subscriptions.
     /// Returns (features removed, subscriptions removed).
     pub fn remove_owner(&mut self, owner: OwnerId) -> (usize, usize) {
+        self.remove_owner_telling(owner, |_| {})
+    }
+
+    /// [`remove_owner`](Self::remove_owner), calling `lost` with each actor that lost a feature.
+    pub fn remove_owner_telling(&mut self, owner: OwnerId, mut lost: impl FnMut(ActorId)) -> (usize, usize) {
         let mut features = 0;
-        for entries in self.features.values_mut() {
+        for (actor, entries) in self.features.iter_mut() {
             let before = entries.len();
             entries.retain(|f| f.owner != owner);
-            features += before - entries.len();
+            if entries.len() < before {
+                features += before - entries.len();
+                lost(actor);
+            }
         }
         // Only the lists that watched the owner's subscriptions are swept, each once: time linear in what the
         // owner held and in those lists.

@@ -172,7 +172,9 @@ impl World {
             cleanup.requests += 1;
         }
         cleanup.properties = self.remove_written_by(owner);
-        let (features, subscriptions) = self.manager.init_states.remove_owner(owner);
+        let comings = &mut self.comings;
+        let (features, subscriptions) =
+            self.manager.init_states.remove_owner_telling(owner, |actor| comings.changed(actor));
         cleanup.features = features;
         cleanup.subscriptions = subscriptions;
         cleanup.timers = self.clock.remove_owner(owner);
@@ -575,6 +577,7 @@ impl World {
             None => self.manager.names.admit(implementer).map_err(WorldError::Denied)?,
         };
         self.manager.init_states.register(actor, name, owner, implementer);
+        self.comings.changed(actor);
         Ok(())
     }
 
@@ -586,6 +589,7 @@ impl World {
             return Err(WorldError::Denied(format!("feature {feature:?} of actor {actor} is not this plugin's")));
         }
         self.manager.init_states.unregister(actor, name);
+        self.comings.changed(actor);
         Ok(())
     }
 
@@ -669,6 +673,7 @@ impl World {
         if !self.manager.init_states.set_state(actor, feature, state) {
             return;
         }
+        self.comings.changed(actor);
         if self.recording {
             let feature_text = self.manager.names.text(feature).to_string();
             let state_text = self.state_text(state).unwrap_or("?").to_string();
