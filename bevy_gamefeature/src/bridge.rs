@@ -1,22 +1,71 @@
 //! Bevy components bridged to the world's component classes, their fields its properties (through
 //! `bevy_reflect`): what the game writes goes to the world before the step, what plugins wrote comes back after.
 
-use bevy_app::{App, FixedUpdate};
+use bevy_app::App;
 use bevy_ecs::prelude::*;
+use bevy_ecs::system::SystemState;
 use bevy_reflect::structs::Struct;
 use bevy_reflect::PartialReflect;
 use gamefeature_host::world::{self, ComponentOrigin, Value};
 
 use crate::components::ActorHandle;
 use crate::features::GameFeatures;
-use crate::from_world::{from_world, ChangedActors};
-use crate::to_world::to_world;
-use crate::BridgeSet;
 
 /// The component classes bridged, for the actors spawned after: each gets the game's component of the class.
 #[derive(Resource, Default)]
 pub(crate) struct Bridged {
     pub(crate) classes: Vec<(&'static str, fn(&EntityRef<'_>) -> bool)>,
+}
+
+/// Each bridged class's way across, run by the bridge's own steps (in `to_world` and `from_world`): the classes
+/// take no system of their own in the schedule.
+#[derive(Resource, Default)]
+pub(crate) struct ClassBridges(pub(crate) Vec<Box<dyn ClassBridge>>);
+
+/// One bridged class, its Bevy component type erased.
+pub(crate) trait ClassBridge: Send + Sync + 'static {
+    /// What the game wrote to the component since the last frame, into the world.
+    fn write(&mut self, world: &mut World);
+    /// What changed in the world on the actors of `changed`, into the component.
+    fn read(&mut self, world: &mut World, changed: &[Entity]);
+}
+
+type Written<T> = SystemState<(
+    Query<'static, 'static, (&'static ActorHandle, Ref<'static, T>), Changed<T>>,
+    Res<'static, GameFeatures>,
+)>;
+type Read<T> = SystemState<(
+    Commands<'static, 'static>,
+    Query<'static, 'static, (&'static ActorHandle, Option<&'static mut T>)>,
+    Res<'static, GameFeatures>,
+)>;
+
+/// The bridge of `T`, with the state of its queries (what changed is what changed since this bridge last looked).
+struct BridgeOf<T: Component<Mutability = bevy_ecs::component::Mutable>> {
+    class: &'static str,
+    written: Option<Written<T>>,
+    read: Option<Read<T>>,
+}
+
+impl<T> ClassBridge for BridgeOf<T>
+where
+    T: Component<Mutability = bevy_ecs::component::Mutable> + Struct + Default,
+{
+    fn write(&mut self, world: &mut World) {
+        let state = self.written.get_or_insert_with(|| SystemState::new(world));
+        let (changed, features) = state.get_mut(world).expect(crate::NEEDS_GAME_FEATURES);
+        write_bridged(self.class, &changed, &features);
+    }
+
+    fn read(&mut self, world: &mut World, changed: &[Entity]) {
+        if changed.is_empty() {
+            return;
+        }
+        let state = self.read.get_or_insert_with(|| SystemState::new(world));
+        let (mut commands, mut actors, features) = state.get_mut(world).expect(crate::NEEDS_GAME_FEATURES);
+        read_bridged(self.class, &mut commands, &mut actors, changed, &features);
+        state.apply(world);
+    }
 }
 
 /// Bridging Bevy components to the world's component classes.
@@ -36,25 +85,27 @@ impl GameFeatureApp for App {
         T: Component<Mutability = bevy_ecs::component::Mutable> + Struct + Default,
     {
         self.world_mut().resource_mut::<Bridged>().classes.push((class, |entity| entity.contains::<T>()));
-        self.add_systems(FixedUpdate, write_bridged::<T>(class).after(to_world).in_set(BridgeSet::ToWorld))
-            .add_systems(FixedUpdate, read_bridged::<T>(class).after(from_world).in_set(BridgeSet::FromWorld))
+        let bridge = BridgeOf::<T> { class, written: None, read: None };
+        self.world_mut().resource_mut::<ClassBridges>().0.push(Box::new(bridge));
+        self
     }
 }
 
 /// What the game wrote to `T` since the last frame, into the world's component `class`.
 fn write_bridged<T>(
     class: &'static str,
-) -> impl FnMut(Query<'_, '_, (&ActorHandle, Ref<'_, T>), Changed<T>>, Res<'_, GameFeatures>)
-where
+    changed: &Query<'_, '_, (&ActorHandle, Ref<'_, T>), Changed<T>>,
+    features: &GameFeatures,
+) where
     T: Component + Struct,
 {
-    move |changed, features| {
+    {
         if changed.is_empty() {
             return;
         }
         // Every change in one go: the plugins hear of them together, after.
         features.with_world(|w| {
-            for (ActorHandle(actor), component) in &changed {
+            for (ActorHandle(actor), component) in changed {
                 let native =
                     w.actor(*actor).ok().and_then(|a| a.component(class)).map(|c| c.origin == ComponentOrigin::Native);
                 match native {
@@ -89,18 +140,18 @@ where
 /// the frame: added where a plugin added the component, removed where it was taken away.
 fn read_bridged<T>(
     class: &'static str,
-) -> impl FnMut(Commands<'_, '_>, Query<'_, '_, (&ActorHandle, Option<&mut T>)>, Res<'_, ChangedActors>, Res<'_, GameFeatures>)
-where
+    commands: &mut Commands<'_, '_>,
+    actors: &mut Query<'_, '_, (&ActorHandle, Option<&mut T>)>,
+    changed: &[Entity],
+    features: &GameFeatures,
+) where
     T: Component<Mutability = bevy_ecs::component::Mutable> + Struct + Default,
 {
-    move |mut commands, mut actors, changed, features| {
-        if changed.0.is_empty() {
-            return;
-        }
+    {
         let defaults = T::default();
         features.with_loop(|game| {
             let w = world::lock(game.manager().world());
-            for &entity in &changed.0 {
+            for &entity in changed {
                 let Ok((ActorHandle(actor), existing)) = actors.get_mut(entity) else { continue };
                 let Ok(actor) = w.actor(*actor) else { continue };
                 match (actor.component(class), existing) {

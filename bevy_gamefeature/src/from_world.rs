@@ -3,23 +3,40 @@
 //! notes which actors changed, for the bridged components to read back.
 
 use bevy_ecs::prelude::*;
-use gamefeature_host::world::{self, ActorId, Coming, World};
+use bevy_ecs::system::SystemState;
+use gamefeature_host::world::{self, ActorId, Coming};
 
+use crate::bridge::ClassBridges;
 use crate::components::{Actor, ActorHandle, InitStates, SpawnedInWorld};
 use crate::features::{GameFeatures, Host};
 use crate::messages::FromPlugins;
 
-/// The bridge's third step in a frame, before the bridged components are read back.
-pub(crate) fn from_world(
-    mut commands: Commands<'_, '_>,
-    features: Res<'_, GameFeatures>,
-    mut changed: ResMut<'_, ChangedActors>,
-    mut init_states: Query<'_, '_, (&ActorHandle, Option<&mut InitStates>)>,
-    mut heard: MessageWriter<'_, FromPlugins>,
-) {
+/// What the bridge's third step reads and writes.
+pub(crate) type FromWorldParams = (
+    Commands<'static, 'static>,
+    Res<'static, GameFeatures>,
+    ResMut<'static, ChangedActors>,
+    Query<'static, 'static, (&'static ActorHandle, Option<&'static mut InitStates>)>,
+    MessageWriter<'static, FromPlugins>,
+);
+
+/// The bridge's third step in a frame: the world's new and departed actors mirrored, plugins' events handed
+/// over, init states and bridged components read back from the actors that changed. An exclusive system, as
+/// `to_world`.
+pub(crate) fn from_world(world: &mut World, state: &mut SystemState<FromWorldParams>) {
+    let (mut commands, features, mut changed, mut init_states, mut heard) =
+        state.get_mut(world).expect(crate::NEEDS_GAME_FEATURES);
     mirror_world_actors(&mut commands, &features, &mut changed);
     hear_plugins(&features, &mut heard);
     read_init_states(&mut commands, &mut init_states, &changed, &features);
+    state.apply(world);
+    let changed = std::mem::take(&mut world.resource_mut::<ChangedActors>().0);
+    world.resource_scope(|world, mut bridges: Mut<'_, ClassBridges>| {
+        for bridge in &mut bridges.0 {
+            bridge.read(world, &changed);
+        }
+    });
+    world.resource_mut::<ChangedActors>().0 = changed;
 }
 
 /// The entities of the actors whose components or properties changed in the last frame: the ones the bridge reads
@@ -63,7 +80,7 @@ fn mirror_world_actors(commands: &mut Commands<'_, '_>, features: &GameFeatures,
 }
 
 /// An actor's init-state features and their states, by name.
-fn states_of(w: &World, actor: ActorId) -> Vec<(String, String)> {
+fn states_of(w: &gamefeature_host::world::World, actor: ActorId) -> Vec<(String, String)> {
     w.feature_states(actor)
         .map(|(feature, state)| (w.name_text(feature).to_string(), w.state_text(state).unwrap_or("").to_string()))
         .collect()

@@ -48,6 +48,10 @@ pub use features::GameFeatures;
 pub use messages::{FeatureCommand, FeatureOutcome, FromPlugins, ToActor};
 pub use settings::{HostSettings, Join};
 
+/// What the bridge says when the app has no host: a programming error, as a missing resource is to Bevy.
+const NEEDS_GAME_FEATURES: &str =
+    "GameFeaturePlugin needs the GameFeatures resource: insert GameFeatures::start(...) first";
+
 /// Adds the bridge's systems: actors spawned and despawned, events both ways, and the world stepped in
 /// `FixedUpdate` (set its rate with `Time::<Fixed>::from_hz`). Insert a [`GameFeatures`] first.
 pub struct GameFeaturePlugin;
@@ -71,9 +75,11 @@ impl Plugin for GameFeaturePlugin {
             .add_message::<FeatureCommand>()
             .add_message::<FeatureOutcome>()
             .init_resource::<bridge::Bridged>()
+            .init_resource::<bridge::ClassBridges>()
             .init_resource::<from_world::ChangedActors>()
             .configure_sets(FixedUpdate, (BridgeSet::ToWorld, BridgeSet::Step, BridgeSet::FromWorld).chain())
-            // One system a step: each one the executor schedules costs a frame more than what it does.
+            // One exclusive system a step, the bridged classes' work inside them: each system the executor hands
+            // to a thread costs a frame more than the work it does.
             .add_systems(FixedUpdate, to_world::to_world.in_set(BridgeSet::ToWorld))
             .add_systems(FixedUpdate, step::step_world.in_set(BridgeSet::Step))
             .add_systems(FixedUpdate, from_world::from_world.in_set(BridgeSet::FromWorld));

@@ -1,19 +1,25 @@
 //! The world's frame: the game's feature commands carried out, then the world stepped by the library's loop.
 
 use bevy_ecs::prelude::*;
+use bevy_ecs::system::SystemState;
 use bevy_time::Time;
 use gamefeature_host::live::Command;
 
 use crate::features::{GameFeatures, Host};
 use crate::messages::{FeatureCommand, FeatureOutcome};
 
-/// The bridge's second step in a frame: feature commands, then the world's frame.
-pub(crate) fn step_world(
-    mut commands: MessageReader<'_, '_, FeatureCommand>,
-    time: Res<'_, Time>,
-    features: Res<'_, GameFeatures>,
-    mut outcomes: MessageWriter<'_, FeatureOutcome>,
-) {
+/// What the bridge's second step reads and writes.
+pub(crate) type StepParams = (
+    MessageReader<'static, 'static, FeatureCommand>,
+    Res<'static, Time>,
+    Res<'static, GameFeatures>,
+    MessageWriter<'static, FeatureOutcome>,
+);
+
+/// The bridge's second step in a frame: feature commands, then the world's frame. An exclusive system, as
+/// `to_world`.
+pub(crate) fn step_world(world: &mut World, state: &mut SystemState<StepParams>) {
+    let (mut commands, time, features, mut outcomes) = state.get_mut(world).expect(crate::NEEDS_GAME_FEATURES);
     carry_out_commands(&mut commands, &features, &mut outcomes);
     step(&time, &features, &mut outcomes);
 }

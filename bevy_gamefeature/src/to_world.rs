@@ -2,10 +2,11 @@
 //! Unreal's game mode brings them in), despawned ones ended, the game's events sent to the plugins.
 
 use bevy_ecs::prelude::*;
+use bevy_ecs::system::SystemState;
 use gamefeature_host::game;
 use gamefeature_host::world::{self, ActorId, World};
 
-use crate::bridge::Bridged;
+use crate::bridge::{Bridged, ClassBridges};
 use crate::components::{Actor, ActorHandle, NotAnActor, Player, PlayerActors};
 use crate::features::GameFeatures;
 use crate::messages::ToActor;
@@ -14,19 +15,31 @@ use crate::messages::ToActor;
 pub(crate) type NewActors<'w, 's> =
     Query<'w, 's, (EntityRef<'static>, &'static Actor, Has<Player>), (Without<ActorHandle>, Without<NotAnActor>)>;
 
-/// The bridge's first step in a frame: despawned entities' actors end, new entities become actors, the game's
-/// events go to the plugins.
-pub(crate) fn to_world(
-    mut commands: Commands<'_, '_>,
-    new: NewActors<'_, '_>,
-    mut gone: RemovedComponents<'_, '_, ActorHandle>,
-    mut sent: MessageReader<'_, '_, ToActor>,
-    features: Res<'_, GameFeatures>,
-    bridged: Res<'_, Bridged>,
-) {
+/// What the bridge's first step reads and writes.
+pub(crate) type ToWorldParams = (
+    Commands<'static, 'static>,
+    NewActors<'static, 'static>,
+    RemovedComponents<'static, 'static, ActorHandle>,
+    MessageReader<'static, 'static, ToActor>,
+    Res<'static, GameFeatures>,
+    Res<'static, Bridged>,
+);
+
+/// The bridge's first step in a frame: new entities become actors, despawned entities' actors end, the game's
+/// events go to the plugins, and what the game wrote to bridged components goes to the world. An exclusive
+/// system: one step the executor runs in place rather than as tasks to wake.
+pub(crate) fn to_world(world: &mut bevy_ecs::world::World, state: &mut SystemState<ToWorldParams>) {
+    let (mut commands, new, mut gone, mut sent, features, bridged) =
+        state.get_mut(world).expect(crate::NEEDS_GAME_FEATURES);
     spawn_actors(&mut commands, &new, &features, &bridged);
     end_despawned(&mut gone, &features);
     send_to_actors(&mut sent, &features);
+    state.apply(world);
+    world.resource_scope(|world, mut bridges: Mut<'_, ClassBridges>| {
+        for bridge in &mut bridges.0 {
+            bridge.write(world);
+        }
+    });
 }
 
 /// Spawns the world's actor of each new [`Actor`] entity, with the bridged components it has. The players among
