@@ -32,6 +32,7 @@
 
 mod bridge;
 mod components;
+pub mod diagnostics;
 mod features;
 mod from_world;
 mod messages;
@@ -44,6 +45,7 @@ use bevy_ecs::prelude::*;
 
 pub use bridge::GameFeatureApp;
 pub use components::{Actor, ActorHandle, InitStates, NotAnActor, Player, PlayerActors, SpawnedInWorld};
+pub use diagnostics::GameFeatureDiagnosticsPlugin;
 pub use features::GameFeatures;
 pub use messages::{FeatureCommand, FeatureOutcome, FromPlugins, ToActor};
 pub use settings::{HostSettings, Join};

@@ -7,9 +7,11 @@ use std::time::Duration;
 
 use bevy_app::{App, TaskPoolPlugin};
 use bevy_ecs::prelude::*;
+use bevy_gamefeature::diagnostics;
 use bevy_gamefeature::{
-    Actor, ActorHandle, FeatureCommand, FeatureOutcome, FromPlugins, GameFeatureApp, GameFeaturePlugin, GameFeatures,
-    HostSettings, InitStates, NotAnActor, Player, PlayerActors, SpawnedInWorld, ToActor,
+    Actor, ActorHandle, FeatureCommand, FeatureOutcome, FromPlugins, GameFeatureApp, GameFeatureDiagnosticsPlugin,
+    GameFeaturePlugin, GameFeatures, HostSettings, InitStates, NotAnActor, Player, PlayerActors, SpawnedInWorld,
+    ToActor,
 };
 use bevy_reflect::Reflect;
 use bevy_time::{Fixed, Time, TimePlugin, TimeUpdateStrategy};
@@ -266,9 +268,16 @@ fn a_quarantined_plugin_leaves_nothing_on_the_entities_and_the_others_play_on() 
         .class("HeroCharacter", "Character")
         .grants(gamefeature_host::feature::GrantPolicy::Declared);
     let mut app = app_with(settings);
+    app.add_plugins((bevy_diagnostic::DiagnosticsPlugin, GameFeatureDiagnosticsPlugin));
     let hero = app.world_mut().spawn((Actor::new("HeroCharacter"), Player)).id();
     frames(&mut app, 5);
     assert!(app.world().get::<HostileStats>(hero).is_some(), "the hostile plugin's component, bridged");
+    let diagnostic = |app: &App, path: &bevy_diagnostic::DiagnosticPath| {
+        app.world().resource::<bevy_diagnostic::DiagnosticsStore>().get(path).and_then(|d| d.value())
+    };
+    assert_eq!(diagnostic(&app, &diagnostics::QUARANTINED), Some(0.0));
+    assert!(diagnostic(&app, &diagnostics::WORLD_FRAME).is_some_and(|ms| ms > 0.0), "the world's frame, timed");
+    assert!(diagnostic(&app, &diagnostics::ACTORS).is_some_and(|n| n >= 3.0), "a player's three actors at least");
 
     // It panics on a Crash event: quarantined, what it added is gone from the world and from the entity.
     app.world_mut().write_message(ToActor { entity: hero, event: "Crash".into() });
@@ -280,6 +289,11 @@ fn a_quarantined_plugin_leaves_nothing_on_the_entities_and_the_others_play_on() 
     assert!(said.iter().any(|line| line.starts_with("quarantined")), "{said:?}");
     let pawn = app.world().get::<ActorHandle>(hero).unwrap().0;
     assert!(features.has_actor(pawn), "the entity's actor plays on");
+    // Bevy's diagnostics count the quarantine, and time the plugins still playing.
+    assert_eq!(diagnostic(&app, &diagnostics::QUARANTINED), Some(1.0));
+    let store = app.world().resource::<bevy_diagnostic::DiagnosticsStore>();
+    let lyra = store.get(&diagnostics::plugin_cpu("lyra-character")).expect("lyra-character's CPU time, measured");
+    assert!(lyra.history_len() > 0);
     features.with_world(|w| w.check_invariants()).expect("a standalone world").expect("the component model holds");
 }
 
