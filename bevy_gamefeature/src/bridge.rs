@@ -99,41 +99,39 @@ fn write_bridged<T>(
 ) where
     T: Component + Struct,
 {
-    {
-        if changed.is_empty() {
-            return;
-        }
-        // Every change in one go: the plugins hear of them together, after.
-        features.with_world(|w| {
-            for (ActorHandle(actor), component) in changed {
-                let native =
-                    w.actor(*actor).ok().and_then(|a| a.component(class)).map(|c| c.origin == ComponentOrigin::Native);
-                match native {
-                    // A component the bridge just put on the entity came from the world (a plugin added it): there
-                    // is nothing of the game's to write back.
-                    Some(false) if component.is_added() => continue,
-                    // The game gave an actor the component after it spawned: the world's actor gets it too.
-                    None if component.is_added() => {
-                        if let Err(e) = w.attach_native_component(*actor, class) {
-                            tracing::warn!("{class} of actor {actor}: {e}");
-                            continue;
-                        }
-                    }
-                    _ => {}
-                }
-                for (property, value) in fields(&*component) {
-                    let unchanged =
-                        matches!(w.property(*actor, class, property), Ok(Some(old)) if old.is_identical(&value));
-                    if unchanged {
+    if changed.is_empty() {
+        return;
+    }
+    // Every change in one go: the plugins hear of them together, after.
+    features.with_world(|w| {
+        for (ActorHandle(actor), component) in changed {
+            let native =
+                w.actor(*actor).ok().and_then(|a| a.component(class)).map(|c| c.origin == ComponentOrigin::Native);
+            match native {
+                // A component the bridge just put on the entity came from the world (a plugin added it): there
+                // is nothing of the game's to write back.
+                Some(false) if component.is_added() => continue,
+                // The game gave an actor the component after it spawned: the world's actor gets it too.
+                None if component.is_added() => {
+                    if let Err(e) = w.attach_native_component(*actor, class) {
+                        tracing::warn!("{class} of actor {actor}: {e}");
                         continue;
                     }
-                    if let Err(e) = w.set_property(*actor, class, property, value) {
-                        tracing::warn!("{class}.{property} of actor {actor}: {e}");
-                    }
+                }
+                _ => {}
+            }
+            for (property, value) in fields(&*component) {
+                let unchanged =
+                    matches!(w.property(*actor, class, property), Ok(Some(old)) if old.is_identical(&value));
+                if unchanged {
+                    continue;
+                }
+                if let Err(e) = w.set_property(*actor, class, property, value) {
+                    tracing::warn!("{class}.{property} of actor {actor}: {e}");
                 }
             }
-        });
-    }
+        }
+    });
 }
 
 /// What plugins wrote to the world's component `class`, into `T` on the entities of the actors that changed in
@@ -147,39 +145,37 @@ fn read_bridged<T>(
 ) where
     T: Component<Mutability = bevy_ecs::component::Mutable> + Struct + Default,
 {
-    {
-        let defaults = T::default();
-        features.with_loop(|game| {
-            let w = world::lock(game.manager().world());
-            for &entity in changed {
-                let Ok((ActorHandle(actor), existing)) = actors.get_mut(entity) else { continue };
-                let Ok(actor) = w.actor(*actor) else { continue };
-                match (actor.component(class), existing) {
-                    (Some(component), Some(mut bevy)) => {
-                        // Written without marking it changed: what plugins wrote is not written back to them.
-                        let bevy = bevy.bypass_change_detection();
-                        for (property, value) in component.properties.iter() {
-                            set_field(bevy, property, value);
-                        }
-                        // A property the world no longer holds (what a deactivated plugin wrote goes with it) is the
-                        // component's default again.
-                        reset_missing_fields(bevy, &defaults, |name| component.properties.contains_key(name));
+    let defaults = T::default();
+    features.with_loop(|game| {
+        let w = world::lock(game.manager().world());
+        for &entity in changed {
+            let Ok((ActorHandle(actor), existing)) = actors.get_mut(entity) else { continue };
+            let Ok(actor) = w.actor(*actor) else { continue };
+            match (actor.component(class), existing) {
+                (Some(component), Some(mut bevy)) => {
+                    // Written without marking it changed: what plugins wrote is not written back to them.
+                    let bevy = bevy.bypass_change_detection();
+                    for (property, value) in component.properties.iter() {
+                        set_field(bevy, property, value);
                     }
-                    (Some(component), None) => {
-                        let mut bevy = T::default();
-                        for (property, value) in component.properties.iter() {
-                            set_field(&mut bevy, property, value);
-                        }
-                        commands.entity(entity).insert(bevy);
-                    }
-                    (None, Some(_)) => {
-                        commands.entity(entity).remove::<T>();
-                    }
-                    (None, None) => {}
+                    // A property the world no longer holds (what a deactivated plugin wrote goes with it) is the
+                    // component's default again.
+                    reset_missing_fields(bevy, &defaults, |name| component.properties.contains_key(name));
                 }
+                (Some(component), None) => {
+                    let mut bevy = T::default();
+                    for (property, value) in component.properties.iter() {
+                        set_field(&mut bevy, property, value);
+                    }
+                    commands.entity(entity).insert(bevy);
+                }
+                (None, Some(_)) => {
+                    commands.entity(entity).remove::<T>();
+                }
+                (None, None) => {}
             }
-        });
-    }
+        }
+    });
 }
 
 /// Sets each field of `component` the world holds no property for back to its value in `defaults`.
