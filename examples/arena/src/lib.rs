@@ -21,6 +21,8 @@
 pub mod components;
 pub mod picture;
 pub mod play;
+#[cfg(feature = "window")]
+pub mod window;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -85,18 +87,29 @@ impl Plugin for ArenaPlugin {
 /// A headless app playing the arena: the host started, the heroes spawned; `update` plays a frame. Add a runner
 /// (Bevy's `ScheduleRunnerPlugin`) to play it in real time.
 pub fn arena_app(options: ArenaOptions) -> Result<App, gamefeature_host::Error> {
-    let arena_text = match &options.arena_file {
-        Some(file) => std::fs::read_to_string(file).unwrap_or_default(),
-        None => String::new(),
-    };
     let mut app = App::new();
-    app.add_plugins((TaskPoolPlugin::default(), TimePlugin))
-        .insert_resource(Time::<Fixed>::from_hz(TICK_HZ))
-        .insert_resource(Arena::from_text(&arena_text, options.seed))
+    app.add_plugins((TaskPoolPlugin::default(), TimePlugin));
+    arena_in(app, options)
+}
+
+/// The arena in `app`, which has Bevy's task pools and time already (its headless ones, or a window's default
+/// plugins).
+pub fn arena_in(mut app: App, options: ArenaOptions) -> Result<App, gamefeature_host::Error> {
+    app.insert_resource(Time::<Fixed>::from_hz(TICK_HZ))
+        .insert_resource(arena_of(&options))
         .insert_resource(GameFeatures::start(options.host)?)
         .add_plugins(ArenaPlugin);
     play::spawn_heroes(app.world_mut(), options.heroes);
     Ok(app)
+}
+
+/// The arena `options` describe: its size from its file, its random numbers from its seed.
+pub fn arena_of(options: &ArenaOptions) -> Arena {
+    let text = match &options.arena_file {
+        Some(file) => std::fs::read_to_string(file).unwrap_or_default(),
+        None => String::new(),
+    };
+    Arena::from_text(&text, options.seed)
 }
 
 /// One hero, as the summary shows it.

@@ -46,6 +46,9 @@ struct Args {
     /// Reload a plugin when its component is rebuilt (`gfhost build --watch` in another terminal).
     #[arg(long)]
     watch: bool,
+    /// Play in a window (needs a display, and the arena built with `--features window`).
+    #[arg(long)]
+    window: bool,
 }
 
 /// How long the match runs, what to do at the end.
@@ -93,6 +96,20 @@ fn news_and_end(world: &mut World) {
     world.resource_mut::<Run>().last_frame = None;
 }
 
+/// The arena in a window of its size, Bevy's default plugins around it (the log is the arena's own).
+#[cfg(feature = "window")]
+fn in_window(options: ArenaOptions) -> Result<bevy_app::App, String> {
+    let arena = gamefeature_arena::arena_of(&options);
+    let mut app = bevy_app::App::new();
+    gamefeature_arena::window::add_window(&mut app, arena.width, arena.height);
+    gamefeature_arena::arena_in(app, options).map_err(|e| e.to_string())
+}
+
+#[cfg(not(feature = "window"))]
+fn in_window(_: ArenaOptions) -> Result<bevy_app::App, String> {
+    Err("this arena was built without a window: cargo run -p gamefeature-arena --features window -- --window".into())
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     tracing_subscriber::fmt()
@@ -109,7 +126,11 @@ fn main() -> ExitCode {
     if args.watch {
         options.host = options.host.watch();
     }
-    let mut app = match arena_app(options) {
+    let app = match args.window {
+        true => in_window(options),
+        false => arena_app(options).map_err(|e| e.to_string()),
+    };
+    let mut app = match app {
         Ok(app) => app,
         Err(e) => {
             eprintln!("error: {e}");
@@ -122,10 +143,11 @@ fn main() -> ExitCode {
         .add_systems(FixedUpdate, count_frames)
         .add_systems(Last, news_and_end);
     if args.fast {
-        app.insert_resource(TimeUpdateStrategy::ManualDuration(frame))
-            .add_plugins(ScheduleRunnerPlugin::run_loop(Duration::ZERO));
-    } else {
-        app.add_plugins(ScheduleRunnerPlugin::run_loop(frame / 2));
+        app.insert_resource(TimeUpdateStrategy::ManualDuration(frame));
+    }
+    // A window's event loop runs the app; headless, Bevy's schedule runner does.
+    if !args.window {
+        app.add_plugins(ScheduleRunnerPlugin::run_loop(if args.fast { Duration::ZERO } else { frame / 2 }));
     }
     match app.run() {
         AppExit::Success => ExitCode::SUCCESS,

@@ -13,7 +13,8 @@ use crate::play::Arena;
 
 /// Pixels per arena unit.
 const SCALE: f32 = 20.0;
-const HERO_COLOURS: [(u8, u8, u8); 8] = [
+/// Each hero's colour, by its number (the window draws them the same).
+pub(crate) const HERO_COLOURS: [(u8, u8, u8); 8] = [
     (66, 165, 245),
     (239, 83, 80),
     (255, 202, 40),
