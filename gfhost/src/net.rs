@@ -686,13 +686,9 @@ pub fn run_networked(args: RunArgs<'_>, options: SessionOptions) -> Result<ExitC
         }
         everyone.play_frame(&mut server);
     }
-    // Bounded: on loopback the last values arrive within a few frames.
-    for _ in 0..args.tick_rate * 2 {
-        if server.server().is_some_and(GameServer::is_settled) {
-            break;
-        }
-        everyone.play_frame(&mut server);
-    }
+    // The world stands still while the last values reach the clients (bounded): frames that went on playing
+    // would write new ones (a score a second) while the comparison waits for the old.
+    server.settle(frame, &mut everyone);
     let client_views: Vec<&GameClient> = everyone.clients.iter().filter_map(GameLoop::client).collect();
     let summary = compare_worlds(server.server().expect("a server's loop"), &client_views, &halfway);
     // The server ends play; its clients, stepped between its last frames, hear it and go.

@@ -826,6 +826,12 @@ fn a_game_loop_ends_a_server_and_its_clients_in_order_and_its_recording_replays_
     }
     assert_eq!(server.server().unwrap().players().len(), 2, "{:?}", clients.notes);
 
+    // Settling lets the clients catch up while the world stands still: no frame of the server's passes.
+    let before = world::lock(server.manager().world()).now();
+    assert!(server.settle(FRAME, &mut clients), "every client acknowledged what it was sent");
+    assert_eq!(world::lock(server.manager().world()).now(), before, "the world stood still");
+    assert!(server.server().unwrap().is_settled());
+
     let ended = server.end("the match is over", FRAME, &mut clients).unwrap();
     assert_eq!(clients.ended, ["the server ended play: the match is over"; 2], "each client hears why");
     let left = clients.notes.iter().filter(|n| n.contains(" left: ")).count();

@@ -257,6 +257,17 @@ impl GameLoop {
         step
     }
 
+    /// For a server: frames in which the world stands still (no time passes, no plugin runs) until its clients
+    /// have acknowledged everything sent them, or [`SETTLE`] has passed; whether they did. Clients and the server
+    /// then hold the same values: what a program comparing them (a test, `gfhost run --clients`) waits for.
+    /// Anything else is settled already.
+    pub fn settle(&mut self, frame: Duration, ending: &mut dyn Ending) -> bool {
+        match &mut self.played {
+            Played::Server(server) => settle(server, self.recording.as_mut(), frame, ending),
+            _ => true,
+        }
+    }
+
     /// Records a checkpoint of the world's state now, between frames, when the loop is recorded (a replay
     /// compares the state there too): after the game set its world up, say.
     pub fn checkpoint(&mut self) {
@@ -355,16 +366,7 @@ impl GameLoop {
                 *manager
             }
             Played::Server(mut server) => {
-                let settling = Instant::now();
-                while !server.is_settled() && settling.elapsed() < SETTLE {
-                    if let Some(recording) = recording {
-                        recording.note(Record::Flush);
-                    }
-                    for note in server.flush() {
-                        ending.note(&server, note);
-                    }
-                    ending.wait(frame);
-                }
+                settle(&mut server, recording.as_mut(), frame, ending);
                 if let Some(recording) = recording {
                     recording.note(Record::EndPlay(reason.to_string()));
                 }
@@ -400,6 +402,27 @@ impl GameLoop {
             .map(|recording| RecordingEnd { frames: recording.frames(), size: recording.finish(Some(&manager)) });
         Ok(Ended { manager, recording })
     }
+}
+
+/// Lets what a server's clients have not acknowledged reach them, the world standing still, for at most
+/// [`SETTLE`]; whether it did.
+fn settle(
+    server: &mut GameServer,
+    mut recording: Option<&mut WorldRecording>,
+    frame: Duration,
+    ending: &mut dyn Ending,
+) -> bool {
+    let settling = Instant::now();
+    while !server.is_settled() && settling.elapsed() < SETTLE {
+        if let Some(recording) = recording.as_deref_mut() {
+            recording.note(Record::Flush);
+        }
+        for note in server.flush() {
+            ending.note(server, note);
+        }
+        ending.wait(frame);
+    }
+    server.is_settled()
 }
 
 /// What a program hears while a loop ends play, and how it waits between a server's last frames. `()` hears
