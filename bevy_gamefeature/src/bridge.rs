@@ -11,11 +11,15 @@ use gamefeature_host::world::{self, ComponentOrigin, Value};
 use crate::components::ActorHandle;
 use crate::features::GameFeatures;
 
-/// The component classes bridged, for the actors spawned after: each gets the game's component of the class.
+/// The component classes bridged, for the actors spawned after: each gets the game's component of the class,
+/// with its values (the fields of the entity's component, when it has one).
 #[derive(Resource, Default)]
 pub(crate) struct Bridged {
-    pub(crate) classes: Vec<(&'static str, fn(&EntityRef<'_>) -> bool)>,
+    pub(crate) classes: Vec<(&'static str, ValuesOf)>,
 }
+
+/// The values of an entity's bridged component, when it has one.
+pub(crate) type ValuesOf = fn(&EntityRef<'_>) -> Option<Vec<(&'static str, Value)>>;
 
 /// Each bridged class's way across, run by the bridge's own steps (in `to_world` and `from_world`): the classes
 /// take no system of their own in the schedule.
@@ -70,10 +74,11 @@ where
 
 /// Bridging Bevy components to the world's component classes.
 pub trait GameFeatureApp {
-    /// Bridges `T` to the component class `class`: its fields (integers, floats, booleans, strings) are the
-    /// component's properties. An actor spawned with `T` has the component, and what a system writes to `T`
+    /// Bridges `T` to the component class `class`: its fields of the kinds the world holds (`i64`, `i32`, `u32`,
+    /// `f64`, `f32`, `bool`, `String`; others are left out) are the component's properties. An actor spawned with `T` has the component, and what a system writes to `T`
     /// reaches the world (and the plugins watching); what plugins write appears in `T`, and a component of the
-    /// class a plugin adds to an actor appears on its entity as `T`.
+    /// class a plugin adds to an actor appears on its entity as `T`. Removing `T` from an entity is not passed on:
+    /// the world's actor keeps its component, and the next change of it puts `T` back.
     fn bridge_component<T>(&mut self, class: &'static str) -> &mut Self
     where
         T: Component<Mutability = bevy_ecs::component::Mutable> + Struct + Default;
@@ -84,7 +89,8 @@ impl GameFeatureApp for App {
     where
         T: Component<Mutability = bevy_ecs::component::Mutable> + Struct + Default,
     {
-        self.world_mut().resource_mut::<Bridged>().classes.push((class, |entity| entity.contains::<T>()));
+        let values_of: ValuesOf = |entity| entity.get::<T>().map(|component| owned_fields(component));
+        self.world_mut().resource_mut::<Bridged>().classes.push((class, values_of));
         let bridge = BridgeOf::<T> { class, written: None, read: None };
         self.world_mut().resource_mut::<ClassBridges>().0.push(Box::new(bridge));
         self
@@ -121,8 +127,8 @@ fn write_bridged<T>(
                 _ => {}
             }
             for (property, value) in fields(&*component) {
-                let unchanged =
-                    matches!(w.property(*actor, class, property), Ok(Some(old)) if old.is_identical(&value));
+                let field = component.field(property).expect("a field just listed");
+                let unchanged = matches!(w.property(*actor, class, property), Ok(Some(old)) if holds(field, old));
                 if unchanged {
                     continue;
                 }
@@ -189,6 +195,25 @@ fn reset_missing_fields(component: &mut dyn Struct, defaults: &dyn Struct, held:
             set_field(component, name, &value);
         }
     }
+}
+
+/// Whether `field` holds what the world's `value` is, as far as the field's type can say: an `f32` field holds
+/// a plugin's `0.1` as `0.1f32`, which is not a change to send back.
+fn holds(field: &dyn PartialReflect, value: &Value) -> bool {
+    match (field.try_downcast_ref::<f32>(), value) {
+        (Some(field), Value::Float(value)) => *field == *value as f32,
+        _ => value_of(field).is_some_and(|held| held.is_identical(value)),
+    }
+}
+
+/// [`fields`], with names that live as long as the type (a reflected struct's field names are `'static`).
+fn owned_fields<T: Struct>(component: &T) -> Vec<(&'static str, Value)> {
+    (0..component.field_len())
+        .filter_map(|at| {
+            let name = component.get_represented_struct_info()?.field_at(at)?.name();
+            Some((name, value_of(component.field_at(at)?)?))
+        })
+        .collect()
 }
 
 /// The fields of a bridged component the world can hold, as property values.

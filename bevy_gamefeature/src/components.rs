@@ -24,7 +24,8 @@ impl Actor {
 #[derive(Component, Debug, Clone, Copy, Default)]
 pub struct Player;
 
-/// A player's other actors, each an entity of its own (what plugins add to them appears there).
+/// A player's other actors, each an entity of its own (what plugins add to them appears there). They are the
+/// player's, not the pawn's: despawning the pawn leaves them; despawn them too when the player leaves.
 #[derive(Component, Debug, Clone, Copy)]
 pub struct PlayerActors {
     /// The player's controller.
@@ -39,7 +40,7 @@ pub struct ActorHandle(pub ActorId);
 
 /// On the entity of an actor the game did not spawn: a plugin spawned it (or, on a client, the server sent it).
 /// The bridge spawns the entity, with its [`Actor`] and [`ActorHandle`], and despawns it when the actor leaves
-/// the world; the game may despawn it to destroy the actor.
+/// the world; the game may despawn it to destroy the actor (on a client, the actor is the server's and stays).
 #[derive(Component, Debug, Clone, Copy, Default)]
 pub struct SpawnedInWorld;
 

@@ -59,7 +59,9 @@ const NEEDS_GAME_FEATURES: &str =
 pub struct GameFeaturePlugin;
 
 /// The bridge's steps in `FixedUpdate`, in this order: the game's changes reach the world, the world steps, the
-/// plugins' changes reach the game.
+/// plugins' changes reach the game. Put the game's own `FixedUpdate` systems `.before(BridgeSet::ToWorld)` (what
+/// they write reaches the plugins in the same frame) or `.after(BridgeSet::FromWorld)` (they see what the plugins
+/// wrote in it): a write between the two may be overwritten by what the plugins wrote to the same actor.
 #[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
 pub enum BridgeSet {
     /// Actors spawned and despawned, bridged components written, events sent to actors.
@@ -77,6 +79,8 @@ impl Plugin for GameFeaturePlugin {
             .add_message::<FeatureCommand>()
             .add_message::<FeatureOutcome>()
             .init_resource::<bridge::Bridged>()
+            .init_resource::<to_world::Despawned>()
+            .add_observer(to_world::note_despawned)
             .init_resource::<bridge::ClassBridges>()
             .init_resource::<from_world::ChangedActors>()
             .configure_sets(FixedUpdate, (BridgeSet::ToWorld, BridgeSet::Step, BridgeSet::FromWorld).chain())

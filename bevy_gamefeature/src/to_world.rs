@@ -15,11 +15,21 @@ use crate::messages::ToActor;
 pub(crate) type NewActors<'w, 's> =
     Query<'w, 's, (EntityRef<'static>, &'static Actor, Has<Player>), (Without<ActorHandle>, Without<NotAnActor>)>;
 
+/// The entities that lost their [`ActorHandle`] (despawned, most often) since the bridge last looked. Noted by
+/// an observer as it happens, not read from Bevy's removal buffer: that keeps removals for two app updates only,
+/// and `FixedUpdate` may not run in either (a 144 Hz window over a 30 Hz world).
+#[derive(Resource, Default)]
+pub(crate) struct Despawned(Vec<Entity>);
+
+/// Notes an entity that lost its [`ActorHandle`].
+pub(crate) fn note_despawned(removed: On<'_, '_, Remove, ActorHandle>, mut despawned: ResMut<'_, Despawned>) {
+    despawned.0.push(removed.entity);
+}
+
 /// What the bridge's first step reads and writes.
 pub(crate) type ToWorldParams = (
     Commands<'static, 'static>,
     NewActors<'static, 'static>,
-    RemovedComponents<'static, 'static, ActorHandle>,
     MessageReader<'static, 'static, ToActor>,
     Res<'static, GameFeatures>,
     Res<'static, Bridged>,
@@ -29,10 +39,11 @@ pub(crate) type ToWorldParams = (
 /// events go to the plugins, and what the game wrote to bridged components goes to the world. An exclusive
 /// system: one step the executor runs in place rather than as tasks to wake.
 pub(crate) fn to_world(world: &mut bevy_ecs::world::World, state: &mut SystemState<ToWorldParams>) {
-    let (mut commands, new, mut gone, mut sent, features, bridged) =
-        state.get_mut(world).expect(crate::NEEDS_GAME_FEATURES);
+    // Taken before the parameters: the new actors' query reads every component, resources' too.
+    let gone = std::mem::take(&mut world.resource_mut::<Despawned>().0);
+    let (mut commands, new, mut sent, features, bridged) = state.get_mut(world).expect(crate::NEEDS_GAME_FEATURES);
     spawn_actors(&mut commands, &new, &features, &bridged);
-    end_despawned(&mut gone, &features);
+    end_despawned(gone, &features);
     send_to_actors(&mut sent, &features);
     state.apply(world);
     world.resource_scope(|world, mut bridges: Mut<'_, ClassBridges>| {
@@ -54,6 +65,10 @@ fn spawn_actors(commands: &mut Commands<'_, '_>, new: &NewActors<'_, '_>, featur
     let outcomes: Option<Vec<(Entity, Result<(ActorId, Option<game::Player>), world::WorldError>)>> = features
         .with_world(|w| {
             let spawn = |w: &mut World, entity_ref: &EntityRef<'_>, actor: &Actor, is_player: bool| {
+                // Checked first: a player's controller and state are spawned before its pawn.
+                if !w.classes().contains(&actor.class) {
+                    return Err(world::WorldError::UnknownClass(actor.class.clone()));
+                }
                 let (id, player) = match is_player {
                     true => {
                         let player = game::spawn_player(w, &actor.class)?;
@@ -61,9 +76,13 @@ fn spawn_actors(commands: &mut Commands<'_, '_>, new: &NewActors<'_, '_>, featur
                     }
                     false => (w.spawn(&actor.class)?, None),
                 };
-                for (class, has) in &bridged.classes {
-                    if has(entity_ref) {
+                // The game's components with their values, before the plugins first hear of the actor.
+                for (class, values_of) in &bridged.classes {
+                    if let Some(values) = values_of(entity_ref) {
                         w.attach_native_component(id, class)?;
+                        for (property, value) in values {
+                            w.set_property(id, class, property, value)?;
+                        }
                     }
                 }
                 Ok((id, player))
@@ -116,9 +135,10 @@ fn spawn_actors(commands: &mut Commands<'_, '_>, new: &NewActors<'_, '_>, featur
     }
 }
 
-/// Ends the actors whose entities were despawned (or lost their [`ActorHandle`]).
-fn end_despawned(gone: &mut RemovedComponents<'_, '_, ActorHandle>, features: &GameFeatures) {
-    for entity in gone.read() {
+/// Ends the actors whose entities were despawned (or lost their [`ActorHandle`]). On a client the world is the
+/// server's: its actor stays there, without an entity, until the server removes it.
+fn end_despawned(gone: Vec<Entity>, features: &GameFeatures) {
+    for entity in gone {
         let Some(actor) = ({
             let mut host = features.lock();
             let actor = host.actors.remove(&entity);
@@ -129,8 +149,10 @@ fn end_despawned(gone: &mut RemovedComponents<'_, '_, ActorHandle>, features: &G
         }) else {
             continue;
         };
-        if let Some(Err(e)) = features.with_world(|w| w.destroy(actor)) {
-            tracing::debug!("actor {actor} of entity {entity} was gone already: {e}");
+        match features.with_world(|w| w.destroy(actor)) {
+            Some(Ok(())) => {}
+            Some(Err(e)) => tracing::debug!("actor {actor} of entity {entity} was gone already: {e}"),
+            None => tracing::debug!("entity {entity} despawned: its actor {actor} is the server's, and stays"),
         }
     }
 }
