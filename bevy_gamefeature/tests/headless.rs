@@ -164,15 +164,20 @@ fn events_plugins_send_to_actors_reach_the_game() {
     assert!(heard.iter().any(|e| e == "BindInputsNow"), "{heard:?}");
 }
 
-#[test]
-fn what_a_bevy_system_writes_reaches_the_plugins_watching_it() {
+/// An app playing damageable-props alone (200 props of its own), with the folders it plays from.
+fn props_app() -> (App, (PluginDir, ExperienceDir)) {
     let plugins = PluginDir::with(&[DAMAGEABLE_PROPS]);
     let experiences = ExperienceDir::new();
     let experience = experiences.write(
         "props.toml",
         "[experience]\nname = \"Props\"\nfeatures = [\"damageable-props\"]\n\n[classes]\nDamageableProp = \"Actor\"\n",
     );
-    let mut app = app_playing(&plugins, &experience);
+    (app_playing(&plugins, &experience), (plugins, experiences))
+}
+
+#[test]
+fn what_a_bevy_system_writes_reaches_the_plugins_watching_it() {
+    let (mut app, _files) = props_app();
     let prop = app.world_mut().spawn((Actor::new("DamageableProp"), PropHealth { health: 100 })).id();
     frames(&mut app, 2);
     app.world_mut().get_mut::<PropHealth>(prop).unwrap().health = 70;
@@ -191,13 +196,7 @@ fn what_a_bevy_system_writes_reaches_the_plugins_watching_it() {
 
 #[test]
 fn actors_plugins_spawn_are_entities_and_leave_with_their_plugin() {
-    let plugins = PluginDir::with(&[DAMAGEABLE_PROPS]);
-    let experiences = ExperienceDir::new();
-    let experience = experiences.write(
-        "props.toml",
-        "[experience]\nname = \"Props\"\nfeatures = [\"damageable-props\"]\n\n[classes]\nDamageableProp = \"Actor\"\n",
-    );
-    let mut app = app_playing(&plugins, &experience);
+    let (mut app, _files) = props_app();
     frames(&mut app, 2);
     let spawned = |app: &mut App| -> Vec<(Entity, String, world::ActorId)> {
         let mut query = app.world_mut().query_filtered::<(Entity, &Actor, &ActorHandle), With<SpawnedInWorld>>();
