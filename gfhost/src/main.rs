@@ -251,10 +251,8 @@ enum Command {
         /// to time out).
         #[arg(long, value_enum, default_value = "refuse")]
         ticket_reuse: TicketReuseArg,
-        /// Serve /metrics (Prometheus), /healthz and /readyz on this address [default when given without one:
-        /// 127.0.0.1:9100].
-        #[arg(long, num_args = 0..=1, default_missing_value = "127.0.0.1:9100")]
-        admin: Option<std::net::SocketAddr>,
+        #[command(flatten)]
+        admin: admin::console::AdminArgs,
         /// Run as an Agones game server, through the SDK sidecar: Ready once loaded, health from the frame
         /// loop, the match (id, ticket key) read from the allocation, Shutdown when its last player has left.
         #[arg(long)]
@@ -346,6 +344,8 @@ enum Command {
         /// it with `gfhost replay`.
         #[arg(long)]
         record: Option<PathBuf>,
+        #[command(flatten)]
+        admin: admin::console::AdminArgs,
     },
     /// Play a recorded session again (`--record` on run, play, server or client), frame for frame, comparing
     /// the world with the recording's at every checkpoint; stops at the first difference and names it. The
@@ -671,7 +671,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let (trust, token) = (trust.trust(&server_name)?, token.secret()?);
             net::join(net::ClientArgs { connect, trust, token, experiences, mod_sync, seconds, record }, options)
         }
-        Command::Play { host, experience, net_mode, players, script, watch, tick_rate, record } => {
+        Command::Play { host, experience, net_mode, players, script, watch, tick_rate, record, admin } => {
             if !experience.is_file() {
                 bail!("experience file {} not found", experience.display());
             }
@@ -684,6 +684,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 watch,
                 tick_rate,
                 record: record.as_deref(),
+                admin,
             };
             play::play(&experience, play_options, options)
         }

@@ -46,8 +46,8 @@ pub struct ServerArgs<'a> {
     pub tickets: Option<gamefeature_host::net::TicketPolicy>,
     /// What a second use of a ticket does.
     pub ticket_reuse: gamefeature_host::net::TicketReuse,
-    /// Where to serve `/metrics`, `/healthz` and `/readyz`.
-    pub admin: Option<SocketAddr>,
+    /// Where to serve the console, `/metrics`, `/healthz` and `/readyz`, and who may act through the console.
+    pub admin: admin::console::AdminArgs,
     /// The orchestrator that runs this server, if any.
     pub fleet: Fleet,
     /// Hot-reload plugins whose files change, and have clients follow.
@@ -82,7 +82,7 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
     // seconds, near an orchestrator's grace period).
     let stop = stop_on_signal(&tokio);
     let session = Session::new(options.clone())?;
-    let mut chores = Chores::start(&args, &session, &tokio)?;
+    let mut chores = Chores::start(&args, &options, &session, &tokio)?;
     let Some((mut game, fingerprint)) = start_server(&args, &options, &session, &tokio, &stop)? else {
         println!("stopping: a signal came while the experience loaded; the load is abandoned");
         // Compiles still running on blocking threads are not waited for: the process is ending.
@@ -133,6 +133,7 @@ pub fn serve(args: ServerArgs<'_>, options: SessionOptions) -> Result<ExitCode> 
 /// health (`--admin`), `--watch`'s rebuilds of plugins whose sources change, and its fleet's orchestrator.
 struct Chores<'a> {
     metrics: ServerMetrics,
+    console: Option<gamefeature_console::Console>,
     health: Arc<ServerHealth>,
     orchestrator: Option<Box<dyn Orchestrator>>,
     match_end: MatchEnd,
@@ -148,20 +149,20 @@ struct Chores<'a> {
 
 impl<'a> Chores<'a> {
     /// Metrics, the admin endpoint when asked for, and the orchestrator, before the server starts.
-    fn start(args: &ServerArgs<'_>, session: &'a Session, tokio: &'a tokio::runtime::Runtime) -> Result<Self> {
+    fn start(
+        args: &ServerArgs<'_>,
+        options: &SessionOptions,
+        session: &'a Session,
+        tokio: &'a tokio::runtime::Runtime,
+    ) -> Result<Self> {
         let mut registry = prometheus_client::registry::Registry::default();
         let metrics = ServerMetrics::register(&mut registry);
         let health = ServerHealth::new(registry);
-        if let Some(address) = args.admin {
-            let bound = admin::serve(address, health.clone(), tokio)?;
-            println!("admin endpoint on http://{bound} (/metrics, /healthz, /readyz)");
-            if !bound.ip().is_loopback() {
-                eprintln!("note: the admin endpoint on {bound} is reachable from other machines");
-            }
-        }
+        let console = admin::console::start(&args.admin, args.experience, args.tick_rate, options, &health, tokio)?;
         let orchestrator = orchestrator(args.fleet, tokio, &health)?;
         Ok(Chores {
             metrics,
+            console,
             health,
             orchestrator,
             match_end: MatchEnd::default(),
@@ -196,19 +197,25 @@ impl<'a> Chores<'a> {
     /// After a frame: what it did, shown and measured; the fleet's allocation taken. Why play ends, when it does.
     fn after(&mut self, game: &mut GameLoop, step: Step) -> Option<EndedBy> {
         let server = game.server_mut().expect("a server's loop");
-        for note in &step.notes {
-            println!("{}", logged(server, note));
-        }
+        let mut said: Vec<String> = step.notes.iter().map(|note| logged(server, note)).collect();
         self.metrics.observe_frame(server, step.took);
         for reload in step.reloads {
-            match reload.outcome {
-                Ok(said) => println!("{said}"),
-                Err(why) => println!("error: reloading {}: {why}", reload.plugin),
+            said.push(match reload.outcome {
+                Ok(said) => said,
+                Err(why) => format!("error: reloading {}: {why}", reload.plugin),
+            });
+        }
+        said.extend(self.rebuilds.follow(self.tokio, &self.played_folders, &step.changed));
+        for line in said {
+            println!("{line}");
+            if let Some(console) = self.console.as_mut() {
+                console.log(&line);
             }
         }
-        for line in self.rebuilds.follow(self.tokio, &self.played_folders, &step.changed) {
-            println!("{line}");
+        if let Some(why) = admin::console::after_frame(self.console.as_mut(), game, self.session, step.took) {
+            return Some(EndedBy::MatchOver(why));
         }
+        let server = game.server_mut().expect("a server's loop");
         if self.frames.is_multiple_of(u64::from(self.tick_rate)) {
             self.metrics.observe_clients(server, self.session.runtime().compile_counts());
         }

@@ -80,6 +80,8 @@ pub struct PlayOptions<'a> {
     pub tick_rate: u32,
     /// Record the session to this file.
     pub record: Option<&'a Path>,
+    /// The web console and health endpoints, when asked for.
+    pub admin: crate::admin::console::AdminArgs,
 }
 
 pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Result<ExitCode> {
@@ -115,6 +117,9 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
         recording.checkpoint(&manager);
     }
     let mut game = GameLoop::new(Played::Standalone(Box::new(manager)), tokio.handle().clone());
+    let health = crate::admin::ServerHealth::new(prometheus_client::registry::Registry::default());
+    let mut console = crate::admin::console::start(&play.admin, path, play.tick_rate, &options, &health, &tokio)?;
+    health.set_ready(true);
     if let Some(recording) = recording {
         game = game.recorded(recording);
     }
@@ -161,13 +166,21 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
     loop {
         if pace.due() {
             let step = game.step(frame);
-            for reload in step.reloads {
-                println!("{}", reload.outcome.unwrap_or_else(|e| format!("error: {e}")));
-            }
-            for line in rebuilds.follow(&tokio, &game.plugin_folders(), &step.changed) {
+            let mut said: Vec<String> =
+                step.reloads.into_iter().map(|r| r.outcome.unwrap_or_else(|e| format!("error: {e}"))).collect();
+            said.extend(rebuilds.follow(&tokio, &game.plugin_folders(), &step.changed));
+            for line in said {
                 println!("{line}");
+                if let Some(console) = console.as_mut() {
+                    console.log(&line);
+                }
             }
             plugin_lines.print_new(session.timeline());
+            health.frame_done();
+            if let Some(why) = crate::admin::console::after_frame(console.as_mut(), &mut game, &session, step.took) {
+                println!("ending play: {why}");
+                break;
+            }
         }
         if let Some(until) = waiting_until {
             if Instant::now() < until {

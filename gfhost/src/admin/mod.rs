@@ -1,8 +1,10 @@
 //! A server's admin endpoint, for orchestrators and monitoring: `/metrics` (Prometheus text exposition),
 //! `/healthz` (the frame loop is making progress) and `/readyz` (the experience is loaded, the port is bound,
-//! the server is not stopping or full, and its frame loop is not stalled). It listens on loopback unless told otherwise: metrics name plugins
-//! and clients, which is nobody's business outside the cluster.
+//! the server is not stopping or full, and its frame loop is not stalled); and for people, the web console at
+//! `/` (see `gamefeature_console`). It listens on loopback unless told otherwise: metrics name plugins and
+//! clients, which is nobody's business outside the cluster.
 
+pub mod console;
 pub mod metrics;
 
 use std::net::SocketAddr;
@@ -73,17 +75,27 @@ impl ServerHealth {
     }
 }
 
-/// Serves the endpoints on `address` from `tokio`; returns the address bound (port 0 picks one).
-pub fn serve(address: SocketAddr, health: Arc<ServerHealth>, tokio: &tokio::runtime::Runtime) -> Result<SocketAddr> {
+/// Serves the endpoints on `address` from `tokio`, and `console`'s pages beside them; returns the address bound
+/// (port 0 picks one).
+pub fn serve(
+    address: SocketAddr,
+    health: Arc<ServerHealth>,
+    console: Option<&gamefeature_console::Console>,
+    tokio: &tokio::runtime::Runtime,
+) -> Result<SocketAddr> {
     let listener = tokio
         .block_on(tokio::net::TcpListener::bind(address))
         .with_context(|| format!("binding the admin endpoint to {address}"))?;
     let bound = listener.local_addr()?;
-    let app = axum::Router::new()
+    let mut app = axum::Router::new()
         .route("/metrics", get(metrics))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .with_state(health);
+    if let Some(console) = console {
+        app = app.merge(console.router(bound));
+    }
+    let app = app.into_make_service_with_connect_info::<SocketAddr>();
     tokio.spawn(async move {
         if let Err(e) = axum::serve(listener, app).await {
             tracing::error!("the admin endpoint stopped: {e}");

@@ -276,16 +276,38 @@ impl GameLoop {
         }
     }
 
-    /// Carries out a console command on a standalone world between frames, recorded (see [`Command`]).
+    /// Carries out a console command between frames, recorded (see [`Command`]). A server takes the commands
+    /// that concern its own world (`features`, `state`, `activate`, `deactivate`, `install`, `trace`): its clients
+    /// keep the plugins they joined with, and a reload goes through [`reload`](Self::reload), which they follow.
     pub fn execute(&mut self, session: &crate::Session, command: &Command, line: &str) -> Result<String, crate::Error> {
-        let Played::Standalone(manager) = &mut self.played else {
-            return Err(crate::Error::refused("commands drive a standalone world"));
+        let manager = match &mut self.played {
+            Played::Standalone(manager) => &mut **manager,
+            Played::Server(server) if Self::a_server_takes(command) => server.manager_mut(),
+            Played::Server(_) => {
+                return Err(crate::Error::refused(format!(
+                    "a server does not take `{}`: its clients would not follow",
+                    line.split_whitespace().next().unwrap_or(line)
+                )))
+            }
+            Played::Client(_) => return Err(crate::Error::refused("commands drive a standalone world or a server")),
         };
         // A trace is written, not played: it changes nothing in the world.
         if let (Some(recording), false) = (&mut self.recording, matches!(command, Command::Trace(_))) {
             recording.command(line);
         }
-        self.tokio.block_on(LiveWorld::new(&mut **manager, session).execute(command))
+        self.tokio.block_on(LiveWorld::new(manager, session).execute(command))
+    }
+
+    fn a_server_takes(command: &Command) -> bool {
+        matches!(
+            command,
+            Command::Features
+                | Command::State
+                | Command::Activate(_)
+                | Command::Deactivate(_)
+                | Command::Install(_)
+                | Command::Trace(_)
+        )
     }
 
     /// Reloads `plugin` now, between frames, waiting for its new version to compile: for a reload that must

@@ -120,11 +120,13 @@ pub enum Closed {
     Replaced,
     /// Its player could not be set up.
     Failed,
+    /// The server's operator closed it ([`GameServer::kick`]).
+    Kicked,
 }
 
 impl Closed {
     /// Every reason, in order.
-    pub const ALL: [Closed; 8] = [
+    pub const ALL: [Closed; 9] = [
         Closed::Left,
         Closed::TimedOut,
         Closed::Flood,
@@ -133,6 +135,7 @@ impl Closed {
         Closed::Silent,
         Closed::Replaced,
         Closed::Failed,
+        Closed::Kicked,
     ];
 
     /// The reason as a metric label.
@@ -146,6 +149,7 @@ impl Closed {
             Closed::Silent => "silent",
             Closed::Replaced => "replaced",
             Closed::Failed => "failed",
+            Closed::Kicked => "kicked",
         }
     }
 
@@ -206,6 +210,8 @@ pub struct GameServer {
     budgets: super::fetch_budget::FetchBudgets,
     /// Package bytes sent so far, to every client.
     fetched_bytes: u64,
+    /// What happened between frames (a kick), told with the next frame's notes.
+    between_frames: Vec<ServerNote>,
 }
 
 /// A ticketed player whose connection ended, waiting for it to come back (see [`RECONNECT_GRACE`]).
@@ -247,6 +253,7 @@ impl GameServer {
             offers: Offers::default(),
             budgets: Default::default(),
             fetched_bytes: 0,
+            between_frames: Vec::new(),
         }
     }
 
@@ -394,7 +401,7 @@ impl GameServer {
 
     /// Reads what the clients sent: connections, hellos, acknowledgements, departures.
     fn receive(&mut self) -> Vec<ServerNote> {
-        let mut notes = Vec::new();
+        let mut notes = std::mem::take(&mut self.between_frames);
         for client in std::mem::take(&mut self.gone_last_frame) {
             self.peers.remove(&client);
         }
@@ -691,6 +698,20 @@ impl GameServer {
         for client in self.replication.clients().into_iter().chain(waiting) {
             self.transport.disconnect(client, reason);
         }
+    }
+
+    /// Closes `client`'s connection between frames, telling it `reason`: its player's actors leave the world, and
+    /// the next frame's notes say it was dropped. A ticketed player may join again (a ban is the matchmaker's).
+    /// `false` when no such client is connected.
+    pub fn kick(&mut self, client: ClientId, reason: &str) -> bool {
+        let connected = self.players.contains_key(&client) || self.greeting.clients().any(|c| c == client);
+        if !connected || self.dropped.contains(&client) {
+            return false;
+        }
+        let mut notes = Vec::new();
+        self.drop_client(client, Closed::Kicked, format!("kicked: {reason}"), &mut notes);
+        self.between_frames.extend(notes);
+        true
     }
 
     /// Gives back the world's manager (for reports once play has ended).
