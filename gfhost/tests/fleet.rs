@@ -155,9 +155,53 @@ fn prometheus_scrapes_a_serving_servers_metrics() {
     });
     assert!(components[0].1 >= DEFAULT_PLUGINS.len() as f64, "{components:?}");
 
+    // The Grafana dashboard in deploy/: each of its metrics has series here, and each of its queries is one
+    // this Prometheus evaluates (its variables standing for this job).
+    let dashboard = grafana_dashboard();
+    for metric in metrics_named_in(&dashboard) {
+        eventually(&format!("{metric} in the dashboard"), || query(&format!("count({{__name__=\"{metric}\"}}) > 0")));
+    }
+    for expression in expressions_in(&dashboard) {
+        let expression = expression.replace("$job", "gfhost").replace("$instance", ".*");
+        let (status, body) =
+            get_with(&format!("http://127.0.0.1:{port}/api/v1/query"), &[("query", &expression)]).unwrap();
+        assert_eq!(status, 200, "the dashboard's query {expression}: {body}");
+    }
+
     server.signal(libc::SIGTERM);
     let (status, text) = server.finish();
     assert_eq!(status.code(), Some(0), "{text}");
+}
+
+/// The Grafana dashboard `deploy/` ships for the server's metrics.
+fn grafana_dashboard() -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/grafana/gamefeature-server.json");
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// Every PromQL expression of a dashboard's panels.
+fn expressions_in(dashboard: &serde_json::Value) -> Vec<String> {
+    let panels = dashboard["panels"].as_array().expect("panels");
+    let expressions: Vec<String> = panels
+        .iter()
+        .flat_map(|p| p["targets"].as_array().into_iter().flatten())
+        .map(|t| t["expr"].as_str().expect("an expression").to_string())
+        .collect();
+    assert!(expressions.len() >= panels.len(), "a panel without a query");
+    expressions
+}
+
+/// The `gamefeature_` metrics a dashboard's expressions name.
+fn metrics_named_in(dashboard: &serde_json::Value) -> std::collections::BTreeSet<String> {
+    let mut names = std::collections::BTreeSet::new();
+    for expression in expressions_in(dashboard) {
+        for (start, _) in expression.match_indices("gamefeature_") {
+            let rest = &expression[start..];
+            let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+            names.insert(rest[..end].to_string());
+        }
+    }
+    names
 }
 
 /// A server of the default experience with an admin endpoint on loopback, and that endpoint's address.

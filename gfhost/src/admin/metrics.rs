@@ -285,3 +285,62 @@ impl ServerMetrics {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names a scrape shows for the registered families: a counter's `_total`, a histogram's `_bucket`,
+    /// `_sum` and `_count`, a gauge's own.
+    fn served() -> std::collections::BTreeSet<String> {
+        let mut registry = Registry::default();
+        let metrics = ServerMetrics::register(&mut registry);
+        // A family shows in a scrape once it has a series.
+        let (plugin, client) = (PluginLabel { plugin: "p".into() }, ClientLabel { client: "1".into() });
+        metrics.plugin_cpu_seconds.get_or_create(&plugin);
+        metrics.plugin_frame_cpu_seconds.get_or_create(&plugin);
+        metrics.plugin_calls.get_or_create(&plugin);
+        metrics.clients.get_or_create(&StateLabel { state: "playing" });
+        for family in [
+            &metrics.client_sent_bytes,
+            &metrics.client_sent_packets,
+            &metrics.client_received_bytes,
+            &metrics.client_received_packets,
+            &metrics.client_sent_values,
+        ] {
+            family.get_or_create(&client);
+        }
+        metrics.client_round_trip_seconds.get_or_create(&client);
+        metrics.client_backlog.get_or_create(&client);
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+        let mut names = std::collections::BTreeSet::new();
+        for line in text.lines().filter_map(|l| l.strip_prefix("# TYPE ")) {
+            let (name, kind) = line.split_once(' ').unwrap();
+            match kind {
+                "counter" => drop(names.insert(format!("{name}_total"))),
+                "histogram" => names.extend(["_bucket", "_sum", "_count"].map(|s| format!("{name}{s}"))),
+                _ => drop(names.insert(name.to_string())),
+            }
+        }
+        names
+    }
+
+    /// deploy/'s Grafana dashboard names no metric the server does not serve (a renamed metric would leave a
+    /// panel silently empty). Its queries are evaluated by a real Prometheus in the fleet tests.
+    #[test]
+    fn the_grafana_dashboard_names_only_served_metrics() {
+        let dashboard: serde_json::Value =
+            serde_json::from_str(include_str!("../../../deploy/grafana/gamefeature-server.json")).unwrap();
+        let text = dashboard["panels"].to_string();
+        let served = served();
+        let mut named = 0;
+        for (start, _) in text.match_indices("gamefeature_") {
+            let rest = &text[start..];
+            let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+            assert!(served.contains(&rest[..end]), "the dashboard names {}, which is not served: {served:?}", &rest[..end]);
+            named += 1;
+        }
+        assert!(named > 20, "the dashboard's queries were not found");
+    }
+}
