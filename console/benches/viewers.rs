@@ -18,11 +18,11 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use gamefeature_console::{Console, ConsoleOptions};
+use gamefeature_host::experience::ManagerOptions;
 use gamefeature_host::feature::GrantPolicy;
 use gamefeature_host::game_loop::{GameLoop, Played};
 use gamefeature_host::live::Command;
 use gamefeature_host::world::NetMode;
-use gamefeature_host::experience::ManagerOptions;
 use gamefeature_host::{Session, SessionOptions};
 use gamefeature_plugin_artifacts::{default_experience, PluginDir, DEFAULT_PLUGINS};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

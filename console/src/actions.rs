@@ -39,7 +39,9 @@ impl std::fmt::Display for Action {
             Action::Activate { plugin } => write!(f, "activate {}", shown(plugin)),
             Action::Deactivate { plugin } => write!(f, "deactivate {}", shown(plugin)),
             Action::Install { path } => write!(f, "install {}", shown(path)),
-            Action::Kick { client, reason } => write!(f, "kick client {client} ({})", shown(reason.as_deref().unwrap_or(""))),
+            Action::Kick { client, reason } => {
+                write!(f, "kick client {client} ({})", shown(reason.as_deref().unwrap_or("")))
+            }
             Action::EndMatch { reason } => write!(f, "end the match ({})", shown(reason.as_deref().unwrap_or(""))),
         }
     }
@@ -78,7 +80,11 @@ impl Token {
     pub fn new(text: &str) -> Result<Token, String> {
         let token = text.trim();
         if token.len() < Self::MIN_LEN {
-            return Err(format!("the console's token is {} characters; at least {} are needed", token.len(), Self::MIN_LEN));
+            return Err(format!(
+                "the console's token is {} characters; at least {} are needed",
+                token.len(),
+                Self::MIN_LEN
+            ));
         }
         Ok(Token(token.as_bytes().to_vec()))
     }
@@ -141,10 +147,16 @@ pub struct Asked<'a> {
 
 /// Checks a request for an action against `token` (the console's, or why it has none) and `rate`; the action
 /// when it passes.
-pub fn check(asked: &Asked<'_>, token: &Result<Token, String>, rate: &mut Rate, now: Instant) -> Result<Action, Refusal> {
+pub fn check(
+    asked: &Asked<'_>,
+    token: &Result<Token, String>,
+    rate: &mut Rate,
+    now: Instant,
+) -> Result<Action, Refusal> {
     let token = token.as_ref().map_err(|why| Refusal::ReadOnly(why.clone()))?;
     if let Some(origin) = asked.origin {
-        let own = asked.host.is_some_and(|host| origin == format!("http://{host}") || origin == format!("https://{host}"));
+        let own =
+            asked.host.is_some_and(|host| origin == format!("http://{host}") || origin == format!("https://{host}"));
         if !own {
             return Err(Refusal::Forbidden(format!(
                 "actions are taken from the console's own page only, not from {}",
@@ -217,10 +229,16 @@ mod tests {
         let mut rate = Rate::new(3, Duration::from_secs(1));
         let start = Instant::now();
         for _ in 0..3 {
-            assert_eq!(check(&asked(Some("Bearer guess"), None, b"{}"), &token, &mut rate, start), Err(Refusal::Unauthorized));
+            assert_eq!(
+                check(&asked(Some("Bearer guess"), None, b"{}"), &token, &mut rate, start),
+                Err(Refusal::Unauthorized)
+            );
         }
         assert_eq!(check(&asked(Some("Bearer guess"), None, b"{}"), &token, &mut rate, start), Err(Refusal::TooMany));
         let later = start + Duration::from_secs(1);
-        assert_eq!(check(&asked(Some("Bearer guess"), None, b"{}"), &token, &mut rate, later), Err(Refusal::Unauthorized));
+        assert_eq!(
+            check(&asked(Some("Bearer guess"), None, b"{}"), &token, &mut rate, later),
+            Err(Refusal::Unauthorized)
+        );
     }
 }

@@ -67,7 +67,9 @@ impl Console {
                 game.reload(plugin);
                 Ok(format!("reloading {plugin}: its new version compiles off the frame, then replaces it"))
             }
-            Action::Activate { plugin } => command(Command::Activate(plugin.clone()), format!("activate {plugin}"), game),
+            Action::Activate { plugin } => {
+                command(Command::Activate(plugin.clone()), format!("activate {plugin}"), game)
+            }
             Action::Deactivate { plugin } => {
                 command(Command::Deactivate(plugin.clone()), format!("deactivate {plugin}"), game)
             }

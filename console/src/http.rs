@@ -76,7 +76,12 @@ fn wrong_host() -> Response {
     refused(StatusCode::MISDIRECTED_REQUEST, "the console answers to its loopback address only")
 }
 
-async fn asset(headers: HeaderMap, State(shared): State<Arc<Shared>>, kind: &'static str, body: &'static str) -> Response {
+async fn asset(
+    headers: HeaderMap,
+    State(shared): State<Arc<Shared>>,
+    kind: &'static str,
+    body: &'static str,
+) -> Response {
     if !host_ok(&headers, &shared) {
         return wrong_host();
     }
@@ -108,16 +113,19 @@ async fn events(headers: HeaderMap, State(shared): State<Arc<Shared>>) -> Respon
     let latest = shared.snapshot.subscribe();
     // Each viewer holds one snapshot at most (the watch channel keeps the newest only), and gets one every
     // VIEWER_EVERY at most: a slow viewer skips snapshots, it never queues them.
-    let stream = futures_util::stream::unfold((latest, viewer, shared, true), |(mut latest, viewer, shared, first)| async move {
-        if !first {
-            tokio::time::sleep(VIEWER_EVERY).await;
-        }
-        shared.watched();
-        latest.changed().await.ok()?;
-        shared.watched();
-        let text = latest.borrow_and_update().clone();
-        Some((Ok::<Event, Infallible>(Event::default().data(&*text)), (latest, viewer, shared, false)))
-    });
+    let stream = futures_util::stream::unfold(
+        (latest, viewer, shared, true),
+        |(mut latest, viewer, shared, first)| async move {
+            if !first {
+                tokio::time::sleep(VIEWER_EVERY).await;
+            }
+            shared.watched();
+            latest.changed().await.ok()?;
+            shared.watched();
+            let text = latest.borrow_and_update().clone();
+            Some((Ok::<Event, Infallible>(Event::default().data(&*text)), (latest, viewer, shared, false)))
+        },
+    );
     guarded(Sse::new(stream).keep_alive(KeepAlive::default()).into_response())
 }
 

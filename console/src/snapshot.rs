@@ -254,19 +254,29 @@ pub fn clients_of(
             let (sent, received) = (s.traffic.bytes_sent, s.traffic.bytes_received);
             now.insert(s.client, (sent, received));
             let (last_sent, last_received) = last.get(&s.client).copied().unwrap_or((sent, received));
-            let rate = |now: u64, then: u64| if seconds > 0.0 { now.saturating_sub(then) as f64 / seconds } else { 0.0 };
+            let rate =
+                |now: u64, then: u64| if seconds > 0.0 { now.saturating_sub(then) as f64 / seconds } else { 0.0 };
             ClientView {
                 id: s.client.to_string(),
                 playing: s.playing,
                 pawn: server.players().get(&s.client).and_then(|p| w.actor(p.pawn).ok()).map(Actor::name),
-                player: server.identity(s.client).map(|t| if t.name.is_empty() { t.player.clone() } else { t.name.clone() }),
+                player: server.identity(s.client).map(|t| {
+                    if t.name.is_empty() {
+                        t.player.clone()
+                    } else {
+                        t.name.clone()
+                    }
+                }),
                 address: server.peer(s.client).map(|a| a.to_string()),
                 round_trip_ms: s.traffic.round_trip.map(|r| r.as_secs_f64() * 1000.0),
                 sent_bytes_per_s: rate(sent, last_sent),
                 received_bytes_per_s: rate(received, last_received),
                 backlog: s.backlog,
                 values_sent: s.values_sent,
-                groups: w.client_groups(s.client).map(|g| g.iter().map(|g| g.to_string()).collect()).unwrap_or_default(),
+                groups: w
+                    .client_groups(s.client)
+                    .map(|g| g.iter().map(|g| g.to_string()).collect())
+                    .unwrap_or_default(),
             }
         })
         .collect();

@@ -40,7 +40,11 @@ fn on_path(name: &str) -> PathBuf {
 }
 
 fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(Duration::from_secs(10))).build().into()
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(10)))
+        .build()
+        .into()
 }
 
 /// chromedriver on a free loopback port, once it answers.
@@ -54,7 +58,8 @@ fn start_driver() -> (Driver, u16) {
         .expect("starting chromedriver");
     let driver = Driver(child);
     let started = Instant::now();
-    while agent().get(&format!("http://127.0.0.1:{port}/status")).call().map(|r| r.status().as_u16()).ok() != Some(200) {
+    while agent().get(&format!("http://127.0.0.1:{port}/status")).call().map(|r| r.status().as_u16()).ok() != Some(200)
+    {
         assert!(started.elapsed() < PATIENCE, "chromedriver never answered");
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -180,7 +185,8 @@ async fn exercise(browser: &Client, admin: &str, driver_port: u16, session: &str
     for plugin in ["shooter-core", "lyra-character", "damageable-props", "scoreboard", "announcer", "match-stats"] {
         assert_eq!(states[plugin], "running", "{plugin} in {states}");
     }
-    let classes = eventually(browser, "classes", "return document.querySelector('#classes').textContent || null;").await;
+    let classes =
+        eventually(browser, "classes", "return document.querySelector('#classes').textContent || null;").await;
     assert!(classes.as_str().unwrap().contains("HeroCharacter"), "{classes}");
     // Live: the snapshots keep coming.
     let seq = eventually(browser, "a snapshot", "return Number(document.body.dataset.seq) || null;").await;
@@ -220,4 +226,60 @@ async fn exercise(browser: &Client, admin: &str, driver_port: u16, session: &str
     if std::env::var("GAMEFEATURE_BLESS").is_ok_and(|b| b == "1") {
         std::fs::write(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/console.png"), &picture).unwrap();
     }
+}
+
+/// `gfhost play --admin`, the token from the environment: the snapshot describes the standalone world, an
+/// action from another site is refused, and `end-match` with the token ends play (as `quit` does), the action
+/// logged.
+#[test]
+fn play_serves_the_console_and_ends_when_the_operator_ends_the_match() {
+    let (plugins, experiences) = setup();
+    let scratch = tempfile::tempdir().unwrap();
+    let script = scratch.path().join("script.txt");
+    std::fs::write(&script, "wait 60000\n").unwrap();
+    let mut command = gfhost(plugins.path(), &scratch.path().join("cache"));
+    command.arg("play").arg(experiences.path().join("default.toml")).args(["--admin", "127.0.0.1:0", "--script"]);
+    command.arg(&script).env("GFHOST_ADMIN_TOKEN", TOKEN);
+    let mut play = Running::start(command);
+    let admin = play.wait_for(|l| l.starts_with("admin endpoint on http://"));
+    let admin = admin.trim_start_matches("admin endpoint on http://").split_whitespace().next().unwrap().to_string();
+    play.wait_for(|l| l.contains("loaded; commands:"));
+
+    let mut response = agent().get(&format!("http://{admin}/api/snapshot")).call().unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let snapshot: serde_json::Value = serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap();
+    assert_eq!(snapshot["world"]["net_mode"], "standalone", "{snapshot}");
+    assert_eq!(snapshot["actions"]["allowed"], true, "{snapshot}");
+    let players = snapshot["classes"]["HeroCharacter"].as_u64();
+    assert_eq!(players, Some(2), "the two players play spawned: {}", snapshot["classes"]);
+    assert!(snapshot["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["name"] == "lyra-character" && p["in_world"] == "running"));
+
+    let act = |origin: Option<&str>| {
+        let mut request = agent()
+            .post(&format!("http://{admin}/api/actions"))
+            .header("Content-Type", "application/json")
+            .header("Authorization", &format!("Bearer {TOKEN}"));
+        if let Some(origin) = origin {
+            request = request.header("Origin", origin);
+        }
+        let mut response = request.send(r#"{"action":"end-match","reason":"test over"}"#).unwrap();
+        (response.status().as_u16(), response.body_mut().read_to_string().unwrap())
+    };
+    let (status, text) = act(Some("http://evil.example"));
+    assert_eq!(status, 403, "{text}");
+    assert!(text.contains("own page"), "{text}");
+    // A page that points its own name at loopback is not answered.
+    let mut rebound =
+        agent().get(&format!("http://{admin}/api/snapshot")).header("Host", "evil.example").call().unwrap();
+    assert_eq!(rebound.status().as_u16(), 421, "{}", rebound.body_mut().read_to_string().unwrap());
+    let (status, text) = act(None);
+    assert_eq!((status, text.trim()), (200, "ending the match"));
+    play.wait_for(|l| l.contains("asked to end the match (test over): ending the match"));
+    play.wait_for(|l| l == "ending play: test over");
+    let (status, text) = play.finish();
+    assert_eq!(status.code(), Some(0), "{text}");
 }

@@ -293,6 +293,47 @@ async fn a_late_joiner_gets_the_world_relevant_to_it_and_a_leaver_takes_exactly_
     assert_eq!(game.server.players().len(), 1);
 }
 
+/// The operator kicks a player (the console's action): its connection closes with the reason, its actors leave
+/// every world, the other player plays on, the kick is counted by why, and a second kick finds nobody.
+#[tokio::test]
+async fn a_kicked_player_is_dropped_with_the_reason_and_its_actors_leave() {
+    let mut game =
+        Game::start(Conditions::PERFECT, ServerOptions { tick_rate: 30, token: None, ..Default::default() }).await;
+    game.join(None);
+    game.join(None);
+    game.until(100, Game::all_loaded).await;
+    game.until(100, |g| g.server.players().len() == 2).await;
+    let kicked = game.clients[0].id().unwrap();
+    let player = game.server.players()[&kicked];
+    assert!(game.server.kick(kicked, "cheating"));
+    assert!(!game.server.kick(kicked, "again"), "a kicked client is not kicked twice");
+    assert!(!game.server.kick(world::ClientId(999), "nobody"), "nobody to kick");
+    game.notes.clear();
+    let errors = game.frame().await;
+    assert!(
+        game.notes
+            .iter()
+            .any(|n| matches!(n, ServerNote::Dropped(c, why) if *c == kicked && why == "kicked: cheating")),
+        "{:?}",
+        game.notes
+    );
+    assert_eq!(game.server.players().len(), 1);
+    assert_eq!(game.server.closed_connections().get(&gamefeature_host::net::Closed::Kicked), Some(&1));
+    {
+        let w = world::lock(game.server.manager().world());
+        for actor in [player.controller, player.player_state, player.pawn] {
+            assert!(w.actor(actor).is_err() || w.actor(actor).unwrap().ending, "{actor} left the server's world");
+        }
+    }
+    // The kicked client hears it was closed; the other plays on.
+    let mut heard = errors;
+    for _ in 0..30 {
+        heard.extend(game.frame().await);
+    }
+    assert!(heard.iter().any(|e| e.to_string().contains("cheating")), "{heard:?}");
+    assert!(matches!(game.clients[1].state(), ClientState::Playing), "{:?}", game.clients[1].state());
+}
+
 #[tokio::test]
 async fn clients_breaking_the_protocol_are_dropped_alone() {
     let options = ServerOptions { tick_rate: 30, token: Some("sesame".into()), ..Default::default() };

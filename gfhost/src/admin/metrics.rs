@@ -297,10 +297,10 @@ mod tests {
         let metrics = ServerMetrics::register(&mut registry);
         // A family shows in a scrape once it has a series.
         let (plugin, client) = (PluginLabel { plugin: "p".into() }, ClientLabel { client: "1".into() });
-        metrics.plugin_cpu_seconds.get_or_create(&plugin);
-        metrics.plugin_frame_cpu_seconds.get_or_create(&plugin);
-        metrics.plugin_calls.get_or_create(&plugin);
-        metrics.clients.get_or_create(&StateLabel { state: "playing" });
+        let _ = metrics.plugin_cpu_seconds.get_or_create(&plugin);
+        let _ = metrics.plugin_frame_cpu_seconds.get_or_create(&plugin);
+        let _ = metrics.plugin_calls.get_or_create(&plugin);
+        let _ = metrics.clients.get_or_create(&StateLabel { state: "playing" });
         for family in [
             &metrics.client_sent_bytes,
             &metrics.client_sent_packets,
@@ -308,10 +308,10 @@ mod tests {
             &metrics.client_received_packets,
             &metrics.client_sent_values,
         ] {
-            family.get_or_create(&client);
+            let _ = family.get_or_create(&client);
         }
-        metrics.client_round_trip_seconds.get_or_create(&client);
-        metrics.client_backlog.get_or_create(&client);
+        let _ = metrics.client_round_trip_seconds.get_or_create(&client);
+        let _ = metrics.client_backlog.get_or_create(&client);
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
         let mut names = std::collections::BTreeSet::new();
@@ -338,7 +338,11 @@ mod tests {
         for (start, _) in text.match_indices("gamefeature_") {
             let rest = &text[start..];
             let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
-            assert!(served.contains(&rest[..end]), "the dashboard names {}, which is not served: {served:?}", &rest[..end]);
+            assert!(
+                served.contains(&rest[..end]),
+                "the dashboard names {}, which is not served: {served:?}",
+                &rest[..end]
+            );
             named += 1;
         }
         assert!(named > 20, "the dashboard's queries were not found");
