@@ -33,7 +33,7 @@ pub struct GameFeatures {
 pub(crate) struct Host {
     pub(crate) game: Option<GameLoop>,
     pub(crate) session: Session,
-    _tokio: tokio::runtime::Runtime,
+    pub(crate) tokio: tokio::runtime::Runtime,
     pub(crate) actors: HashMap<Entity, ActorId>,
     pub(crate) entities: HashMap<ActorId, Entity>,
     pub(crate) last_step: Option<Step>,
@@ -162,7 +162,7 @@ impl GameFeatures {
         let host = Host {
             game: Some(game),
             session,
-            _tokio: tokio,
+            tokio,
             actors: HashMap::new(),
             entities: HashMap::new(),
             last_step: None,

@@ -32,6 +32,8 @@
 
 mod bridge;
 mod components;
+#[cfg(feature = "console")]
+pub mod console;
 pub mod diagnostics;
 mod features;
 mod from_world;
@@ -45,6 +47,8 @@ use bevy_ecs::prelude::*;
 
 pub use bridge::GameFeatureApp;
 pub use components::{Actor, ActorHandle, InitStates, NotAnActor, Player, PlayerActors, SpawnedInWorld};
+#[cfg(feature = "console")]
+pub use console::{ConsoleAddress, GameFeatureConsolePlugin};
 pub use diagnostics::GameFeatureDiagnosticsPlugin;
 pub use features::GameFeatures;
 pub use messages::{FeatureCommand, FeatureOutcome, FromPlugins, ToActor};

@@ -129,7 +129,7 @@ pub(crate) fn snapshot_of(console: &mut Console, game: &GameLoop, seconds: f64) 
                 api: m.api.clone(),
                 publisher: console.options.publishers.get(&m.name).cloned(),
                 asked: m.permissions.to_string(),
-                granted: console.options.grants.effective(&m.name, &m.permissions).to_string(),
+                granted: manager.grants().effective(&m.name, &m.permissions).to_string(),
                 limited_by: m.permissions_limited_by().map(str::to_string),
                 cpu_us: record.map(|r| r.cpu_us.iter().copied().collect()).unwrap_or_default(),
                 calls: record.map_or(0, |r| r.calls),

@@ -24,7 +24,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use gamefeature_host::feature::GrantPolicy;
 use gamefeature_host::game_loop::GameLoop;
 use gamefeature_host::world::ClientId;
 
@@ -49,8 +48,6 @@ pub struct ConsoleOptions {
     pub frame_period: Duration,
     /// Each plugin's CPU allowance per frame, if the host sets one.
     pub frame_budget: Option<Duration>,
-    /// What the host grants each plugin.
-    pub grants: GrantPolicy,
     /// The trusted publisher of each plugin installed as a signed package (from the lock file).
     pub publishers: BTreeMap<String, String>,
 }

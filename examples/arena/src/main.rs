@@ -49,6 +49,10 @@ struct Args {
     /// Play in a window (needs a display, and the arena built with `--features window`).
     #[arg(long)]
     window: bool,
+    /// Serve the web console (a map of the arena, each mod's cost) on this address [default when given without
+    /// one: 127.0.0.1:9100]; its actions need GFHOST_ADMIN_TOKEN.
+    #[arg(long, num_args = 0..=1, default_missing_value = "127.0.0.1:9100")]
+    admin: Option<std::net::SocketAddr>,
 }
 
 /// How long the match runs, what to do at the end.
@@ -137,6 +141,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Some(address) = args.admin {
+        let token = std::env::var("GFHOST_ADMIN_TOKEN").ok().filter(|t| !t.is_empty());
+        app.add_plugins(bevy_gamefeature::GameFeatureConsolePlugin { address, token });
+    }
     let frame = Duration::from_secs_f64(1.0 / TICK_HZ);
     let last_frame = args.seconds.map(|s| (s * TICK_HZ).round().max(1.0) as u64);
     app.insert_resource(Run { frames: 0, last_frame, picture: args.picture, failed: false })

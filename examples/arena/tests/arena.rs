@@ -161,3 +161,53 @@ fn the_same_seed_plays_the_same_match_and_the_picture_shows_it() {
     let png = pixmap.encode_png().expect("a PNG");
     assert!(png.starts_with(b"\x89PNG"), "a PNG file");
 }
+
+/// The arena with its web console: a snapshot read over loopback while the game plays shows the arena's mods
+/// running and its actors placed (what the console's map draws), heroes and the zone among them.
+#[test]
+fn the_console_maps_the_arena_s_actors_and_lists_its_mods() {
+    let mut playing = arena(4, false);
+    let address = "127.0.0.1:0".parse().unwrap();
+    playing.app.add_plugins(bevy_gamefeature::GameFeatureConsolePlugin { address, token: None });
+    let served = playing.app.world().resource::<bevy_gamefeature::ConsoleAddress>().0;
+    seconds(&mut playing.app, 1.0);
+    // Read on another thread while the game plays on: a snapshot is built by the game's frames.
+    let reader = std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(served).unwrap();
+        let request = format!("GET /api/snapshot HTTP/1.1\r\nHost: {served}\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        answer
+    });
+    for _ in 0..(60.0 * TICK_HZ) as usize {
+        if reader.is_finished() {
+            break;
+        }
+        playing.app.update();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let answer = reader.join().unwrap();
+    let body = answer.split_once("\r\n\r\n").map(|(_, body)| body).unwrap_or_default();
+    let snapshot: serde_json::Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {answer}"));
+    let running: Vec<&str> = snapshot["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["in_world"] == "running")
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    for mod_name in ["dash", "pickups", "shrinking-zone", "respawn"] {
+        assert!(running.contains(&mod_name), "{mod_name} runs: {running:?}");
+    }
+    let placed: Vec<&str> = snapshot["actors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["position"].is_array())
+        .map(|a| a["class"].as_str().unwrap())
+        .collect();
+    assert_eq!(placed.iter().filter(|class| **class == "HeroCharacter").count(), 4, "{placed:?}");
+    assert_eq!(snapshot["actions"]["allowed"], false, "no token: read-only");
+}

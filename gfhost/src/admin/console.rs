@@ -66,7 +66,6 @@ pub fn start(
             experience: experience.display().to_string(),
             frame_period: Duration::from_secs_f64(1.0 / f64::from(tick_rate.max(1))),
             frame_budget: Some(options.runtime.frame_budget),
-            grants: options.manager.grants.clone(),
             publishers,
         },
         args.token()?,

@@ -559,6 +559,12 @@ impl ExperienceManager {
         &self.features
     }
 
+    /// What this world grants each plugin (see [`GrantPolicy::effective`]): what a console shows beside what a
+    /// plugin asks.
+    pub fn grants(&self) -> &GrantPolicy {
+        &self.options.grants
+    }
+
     /// Every plugin the current experience plays: its features and its action sets', with their dependencies,
     /// each after what it depends on. Empty when no experience is loaded.
     pub fn played_plugins(&self) -> Vec<String> {
