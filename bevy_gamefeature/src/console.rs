@@ -79,8 +79,15 @@ fn follow(features: Res<'_, GameFeatures>, served: Res<'_, ServedConsole>, mut e
     let mut console = served.0.lock().unwrap_or_else(|e| e.into_inner());
     let mut host = features.lock();
     let took = host.last_step.as_ref().map_or(Duration::ZERO, |step| step.took);
-    let crate::features::Host { game, session, .. } = &mut *host;
+    let crate::features::Host { game, session, last_step, .. } = &mut *host;
     let Some(game) = game.as_mut() else { return };
+    // What the step did that a person follows: new versions applied (or refused), as the log strip shows them.
+    for reload in last_step.iter().flat_map(|step| &step.reloads) {
+        match &reload.outcome {
+            Ok(said) => console.log(said),
+            Err(why) => console.log(&format!("error: reloading {}: {why}", reload.plugin)),
+        }
+    }
     console.frame(game, took);
     for applied in console.apply(game, session) {
         tracing::info!("{}", applied.line);

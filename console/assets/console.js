@@ -57,34 +57,65 @@ function actionButton(label, body, danger) {
   return button;
 }
 
+// Rows are kept from one snapshot to the next and updated in place, their buttons replaced only when what
+// they do changes: a click is never lost to a re-render between pressing and releasing.
+function keyedRows(tbody, rows, items, key, cells, actions) {
+  const wanted = [];
+  for (const item of items) {
+    const id = key(item);
+    let row = rows.get(id);
+    if (!row) {
+      row = el("tr");
+      row.actions = el("td");
+      rows.set(id, row);
+    }
+    const [attributes, signature, content] = [cells(item)[0], actions(item)[0], cells(item)[1]];
+    for (const [name, value] of Object.entries(attributes)) row.setAttribute(name, value);
+    if (row.signature !== signature) {
+      row.signature = signature;
+      row.actions.replaceChildren(...actions(item)[1]);
+    }
+    row.replaceChildren(...content, row.actions);
+    wanted.push(row);
+  }
+  for (const [id, row] of rows) if (!wanted.includes(row)) rows.delete(id);
+  const current = [...tbody.children];
+  if (current.length !== wanted.length || current.some((row, i) => row !== wanted[i])) tbody.replaceChildren(...wanted);
+}
+
+const pluginRows = new Map();
+
 function renderPlugins(snapshot) {
   const limit = snapshot.world.frame_budget_ms || snapshot.world.frame_period_ms;
-  const rows = snapshot.plugins.map((p) => {
+  const cells = (p) => {
     const incidents = el("div");
     for (const text of p.incidents) incidents.append(el("div", { class: "incident" }, text));
     const counts = `${p.quarantines} quarantined, ${p.restarts} restarted`;
-    return el(
-      "tr",
+    const granted = "granted: " + p.granted + (p.limited_by ? " (limited by " + p.limited_by + ")" : "");
+    return [
       { "data-plugin": p.name, "data-state": p.in_world },
-      el("td", {}, el("strong", {}, p.name), " ", el("span", { class: "version" }, p.version + " · api " + p.api)),
-      el("td", { class: "state-" + p.in_world }, p.in_world, el("div", { class: "dim" }, p.state)),
-      el("td", {}, p.publisher || el("span", { class: "dim" }, "unsigned folder")),
-      el("td", {}, p.asked, el("div", { class: "dim" }, "granted: " + p.granted + (p.limited_by ? " (limited by " + p.limited_by + ")" : ""))),
-      el("td", {}, sparkline(p.cpu_us, limit)),
-      el("td", { class: "calls" }, String(p.calls)),
-      el("td", {}, el("div", { class: "dim" }, counts), incidents),
-      el(
-        "td",
-        {},
-        actionButton("Reload", { action: "reload", plugin: p.name }),
-        " ",
-        p.in_world === "running"
-          ? actionButton("Deactivate", { action: "deactivate", plugin: p.name }, true)
-          : actionButton("Activate", { action: "activate", plugin: p.name }),
-      ),
-    );
-  });
-  $("#plugins tbody").replaceChildren(...rows);
+      [
+        el("td", {}, el("strong", {}, p.name), " ", el("span", { class: "version" }, p.version + " · api " + p.api)),
+        el("td", { class: "state-" + p.in_world }, p.in_world, el("div", { class: "dim" }, p.state)),
+        el("td", {}, p.publisher || el("span", { class: "dim" }, "unsigned folder")),
+        el("td", {}, p.asked, el("div", { class: "dim" }, granted)),
+        el("td", {}, sparkline(p.cpu_us, limit)),
+        el("td", { class: "calls" }, String(p.calls)),
+        el("td", {}, el("div", { class: "dim" }, counts), incidents),
+      ],
+    ];
+  };
+  const actions = (p) => [
+    p.in_world,
+    [
+      actionButton("Reload", { action: "reload", plugin: p.name }),
+      " ",
+      p.in_world === "running"
+        ? actionButton("Deactivate", { action: "deactivate", plugin: p.name }, true)
+        : actionButton("Activate", { action: "activate", plugin: p.name }),
+    ],
+  ];
+  keyedRows($("#plugins tbody"), pluginRows, snapshot.plugins, (p) => p.name, cells, actions);
 }
 
 function renderActors(snapshot) {
@@ -104,7 +135,9 @@ function renderActors(snapshot) {
       for (const [name, value, writer] of c.properties) {
         list.append(el("dt", {}, "  " + name), el("dd", {}, value, writer ? el("span", { class: "dim" }, "  (" + writer + ")") : null));
       }
+      if (c.more_properties) list.append(el("dt", {}, ""), el("dd", { class: "dim" }, `${c.more_properties} more properties`));
     }
+    if (a.more_components) list.append(el("dt", {}, ""), el("dd", { class: "dim" }, `${a.more_components} more components`));
     for (const [feature, state] of a.features) list.append(el("dt", {}, "init " + feature), el("dd", {}, state));
     details.append(list);
     return details;
@@ -140,24 +173,25 @@ function renderMap(snapshot) {
   canvas.title = classes.map((c, i) => `${palette[i % palette.length]} ${c}`).join(", ");
 }
 
+const clientRows = new Map();
+
 function renderClients(snapshot) {
-  const rows = snapshot.clients.map((c) =>
-    el(
-      "tr",
-      { "data-client": c.id },
+  const cells = (c) => [
+    { "data-client": c.id },
+    [
       el("td", {}, c.id, c.playing ? "" : el("span", { class: "dim" }, " greeting")),
       el("td", {}, c.player || c.pawn || ""),
       el("td", {}, c.address || ""),
       el("td", {}, c.round_trip_ms === null ? "" : c.round_trip_ms.toFixed(1) + " ms"),
-      el("td", {}, bytes(c.sent_bytes_per_s)),
-      el("td", {}, bytes(c.received_bytes_per_s)),
+      el("td", {}, c.sent_bytes_per_s === null ? "" : bytes(c.sent_bytes_per_s)),
+      el("td", {}, c.received_bytes_per_s === null ? "" : bytes(c.received_bytes_per_s)),
       el("td", {}, String(c.backlog)),
       el("td", {}, c.groups.join(", ")),
-      el("td", {}, actionButton("Kick", { action: "kick", client: Number(c.id.replace(/\D/g, "")) }, true)),
-    ),
-  );
-  $("#clients tbody").replaceChildren(...rows);
-  $("#no-clients").hidden = rows.length > 0;
+    ],
+  ];
+  const actions = (c) => ["kick", [actionButton("Kick", { action: "kick", client: Number(c.id.replace(/\D/g, "")) }, true)]];
+  keyedRows($("#clients tbody"), clientRows, snapshot.clients, (c) => c.id, cells, actions);
+  $("#no-clients").hidden = snapshot.clients.length > 0;
 }
 
 function renderStrip(selector, lines) {

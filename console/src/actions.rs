@@ -10,6 +10,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
+use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 /// Something the operator asks of the world, carried out between frames.
@@ -29,6 +30,35 @@ pub enum Action {
     Kick { client: u32, reason: Option<String> },
     /// Ends play: clients told, plugins deactivated; an orchestrator then replaces the server.
     EndMatch { reason: Option<String> },
+}
+
+/// The longest path or reason an action takes.
+pub const MAX_ACTION_TEXT: usize = 512;
+
+impl Action {
+    /// Whether the action's words can be carried out and logged as they are: plugin names as manifests name
+    /// plugins, paths and reasons printable and short. What the log then says of it is one line, whoever sent it.
+    pub fn check(&self) -> Result<(), String> {
+        let plugin = |name: &str| match gamefeature_host::feature::is_valid_plugin_name(name) {
+            true => Ok(()),
+            false => Err("not a plugin name (lowercase letters, digits and '-')".to_string()),
+        };
+        let text = |what: &str, text: &str| match text.len() <= MAX_ACTION_TEXT
+            && gamefeature_host::text::is_printable(text)
+        {
+            true => Ok(()),
+            false => Err(format!("the {what} must be printable and at most {MAX_ACTION_TEXT} bytes")),
+        };
+        match self {
+            Action::Reload { plugin: name }
+            | Action::Activate { plugin: name }
+            | Action::Deactivate { plugin: name } => plugin(name),
+            Action::Install { path } => text("path", path),
+            Action::Kick { reason, .. } | Action::EndMatch { reason } => {
+                text("reason", reason.as_deref().unwrap_or(""))
+            }
+        }
+    }
 }
 
 impl std::fmt::Display for Action {
@@ -62,8 +92,9 @@ pub enum Refusal {
     BadRequest(String),
 }
 
-/// The console's token: compared in constant time, never shown.
-pub struct Token(Vec<u8>);
+/// The console's token, kept as its SHA-256: compared in constant time (digests of equal length, so not even
+/// its length shows), never shown.
+pub struct Token([u8; 32]);
 
 impl std::fmt::Debug for Token {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -86,11 +117,12 @@ impl Token {
                 Self::MIN_LEN
             ));
         }
-        Ok(Token(token.as_bytes().to_vec()))
+        Ok(Token(Sha256::digest(token.as_bytes()).into()))
     }
 
     fn matches(&self, presented: &str) -> bool {
-        self.0.ct_eq(presented.as_bytes()).into()
+        let presented: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
+        self.0.ct_eq(&presented).into()
     }
 }
 
@@ -145,12 +177,29 @@ pub struct Asked<'a> {
     pub body: &'a [u8],
 }
 
-/// Checks a request for an action against `token` (the console's, or why it has none) and `rate`; the action
+/// What actions and failed tries may cost: apart, so that someone guessing at the token cannot use up the
+/// operator's actions (and a guess gets nowhere: the token has at least 16 characters).
+pub struct Rates {
+    pub actions: Rate,
+    pub failures: Rate,
+}
+
+impl Default for Rates {
+    /// Ten actions at once, then one every half second; the same for wrong tokens.
+    fn default() -> Rates {
+        Rates {
+            actions: Rate::new(10, Duration::from_millis(500)),
+            failures: Rate::new(10, Duration::from_millis(500)),
+        }
+    }
+}
+
+/// Checks a request for an action against `token` (the console's, or why it has none) and `rates`; the action
 /// when it passes.
 pub fn check(
     asked: &Asked<'_>,
     token: &Result<Token, String>,
-    rate: &mut Rate,
+    rates: &mut Rates,
     now: Instant,
 ) -> Result<Action, Refusal> {
     let token = token.as_ref().map_err(|why| Refusal::ReadOnly(why.clone()))?;
@@ -168,14 +217,17 @@ pub fn check(
     if !json {
         return Err(Refusal::Forbidden("an action is sent as application/json".to_string()));
     }
-    if !rate.take(now) {
-        return Err(Refusal::TooMany);
-    }
     let presented = asked.authorization.and_then(|a| a.strip_prefix("Bearer ")).unwrap_or("");
     if !token.matches(presented) {
-        return Err(Refusal::Unauthorized);
+        return Err(if rates.failures.take(now) { Refusal::Unauthorized } else { Refusal::TooMany });
     }
-    serde_json::from_slice(asked.body).map_err(|e| Refusal::BadRequest(format!("not an action: {e}")))
+    if !rates.actions.take(now) {
+        return Err(Refusal::TooMany);
+    }
+    let action: Action =
+        serde_json::from_slice(asked.body).map_err(|e| Refusal::BadRequest(format!("not an action: {e}")))?;
+    action.check().map_err(Refusal::BadRequest)?;
+    Ok(action)
 }
 
 #[cfg(test)]
@@ -195,7 +247,7 @@ mod tests {
     #[test]
     fn an_action_needs_the_token_and_the_console_s_own_origin() {
         let token = policy(Some(Token::new(TOKEN).unwrap()), loopback());
-        let mut rate = Rate::new(100, Duration::from_millis(10));
+        let mut rate = Rates::default();
         let now = Instant::now();
         let body = br#"{"action":"reload","plugin":"hud"}"#;
         let bearer = format!("Bearer {TOKEN}");
@@ -218,27 +270,44 @@ mod tests {
         let exposed = policy(Some(Token::new(TOKEN).unwrap()), "0.0.0.0:9100".parse().unwrap());
         assert!(exposed.unwrap_err().contains("without TLS"));
         assert!(Token::new("short").is_err(), "a guessable token is refused");
-        let mut rate = Rate::new(1, Duration::from_secs(1));
+        let mut rate = Rates::default();
         let refused = check(&asked(None, None, b"{}"), &policy(None, loopback()), &mut rate, Instant::now());
         assert!(matches!(refused, Err(Refusal::ReadOnly(_))));
     }
 
     #[test]
-    fn tries_past_the_rate_are_refused_until_it_refills() {
+    fn tries_past_the_rate_are_refused_until_it_refills_and_guesses_leave_the_operator_s_actions_alone() {
         let token = policy(Some(Token::new(TOKEN).unwrap()), loopback());
-        let mut rate = Rate::new(3, Duration::from_secs(1));
+        let mut rates =
+            Rates { actions: Rate::new(2, Duration::from_secs(1)), failures: Rate::new(3, Duration::from_secs(1)) };
         let start = Instant::now();
+        let guess = || asked(Some("Bearer guess"), None, b"{}");
         for _ in 0..3 {
-            assert_eq!(
-                check(&asked(Some("Bearer guess"), None, b"{}"), &token, &mut rate, start),
-                Err(Refusal::Unauthorized)
-            );
+            assert_eq!(check(&guess(), &token, &mut rates, start), Err(Refusal::Unauthorized));
         }
-        assert_eq!(check(&asked(Some("Bearer guess"), None, b"{}"), &token, &mut rate, start), Err(Refusal::TooMany));
+        assert_eq!(check(&guess(), &token, &mut rates, start), Err(Refusal::TooMany));
+        let bearer = format!("Bearer {TOKEN}");
+        let body = br#"{"action":"end-match"}"#;
+        let operator = asked(Some(&bearer), None, body);
+        assert!(check(&operator, &token, &mut rates, start).is_ok(), "the guesses spent their own allowance");
+        assert!(check(&operator, &token, &mut rates, start).is_ok());
+        assert_eq!(check(&operator, &token, &mut rates, start), Err(Refusal::TooMany));
         let later = start + Duration::from_secs(1);
-        assert_eq!(
-            check(&asked(Some("Bearer guess"), None, b"{}"), &token, &mut rate, later),
-            Err(Refusal::Unauthorized)
-        );
+        assert_eq!(check(&guess(), &token, &mut rates, later), Err(Refusal::Unauthorized));
+    }
+
+    #[test]
+    fn an_action_s_words_are_names_and_printable_text() {
+        let token = policy(Some(Token::new(TOKEN).unwrap()), loopback());
+        let bearer = format!("Bearer {TOKEN}");
+        let mut rates = Rates::default();
+        for body in [
+            r#"{"action":"reload","plugin":"hud\nconsole: forged"}"#,
+            r#"{"action":"install","path":"/tmp/x\u001b[2J"}"#,
+            r#"{"action":"kick","client":1,"reason":"bye\r\nforged"}"#,
+        ] {
+            let refused = check(&asked(Some(&bearer), None, body.as_bytes()), &token, &mut rates, Instant::now());
+            assert!(matches!(refused, Err(Refusal::BadRequest(_))), "{body}: {refused:?}");
+        }
     }
 }

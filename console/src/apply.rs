@@ -1,5 +1,8 @@
 //! The frame loop's side of the console: snapshots built from the loop's world, and the operator's actions
-//! carried out between frames, each logged with who asked and when.
+//! carried out between frames, each logged with who asked and when. What takes long is done off the frame: a
+//! reload compiles its new version on the loop's runtime (the loop's own `reload`), and an activation first
+//! brings the plugin to `Loaded` there (compiled, or read from the cache), then activates it in the world
+//! between frames.
 
 use std::path::PathBuf;
 
@@ -20,6 +23,12 @@ pub(crate) struct Request {
     pub reply: tokio::sync::oneshot::Sender<Result<String, String>>,
 }
 
+/// An activation waiting for its plugin to be compiled off the frame.
+pub(crate) struct Preparing {
+    request: Request,
+    task: tokio::task::JoinHandle<Result<(), String>>,
+}
+
 /// An action carried out (or refused) between frames, for the program to print.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Applied {
@@ -37,22 +46,52 @@ impl Console {
     /// is the program's.
     pub fn apply(&mut self, game: &mut GameLoop, session: &Session) -> Vec<Applied> {
         let mut applied = Vec::new();
+        // Activations whose plugin is now compiled, in the order they were asked.
+        let (ready, waiting): (Vec<Preparing>, Vec<Preparing>) =
+            std::mem::take(&mut self.preparing).into_iter().partition(|p| p.task.is_finished());
+        self.preparing = waiting;
+        for prepared in ready {
+            let compiled = game.tokio().block_on(prepared.task).unwrap_or_else(|e| Err(e.to_string()));
+            let outcome = compiled.and_then(|()| self.carry_out(game, session, &prepared.request.action));
+            applied.push(self.answer(prepared.request, outcome));
+        }
         while let Ok(request) = self.requests.try_recv() {
+            if let Some(task) = Self::prepare(game, &request.action) {
+                self.preparing.push(Preparing { request, task });
+                continue;
+            }
             let outcome = self.carry_out(game, session, &request.action);
-            let when = time::OffsetDateTime::now_utc()
-                .format(&time::format_description::well_known::Rfc3339)
-                .unwrap_or_default();
-            let shown = match &outcome {
-                Ok(text) => text.clone(),
-                Err(why) => format!("refused: {why}"),
-            };
-            let line = format!("console: {when} {} asked to {}: {shown}", request.who, request.action);
-            tracing::info!("{line}");
-            self.log(&line);
-            let _ = request.reply.send(outcome.clone());
-            applied.push(Applied { action: request.action, outcome, line });
+            applied.push(self.answer(request, outcome));
         }
         applied
+    }
+
+    /// An activation of a plugin not compiled yet: its compile (with its dependencies'), off the frame.
+    fn prepare(game: &GameLoop, action: &Action) -> Option<tokio::task::JoinHandle<Result<(), String>>> {
+        let Action::Activate { plugin } = action else { return None };
+        let features = game.manager().features().clone();
+        if features.code(plugin).is_some() || features.state(plugin).is_none() {
+            return None;
+        }
+        let plugin = plugin.clone();
+        Some(game.tokio().spawn(async move { features.load(&plugin).await.map_err(|e| e.to_string()) }))
+    }
+
+    /// Answers `request` with `outcome`, logging it: when, who, what, and what came of it, on one line.
+    fn answer(&mut self, request: Request, outcome: Result<String, String>) -> Applied {
+        let when =
+            time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339).unwrap_or_default();
+        let shown = match &outcome {
+            Ok(text) => text.clone(),
+            Err(why) => format!("refused: {why}"),
+        };
+        let line = gamefeature_host::text::shown(
+            &format!("console: {when} {} asked to {}: {shown}", request.who, request.action),
+            gamefeature_host::text::MAX_CAUSE,
+        );
+        self.log(&line);
+        let _ = request.reply.send(outcome.clone());
+        Applied { action: request.action, outcome, line }
     }
 
     fn carry_out(&mut self, game: &mut GameLoop, session: &Session, action: &Action) -> Result<String, String> {
@@ -61,6 +100,9 @@ impl Console {
         };
         match action {
             Action::Reload { plugin } => {
+                if game.client().is_some() {
+                    return Err("a client's plugins are its server's: they reload when the server's do".to_string());
+                }
                 if !game.manager().wanted_features().contains(plugin) {
                     return Err(format!("{plugin} is not played in this world"));
                 }
@@ -75,11 +117,17 @@ impl Console {
             }
             Action::Install { path } => command(Command::Install(PathBuf::from(path)), format!("install {path}"), game),
             Action::Kick { client, reason } => {
+                if game.is_recorded() {
+                    return Err(
+                        "a recorded server's clients leave only by play (its replay could not follow)".to_string()
+                    );
+                }
                 let Some(server) = game.server_mut() else {
                     return Err("only a server has clients to kick".to_string());
                 };
                 let reason = reason.as_deref().filter(|r| !r.trim().is_empty()).unwrap_or("by the server's operator");
-                match server.kick(ClientId(*client), reason) {
+                let reason = gamefeature_host::text::shown(reason, 200);
+                match server.kick(ClientId(*client), &reason) {
                     true => Ok(format!("client {client} kicked")),
                     false => Err(format!("client {client} is not connected")),
                 }
@@ -96,7 +144,8 @@ impl Console {
 /// The snapshot of `game` now, `seconds` after the last one (for rates).
 pub(crate) fn snapshot_of(console: &mut Console, game: &GameLoop, seconds: f64) -> Snapshot {
     let manager = game.manager();
-    console.recent.read_timeline(manager.timeline());
+    let now_ms = console.shared.now_ms();
+    console.recent.read_timeline(manager.timeline(), now_ms);
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
     let (actors, classes, actors_total) = {
         let w = world::lock(manager.world());

@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
-use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
@@ -23,6 +22,9 @@ use crate::Shared;
 
 /// A viewer gets a snapshot at most this often, however often they are built.
 pub const VIEWER_EVERY: Duration = Duration::from_millis(250);
+
+/// A quiet stream says it is alive this often (an SSE comment), so proxies keep it open.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// How long an action waits for the frame loop to take it.
 const ACTION_WAIT: Duration = Duration::from_secs(30);
@@ -65,7 +67,9 @@ fn host_ok(headers: &HeaderMap, shared: &Shared) -> bool {
     }
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
     let port = bound.port();
-    ["127.0.0.1", "localhost", "[::1]"].iter().any(|name| host == format!("{name}:{port}"))
+    ["127.0.0.1", "localhost", "[::1]"]
+        .iter()
+        .any(|name| host == format!("{name}:{port}") || (port == 80 && host == *name))
 }
 
 fn refused(status: StatusCode, text: impl Into<String>) -> Response {
@@ -92,14 +96,16 @@ async fn snapshot(headers: HeaderMap, State(shared): State<Arc<Shared>>) -> Resp
     if !host_ok(&headers, &shared) {
         return wrong_host();
     }
+    let was_watched = shared.is_watched();
     shared.watched();
     let mut latest = shared.snapshot.subscribe();
-    // Nobody was watching: the frame loop builds one within a snapshot period.
-    if latest.borrow().len() <= 2 {
+    // Nobody was watching: what there is may be old, and the frame loop builds a new one within a period.
+    if !was_watched || latest.borrow().is_empty() {
         let _ = tokio::time::timeout(Duration::from_secs(2), latest.changed()).await;
     }
-    let text = latest.borrow().clone();
-    guarded(([(header::CONTENT_TYPE, "application/json")], text.to_string()).into_response())
+    let frame = latest.borrow().clone();
+    let json = frame.slice(b"data: ".len().min(frame.len())..frame.len().saturating_sub(2));
+    guarded(([(header::CONTENT_TYPE, "application/json")], json).into_response())
 }
 
 async fn events(headers: HeaderMap, State(shared): State<Arc<Shared>>) -> Response {
@@ -110,9 +116,14 @@ async fn events(headers: HeaderMap, State(shared): State<Arc<Shared>>) -> Respon
         return refused(StatusCode::SERVICE_UNAVAILABLE, "too many viewers; try again later");
     };
     shared.watched();
-    let latest = shared.snapshot.subscribe();
-    // Each viewer holds one snapshot at most (the watch channel keeps the newest only), and gets one every
-    // VIEWER_EVERY at most: a slow viewer skips snapshots, it never queues them.
+    let mut latest = shared.snapshot.subscribe();
+    // A snapshot there is already goes first: a viewer who reconnects sees the world at once.
+    if !latest.borrow().is_empty() {
+        latest.mark_changed();
+    }
+    // Each viewer holds one snapshot at most (the watch channel keeps the newest only), the same bytes every
+    // viewer is sent, and gets one every VIEWER_EVERY at most: a slow viewer skips snapshots, it never queues
+    // them.
     let stream = futures_util::stream::unfold(
         (latest, viewer, shared, true),
         |(mut latest, viewer, shared, first)| async move {
@@ -120,18 +131,24 @@ async fn events(headers: HeaderMap, State(shared): State<Arc<Shared>>) -> Respon
                 tokio::time::sleep(VIEWER_EVERY).await;
             }
             shared.watched();
-            latest.changed().await.ok()?;
-            shared.watched();
-            let text = latest.borrow_and_update().clone();
-            Some((Ok::<Event, Infallible>(Event::default().data(&*text)), (latest, viewer, shared, false)))
+            let frame = match tokio::time::timeout(KEEP_ALIVE, latest.changed()).await {
+                Ok(Ok(())) => latest.borrow_and_update().clone(),
+                Ok(Err(_)) => return None,
+                Err(_) => Bytes::from_static(b":\n\n"),
+            };
+            Some((Ok::<Bytes, Infallible>(frame), (latest, viewer, shared, false)))
         },
     );
-    guarded(Sse::new(stream).keep_alive(KeepAlive::default()).into_response())
+    let response = Response::builder()
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .body(axum::body::Body::from_stream(stream))
+        .unwrap_or_default();
+    guarded(response)
 }
 
 async fn action(
     State(shared): State<Arc<Shared>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    peer: Option<axum::Extension<ConnectInfo<SocketAddr>>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
@@ -147,9 +164,11 @@ async fn action(
         body: &body,
     };
     let Some(token) = shared.token.get() else { return refused(StatusCode::SERVICE_UNAVAILABLE, "starting") };
+    let peer =
+        peer.map_or_else(|| "an unknown address".to_string(), |axum::Extension(ConnectInfo(peer))| peer.to_string());
     let checked = {
-        let mut rate = shared.rate.lock().unwrap_or_else(|e| e.into_inner());
-        actions::check(&asked, token, &mut rate, Instant::now())
+        let mut rates = shared.rates.lock().unwrap_or_else(|e| e.into_inner());
+        actions::check(&asked, token, &mut rates, Instant::now())
     };
     let action = match checked {
         Ok(action) => action,
@@ -161,7 +180,10 @@ async fn action(
                 Refusal::TooMany => (StatusCode::TOO_MANY_REQUESTS, "too many actions; wait a moment".to_string()),
                 Refusal::BadRequest(why) => (StatusCode::BAD_REQUEST, why),
             };
-            shared.say(format!("console: an action from {peer} was refused: {why}"));
+            // Logged where the server's log goes too: guessing at the token shows (at the rate allowed).
+            let line = format!("console: an action from {peer} was refused ({}): {why}", status.as_u16());
+            tracing::warn!("{line}");
+            shared.say(line);
             return refused(status, why);
         }
     };

@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use axum::body::Bytes;
 use gamefeature_host::game_loop::GameLoop;
 use gamefeature_host::world::ClientId;
 
@@ -65,21 +66,25 @@ pub struct Console {
     last_frame: Duration,
     client_traffic: BTreeMap<ClientId, (u64, u64)>,
     end_asked: Option<String>,
+    /// Activations waiting for their plugin's compile.
+    preparing: Vec<apply::Preparing>,
 }
 
 /// What the frame loop and the endpoint's tasks share.
 struct Shared {
     started: Instant,
-    snapshot: tokio::sync::watch::Sender<Arc<str>>,
+    /// The latest snapshot as a Server-Sent Events frame (`data: <json>\n\n`), built once for every viewer;
+    /// empty before the first.
+    snapshot: tokio::sync::watch::Sender<Bytes>,
     /// Milliseconds since `started` until which someone watches.
     watched_until_ms: AtomicU64,
     viewers: Arc<tokio::sync::Semaphore>,
     requests: std::sync::mpsc::Sender<apply::Request>,
     /// The console's token, or why it takes no action; set when it is served.
     token: std::sync::OnceLock<Result<Token, String>>,
-    rate: Mutex<actions::Rate>,
-    /// The endpoint's own lines (refused tries), for the log strip.
-    said: Mutex<Vec<String>>,
+    rates: Mutex<actions::Rates>,
+    /// The endpoint's own lines (refused tries), for the log strip; the oldest dropped past `LOG_KEPT`.
+    said: Mutex<std::collections::VecDeque<String>>,
     /// The address served, for the Host check that keeps other sites' pages from reaching a loopback console.
     bound: std::sync::OnceLock<SocketAddr>,
 }
@@ -101,9 +106,10 @@ impl Shared {
 
     fn say(&self, line: String) {
         let mut said = self.said.lock().unwrap_or_else(|e| e.into_inner());
-        if said.len() < recent::LOG_KEPT {
-            said.push(line);
+        if said.len() == recent::LOG_KEPT {
+            said.pop_front();
         }
+        said.push_back(line);
     }
 }
 
@@ -113,13 +119,13 @@ impl Console {
         let (requests_in, requests) = std::sync::mpsc::channel();
         let shared = Arc::new(Shared {
             started: Instant::now(),
-            snapshot: tokio::sync::watch::Sender::new(Arc::from("{}")),
+            snapshot: tokio::sync::watch::Sender::new(Bytes::new()),
             watched_until_ms: AtomicU64::new(0),
             viewers: Arc::new(tokio::sync::Semaphore::new(MAX_VIEWERS)),
             requests: requests_in,
             token: std::sync::OnceLock::new(),
-            rate: Mutex::new(actions::Rate::new(10, Duration::from_millis(500))),
-            said: Mutex::new(Vec::new()),
+            rates: Mutex::new(actions::Rates::default()),
+            said: Mutex::new(std::collections::VecDeque::new()),
             bound: std::sync::OnceLock::new(),
         });
         Console {
@@ -134,11 +140,13 @@ impl Console {
             last_frame: Duration::ZERO,
             client_traffic: BTreeMap::new(),
             end_asked: None,
+            preparing: Vec::new(),
         }
     }
 
     /// The console's routes (`/`, its assets and `/api/...`), for serving on `bound`, where they are reached
-    /// (which decides whether actions are taken: loopback only). Served once.
+    /// (which decides whether actions are taken: loopback only). Served once. Serve them with
+    /// `into_make_service_with_connect_info::<SocketAddr>()`, so that the log says where each action came from.
     pub fn router(&self, bound: SocketAddr) -> axum::Router {
         let token = self.token.lock().unwrap_or_else(|e| e.into_inner()).take();
         let _ = self.shared.token.set(actions::policy(token, bound));
@@ -171,7 +179,9 @@ impl Console {
 
     /// Builds a snapshot now and sends it to every viewer.
     pub fn publish(&mut self, game: &GameLoop) {
+        // Rates are measured between two snapshots close together; after a pause they would be averages.
         let seconds = self.last_snapshot.map_or(0.0, |at| at.elapsed().as_secs_f64());
+        let seconds = if seconds > 4.0 * SNAPSHOT_EVERY.as_secs_f64() { 0.0 } else { seconds };
         self.last_snapshot = Some(Instant::now());
         self.seq += 1;
         let said = std::mem::take(&mut *self.shared.said.lock().unwrap_or_else(|e| e.into_inner()));
@@ -179,9 +189,11 @@ impl Console {
             self.log(&line);
         }
         let snapshot = apply::snapshot_of(self, game, seconds);
-        match serde_json::to_string(&snapshot) {
-            Ok(text) => {
-                self.shared.snapshot.send_replace(Arc::from(text));
+        let mut frame = b"data: ".to_vec();
+        match serde_json::to_writer(&mut frame, &snapshot) {
+            Ok(()) => {
+                frame.extend_from_slice(b"\n\n");
+                self.shared.snapshot.send_replace(Bytes::from(frame));
             }
             Err(e) => tracing::error!("the console's snapshot did not serialize: {e}"),
         }

@@ -17,8 +17,13 @@ pub const CALLS_KEPT: usize = 120;
 pub const LOG_KEPT: usize = 200;
 /// Incidents (failures, restarts) kept per plugin.
 pub const INCIDENTS_KEPT: usize = 5;
-/// Characters of a log line or call kept: a plugin's text is data, shown whole up to here.
+/// Bytes of a log line or call kept: a plugin's text is data, shown whole up to here, its control characters
+/// escaped (a `\n` in it never starts a line of its own).
 pub const MAX_LINE: usize = 300;
+
+/// Timeline events read at most at once: a console that starts watching a long-running world reads its recent
+/// past, not the whole retained timeline, on the frame thread.
+pub const EVENTS_READ: u64 = 2_000;
 
 /// One plugin's recent history.
 #[derive(Debug, Default)]
@@ -63,10 +68,12 @@ impl Recent {
         push_bounded(&mut self.log, LogLine { at_ms, text: cut(text) }, LOG_KEPT);
     }
 
-    /// Reads the timeline's events since the last call: calls for the strip, plugins' log lines at info and
-    /// above, and their failures and restarts (a failure that quarantined counts as a quarantine).
-    pub fn read_timeline(&mut self, timeline: &Timeline) {
-        let (events, next) = timeline.events_since(self.next_event);
+    /// Reads the timeline's events since the last call (its last [`EVENTS_READ`] at most), at `now_ms` on the
+    /// console's clock: calls for the strip (at the timeline's own times), plugins' log lines at info and above,
+    /// and their failures and restarts (a failure that quarantined counts as a quarantine).
+    pub fn read_timeline(&mut self, timeline: &Timeline, now_ms: u64) {
+        let (_, end) = timeline.events_since(u64::MAX);
+        let (events, next) = timeline.events_since(self.next_event.max(end.saturating_sub(EVENTS_READ)));
         self.next_event = next;
         for event in events {
             let at_ms = u64::try_from(event.at.as_millis()).unwrap_or(u64::MAX);
@@ -74,11 +81,11 @@ impl Recent {
             match (event.kind, plugin) {
                 (EventKind::Call, Some(_)) => {
                     let took_us = event.took.map(|t| u64::try_from(t.as_micros()).unwrap_or(u64::MAX));
-                    let call = CallView { at_ms, track: event.track.clone(), text: cut(&event.text), took_us };
+                    let call = CallView { at_ms, track: cut(&event.track), text: cut(&event.text), took_us };
                     push_bounded(&mut self.calls, call, CALLS_KEPT);
                 }
                 (EventKind::Log(level), Some(plugin)) if level >= LogLevel::Info => {
-                    self.log(at_ms, &format!("[{plugin}] {}", event.text));
+                    self.log(now_ms, &format!("[{plugin}] {}", event.text));
                 }
                 (EventKind::Failure | EventKind::Restart, Some(plugin)) => {
                     let record = self.plugins.entry(plugin.to_string()).or_default();
@@ -88,9 +95,9 @@ impl Recent {
                         _ => {}
                     }
                     push_bounded(&mut record.incidents, cut(&event.text), INCIDENTS_KEPT);
-                    self.log(at_ms, &format!("[{plugin}] {}", event.text));
+                    self.log(now_ms, &format!("[{plugin}] {}", event.text));
                 }
-                (EventKind::Failure, None) => self.log(at_ms, &format!("[{}] {}", event.track, event.text)),
+                (EventKind::Failure, None) => self.log(now_ms, &format!("[{}] {}", event.track, event.text)),
                 _ => {}
             }
         }
@@ -104,12 +111,9 @@ fn push_bounded<T>(ring: &mut VecDeque<T>, item: T, keep: usize) {
     ring.push_back(item);
 }
 
-/// A line cut at [`MAX_LINE`] characters.
+/// A line as shown: control characters escaped, cut at [`MAX_LINE`] bytes.
 fn cut(text: &str) -> String {
-    match text.char_indices().nth(MAX_LINE) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_string(),
-    }
+    gamefeature_host::text::shown(text, MAX_LINE)
 }
 
 #[cfg(test)]
@@ -140,14 +144,14 @@ mod tests {
         timeline.record("plugin:hud@main", EventKind::Failure, "quarantined: on-tick trapped");
         timeline.record("plugin:hud@main", EventKind::Restart, "restarted after 1 s");
         let mut recent = Recent::default();
-        recent.read_timeline(&timeline);
+        recent.read_timeline(&timeline, 0);
         assert_eq!(recent.calls.len(), 1);
         assert_eq!(recent.calls[0].took_us, Some(12));
         let log: Vec<&str> = recent.log.iter().map(|l| l.text.as_str()).collect();
         assert_eq!(log, ["[hud] hello", "[hud] quarantined: on-tick trapped", "[hud] restarted after 1 s"]);
         let hud = &recent.plugins["hud"];
         assert_eq!((hud.quarantines, hud.restarts, hud.incidents.len()), (1, 1, 2));
-        recent.read_timeline(&timeline);
+        recent.read_timeline(&timeline, 0);
         assert_eq!(recent.calls.len(), 1, "events are read once");
     }
 
@@ -159,6 +163,8 @@ mod tests {
         }
         assert_eq!(recent.log.len(), LOG_KEPT);
         assert_eq!(recent.log.front().unwrap().at_ms, 5);
-        assert_eq!(recent.log[0].text.chars().count(), MAX_LINE + 1);
+        assert!(recent.log[0].text.len() <= MAX_LINE + " [cut]".len());
+        recent.log(0, "one line\nconsole: forged");
+        assert_eq!(recent.log.back().unwrap().text, "one line\\nconsole: forged", "a newline is shown, not followed");
     }
 }

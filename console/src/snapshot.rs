@@ -2,9 +2,10 @@
 //! latest plugin calls and log lines. Built on the frame thread a few times a second (never per viewer) and
 //! sent to every viewer as the same JSON text.
 //!
-//! Everything here is bounded whatever the world holds: at most [`MAX_ACTORS`] actors are listed (the counts
-//! by class cover all of them), text values are cut at [`MAX_TEXT`] characters, and the history strips are
-//! rings of fixed size.
+//! Everything here is bounded whatever the world holds or a plugin writes: at most [`MAX_ACTORS`] actors are
+//! listed, and fewer once [`MAX_PROPERTIES_LISTED`] properties have been (the counts by class cover every actor);
+//! an actor shows at most [`MAX_COMPONENTS`] components and a component [`MAX_PROPERTIES`] properties (with how
+//! many more there are); names and text values are escaped and cut; the history strips are rings of fixed size.
 
 use std::collections::BTreeMap;
 
@@ -15,8 +16,21 @@ use serde::Serialize;
 /// Actors listed one by one; past this the snapshot says how many there are by class, and lists the first.
 pub const MAX_ACTORS: usize = 400;
 
-/// Characters of a text value shown.
+/// Bytes of a text value shown.
 pub const MAX_TEXT: usize = 160;
+
+/// Bytes of a name (a class, property, feature or plugin) shown.
+pub const MAX_NAME: usize = 80;
+
+/// Components listed per actor.
+pub const MAX_COMPONENTS: usize = 32;
+
+/// Properties listed per component.
+pub const MAX_PROPERTIES: usize = 64;
+
+/// Properties listed in all: past it no more actors are listed, so that a world whose plugins write many
+/// properties is still a snapshot of a few megabytes at most.
+pub const MAX_PROPERTIES_LISTED: usize = 20_000;
 
 /// One moment of the world, as every viewer gets it.
 #[derive(Debug, Default, Serialize)]
@@ -67,6 +81,8 @@ pub struct ActorView {
     /// The plugin instance that spawned it, if one did.
     pub spawned_by: Option<String>,
     pub components: Vec<ComponentView>,
+    /// Components past [`MAX_COMPONENTS`], not listed.
+    pub more_components: usize,
     /// Init-state features and the state each reached.
     pub features: Vec<(String, String)>,
     /// Where it stands, when a component holds numeric `x` and `y`: what the map draws.
@@ -82,6 +98,8 @@ pub struct ComponentView {
     pub replicated: bool,
     /// Property, value as shown, and the plugin that wrote it (none for the game's own writes).
     pub properties: Vec<(String, String, Option<String>)>,
+    /// Properties past [`MAX_PROPERTIES`], not listed.
+    pub more_properties: usize,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -118,8 +136,9 @@ pub struct ClientView {
     pub player: Option<String>,
     pub address: Option<String>,
     pub round_trip_ms: Option<f64>,
-    pub sent_bytes_per_s: f64,
-    pub received_bytes_per_s: f64,
+    /// Bytes a second since the last snapshot; none on the first after a pause.
+    pub sent_bytes_per_s: Option<f64>,
+    pub received_bytes_per_s: Option<f64>,
     pub backlog: usize,
     pub values_sent: u64,
     /// The relevancy groups it is in.
@@ -151,11 +170,14 @@ pub fn actors_of(w: &World) -> (Vec<ActorView>, BTreeMap<String, usize>, usize) 
     let mut classes: BTreeMap<String, usize> = BTreeMap::new();
     let mut actors = Vec::new();
     let mut total = 0;
+    let mut properties = 0;
     for actor in w.actors() {
         total += 1;
-        *classes.entry(actor.class().to_string()).or_default() += 1;
-        if actors.len() < MAX_ACTORS {
-            actors.push(actor_view(w, actor));
+        *classes.entry(name(actor.class())).or_default() += 1;
+        if actors.len() < MAX_ACTORS && properties < MAX_PROPERTIES_LISTED {
+            let view = actor_view(w, actor);
+            properties += view.components.iter().map(|c| c.properties.len()).sum::<usize>();
+            actors.push(view);
         }
     }
     (actors, classes, total)
@@ -166,8 +188,9 @@ fn actor_view(w: &World, actor: &Actor) -> ActorView {
     let components: Vec<ComponentView> = actor
         .components
         .iter()
+        .take(MAX_COMPONENTS)
         .map(|c| ComponentView {
-            class: c.class.to_string(),
+            class: name(&c.class),
             by: match &c.origin {
                 ComponentOrigin::Native => "game".to_string(),
                 ComponentOrigin::Replicated => "server".to_string(),
@@ -181,20 +204,24 @@ fn actor_view(w: &World, actor: &Actor) -> ActorView {
             properties: c
                 .properties
                 .iter()
-                .map(|(name, value)| {
-                    (name.to_string(), shown(value), c.writers.get(name).map(|owner| plugin_of(*owner)))
+                .take(MAX_PROPERTIES)
+                .map(|(property, value)| {
+                    (name(property), shown(value), c.writers.get(property).map(|owner| plugin_of(*owner)))
                 })
                 .collect(),
+            more_properties: c.properties.len().saturating_sub(MAX_PROPERTIES),
         })
         .collect();
     let features = w
         .feature_states(actor.id)
-        .map(|(feature, state)| (w.name_text(feature).to_string(), w.state_text(state).unwrap_or("").to_string()))
+        .take(MAX_COMPONENTS)
+        .map(|(feature, state)| (name(w.name_text(feature)), name(w.state_text(state).unwrap_or(""))))
         .collect();
     ActorView {
         id: actor.id.to_string(),
         name: actor.name(),
-        class: actor.class().to_string(),
+        class: name(actor.class()),
+        more_components: actor.components.len().saturating_sub(MAX_COMPONENTS),
         role: format!("{:?}", actor.role),
         player: actor.player.map(|p| match p {
             PlayerOwner::Local => "local".to_string(),
@@ -209,7 +236,12 @@ fn actor_view(w: &World, actor: &Actor) -> ActorView {
 
 /// An owner's label is its instance's, `plugin@world`: the plugin is what a viewer knows.
 fn plugin_of_label(label: &str) -> String {
-    label.split('@').next().unwrap_or(label).to_string()
+    name(label.split('@').next().unwrap_or(label))
+}
+
+/// A name as shown: control characters escaped, cut at [`MAX_NAME`] bytes.
+fn name(text: &str) -> String {
+    gamefeature_host::text::shown(text, MAX_NAME)
 }
 
 /// The first component holding numeric `x` and `y`.
@@ -228,13 +260,7 @@ pub fn shown(value: &Value) -> String {
         Value::Boolean(b) => b.to_string(),
         Value::Integer(i) => i.to_string(),
         Value::Float(f) => format!("{f:.3}"),
-        Value::Text(t) => {
-            let mut cut: String = t.chars().take(MAX_TEXT).collect();
-            if cut.len() < t.len() {
-                cut.push('…');
-            }
-            format!("{cut:?}")
-        }
+        Value::Text(t) => format!("\"{}\"", gamefeature_host::text::shown(t, MAX_TEXT)),
     }
 }
 
@@ -254,8 +280,7 @@ pub fn clients_of(
             let (sent, received) = (s.traffic.bytes_sent, s.traffic.bytes_received);
             now.insert(s.client, (sent, received));
             let (last_sent, last_received) = last.get(&s.client).copied().unwrap_or((sent, received));
-            let rate =
-                |now: u64, then: u64| if seconds > 0.0 { now.saturating_sub(then) as f64 / seconds } else { 0.0 };
+            let rate = |now: u64, then: u64| (seconds > 0.0).then(|| now.saturating_sub(then) as f64 / seconds);
             ClientView {
                 id: s.client.to_string(),
                 playing: s.playing,
@@ -310,7 +335,29 @@ mod tests {
         let position = &hero.components[0];
         assert_eq!((position.class.as_str(), position.by.as_str()), ("Position", "game"));
         let label = &position.properties.iter().find(|p| p.0 == "label").unwrap().1;
-        assert!(label.chars().count() < MAX_TEXT + 4, "a long text is cut: {label}");
+        assert!(label.len() < MAX_TEXT + 10, "a long text is cut: {label}");
+    }
+
+    #[test]
+    fn a_plugin_s_many_properties_and_odd_names_stay_bounded_and_on_one_line() {
+        let mut w = World::new("test", NetMode::Standalone);
+        let mut spawned = Vec::new();
+        for _ in 0..MAX_ACTORS {
+            let actor = w.spawn("Pawn").unwrap();
+            w.attach_native_component(actor, "Bag\nforged").unwrap();
+            for i in 0..MAX_PROPERTIES + 36 {
+                w.set_property(actor, "Bag\nforged", &format!("p{i}"), Value::Integer(i as i64)).unwrap();
+            }
+            spawned.push(actor);
+        }
+        let (actors, _, total) = actors_of(&w);
+        assert_eq!(total, MAX_ACTORS);
+        let listed: usize = actors.iter().map(|a| a.components.iter().map(|c| c.properties.len()).sum::<usize>()).sum();
+        assert!(listed <= MAX_PROPERTIES_LISTED + MAX_PROPERTIES, "{listed} properties listed");
+        assert!(actors.len() < MAX_ACTORS, "past the budget, fewer actors are listed");
+        let bag = &actors[0].components[0];
+        assert_eq!((bag.properties.len(), bag.more_properties), (MAX_PROPERTIES, 36));
+        assert_eq!(bag.class, "Bag\\nforged", "a name's newline is shown escaped");
     }
 
     #[test]

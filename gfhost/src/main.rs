@@ -540,6 +540,8 @@ fn parse_call_deadline_ms(text: &str) -> Result<u64, String> {
 }
 
 fn main() -> ExitCode {
+    // Taken while the process has one thread, before any child (a plugin's build) could inherit it.
+    admin::console::take_token_from_environment();
     let cli = Cli::parse();
     let log = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("GFHOST_LOG").unwrap_or_else(|_| "warn".into()))

@@ -212,7 +212,14 @@ impl<'a> Chores<'a> {
                 console.log(&line);
             }
         }
-        if let Some(why) = admin::console::after_frame(self.console.as_mut(), game, self.session, step.took) {
+        let followed = admin::console::after_frame(self.console.as_mut(), game, self.session, step.took);
+        if followed.plugins_changed && !self.played_folders.is_empty() {
+            self.played_folders = game.plugin_folders();
+            if let Err(e) = game.watch(&crate::rebuild::watched_folders(&self.played_folders)) {
+                println!("error: watching the plugin folders: {e}");
+            }
+        }
+        if let Some(why) = followed.end {
             return Some(EndedBy::MatchOver(why));
         }
         let server = game.server_mut().expect("a server's loop");

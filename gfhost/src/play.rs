@@ -163,6 +163,8 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
     let mut refused: Vec<String> = Vec::new();
     // Plugins being built again from changed sources (their new components are then reloaded by the loop).
     let mut rebuilds = crate::rebuild::Rebuilds::default();
+    // Why play ends: `quit` (or the end of the script), or the reason the console's operator gave.
+    let mut ended_by = "quit".to_string();
     loop {
         if pace.due() {
             let step = game.step(frame);
@@ -177,8 +179,15 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
             }
             plugin_lines.print_new(session.timeline());
             health.frame_done();
-            if let Some(why) = crate::admin::console::after_frame(console.as_mut(), &mut game, &session, step.took) {
+            let followed = crate::admin::console::after_frame(console.as_mut(), &mut game, &session, step.took);
+            if followed.plugins_changed && play.watch {
+                if let Err(e) = game.watch(&crate::rebuild::watched_folders(&game.plugin_folders())) {
+                    println!("error: watching the plugin folders: {e}");
+                }
+            }
+            if let Some(why) = followed.end {
                 println!("ending play: {why}");
+                ended_by = why;
                 break;
             }
         }
@@ -238,7 +247,7 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
         }
         let _ = done.send(());
     }
-    let ended = game.end("quit", frame, &mut ())?;
+    let ended = game.end(&ended_by, frame, &mut ())?;
     if let (Some(recording), Some(file)) = (ended.recording, play.record) {
         crate::record::said(recording, file);
     }

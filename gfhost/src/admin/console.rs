@@ -7,12 +7,28 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use gamefeature_console::{Console, ConsoleOptions, Token};
+use gamefeature_console::{Action, Console, ConsoleOptions, Token};
 use gamefeature_host::game_loop::GameLoop;
 use gamefeature_host::package::lock::{LockFile, LOCK_FILE};
 use gamefeature_host::{Session, SessionOptions};
 
 use super::ServerHealth;
+
+/// The environment variable a console's token may come from.
+const TOKEN_VARIABLE: &str = "GFHOST_ADMIN_TOKEN";
+
+/// The token `GFHOST_ADMIN_TOKEN` held when the process started.
+static TOKEN_FROM_ENVIRONMENT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+
+/// Takes the console's token out of the environment, keeping it for [`start`]: the programs `gfhost` runs (a
+/// plugin's build, with its build scripts) never see it. Call first thing in `main`, while the process has one
+/// thread.
+pub fn take_token_from_environment() {
+    let token = std::env::var(TOKEN_VARIABLE).ok().filter(|t| !t.is_empty());
+    // Before any other thread exists: nothing reads the environment meanwhile.
+    std::env::remove_var(TOKEN_VARIABLE);
+    let _ = TOKEN_FROM_ENVIRONMENT.set(token);
+}
 
 /// The admin endpoint's options, shared by `server` and `play`.
 #[derive(clap::Args, Debug, Clone)]
@@ -36,11 +52,11 @@ impl AdminArgs {
                 gamefeature_host::files::read_text(path, 64 << 10)
                     .with_context(|| format!("reading the console's token file {}", path.display()))?,
             ),
-            None => std::env::var("GFHOST_ADMIN_TOKEN").ok().filter(|t| !t.is_empty()),
+            None => TOKEN_FROM_ENVIRONMENT.get().cloned().flatten(),
         };
         let from = || match &self.admin_token_file {
             Some(path) => path.display().to_string(),
-            None => "GFHOST_ADMIN_TOKEN".to_string(),
+            None => TOKEN_VARIABLE.to_string(),
         };
         text.map(|t| Token::new(t.lines().next().unwrap_or_default()).map_err(|e| anyhow::anyhow!("{}: {e}", from())))
             .transpose()
@@ -81,18 +97,25 @@ pub fn start(
     Ok(Some(console))
 }
 
+/// What the operator did through the console after a frame.
+#[derive(Debug, Default)]
+pub struct Followed {
+    /// Plugins were activated, deactivated or installed: the folders a watcher follows may have changed.
+    pub plugins_changed: bool,
+    /// Why play is to end, when the operator ended the match.
+    pub end: Option<String>,
+}
+
 /// After a frame: the console notes it, then takes the operator's actions; each is printed, with who and when.
-/// The reason to end play, when the operator asked.
-pub fn after_frame(
-    console: Option<&mut Console>,
-    game: &mut GameLoop,
-    session: &Session,
-    took: Duration,
-) -> Option<String> {
-    let console = console?;
+pub fn after_frame(console: Option<&mut Console>, game: &mut GameLoop, session: &Session, took: Duration) -> Followed {
+    let Some(console) = console else { return Followed::default() };
     console.frame(game, took);
+    let mut followed = Followed::default();
     for applied in console.apply(game, session) {
         println!("{}", applied.line);
+        followed.plugins_changed |= applied.outcome.is_ok()
+            && matches!(applied.action, Action::Activate { .. } | Action::Deactivate { .. } | Action::Install { .. });
     }
-    console.end_asked().map(str::to_string)
+    followed.end = console.end_asked().map(str::to_string);
+    followed
 }

@@ -146,6 +146,17 @@ impl GameLoop {
         }
     }
 
+    /// The async runtime the loop's work runs on: for a program's own work off the frame (compiling a plugin
+    /// before activating it, say).
+    pub fn tokio(&self) -> &tokio::runtime::Handle {
+        &self.tokio
+    }
+
+    /// Whether the loop is recorded: a recorded server's world changes only by play, so that it replays.
+    pub fn is_recorded(&self) -> bool {
+        self.recording.is_some()
+    }
+
     /// The world the loop runs.
     pub fn played(&self) -> &Played {
         &self.played
@@ -282,6 +293,11 @@ impl GameLoop {
     pub fn execute(&mut self, session: &crate::Session, command: &Command, line: &str) -> Result<String, crate::Error> {
         let manager = match &mut self.played {
             Played::Standalone(manager) => &mut **manager,
+            Played::Server(_) if self.recording.is_some() && !matches!(command, Command::Features | Command::State) => {
+                return Err(crate::Error::refused(
+                    "a recorded server's world changes only by play (its replay has no commands to follow)",
+                ))
+            }
             Played::Server(server) if Self::a_server_takes(command) => server.manager_mut(),
             Played::Server(_) => {
                 return Err(crate::Error::refused(format!(
