@@ -229,8 +229,8 @@ async fn exercise(browser: &Client, admin: &str, driver_port: u16, session: &str
 }
 
 /// `gfhost play --admin`, the token from the environment: the snapshot describes the standalone world, an
-/// action from another site is refused, and `end-match` with the token ends play (as `quit` does), the action
-/// logged.
+/// action from another site is refused, a plugin folder installed from the console is activated (compiled off
+/// the frame first), and `end-match` with the token ends play (as `quit` does), each action logged.
 #[test]
 fn play_serves_the_console_and_ends_when_the_operator_ends_the_match() {
     let (plugins, experiences) = setup();
@@ -258,7 +258,7 @@ fn play_serves_the_console_and_ends_when_the_operator_ends_the_match() {
         .iter()
         .any(|p| p["name"] == "lyra-character" && p["in_world"] == "running"));
 
-    let act = |origin: Option<&str>| {
+    let act = |origin: Option<&str>, action: &str| {
         let mut request = agent()
             .post(&format!("http://{admin}/api/actions"))
             .header("Content-Type", "application/json")
@@ -266,17 +266,29 @@ fn play_serves_the_console_and_ends_when_the_operator_ends_the_match() {
         if let Some(origin) = origin {
             request = request.header("Origin", origin);
         }
-        let mut response = request.send(r#"{"action":"end-match","reason":"test over"}"#).unwrap();
+        let mut response = request.send(action).unwrap();
         (response.status().as_u16(), response.body_mut().read_to_string().unwrap())
     };
-    let (status, text) = act(Some("http://evil.example"));
+    let end_match = r#"{"action":"end-match","reason":"test over"}"#;
+    let (status, text) = act(Some("http://evil.example"), end_match);
     assert_eq!(status, 403, "{text}");
     assert!(text.contains("own page"), "{text}");
     // A page that points its own name at loopback is not answered.
     let mut rebound =
         agent().get(&format!("http://{admin}/api/snapshot")).header("Host", "evil.example").call().unwrap();
     assert_eq!(rebound.status().as_u16(), 421, "{}", rebound.body_mut().read_to_string().unwrap());
-    let (status, text) = act(None);
+    // A mod that was not installed: installed from its folder, then activated (its code compiled first).
+    let more = gamefeature_plugin_artifacts::PluginDir::with(&[gamefeature_plugin_artifacts::DASH]);
+    let folder = more.folder(&gamefeature_plugin_artifacts::DASH);
+    let install = serde_json::json!({ "action": "install", "path": folder }).to_string();
+    let (status, text) = act(None, &install);
+    assert_eq!(status, 200, "{text}");
+    assert!(text.starts_with("dash installed from "), "{text}");
+    let (status, text) = act(None, r#"{"action":"activate","plugin":"dash"}"#);
+    assert_eq!((status, text.trim()), (200, "dash active"));
+    let (status, text) = act(None, r#"{"action":"activate","plugin":"no-such-mod"}"#);
+    assert_eq!(status, 409, "{text}");
+    let (status, text) = act(None, end_match);
     assert_eq!((status, text.trim()), (200, "ending the match"));
     play.wait_for(|l| l.contains("asked to end the match (test over): ending the match"));
     play.wait_for(|l| l == "ending play: test over");
