@@ -344,6 +344,10 @@ enum Command {
         /// it with `gfhost replay`.
         #[arg(long)]
         record: Option<PathBuf>,
+        /// Print only this plugin's log lines (repeat for more): a modder's own, without the other plugins'
+        /// chatter. Failures, quarantines and reloads of every plugin still show.
+        #[arg(long = "only", value_name = "PLUGIN")]
+        only: Vec<String>,
         #[command(flatten)]
         admin: admin::console::AdminArgs,
     },
@@ -673,7 +677,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let (trust, token) = (trust.trust(&server_name)?, token.secret()?);
             net::join(net::ClientArgs { connect, trust, token, experiences, mod_sync, seconds, record }, options)
         }
-        Command::Play { host, experience, net_mode, players, script, watch, tick_rate, record, admin } => {
+        Command::Play { host, experience, net_mode, players, script, watch, tick_rate, record, admin, only } => {
             if !experience.is_file() {
                 bail!("experience file {} not found", experience.display());
             }
@@ -687,6 +691,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 tick_rate,
                 record: record.as_deref(),
                 admin,
+                only,
             };
             play::play(&experience, play_options, options)
         }

@@ -45,9 +45,12 @@ impl Input {
 
 /// Follows the timeline for what plugins say (their log lines at info and above) and what happens to them
 /// (failures, quarantines, reloads and restarts), printed as it happens: a modder sees their plugin at work.
+/// With `only`, what the other plugins say is left out (what happens to them still shows: a quarantine
+/// elsewhere may be the modder's doing).
 #[derive(Default)]
 struct PluginLines {
     next: u64,
+    only: Vec<String>,
 }
 
 impl PluginLines {
@@ -56,8 +59,10 @@ impl PluginLines {
         let (events, next) = timeline.events_since(self.next);
         self.next = next;
         for event in events {
+            let plugin = event.track.strip_prefix("plugin:").map(|p| p.split('@').next().unwrap_or(p));
+            let wanted = |plugin: &str| self.only.is_empty() || self.only.iter().any(|only| only == plugin);
             let shown = match event.kind {
-                EventKind::Log(level) if level >= LogLevel::Info => event.track.strip_prefix("plugin:").is_some(),
+                EventKind::Log(level) if level >= LogLevel::Info => plugin.is_some_and(wanted),
                 EventKind::Failure | EventKind::Restart => true,
                 // A plugin's own track (not one of its instances'): its reloads and restarts.
                 EventKind::Note => event.track.strip_prefix("plugin:").is_some_and(|plugin| !plugin.contains('@')),
@@ -82,6 +87,8 @@ pub struct PlayOptions<'a> {
     pub record: Option<&'a Path>,
     /// The web console and health endpoints, when asked for.
     pub admin: crate::admin::console::AdminArgs,
+    /// Print only these plugins' log lines (all plugins' when empty).
+    pub only: Vec<String>,
 }
 
 pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Result<ExitCode> {
@@ -155,7 +162,14 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
         }
     });
 
-    let mut plugin_lines = PluginLines::default();
+    let known: Vec<String> = session.features().list().into_iter().map(|p| p.manifest.name.clone()).collect();
+    if let Some(unknown) = play.only.iter().find(|name| !known.contains(name)) {
+        anyhow::bail!("--only {unknown}: no such plugin is installed (installed: {})", known.join(", "));
+    }
+    if !play.only.is_empty() {
+        println!("showing what {} say(s); the other plugins' lines are left out", play.only.join(", "));
+    }
+    let mut plugin_lines = PluginLines { next: 0, only: play.only.clone() };
     let frame = frame_of(play.tick_rate.into());
     let mut pace = Pace::new(frame);
     let mut waiting_until: Option<Instant> = None;

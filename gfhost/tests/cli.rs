@@ -555,6 +555,44 @@ fn play_ticks_the_world_so_timers_fire() {
     assert!((1..=4).contains(&seconds), "{seconds} s of match in 3.5 s of play: {text}");
 }
 
+/// `gfhost play --only PLUGIN` prints that plugin's lines and leaves out the other plugins' chatter; a plugin
+/// that is not installed is refused, naming those that are.
+#[test]
+fn play_only_shows_the_named_plugin_s_lines() {
+    let (plugins, experiences) = default_setup();
+    let script = experiences.write("script.txt", "wait 1500\nquit\n");
+    let cache = SharedCache::new();
+    let experience = experiences.path().join("default.toml");
+    let play = |only: &str| {
+        let args = ["play", experience.to_str().unwrap(), "--script", script.to_str().unwrap(), "--only", only];
+        gfhost(&args, plugins.path(), cache.path())
+    };
+    let output = play("announcer");
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}\n{}", String::from_utf8_lossy(&output.stderr));
+    let plugin_lines: Vec<&str> = text.lines().filter(|l| l.starts_with('[')).collect();
+    assert!(plugin_lines.iter().any(|l| l.starts_with("[announcer@main] ")), "{text}");
+    assert!(
+        plugin_lines.iter().all(|l| l.starts_with("[announcer")),
+        "only the announcer's lines: {plugin_lines:#?}"
+    );
+
+    let everyone = gfhost(
+        &["play", experience.to_str().unwrap(), "--script", script.to_str().unwrap()],
+        plugins.path(),
+        cache.path(),
+    );
+    assert!(stdout(&everyone).contains("[match-stats@main] "), "without --only, every plugin's lines show");
+
+    let unknown = play("no-such-plugin");
+    assert!(!unknown.status.success());
+    let said = String::from_utf8_lossy(&unknown.stderr);
+    assert!(
+        said.contains("--only no-such-plugin: no such plugin is installed") && said.contains("score-keeper"),
+        "{said}"
+    );
+}
+
 /// A `gfhost` that keeps running (`play`, `build --watch`) with its console on standard input, its output read
 /// a line at a time. Waits are bounded by line,
 /// not timed: each step waits for the line it expects (the bound only stops a broken build from hanging the

@@ -248,3 +248,59 @@ fn a_client_without_a_server_says_so() {
     let said: f64 = stderr.split(" within ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
     assert!(said <= ran, "it says {said} s; it ran {ran:.1} s: {stderr}");
 }
+
+/// The commands of the manual's "A server on the internet" that make a certificate authority and the server's
+/// certificate (`openssl`, as `docs/multiplayer.md` writes them), run as written: a server showing that
+/// certificate is joined by a client that trusts the authority and connects by IP address with `--server-name`,
+/// and refused by one that names nothing (its name would be the address).
+#[test]
+fn the_manual_s_certificate_commands_make_a_server_a_client_joins_by_ip_with_its_name() {
+    let (plugins, experiences) = setup();
+    let cache = shared_cache();
+    let manual =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/multiplayer.md"))
+            .unwrap();
+    let steps = manual.split("## A server on the internet, step by step").nth(1).expect("the section");
+    let block = steps.split("```sh").nth(1).and_then(|b| b.split("```").next()).expect("its commands");
+    // The certificate's commands: `openssl ...` and `printf ...`, continuation lines joined.
+    let script: Vec<String> = block
+        .replace("\\\n", " ")
+        .lines()
+        .map(str::trim)
+        .filter(|line| line.starts_with("openssl ") || line.starts_with("printf "))
+        .map(str::to_string)
+        .collect();
+    assert!(script.len() >= 3, "the certificate commands: {script:?}");
+    let folder = tempfile::TempDir::new().unwrap();
+    let made = std::process::Command::new("bash")
+        .arg("-euc")
+        .arg(script.join("\n"))
+        .current_dir(folder.path())
+        .output()
+        .expect("bash");
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+
+    let mut command = gfhost(plugins.path(), &cache);
+    command.arg("server").arg(experiences.path().join("default.toml")).args(["--listen", "127.0.0.1:0", "--cert"]);
+    command.arg(folder.path().join("server.crt")).arg("--key").arg(folder.path().join("server.key"));
+    let (mut server, addr, _) = start_server(command);
+    let client = |name: Option<&str>| {
+        let mut command = gfhost(plugins.path(), &cache);
+        command.args(["client", "--connect", &addr, "--seconds", "1", "--experiences"]).arg(experiences.path());
+        command.arg("--ca-cert").arg(folder.path().join("ca.crt"));
+        if let Some(name) = name {
+            command.args(["--server-name", name]);
+        }
+        command.output().unwrap()
+    };
+    let joined = client(Some("game.example.org"));
+    assert!(joined.status.success(), "{}", String::from_utf8_lossy(&joined.stderr));
+    server.wait_for(|l| l.contains(" client 1 joined"));
+    let unnamed = client(None);
+    assert!(!unnamed.status.success(), "a certificate for another name is refused");
+    let said = String::from_utf8_lossy(&unnamed.stderr);
+    assert!(said.contains("certificate") || said.contains("name"), "{said}");
+    server.signal(libc::SIGTERM);
+    let (status, text) = server.finish();
+    assert_eq!(status.code(), Some(0), "{text}");
+}
