@@ -335,13 +335,28 @@ pub(crate) fn plugin_folders(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(folders)
 }
 
-/// For a plugin built from sources beside its manifest: the newest source file changed after its component
-/// was built (the component is stale), if any. Plugins without sources are never stale.
-pub fn newer_source(manifest: &PluginManifest) -> Option<PathBuf> {
-    let built = modified(&manifest.component_path)?;
+/// Why a plugin built from sources beside its manifest is stale — its component is not what its sources make
+/// now — if it is; plugins without sources never are. The rule `gfhost build` decides by, so that the two never
+/// disagree: a plugin in Python, JavaScript or C is stale when the digest of its inputs differs from the one its
+/// last build recorded (so an edit undone, or a `git checkout` that only touched files, leaves it fresh); a Rust
+/// plugin, as cargo decides, when a source changed after its component was written. A component built without
+/// `gfhost build` (no record) is judged by the times too.
+pub fn staleness(manifest: &PluginManifest) -> Option<String> {
     let language = Language::of(&manifest.dir).ok()??;
-    let sources = language.sources(&manifest.dir);
-    sources.into_iter().filter(|s| modified(s).is_some_and(|t| t > built)).max_by_key(|s| modified(s))
+    let component = manifest.component_path.display();
+    if language != Language::Rust && manifest.component_path.is_file() {
+        let recorded = std::fs::read_to_string(manifest.dir.join(BUILD_STAMP)).ok();
+        let inputs = Toolchains::of_repository(&repository()).inputs_digest(language, &manifest.dir).ok();
+        if let (Some(recorded), Some(inputs)) = (recorded, inputs) {
+            // The record is the inputs' digest and the builder's identity: a new gfhost builds again, but the
+            // sources are what make a component stale.
+            return (recorded.split(' ').next() != Some(inputs.as_str()))
+                .then(|| format!("{component} was built from other sources than these"));
+        }
+    }
+    let built = modified(&manifest.component_path)?;
+    let newer = language.sources(&manifest.dir).into_iter().filter(|s| modified(s).is_some_and(|t| t > built));
+    newer.max_by_key(|s| modified(s)).map(|source| format!("{component} is older than {}", source.display()))
 }
 
 fn modified(path: &Path) -> Option<SystemTime> {

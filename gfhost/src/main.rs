@@ -390,7 +390,9 @@ enum Command {
     Check {
         #[command(flatten)]
         host: HostArgs,
-        /// Plugin name, or the path of a plugin folder.
+        /// Plugin name, the path of a plugin folder, or a folder of plugins: every plugin there with scenarios
+        /// is tested (exit status 1 when any fails, for CI). A plugin whose component is older than its sources
+        /// is built first.
         plugin: String,
         /// The experience whose game (classes, pawn class) the plugin is written for
         /// [default: experiences/default.toml when present]; its features and bundles are not loaded.
@@ -783,9 +785,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Test { host, plugin, experience } => {
             let Host { plugin_dirs, runtime, config, .. } = host.over(defaults).prepare()?;
-            let (name, plugin_dirs) = plugin_and_dirs(&plugin, plugin_dirs)?;
             let default = Path::new("experiences/default.toml");
             let game = experience.or_else(|| default.is_file().then(|| default.to_path_buf()));
+            let folder = Path::new(&plugin);
+            if folder.is_dir() && !folder.join("plugin.toml").is_file() {
+                let options = session_options(plugin_dirs, runtime, config, LogLevel::Debug);
+                return scenario::test_folder(folder, game.as_deref(), options);
+            }
+            let (name, plugin_dirs) = plugin_and_dirs(&plugin, plugin_dirs)?;
             scenario::test_plugin(
                 &name,
                 game.as_deref(),
@@ -1044,13 +1051,8 @@ fn warn_stale_components(session: &Session) {
 /// Warns when a plugin's component is older than its sources (it is not what the user last wrote, and may have
 /// been built against an earlier draft of the WIT).
 fn warn_if_stale(manifest: &gamefeature_host::feature::PluginManifest) {
-    if let Some(source) = build::newer_source(manifest) {
-        eprintln!(
-            "warning: plugin {}: {} is older than {}; rebuild it with `gfhost build`",
-            manifest.name,
-            manifest.component_path.display(),
-            source.display()
-        );
+    if let Some(why) = build::staleness(manifest) {
+        eprintln!("warning: plugin {}: {why}; rebuild it with `gfhost build`", manifest.name);
     }
 }
 

@@ -292,10 +292,57 @@ fn run_scenario(
 
 /// `gfhost test PLUGIN`: runs every scenario of the plugin; success when all pass.
 pub fn test_plugin(name: &str, game: Option<&Path>, options: SessionOptions) -> Result<ExitCode> {
+    Ok(if scenarios_pass(name, game, options)? { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// Tests every plugin of the folder `dir` that has scenarios, each as [`test_plugin`] does, in name order:
+/// what CI runs over a mod's folder. Fails when any scenario does, or a plugin cannot be built or loaded.
+pub fn test_folder(dir: &Path, game: Option<&Path>, options: SessionOptions) -> Result<ExitCode> {
+    let with_scenarios: Vec<PathBuf> =
+        crate::build::plugin_folders(dir)?.into_iter().filter(|folder| folder.join(SCENARIO_FOLDER).is_dir()).collect();
+    if with_scenarios.is_empty() {
+        bail!("no plugin in {} has scenarios ({SCENARIO_FOLDER}/NAME.toml beside its plugin.toml)", dir.display());
+    }
+    let mut failed = Vec::new();
+    for folder in &with_scenarios {
+        let name = gamefeature_host::feature::PluginManifest::read(folder)?.name;
+        let options = SessionOptions { plugin_dirs: vec![dir.to_path_buf()], ..options.clone() };
+        match scenarios_pass(&name, game, options) {
+            Ok(true) => {}
+            Ok(false) => failed.push(name),
+            Err(e) => {
+                println!("  FAIL  {name}: {}", gamefeature_host::text::shown(&format!("{e:#}"), 2048));
+                failed.push(name);
+            }
+        }
+    }
+    let passed = with_scenarios.len() - failed.len();
+    println!(
+        "tested {} plugin(s) in {}: {passed} passed, {} failed",
+        with_scenarios.len(),
+        dir.display(),
+        failed.len()
+    );
+    if !failed.is_empty() {
+        println!("failed: {}", failed.join(", "));
+    }
+    Ok(if failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// Runs `name`'s scenarios (building it first when its component is stale): whether they all passed.
+fn scenarios_pass(name: &str, game: Option<&Path>, options: SessionOptions) -> Result<bool> {
     let tokio = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let dirs = options.plugin_dirs.clone();
     let session = Session::new(options)?;
     let manifest = session.features().manifest(name).with_context(|| crate::no_plugin_named(name, &dirs))?;
+    // A test of a component older than its sources would test what the modder no longer has.
+    if let Some(why) = crate::build::staleness(&manifest) {
+        println!("building {name} first: {why}");
+        let built = crate::build::build_plugins(&manifest.dir)?;
+        if let Some(failure) = built.failures.first() {
+            bail!("{name} does not build, so its scenarios cannot run: {failure:#}");
+        }
+    }
     let folder = manifest.dir.join(SCENARIO_FOLDER);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&folder)
         .map(|entries| {
@@ -325,7 +372,7 @@ pub fn test_plugin(name: &str, game: Option<&Path>, options: SessionOptions) -> 
         }
     }
     println!("{} passed, {failed} failed", files.len() - failed);
-    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(failed == 0)
 }
 
 #[cfg(test)]

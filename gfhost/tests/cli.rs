@@ -446,7 +446,9 @@ fn a_new_plugin_in_each_language_builds_loads_and_logs_on_the_first_run() {
     assert!(report.contains("no line of hello-c's log contains \"goodbye\""), "{report}");
     assert!(report.contains("1 passed, 1 failed"), "{report}");
 
-    // An edit after the build: the component no longer matches its sources, and gfhost says so.
+    // Files touched but unchanged (an edit undone, a `git checkout`): `gfhost build` would call the Python,
+    // JavaScript and C plugins fresh (their inputs' digest is what it recorded), and so does every other command;
+    // a Rust plugin is judged by the times, as cargo judges it.
     for (language, source) in languages {
         let folder = plugins.join(format!("hello-{language}"));
         let later = std::fs::metadata(folder.join(format!("hello_{language}.wasm"))).unwrap().modified().unwrap()
@@ -455,15 +457,45 @@ fn a_new_plugin_in_each_language_builds_loads_and_logs_on_the_first_run() {
     }
     let listing = gfhost_in(&["plugins"]);
     let stderr = String::from_utf8_lossy(&listing.stderr);
-    for (language, source) in languages {
-        let stale = format!("hello_{language}.wasm is older than");
-        let file = source.rsplit('/').next().unwrap();
-        assert!(stderr.lines().any(|l| l.contains(&stale) && l.contains(file)), "{language}: {stderr}");
+    assert!(stderr.contains("hello_rust.wasm is older than") && stderr.contains("lib.rs"), "{stderr}");
+    for language in ["python", "js", "c"] {
+        assert!(!stderr.contains(&format!("hello_{language}.wasm")), "{language}'s sources are as built: {stderr}");
+    }
+    // An edit after the build: the component no longer matches its sources, and gfhost says so.
+    for (language, source) in &languages[1..] {
+        let file = plugins.join(format!("hello-{language}")).join(source);
+        let mut text = std::fs::read_to_string(&file).unwrap();
+        text.push_str(if *language == "python" { "\n# edited\n" } else { "\n// edited\n" });
+        std::fs::write(&file, text).unwrap();
+    }
+    let listing = gfhost_in(&["plugins"]);
+    let stderr = String::from_utf8_lossy(&listing.stderr);
+    for language in ["python", "js", "c"] {
+        let stale = format!("hello_{language}.wasm was built from other sources than these");
+        assert!(
+            stderr.lines().any(|l| l.contains(&stale) && l.contains(&format!("plugin hello-{language}"))),
+            "{stderr}"
+        );
     }
     // Inspecting one says so too.
-    let inspect = gfhost_in(&["inspect", "hello-rust"]);
+    let inspect = gfhost_in(&["inspect", "hello-js"]);
     let stderr = String::from_utf8_lossy(&inspect.stderr);
-    assert!(stderr.contains("hello_rust.wasm is older than"), "{stderr}");
+    assert!(stderr.contains("hello_js.wasm was built from other sources than these"), "{stderr}");
+    // `gfhost test` builds a stale plugin before testing it; then it is fresh again.
+    std::fs::remove_file(plugins.join("hello-c/tests/goodbye.toml")).unwrap();
+    let tested = gfhost_in(&["test", "hello-c"]);
+    let report = stdout(&tested);
+    assert!(tested.status.success(), "{report}{}", String::from_utf8_lossy(&tested.stderr));
+    assert!(report.contains("building hello-c first: ") && report.contains("1 passed, 0 failed"), "{report}");
+    let listing = gfhost_in(&["plugins"]);
+    assert!(!String::from_utf8_lossy(&listing.stderr).contains("hello_c.wasm"), "built again: fresh");
+    // Every plugin of the folder in one command, for CI: the stale ones built first.
+    let tested = gfhost_in(&["test", plugins.to_str().unwrap()]);
+    let report = stdout(&tested);
+    assert!(tested.status.success(), "{report}{}", String::from_utf8_lossy(&tested.stderr));
+    assert!(report.contains("tested 4 plugin(s) in ") && report.contains(": 4 passed, 0 failed"), "{report}");
+    assert!(report.contains("building hello-rust first: "), "{report}");
+    let inspect = gfhost_in(&["inspect", "hello-rust"]);
     assert!(stdout(&inspect).contains("calls: direct (wasmtime's synchronous API)"), "{}", stdout(&inspect));
 }
 
@@ -572,10 +604,7 @@ fn play_only_shows_the_named_plugin_s_lines() {
     assert!(output.status.success(), "{text}\n{}", String::from_utf8_lossy(&output.stderr));
     let plugin_lines: Vec<&str> = text.lines().filter(|l| l.starts_with('[')).collect();
     assert!(plugin_lines.iter().any(|l| l.starts_with("[announcer@main] ")), "{text}");
-    assert!(
-        plugin_lines.iter().all(|l| l.starts_with("[announcer")),
-        "only the announcer's lines: {plugin_lines:#?}"
-    );
+    assert!(plugin_lines.iter().all(|l| l.starts_with("[announcer")), "only the announcer's lines: {plugin_lines:#?}");
 
     let everyone = gfhost(
         &["play", experience.to_str().unwrap(), "--script", script.to_str().unwrap()],
