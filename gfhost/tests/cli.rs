@@ -587,6 +587,23 @@ fn play_ticks_the_world_so_timers_fire() {
     assert!((1..=4).contains(&seconds), "{seconds} s of match in 3.5 s of play: {text}");
 }
 
+/// A C plugin that builds with a warning shows it: the build succeeds, and clang's warning is on standard error
+/// with the plugin's name.
+#[test]
+fn a_c_plugin_s_warnings_show_when_its_build_succeeds() {
+    let (root, plugins) = modder_folder();
+    let created = gfhost_as_modder(root.path(), &plugins, &["new", "warned", "--lang", "c"]);
+    assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
+    let source = plugins.join("warned/plugin.c");
+    let mut text = std::fs::read_to_string(&source).unwrap();
+    text.push_str("\nint warned_helper(void) {\n    int never_read = 1;\n    return 0;\n}\n");
+    std::fs::write(&source, text).unwrap();
+    let built = gfhost_as_modder(root.path(), &plugins, &["build"]);
+    let stderr = String::from_utf8_lossy(&built.stderr);
+    assert!(built.status.success(), "{stderr}");
+    assert!(stderr.lines().any(|l| l.starts_with("plugin warned: clang: ") && l.contains("never_read")), "{stderr}");
+}
+
 /// `gfhost play --only PLUGIN` prints that plugin's lines and leaves out the other plugins' chatter; a plugin
 /// that is not installed is refused, naming those that are.
 #[test]

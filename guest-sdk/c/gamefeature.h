@@ -1,7 +1,9 @@
 /* Write game-feature plugins for a gamefeature host in C.
  *
- * `gfhost build` generates the world's bindings (`game_feature.h`, from wit-bindgen's C generator), and compiles
- * them with this helper (`gamefeature.c`) and the plugin's `.c` files. The helper implements every export: it
+ * `gfhost build` generates the world's bindings (`game_feature.h`, from wit-bindgen's C generator; the same
+ * header is committed beside this one, so an editor or `clang --target=wasm32-wasi -fsyntax-only -I guest-sdk/c`
+ * needs nothing generated), and compiles them with this helper (`gamefeature.c`) and the plugin's `.c` files;
+ * clang's warnings are shown even when the build succeeds. The helper implements every export: it
  * fans the host's batches out into one call per event, per init-state step, per timer, to the `gf_*` hooks
  * below, and frees what the host passed in. Define only the hooks you need: every one has a default (a weak
  * symbol) that does nothing and succeeds.
