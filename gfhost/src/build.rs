@@ -17,10 +17,40 @@ use anyhow::{bail, Context, Result};
 use gamefeature_builder::{BuildTarget, Language, Toolchains};
 use gamefeature_host::feature::{PluginManifest, MANIFEST_FILE};
 
-/// The repository whose toolchains, WIT packages and SDKs `gfhost build` and `gfhost new` use: `$GFHOST_HOME`,
-/// else the one this `gfhost` was built from.
-pub fn repository() -> PathBuf {
-    std::env::var_os("GFHOST_HOME").map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".."), PathBuf::from)
+/// The gamefeature home whose toolchains, WIT packages and SDKs `gfhost build` and `gfhost new` use — a checkout
+/// of the project, set up by `./dev setup` — found where this `gfhost` runs, never where it was compiled:
+/// `$GFHOST_HOME`; else the checkout the running executable is in (`<home>/target/debug/gfhost`); else the one
+/// the current folder is in. An error says where it looked and how to point it at one.
+pub fn repository() -> Result<PathBuf> {
+    if let Some(home) = std::env::var_os("GFHOST_HOME") {
+        let home = PathBuf::from(home);
+        if is_home(&home) {
+            return Ok(home);
+        }
+        bail!(
+            "GFHOST_HOME is {}, which holds no gamefeature checkout (guest-sdk/ and wit/): point it at one",
+            home.display()
+        );
+    }
+    let executable = std::env::current_exe().and_then(std::fs::canonicalize).ok();
+    let current = std::env::current_dir().ok();
+    let found = [executable.as_deref(), current.as_deref()]
+        .into_iter()
+        .flatten()
+        .find_map(|start| start.ancestors().find(|dir| is_home(dir)).map(Path::to_path_buf));
+    found.with_context(|| {
+        format!(
+            "gfhost finds no gamefeature checkout (guest-sdk/ and wit/, set up by ./dev setup) above {} or above {}: \
+             set GFHOST_HOME to one (GFHOST_HOME=~/gamefeature gfhost ...)",
+            executable.as_deref().map_or("the executable".into(), |p| p.display().to_string()),
+            current.as_deref().map_or("the current folder".into(), |p| p.display().to_string()),
+        )
+    })
+}
+
+/// Whether `dir` is a gamefeature checkout: it has the SDKs and the WIT packages plugins build against.
+fn is_home(dir: &Path) -> bool {
+    dir.join("guest-sdk").is_dir() && dir.join("wit").is_dir()
 }
 
 /// The target plugins are built for.
@@ -114,7 +144,15 @@ pub fn build_plugins(path: &Path) -> Result<Built> {
 /// Builds plugins written in other languages than Rust, two at a time (their toolchains are single-threaded
 /// and slow: componentize-py and componentize-js take seconds each).
 fn build_others(folders: &[(PathBuf, Language)]) -> Built {
-    let toolchains = Toolchains::of_repository(&repository());
+    let home = match repository() {
+        Ok(home) => home,
+        Err(e) => {
+            let mut built = Built::default();
+            built.failures.push(e);
+            return built;
+        }
+    };
+    let toolchains = Toolchains::of_repository(&home);
     let build = |(folder, language): &(PathBuf, Language)| -> Result<Packaged> {
         let target = BuildTarget::read(folder)?;
         // Built from exactly these inputs already: the same component (and so a compile-cache hit) without the
@@ -224,7 +262,7 @@ pub fn rust_target_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
         return Some(PathBuf::from(dir));
     }
-    let shared = repository().join("plugins").join("target");
+    let shared = repository().ok()?.join("plugins").join("target");
     let writable = std::fs::create_dir_all(&shared).is_ok()
         && std::fs::metadata(&shared).is_ok_and(|m| !m.permissions().readonly());
     writable.then_some(shared)
@@ -243,7 +281,7 @@ fn cargo_build(workspace: &Path, target_dir: Option<&Path>) -> Result<HashMap<Pa
     if let Some(dir) = target_dir {
         command.arg("--target-dir").arg(dir);
     }
-    command.env("CARGO_ENCODED_RUSTFLAGS", gamefeature_builder::rust_plugin_rustflags(&repository()));
+    command.env("CARGO_ENCODED_RUSTFLAGS", gamefeature_builder::rust_plugin_rustflags(&repository()?));
     command.env_remove("RUSTFLAGS");
     let mut child =
         command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().context("running cargo (is Rust installed?)")?;
@@ -346,7 +384,9 @@ pub fn staleness(manifest: &PluginManifest) -> Option<String> {
     let component = manifest.component_path.display();
     if language != Language::Rust && manifest.component_path.is_file() {
         let recorded = std::fs::read_to_string(manifest.dir.join(BUILD_STAMP)).ok();
-        let inputs = Toolchains::of_repository(&repository()).inputs_digest(language, &manifest.dir).ok();
+        let inputs = repository()
+            .ok()
+            .and_then(|home| Toolchains::of_repository(&home).inputs_digest(language, &manifest.dir).ok());
         if let (Some(recorded), Some(inputs)) = (recorded, inputs) {
             // The record is the inputs' digest and the builder's identity: a new gfhost builds again, but the
             // sources are what make a component stale.

@@ -168,7 +168,7 @@ fn new_rust_plugin(parent: &Path, name: &str) -> Result<PathBuf> {
 
 fn cargo_toml(name: &str, folder: &Path) -> Result<String> {
     // A new Rust plugin depends on the SDK's sources by path.
-    let sdk_dir = crate::build::repository().join("guest-sdk");
+    let sdk_dir = crate::build::repository()?.join("guest-sdk");
     let sdk = std::fs::canonicalize(&sdk_dir).with_context(|| format!("finding the SDK at {}", sdk_dir.display()))?;
     let here = std::fs::canonicalize(folder).with_context(|| format!("finding {}", folder.display()))?;
     let sdk = relative_path(&here, &sdk).unwrap_or(sdk);

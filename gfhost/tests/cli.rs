@@ -587,6 +587,46 @@ fn play_ticks_the_world_so_timers_fire() {
     assert!((1..=4).contains(&seconds), "{seconds} s of match in 3.5 s of play: {text}");
 }
 
+/// A `gfhost` outside any checkout (installed elsewhere, run from elsewhere) finds no SDK: it says where it
+/// looked and how to point it at one; with `GFHOST_HOME` it makes a Rust plugin whose SDK is that checkout's,
+/// not the one it was compiled in.
+#[test]
+fn gfhost_outside_a_checkout_asks_for_gfhost_home_and_follows_it() {
+    let elsewhere = tempfile::tempdir().unwrap();
+    let copy = elsewhere.path().join("bin/gfhost");
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_gfhost"), &copy).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_gfhost"), &copy).unwrap();
+    }
+    let mods = elsewhere.path().join("mods");
+    std::fs::create_dir_all(&mods).unwrap();
+    let new = |name: &str, home: Option<&Path>| {
+        let mut command = Command::new(&copy);
+        command.current_dir(elsewhere.path()).args(["new", name, "--lang", "rust", "--dir"]).arg(&mods);
+        command.env_remove("GFHOST_HOME");
+        if let Some(home) = home {
+            command.env("GFHOST_HOME", home);
+        }
+        command.output().unwrap()
+    };
+    let lost = new("lost", None);
+    let said = String::from_utf8_lossy(&lost.stderr);
+    assert!(!lost.status.success(), "{said}");
+    assert!(said.contains("finds no gamefeature checkout") && said.contains("set GFHOST_HOME"), "{said}");
+
+    let home = std::fs::canonicalize(Path::new(env!("CARGO_MANIFEST_DIR")).join("..")).unwrap();
+    let found = new("far", Some(&home));
+    assert!(found.status.success(), "{}", String::from_utf8_lossy(&found.stderr));
+    let cargo_toml = std::fs::read_to_string(mods.join("far/Cargo.toml")).unwrap();
+    let sdk = cargo_toml.split("gamefeature-sdk = { path = \"").nth(1).and_then(|rest| rest.split('"').next()).unwrap();
+    let sdk = std::fs::canonicalize(mods.join("far").join(sdk)).unwrap();
+    assert_eq!(sdk, home.join("guest-sdk"), "{cargo_toml}");
+
+    let wrong = new("wrong", Some(elsewhere.path()));
+    let said = String::from_utf8_lossy(&wrong.stderr);
+    assert!(!wrong.status.success() && said.contains("holds no gamefeature checkout"), "{said}");
+}
+
 /// A C plugin that builds with a warning shows it: the build succeeds, and clang's warning is on standard error
 /// with the plugin's name.
 #[test]
