@@ -186,6 +186,7 @@ function renderClients(snapshot) {
       el("td", {}, c.sent_bytes_per_s === null ? "" : bytes(c.sent_bytes_per_s)),
       el("td", {}, c.received_bytes_per_s === null ? "" : bytes(c.received_bytes_per_s)),
       el("td", {}, String(c.backlog)),
+      el("td", {}, c.mods_fetched_bytes ? bytes(c.mods_fetched_bytes) : ""),
       el("td", {}, c.groups.join(", ")),
     ],
   ];

@@ -141,6 +141,8 @@ pub struct ClientView {
     pub received_bytes_per_s: Option<f64>,
     pub backlog: usize,
     pub values_sent: u64,
+    /// Package bytes it fetched (mod sync) on this connection.
+    pub mods_fetched_bytes: u64,
     /// The relevancy groups it is in.
     pub groups: Vec<String>,
 }
@@ -298,6 +300,7 @@ pub fn clients_of(
                 received_bytes_per_s: rate(received, last_received),
                 backlog: s.backlog,
                 values_sent: s.values_sent,
+                mods_fetched_bytes: s.fetched_bytes,
                 groups: w
                     .client_groups(s.client)
                     .map(|g| g.iter().map(|g| g.to_string()).collect())

@@ -120,6 +120,11 @@ async fn a_client_with_no_plugins_fetches_the_servers_signed_packages_and_plays(
         // Fetched plugins get nothing beyond the sandbox unless the client says otherwise.
         assert_eq!(manifest.permissions, Default::default(), "{plugin}");
     }
+    // What the client fetched is counted against it, as a server's operator sees it (the console's clients).
+    let stats = served.server.client_stats();
+    assert_eq!(stats.len(), 1);
+    assert!(stats[0].fetched_bytes > 0, "{stats:?}");
+    assert_eq!(stats[0].fetched_bytes, served.server.fetched_bytes(), "one client fetched everything fetched");
     // The client's player arrives, with the server's actors.
     play(&mut served, &mut joiner, 60, |j| {
         let me = j.client.id();

@@ -181,6 +181,8 @@ pub struct ClientStats {
     pub backlog: usize,
     /// Replicated values sent to the client so far, sent again ones included.
     pub values_sent: u64,
+    /// Package bytes the client fetched (mod sync) on this connection.
+    pub fetched_bytes: u64,
 }
 
 /// A world served to clients.
@@ -210,6 +212,8 @@ pub struct GameServer {
     budgets: super::fetch_budget::FetchBudgets,
     /// Package bytes sent so far, to every client.
     fetched_bytes: u64,
+    /// Package bytes sent to each connected client.
+    fetched_by: BTreeMap<ClientId, u64>,
     /// What happened between frames (a kick), told with the next frame's notes.
     between_frames: Vec<ServerNote>,
 }
@@ -253,6 +257,7 @@ impl GameServer {
             offers: Offers::default(),
             budgets: Default::default(),
             fetched_bytes: 0,
+            fetched_by: BTreeMap::new(),
             between_frames: Vec::new(),
         }
     }
@@ -370,6 +375,7 @@ impl GameServer {
                 traffic: self.transport.traffic(client).unwrap_or_default(),
                 backlog: self.replication.backlog(client).unwrap_or(0),
                 values_sent: self.replication.values_sent(client).unwrap_or(0),
+                fetched_bytes: self.fetched_by.get(&client).copied().unwrap_or(0),
             })
             .collect()
     }
@@ -512,6 +518,7 @@ impl GameServer {
             return self.drop_client(client, Closed::Flood, why, notes);
         }
         self.fetched_bytes += size;
+        *self.fetched_by.entry(client).or_default() += size;
         self.transport.send(client, Channel::Bulk, encode(&chunk));
     }
 
@@ -669,6 +676,7 @@ impl GameServer {
     /// and their components — leave the world (clients still playing hear they were destroyed).
     fn forget(&mut self, client: ClientId) {
         self.greeting.forget(client);
+        self.fetched_by.remove(&client);
         self.identities.remove(&client);
         self.replication.leave(client);
         // Its relevancy groups go with it: a connection's number is never given again.
