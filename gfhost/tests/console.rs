@@ -7,37 +7,17 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{gfhost, setup, Running};
+use common::{free_port, gfhost, installed, setup, Running, Service};
 use fantoccini::{Client, ClientBuilder, Locator};
 
 /// How long a wait may take before the test fails: only a broken build comes near it.
 const PATIENCE: Duration = Duration::from_secs(120);
 
 const TOKEN: &str = "console-test-token-0123456789";
-
-/// chromedriver, stopped (with the browsers it started) when the test ends however it ends.
-struct Driver(Child);
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-fn on_path(name: &str) -> PathBuf {
-    std::env::var_os("PATH")
-        .and_then(|paths| std::env::split_paths(&paths).map(|dir| dir.join(name)).find(|p| p.is_file()))
-        .unwrap_or_else(|| panic!("{name} is not installed: run ./dev setup"))
-}
 
 fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
@@ -48,15 +28,15 @@ fn agent() -> ureq::Agent {
 }
 
 /// chromedriver on a free loopback port, once it answers.
-fn start_driver() -> (Driver, u16) {
+fn start_driver() -> (Service, u16) {
     let port = free_port();
-    let child = Command::new(on_path("chromedriver"))
+    let child = Command::new(installed("chromedriver", "browser"))
         .arg(format!("--port={port}"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("starting chromedriver");
-    let driver = Driver(child);
+    let driver = Service(child);
     let started = Instant::now();
     while agent().get(&format!("http://127.0.0.1:{port}/status")).call().map(|r| r.status().as_u16()).ok() != Some(200)
     {
@@ -148,7 +128,7 @@ fn the_console_shows_the_world_and_takes_actions_only_with_the_token() {
         capabilities.insert(
             "goog:chromeOptions".into(),
             serde_json::json!({
-                "binary": on_path("chromium"),
+                "binary": installed("chromium", "browser"),
                 "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                          "--window-size=1400,1100", "--no-first-run"],
             }),

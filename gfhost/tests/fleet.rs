@@ -4,30 +4,15 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{gfhost, setup, Running};
+use common::{free_port, gfhost, installed, setup, Running, Service};
 use gamefeature_plugin_artifacts::*;
 
 /// How long a wait may take before the test fails: only a broken build comes near it.
 const PATIENCE: Duration = Duration::from_secs(120);
-
-/// A service the test started, stopped when the test ends however it ends.
-struct Service(Child);
-
-impl Drop for Service {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A port free on loopback now (bound, then released) for a service that cannot report the one it picked.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
 
 /// `GET url`: the status and the body (an error status is an answer too).
 fn get(url: &str) -> Option<(u16, String)> {
@@ -56,18 +41,6 @@ fn eventually<T>(what: &str, mut answer: impl FnMut() -> Option<T>) -> T {
         assert!(started.elapsed() < PATIENCE, "{what}: never");
         std::thread::sleep(Duration::from_millis(200));
     }
-}
-
-/// The program `name` as `./dev setup` installs it: on the PATH, or under `toolchains/`.
-fn installed(name: &str, under_toolchains: &str) -> PathBuf {
-    let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let local = repository.join("toolchains").join(under_toolchains).join(name);
-    if local.is_file() {
-        return local;
-    }
-    let on_path = std::env::var_os("PATH")
-        .and_then(|paths| std::env::split_paths(&paths).map(|dir| dir.join(name)).find(|p| p.is_file()));
-    on_path.unwrap_or_else(|| panic!("{name} is not installed: run ./dev setup"))
 }
 
 /// A server with an admin endpoint, one client playing in it: Prometheus scrapes the server's metrics (its

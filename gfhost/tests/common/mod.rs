@@ -113,3 +113,30 @@ impl Running {
         unsafe { libc::kill(self.child.id() as i32, signal) };
     }
 }
+
+/// A service the test started (Prometheus, a WebDriver server...), stopped when the test ends however it ends.
+pub struct Service(pub Child);
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A port free on loopback now (bound, then released) for a service that cannot report the one it picked.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// The program `name` as `./dev setup` installs it: under `toolchains/UNDER_TOOLCHAINS`, or on the PATH.
+pub fn installed(name: &str, under_toolchains: &str) -> std::path::PathBuf {
+    let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let local = repository.join("toolchains").join(under_toolchains).join(name);
+    if local.is_file() {
+        return local;
+    }
+    let on_path = std::env::var_os("PATH")
+        .and_then(|paths| std::env::split_paths(&paths).map(|dir| dir.join(name)).find(|p| p.is_file()));
+    on_path.unwrap_or_else(|| panic!("{name} is not installed: run ./dev setup"))
+}
