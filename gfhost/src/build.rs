@@ -245,7 +245,7 @@ fn lock_build(folder: &Path, name: &str, component: &Path) -> Result<gamefeature
 /// Copies `from` to `to` whole: into a temporary file beside `to`, then renamed over it, so a host loading the
 /// plugin meanwhile reads the old component or the new one, never half of one.
 fn place_copy(from: &Path, to: &Path) -> std::io::Result<()> {
-    let folder = to.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let folder = crate::folder_of(to);
     let mut copy = tempfile::Builder::new().prefix(".building-").tempfile_in(folder)?;
     std::io::copy(&mut std::fs::File::open(from)?, copy.as_file_mut())?;
     gamefeature_builder::readable_by_all(copy.path())?;

@@ -816,7 +816,13 @@ fn plugin_and_dirs(plugin: &str, plugin_dirs: Vec<PathBuf>) -> Result<(String, V
         return Ok((plugin.to_string(), plugin_dirs));
     }
     let manifest = gamefeature_host::feature::PluginManifest::read(path)?;
-    Ok((manifest.name, vec![path.parent().unwrap_or(Path::new(".")).to_path_buf()]))
+    Ok((manifest.name, vec![folder_of(path).to_path_buf()]))
+}
+
+/// The folder `path` is in. `Path::new("hello").parent()` is the empty path, which names no folder (reading it
+/// fails, joining to it reads as relative to nothing): the current folder is meant.
+pub(crate) fn folder_of(path: &Path) -> &Path {
+    path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
 }
 
 /// A session of the plugins in `plugin_dirs`, configured by the host configuration.

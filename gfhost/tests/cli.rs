@@ -1045,6 +1045,20 @@ fn a_plugin_not_found_says_where_it_looked_and_how_to_point_at_it() {
     assert!(text.contains("there is no folder ") && text.contains("--plugins DIR"), "{text}");
 }
 
+/// A plugin named by its folder, as a modder standing beside it types it (`gfhost check hello` in the folder
+/// holding `hello/`): the folder is found however short its path.
+#[test]
+fn a_plugin_folder_named_from_beside_it_is_found() {
+    let (root, plugins) = modder_folder();
+    assert!(gfhost_as_modder(root.path(), &plugins, &["new", "beside", "--lang", "c"]).status.success());
+    assert!(gfhost_as_modder(root.path(), &plugins, &["build"]).status.success());
+    for command in [&["inspect", "beside"][..], &["check", "beside"], &["test", "beside"]] {
+        let output = gfhost_as_modder(&plugins, Path::new("elsewhere"), command);
+        let text = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{command:?}: {text}");
+    }
+}
+
 /// What comes from outside (a file's name, an archive's entry, a registry's answer) reaches the terminal as
 /// data: an error quoting it escapes its control characters rather than passing an escape sequence on.
 #[test]
