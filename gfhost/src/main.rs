@@ -1014,7 +1014,15 @@ fn inspect_plugin(name: &str, options: SessionOptions) -> Result<ExitCode> {
     warn_if_stale(&manifest);
     let inspection = session.runtime().inspect_plugin(&manifest)?;
     let how = match inspection.provenance {
-        Provenance::Compiled { took } => format!("compiled in {:.1} ms", took.as_secs_f64() * 1e3),
+        Provenance::Compiled { took } => {
+            let counts = session.runtime().compile_counts();
+            let functions = counts.functions_reused + counts.functions_compiled;
+            let reused = match counts.functions_reused {
+                0 => String::new(),
+                n => format!(" ({n} of its {functions} functions compiled before, reused)"),
+            };
+            format!("compiled in {:.1} ms{reused}", took.as_secs_f64() * 1e3)
+        }
         Provenance::Cached { took } => format!("loaded from cache in {:.2} ms", took.as_secs_f64() * 1e3),
     };
     println!("  {how}");

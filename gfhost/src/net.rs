@@ -639,7 +639,7 @@ pub fn run_networked(args: RunArgs<'_>, options: SessionOptions) -> Result<ExitC
         Some(path) => ServerScript::read(path, args.tick_rate)?,
         None => ServerScript::default(),
     };
-    let experiences = crate::folder_of(&args.experience).to_path_buf();
+    let experiences = crate::folder_of(args.experience).to_path_buf();
     let tokio = runtime()?;
     let session = Session::new(options.clone())?;
     let identity = ServerIdentity::self_signed().map_err(|e| anyhow::anyhow!("the server's certificate: {e}"))?;

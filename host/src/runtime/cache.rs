@@ -253,6 +253,17 @@ impl ComponentCache {
         }
     }
 
+    /// The cache's MAC key, if the cache can be trusted (see `exposure`): what the function cache beside it signs
+    /// its records with. With `create`, the key (and the folder) are made if there are none.
+    pub(super) fn trusted_secret(&self, create: bool) -> Option<[u8; 32]> {
+        if self.exposure().is_some() {
+            return None;
+        }
+        let secret = self.secret(create)?;
+        // Made just now: the folder and key it made are checked as one found would be.
+        self.exposure().is_none().then_some(secret)
+    }
+
     /// Where the checks of files this cache's entries depend on are recorded for later processes, if the cache
     /// can be trusted and has a key (see [`CheckRecords`]).
     pub fn records(&self) -> Option<CheckRecords> {

@@ -23,6 +23,7 @@ mod deadline;
 mod direct;
 mod drive;
 mod epoch;
+mod function_cache;
 mod host;
 mod instance;
 mod limits;
@@ -63,6 +64,7 @@ use crate::text::one_line;
 use bindings::{v0_1_0, GameFeature, GameFeatureIndices};
 use checked_files::{CheckedFiles, FileIdentity};
 use epoch::EpochTicker;
+use function_cache::FunctionCache;
 use instance::Pre;
 use state::InstanceState;
 
@@ -210,6 +212,12 @@ pub struct CompileCounts {
     /// Component files hashed and cache entries checked in full: the rest were vouched for by an earlier check,
     /// of this process or (through the cache's records) of another (see [`checked_files`]).
     pub checked_in_full: u64,
+    /// Functions a compile found compiled already (by an earlier compile of this or another version of the
+    /// component, in this process or another): a component compiled again after an edit compiles only the
+    /// functions that changed.
+    pub functions_reused: u64,
+    /// Functions compiled and kept for later compiles.
+    pub functions_compiled: u64,
 }
 
 #[derive(Debug, Default)]
@@ -227,6 +235,8 @@ pub struct Runtime {
     /// called without a fiber (see `direct`).
     direct_linker: Linker<InstanceState>,
     cache: Option<ComponentCache>,
+    /// The compiled functions beside it, which wasmtime reads and writes as it compiles.
+    functions: Option<Arc<FunctionCache>>,
     /// Every distinct component compiled (or read from the cache) in this process, by its cache key: plugins
     /// sharing a component share its code, and concurrent loads of one component wait for one compile.
     compiled: Mutex<HashMap<EntryKey, CompileSlot>>,
@@ -351,6 +361,10 @@ fn is_core_module(bytes: &[u8]) -> bool {
     bytes.starts_with(b"\0asm\x01\0\0\0")
 }
 
+/// The function cache takes this share of the compile cache's budget (a quarter: a few language runtimes'
+/// functions, and the edits made to them).
+const FUNCTION_CACHE_SHARE: u64 = 4;
+
 /// Set to `1`, the host writes a perf map of the plugins' compiled code (`/tmp/perf-<pid>.map`), so that
 /// `perf report` shows which plugin function the time went to.
 pub const PERF_MAP_VARIABLE: &str = "GAMEFEATURE_PERF_MAP";
@@ -389,6 +403,15 @@ impl Runtime {
                 .table_keep_resident(RESIDENT_TABLE_PER_SLOT);
             wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         }
+        let cache = config.cache_dir.clone().map(|dir| ComponentCache::new(dir).with_budget(config.cache_budget));
+        // Beside the compiled components, their compiled functions: a component compiled after an edit compiles
+        // only the functions that changed (see `function_cache`).
+        let functions = cache
+            .as_ref()
+            .map(|cache| Arc::new(FunctionCache::new(cache.clone(), config.cache_budget / FUNCTION_CACHE_SHARE)));
+        if let Some(functions) = &functions {
+            wasm.enable_incremental_compilation(functions.clone()).map_err(|e| RuntimeError(format!("{e:#}")))?;
+        }
         let engine = Engine::new(&wasm).map_err(|e| RuntimeError(format!("{e:#}")))?;
         let linker_error = |e: wasmtime::Error| RuntimeError(format!("{e:#}"));
         let mut linker = Linker::new(&engine);
@@ -402,7 +425,6 @@ impl Runtime {
         direct::add_wasi_to_linker(&mut direct_linker).map_err(linker_error)?;
         GameFeature::add_to_linker::<InstanceState, HasSelf<InstanceState>>(&mut direct_linker, |state| state)
             .map_err(linker_error)?;
-        let cache = config.cache_dir.clone().map(|dir| ComponentCache::new(dir).with_budget(config.cache_budget));
         let ticker = EpochTicker::start(&engine).map_err(|e| RuntimeError(format!("starting the epoch clock: {e}")))?;
         let wasi_io = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -416,6 +438,7 @@ impl Runtime {
             linker,
             direct_linker,
             cache,
+            functions,
             compiled: Mutex::default(),
             in_use: Mutex::default(),
             counts: CompileCounters::default(),
@@ -441,6 +464,8 @@ impl Runtime {
             cache_hits: self.counts.cache_hits.load(Ordering::Relaxed),
             compiled: self.counts.compiled.load(Ordering::Relaxed),
             checked_in_full: self.counts.components_hashed.load(Ordering::Relaxed) + entries_checked,
+            functions_reused: self.functions.as_ref().map_or(0, |f| f.reused()),
+            functions_compiled: self.functions.as_ref().map_or(0, |f| f.added()),
         }
     }
 
@@ -532,8 +557,11 @@ impl Runtime {
                 None => read_unchanged(read, &facts.digest)?,
             };
             self.counts.compiled.fetch_add(1, Ordering::Relaxed);
-            let component =
-                Component::from_binary(&self.engine, &bytes).map_err(|e| explain_compile_error(&format!("{e:#}")))?;
+            let component = Component::from_binary(&self.engine, &bytes);
+            if let Some(functions) = &self.functions {
+                functions.flush();
+            }
+            let component = component.map_err(|e| explain_compile_error(&format!("{e:#}")))?;
             if let Some(cache) = &self.cache {
                 cache.store(&key, &component);
             }
