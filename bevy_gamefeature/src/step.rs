@@ -64,6 +64,9 @@ fn step(time: &Time, features: &GameFeatures, outcomes: &mut MessageWriter<'_, F
         tracing::warn!("{failure}");
     }
     host.failures_shown = failures.len();
+    for plugin in &step.compiling {
+        tracing::info!("compiling {plugin}'s new version");
+    }
     for reload in &step.reloads {
         match &reload.outcome {
             Ok(text) => tracing::info!("{text}"),

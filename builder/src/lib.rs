@@ -18,6 +18,7 @@ mod javascript;
 mod python;
 mod run;
 mod toolchains;
+pub mod types;
 
 use std::path::{Path, PathBuf};
 
@@ -131,7 +132,9 @@ impl Language {
                     }
                     Ok(kind) if kind.is_file() => {
                         let extension = path.extension().and_then(|e| e.to_str()).unwrap_or_default();
-                        if extensions.contains(&extension) && name != "plugin.toml" {
+                        // The manifest and the type checkers' configurations are not inputs of the build.
+                        let configuration = name == "plugin.toml" || types::CONFIG_FILES.contains(&name.as_ref());
+                        if extensions.contains(&extension) && !configuration {
                             sources.push(path);
                         }
                     }
@@ -198,7 +201,9 @@ mod tests {
     #[test]
     fn sources_leave_out_outputs_and_data() {
         let dir = tempfile::tempdir().unwrap();
-        for file in ["plugin.js", "lib/util.js", "node_modules/x/index.js", "data/table.json", "plugin.wasm"] {
+        for file in
+            ["plugin.js", "lib/util.js", "node_modules/x/index.js", "data/table.json", "plugin.wasm", "jsconfig.json"]
+        {
             let path = dir.path().join(file);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, "").unwrap();

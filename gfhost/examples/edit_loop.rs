@@ -1,10 +1,15 @@
 //! Measures a modder's edit loop in each language, as the README has it: `gfhost new`, `gfhost build`, then
 //! `gfhost play --watch` with the default `--plugins plugins`, and two edits of the plugin's source — the time
-//! from each save until the running world logs the new version's line (built again, reloaded, activated).
+//! from each save until the running world logs the new version's line (built again, reloaded, activated), and
+//! what each step of it took: noticing the save (the watcher waits for the file to settle), the language's
+//! build, compiling and reloading the new component (its settling included), and its first line.
 //!
 //! ```sh
-//! cargo build -p gfhost && cargo run -p gfhost --example edit_loop [rust|python|js|c ...]
+//! cargo build -p gfhost && cargo run -p gfhost --example edit_loop [rust|python|js|c ...] [--no-cache]
 //! ```
+//!
+//! With `--no-cache` each language is measured a second time with `play --no-cache`: every compile from scratch,
+//! as edits were before the function cache (see `host/src/runtime/function_cache.rs`).
 //!
 //! A measurement, not a test: the times depend on the machine and what else it runs.
 
@@ -33,12 +38,12 @@ fn run(root: &Path, args: &[&str]) {
     assert!(output.status.success(), "gfhost {args:?}: {}", String::from_utf8_lossy(&output.stderr));
 }
 
-/// Waits for a line containing `wanted` (at most five minutes).
-fn wait_for(lines: &mpsc::Receiver<String>, wanted: &str) {
+/// Waits for a line containing `wanted` (at most five minutes): when it came.
+fn wait_for(lines: &mpsc::Receiver<(Instant, String)>, wanted: &str) -> Instant {
     let deadline = Instant::now() + Duration::from_secs(300);
     while let Some(left) = deadline.checked_duration_since(Instant::now()) {
         match lines.recv_timeout(left) {
-            Ok(line) if line.contains(wanted) => return,
+            Ok((at, line)) if line.contains(wanted) => return at,
             Ok(_) => {}
             Err(_) => break,
         }
@@ -46,7 +51,21 @@ fn wait_for(lines: &mpsc::Receiver<String>, wanted: &str) {
     panic!("no line containing {wanted:?}");
 }
 
-fn measure(language: &str) -> (Duration, Duration, Duration) {
+/// One edit, from the save to the new version's line, step by step.
+struct Edit {
+    noticed: Duration,
+    built: Duration,
+    reloaded: Duration,
+    shown: Duration,
+}
+
+impl Edit {
+    fn total(&self) -> Duration {
+        self.noticed + self.built + self.reloaded + self.shown
+    }
+}
+
+fn measure(language: &str, cached: bool) -> (Duration, Edit, Edit) {
     let root = tempfile::tempdir().expect("a folder of the modder's own");
     std::fs::create_dir(root.path().join("plugins")).unwrap();
     let name = format!("hello-{language}");
@@ -60,6 +79,7 @@ fn measure(language: &str) -> (Duration, Duration, Duration) {
 
     let mut play = Command::new(gfhost())
         .args(["play", "e.toml", "--watch"])
+        .args((!cached).then_some("--no-cache"))
         .current_dir(root.path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -70,7 +90,7 @@ fn measure(language: &str) -> (Duration, Duration, Duration) {
     let stdout = play.stdout.take().unwrap();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if sender.send(line).is_err() {
+            if sender.send((Instant::now(), line)).is_err() {
                 break;
             }
         }
@@ -81,8 +101,16 @@ fn measure(language: &str) -> (Duration, Duration, Duration) {
         let text = std::fs::read_to_string(&source).unwrap();
         let saved = Instant::now();
         std::fs::write(&source, text.replace(from, to)).unwrap();
-        wait_for(&lines, &format!("{to} {name}"));
-        saved.elapsed()
+        let building = wait_for(&lines, "(its sources changed)");
+        let built = wait_for(&lines, &format!("{name} built"));
+        let reloaded = wait_for(&lines, &format!("{name} reloaded"));
+        let shown = wait_for(&lines, &format!("{to} {name}"));
+        Edit {
+            noticed: building - saved,
+            built: built - building,
+            reloaded: reloaded - built,
+            shown: shown.saturating_duration_since(reloaded),
+        }
     };
     let first_edit = edit("hello from", "hello again from");
     let second_edit = edit("hello again from", "hello once more from");
@@ -93,16 +121,29 @@ fn measure(language: &str) -> (Duration, Duration, Duration) {
 
 fn main() {
     let asked: Vec<String> = std::env::args().skip(1).collect();
-    let languages: Vec<&str> =
-        if asked.is_empty() { vec!["rust", "python", "js", "c"] } else { asked.iter().map(String::as_str).collect() };
-    println!("{:8} {:>12} {:>12} {:>12}", "language", "first build", "first edit", "second edit");
+    let baseline = asked.iter().any(|a| a == "--no-cache");
+    let mut languages: Vec<&str> = asked.iter().map(String::as_str).filter(|a| *a != "--no-cache").collect();
+    if languages.is_empty() {
+        languages = vec!["rust", "python", "js", "c"];
+    }
+    let seconds = |d: Duration| format!("{:.1} s", d.as_secs_f64());
+    println!("| language | cache | first build | edit | save noticed | built | compiled and reloaded | line shown | save to line |");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for language in languages {
-        let (build, first, second) = measure(language);
-        println!(
-            "{language:8} {:>11.1}s {:>11.1}s {:>11.1}s",
-            build.as_secs_f64(),
-            first.as_secs_f64(),
-            second.as_secs_f64()
-        );
+        for cached in [true, false].into_iter().filter(|cached| *cached || baseline) {
+            let (build, first, second) = measure(language, cached);
+            for (which, edit) in [("first", first), ("second", second)] {
+                println!(
+                    "| {language} | {} | {} | {which} | {} | {} | {} | {} | **{}** |",
+                    if cached { "yes" } else { "--no-cache" },
+                    seconds(build),
+                    seconds(edit.noticed),
+                    seconds(edit.built),
+                    seconds(edit.reloaded),
+                    seconds(edit.shown),
+                    seconds(edit.total())
+                );
+            }
+        }
     }
 }

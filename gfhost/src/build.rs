@@ -394,7 +394,9 @@ pub fn staleness(manifest: &PluginManifest) -> Option<String> {
                 .then(|| format!("{component} was built from other sources than these"));
         }
     }
-    let built = modified(&manifest.component_path)?;
+    let Some(built) = modified(&manifest.component_path) else {
+        return Some(format!("{component} was never built"));
+    };
     let newer = language.sources(&manifest.dir).into_iter().filter(|s| modified(s).is_some_and(|t| t > built));
     newer.max_by_key(|s| modified(s)).map(|source| format!("{component} is older than {}", source.display()))
 }

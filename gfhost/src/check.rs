@@ -7,7 +7,7 @@
 //! plugin written for that game's classes finds them.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -199,4 +199,42 @@ pub fn left_behind(w: &gamefeature_host::World) -> Option<String> {
     ];
     let left: Vec<String> = counts.iter().filter(|(n, _)| *n > 0).map(|(n, what)| format!("{n} {what}")).collect();
     (!left.is_empty()).then(|| format!("{} left", left.join(", ")))
+}
+
+/// `gfhost check --types PLUGIN`: type-checks a plugin's sources (a plugin named, a plugin folder, or every
+/// plugin with sources in a folder of them) with its language's checker, as the editor configuration `gfhost
+/// new` wrote says (see `gamefeature_builder::types`). Prints what each checker found; exit status 1 when any
+/// plugin has errors, for CI.
+pub fn check_types(plugin: &str, plugin_dirs: &[PathBuf]) -> Result<ExitCode> {
+    use gamefeature_builder::{Language, Toolchains};
+    let path = Path::new(plugin);
+    let folders: Vec<PathBuf> = if path.join(gamefeature_host::feature::MANIFEST_FILE).is_file() {
+        vec![path.to_path_buf()]
+    } else if path.is_dir() {
+        crate::build::plugin_folders(path)?
+    } else {
+        let report = gamefeature_host::feature::discover(plugin_dirs, &|_| Ok(()));
+        let found = report.found.into_iter().find(|manifest| manifest.name == plugin);
+        vec![found.with_context(|| crate::no_plugin_named(plugin, plugin_dirs))?.dir]
+    };
+    let toolchains = Toolchains::of_repository(&crate::build::repository()?);
+    let rust_target_dir = crate::build::rust_target_dir();
+    let mut failed = 0;
+    let mut checked = 0;
+    for folder in &folders {
+        let Some(language) = Language::of(folder)? else { continue };
+        checked += 1;
+        let check = toolchains.check_types(language, folder, rust_target_dir.as_deref())?;
+        let output = check.output.trim_end();
+        if !output.is_empty() {
+            println!("{output}");
+        }
+        let verdict = if check.passed { "ok" } else { "errors" };
+        println!("types of {} ({language}): {verdict}  [{}]", folder.display(), check.command);
+        failed += usize::from(!check.passed);
+    }
+    if checked == 0 {
+        anyhow::bail!("{plugin}: no plugin with sources to check");
+    }
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

@@ -390,14 +390,18 @@ enum Command {
     Check {
         #[command(flatten)]
         host: HostArgs,
-        /// Plugin name, the path of a plugin folder, or a folder of plugins: every plugin there with scenarios
-        /// is tested (exit status 1 when any fails, for CI). A plugin whose component is older than its sources
-        /// is built first.
+        /// Plugin name, or the path of a plugin folder (with --types, also a folder of plugins: every plugin
+        /// there with sources is checked).
         plugin: String,
         /// The experience whose game (classes, pawn class) the plugin is written for
         /// [default: experiences/default.toml when present]; its features and bundles are not loaded.
         #[arg(long)]
         experience: Option<PathBuf>,
+        /// Type-check the plugin's sources instead, with its language's checker as its editor configuration
+        /// says (TypeScript for JavaScript, mypy for Python, clang for C, cargo check for Rust): a misspelt
+        /// hook parameter is an error before the plugin is built. Exit status 1 on errors.
+        #[arg(long, conflicts_with = "experience")]
+        types: bool,
     },
     /// Run a plugin's scenario tests (its `tests/*.toml`): each plays the plugin in a fresh headless world,
     /// step by step, checking what it expects of the log, init states, components and properties, and that
@@ -405,7 +409,9 @@ enum Command {
     Test {
         #[command(flatten)]
         host: HostArgs,
-        /// Plugin name, or the path of a plugin folder.
+        /// Plugin name, the path of a plugin folder, or a folder of plugins: every plugin there with scenarios
+        /// is tested (exit status 1 when any fails, for CI). A plugin whose component is older than its sources
+        /// is built first.
         plugin: String,
         /// The experience whose game (classes, pawn class) the scenarios play in
         /// [default: experiences/default.toml when present]; its features and bundles are not loaded.
@@ -776,7 +782,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let manager = ManagerOptions { grants: config.grants, ..ManagerOptions::default() };
             list_plugins(SessionOptions { plugin_dirs, runtime, manager, trust: config.trust })
         }
-        Command::Check { host, plugin, experience } => {
+        Command::Check { host, plugin, types: true, .. } => {
+            let Host { plugin_dirs, .. } = host.over(defaults).prepare()?;
+            check::check_types(&plugin, &plugin_dirs)
+        }
+        Command::Check { host, plugin, experience, .. } => {
             let Host { plugin_dirs, runtime, config, .. } = host.over(defaults).prepare()?;
             let (name, plugin_dirs) = plugin_and_dirs(&plugin, plugin_dirs)?;
             let default = Path::new("experiences/default.toml");

@@ -205,6 +205,7 @@ impl<'a> Chores<'a> {
                 Err(why) => format!("error: reloading {}: {why}", reload.plugin),
             });
         }
+        said.extend(step.compiling.iter().map(|plugin| crate::rebuild::compiling(plugin)));
         said.extend(self.rebuilds.follow(self.tokio, &self.played_folders, &step.changed));
         for line in said {
             println!("{line}");

@@ -184,6 +184,7 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
             let step = game.step(frame);
             let mut said: Vec<String> =
                 step.reloads.into_iter().map(|r| r.outcome.unwrap_or_else(|e| format!("error: {e}"))).collect();
+            said.extend(step.compiling.iter().map(|plugin| crate::rebuild::compiling(plugin)));
             said.extend(rebuilds.follow(&tokio, &game.plugin_folders(), &step.changed));
             for line in said {
                 println!("{line}");

@@ -26,7 +26,14 @@ pub fn new_plugin(parent: &Path, name: &str, language: Language) -> Result<(Path
     };
     write(&folder, file, source)?;
     write_scenario(&folder, name)?;
-    Ok((folder, vec!["plugin.toml", file, SCENARIO_FILE]))
+    let mut written = vec!["plugin.toml", file, SCENARIO_FILE];
+    // The editor's (and `gfhost check --types`'s) configuration: the helper library's types, checked strictly.
+    let toolchains = gamefeature_builder::Toolchains::of_repository(&crate::build::repository()?);
+    if let Some(config) = toolchains.editor_config(language, &folder)? {
+        write(&folder, config.file, config.text)?;
+        written.push(config.file);
+    }
+    Ok((folder, written))
 }
 
 /// The first scenario `gfhost test` runs, beside every new plugin.
@@ -95,13 +102,13 @@ from gamefeature import components, log, world
 
 
 class {type_name}(gf.Plugin):
-    def on_activating(self, context):
+    def on_activating(self, context: gf.ActivationContext) -> None:
         pawns = world.actors_of_class("Pawn")
         log.info(f"hello from {name} in {{context.world_name}} with {{len(pawns)}} pawns")
         # Handler number 1: it comes back with every event for it. Keep the handle while it should apply.
         self.characters = components.add_extension_handler("Character", 1)
 
-    def on_extension_event(self, handler, actor, event):
+    def on_extension_event(self, handler: int, actor: int, event: str) -> None:
         if event == components.GAME_ACTOR_READY:
             log.info(f"{name} greets character {{actor}}")
 "#
@@ -113,9 +120,12 @@ fn js_source(name: &str) -> String {
     format!(
         r#"// The `{name}` plugin: says hello when activated, and greets every character that becomes ready.
 
+/** @import {{ ActivationContext, ActorId }} from 'gamefeature' */
 import {{ Plugin, components, log, world }} from 'gamefeature';
 
+// Hooks name their parameters' types (JSDoc), so editors and `gfhost check --types` check what they use.
 export default class {type_name} extends Plugin {{
+  /** @param {{ActivationContext}} context */
   onActivating(context) {{
     const pawns = world.actorsOfClass('Pawn');
     log.info(`hello from {name} in ${{context.worldName}} with ${{pawns.length}} pawns`);
@@ -123,6 +133,11 @@ export default class {type_name} extends Plugin {{
     this.characters = components.addExtensionHandler('Character', 1);
   }}
 
+  /**
+   * @param {{number}} handler
+   * @param {{ActorId}} actor
+   * @param {{string}} event
+   */
   onExtensionEvent(handler, actor, event) {{
     if (event === components.GAME_ACTOR_READY) log.info(`{name} greets character ${{actor}}`);
   }}
@@ -171,7 +186,7 @@ fn cargo_toml(name: &str, folder: &Path) -> Result<String> {
     let sdk_dir = crate::build::repository()?.join("guest-sdk");
     let sdk = std::fs::canonicalize(&sdk_dir).with_context(|| format!("finding the SDK at {}", sdk_dir.display()))?;
     let here = std::fs::canonicalize(folder).with_context(|| format!("finding {}", folder.display()))?;
-    let sdk = relative_path(&here, &sdk).unwrap_or(sdk);
+    let sdk = gamefeature_builder::types::relative_path(&here, &sdk).unwrap_or(sdk);
     Ok(format!(
         "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
          [lib]\ncrate-type = [\"cdylib\"]   # a component: built with `gfhost build`\n\n\
@@ -183,17 +198,6 @@ fn cargo_toml(name: &str, folder: &Path) -> Result<String> {
          [profile.release.package.gamefeature-sdk]\nopt-level = 3\n",
         sdk.display().to_string()
     ))
-}
-
-/// `to` relative to `from` (both absolute and canonical), when they share a root below `/`.
-fn relative_path(from: &Path, to: &Path) -> Option<PathBuf> {
-    let (from, to): (Vec<_>, Vec<_>) = (from.components().collect(), to.components().collect());
-    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-    if common <= 1 {
-        return None;
-    }
-    let ups = std::iter::repeat_n(std::path::Component::ParentDir, from.len() - common);
-    Some(ups.chain(to[common..].iter().copied()).collect())
 }
 
 fn lib_rs(name: &str) -> String {
@@ -230,16 +234,4 @@ impl Plugin for {type_name} {{
 export_plugin!({type_name});
 "#
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn relative_paths_climb_to_the_common_folder() {
-        let sdk = relative_path(Path::new("/repo/plugins/hello"), Path::new("/repo/guest-sdk"));
-        assert_eq!(sdk, Some(PathBuf::from("../../guest-sdk")));
-        assert_eq!(relative_path(Path::new("/tmp/x"), Path::new("/repo/guest-sdk")), None);
-    }
 }

@@ -219,6 +219,65 @@ fn the_python_helpers_types_check_the_example_plugins() {
     }
 }
 
+/// The helper library type-checks strictly (`mypy --strict`) against the WIT bindings committed for type checkers
+/// in `guest-sdk/python/wit-bindings`, which are exactly what componentize-py generates (bless with
+/// `GAMEFEATURE_BLESS=1`): a modder's strict check reports their plugin's errors, never the helper's.
+#[test]
+fn the_python_helper_is_strictly_typed_against_the_bindings_it_ships_for_checkers() {
+    let root = repository();
+    let generated = tempfile::tempdir().unwrap();
+    let bindings = Command::new(root.join("toolchains/python/venv/bin/componentize-py"))
+        .arg("-d")
+        .arg(root.join("wit/0.2.0"))
+        .args(["-w", "game-feature", "bindings"])
+        .arg(generated.path())
+        .output()
+        .expect("componentize-py (./dev setup installs it)");
+    assert!(bindings.status.success(), "{}", String::from_utf8_lossy(&bindings.stderr));
+    let committed = root.join("guest-sdk/python/wit-bindings");
+    if std::env::var("GAMEFEATURE_BLESS").is_ok_and(|b| b == "1") {
+        let _ = std::fs::remove_dir_all(&committed);
+        copy_tree(generated.path(), &committed);
+    }
+    assert_eq!(tree(&committed), tree(generated.path()), "{} is stale: GAMEFEATURE_BLESS=1", committed.display());
+
+    let cache = tempfile::tempdir().unwrap();
+    let checked = Command::new(root.join("toolchains/python/venv/bin/mypy"))
+        .args(["--strict", "--no-color-output", "--cache-dir"])
+        .arg(cache.path())
+        .args(["-p", "gamefeature"])
+        .env("MYPYPATH", format!("{}:{}", root.join("guest-sdk/python").display(), committed.display()))
+        .output()
+        .unwrap();
+    assert!(checked.status.success(), "{}", String::from_utf8_lossy(&checked.stdout));
+}
+
+/// Every file under `dir` (Python's caches left out) by its path relative to it, with its contents.
+fn tree(dir: &Path) -> BTreeMap<PathBuf, String> {
+    let mut files = BTreeMap::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(folder) = pending.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap().map(Result::unwrap) {
+            let path = entry.path();
+            if path.is_dir() && entry.file_name() != "__pycache__" {
+                pending.push(path);
+            } else if path.is_file() {
+                let text = std::fs::read_to_string(&path).unwrap();
+                files.insert(path.strip_prefix(dir).unwrap().to_path_buf(), text);
+            }
+        }
+    }
+    files
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for (relative, text) in tree(from) {
+        let path = to.join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+}
+
 /// The code blocks of `docs/embedding.md` are pieces of the example game `cargo test` plays
 /// (`host/examples/embedded_game.rs`, its experience beside it), verbatim: the guide cannot show code that does
 /// not run.

@@ -7,11 +7,11 @@ nothing and succeeds, so a plugin overrides only what it needs::
     from gamefeature import components, log
 
     class Hello(gf.Plugin):
-        def on_activating(self, context):
+        def on_activating(self, context: gf.ActivationContext) -> None:
             log.info(f"hello, {context.world_name}")
             self.heroes = components.add_extension_handler("Character", 1)
 
-        def on_extension_event(self, handler, actor, event):
+        def on_extension_event(self, handler: int, actor: int, event: str) -> None:
             log.info(f"{event} for actor {actor}")
 
 `gfhost build` turns the folder into a component (componentize-py, with this library). The host creates one
@@ -29,6 +29,7 @@ Every call has a deadline: never sleep or wait in a hook. `print` works (lines r
 
 from ._host import HostError, Handle, Value
 from ._plugin import Plugin, DONE, PENDING
+from wit_world.imports.types import ActivationContext, Frame, NetMode
 from . import assets, components, init_states, log, timers, world
 
 __all__ = [
@@ -38,6 +39,9 @@ __all__ = [
     "Value",
     "DONE",
     "PENDING",
+    "ActivationContext",
+    "Frame",
+    "NetMode",
     "assets",
     "components",
     "init_states",

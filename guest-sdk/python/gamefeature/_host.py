@@ -1,6 +1,6 @@
 """What every wrapper shares: host errors as exceptions, property values as Python values, handles."""
 
-from typing import Optional, Union
+from typing import Any, Callable, Optional, TypeVar, Union
 
 from componentize_py_types import Err
 from wit_world.imports import types
@@ -21,13 +21,16 @@ _ERROR_CASES = {
 class HostError(Exception):
     """A host call refused: `case` is the WIT error's case, `detail` what it carries (an actor id or a text)."""
 
-    def __init__(self, case: str, detail):
+    def __init__(self, case: str, detail: object) -> None:
         super().__init__(f"{case}: {detail}")
         self.case = case
         self.detail = detail
 
 
-def call(function, *args):
+T = TypeVar("T")
+
+
+def call(function: Callable[..., T], *args: Any) -> T:
     """Calls a host function, raising `HostError` for the WIT error it returns."""
     try:
         return function(*args)
@@ -35,7 +38,7 @@ def call(function, *args):
         raise host_error(error.value)
 
 
-def host_error(error) -> HostError:
+def host_error(error: object) -> HostError:
     """The `HostError` for a WIT error value."""
     return HostError(_ERROR_CASES.get(type(error), "error"), getattr(error, "value", error))
 
@@ -52,6 +55,9 @@ def to_wit(value: Value) -> types.Value:
     raise TypeError(f"a property value is a bool, int, float or str, not {type(value).__name__}")
 
 
+H = TypeVar("H", bound="Handle")
+
+
 def from_wit(value: Optional[types.Value]) -> Optional[Value]:
     return None if value is None else value.value
 
@@ -60,13 +66,18 @@ class Handle:
     """A host handle you keep while it should apply: `release()` undoes it (as does dropping the last
     reference). Also a context manager, released on exit."""
 
-    def __init__(self, resource):
-        self._resource = resource
+    def __init__(self, resource: Any) -> None:
+        # One of the WIT resources the host hands out (each a class of the bindings): numbered by the plugin,
+        # dropped by `__exit__`.
+        self._resource: Any = resource
 
     @property
     def id(self) -> int:
         """The number the plugin gave it, which tags its callbacks."""
-        return self._resource.id()
+        if self._resource is None:
+            raise ValueError(f"{self!r} has no number any more")
+        number: int = self._resource.id()
+        return number
 
     @property
     def released(self) -> bool:
@@ -78,12 +89,11 @@ class Handle:
         if resource is not None:
             resource.__exit__(None, None, None)
 
-    def __enter__(self):
+    def __enter__(self: H) -> H:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.release()
-        return None
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<{type(self).__name__} {'released' if self._resource is None else 'held'}>"

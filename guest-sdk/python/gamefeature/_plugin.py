@@ -3,6 +3,7 @@
 from typing import Optional
 
 from wit_world.exports.lifecycle import Deactivation
+from wit_world.imports.types import ActivationContext, Frame
 
 from . import init_states
 from ._host import Value
@@ -25,14 +26,14 @@ class Plugin:
     def on_loading(self) -> None:
         """The plugin is being loaded: read assets and build tables here. Raise to fail."""
 
-    def on_activating(self, context) -> None:
+    def on_activating(self, context: ActivationContext) -> None:
         """The plugin is being activated in a world (`context.world_name`, `context.net_mode`): start
         extending it here. Raise to fail."""
 
     def on_activated(self) -> None:
         """Activation finished."""
 
-    def on_deactivating(self, context) -> Deactivation:
+    def on_deactivating(self, context: ActivationContext) -> Deactivation:
         """End of play: undo what activation did. Return `PENDING` to hold deactivation open until
         `poll_deactivation` returns `DONE`."""
         return DONE
@@ -71,7 +72,7 @@ class Plugin:
     def on_init_state_changed(self, subscription: int, actor: int, feature: str, state: str) -> None:
         """Subscription `subscription` saw `feature` of `actor` reach `state`."""
 
-    def on_timer(self, timer: int, times: int, frame) -> None:
+    def on_timer(self, timer: int, times: int, frame: Frame) -> None:
         """Timer `timer` fired `times` times since it last reached you, in `frame`."""
 
     def on_property_changed(self, watch: int, actor: int, old: Optional[Value], new: Optional[Value]) -> None:

@@ -21,7 +21,8 @@ GAME_ACTOR_READY = "GameActorReady"
 class ExtensionHandler(Handle):
     @property
     def receiver(self) -> str:
-        return self._resource.receiver()
+        receiver: str = self._resource.receiver()
+        return receiver
 
 
 class ComponentRequest(Handle):
@@ -29,11 +30,13 @@ class ComponentRequest(Handle):
 
     @property
     def receiver(self) -> str:
-        return self._resource.receiver()
+        receiver: str = self._resource.receiver()
+        return receiver
 
     @property
     def component(self) -> str:
-        return self._resource.component()
+        component: str = self._resource.component()
+        return component
 
 
 class PropertyWatch(Handle):

@@ -7,13 +7,13 @@ sets up or continues many features (one per pawn of a batch) can defer them inst
 then the events, then the walks.
 """
 
-from typing import List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from wit_world.imports import components as _components
 from wit_world.imports import init_states as _init_states
 
 from . import log
-from ._host import Handle, call, host_error
+from ._host import Handle, HostError, call, host_error
 
 #: Lyra's init states, the host's default order.
 SPAWNED = "InitState.Spawned"
@@ -85,7 +85,7 @@ def check_default_initialization(actor: int, feature: str) -> None:
 # parallel lists the batch imports take (registration i: feature names[features[i]] of actors[i], implemented by
 # names[implementers[i]]; event i: names[events[i]] about actors[i]; request i: works[i] for feature
 # names[features[i]] of actors[i]).
-def _nothing_deferred():
+def _nothing_deferred() -> Dict[str, Any]:
     return {
         "registrations": {"actors": [], "features": [], "implementers": []},
         "events": {"actors": [], "events": []},
@@ -94,7 +94,7 @@ def _nothing_deferred():
     }
 
 
-_deferred = _nothing_deferred()
+_deferred: Dict[str, Any] = _nothing_deferred()
 
 
 def defer_register_feature(actor: int, feature: str, implementer: str) -> None:
@@ -133,7 +133,7 @@ def _defer_event(actor: int, event: str) -> None:
     events["events"].append(event_index)
 
 
-def _defer(actor: int, feature: str, work) -> None:
+def _defer(actor: int, feature: str, work: _init_states.ChainWork) -> None:
     _check_actor(actor)
     feature_index = _deferred_name(feature)
     requests = _deferred["requests"]
@@ -153,7 +153,7 @@ def _deferred_name(name: str, what: str = "feature name") -> int:
     """The index of `name` among the deferred names, added if new."""
     if not isinstance(name, str):
         raise TypeError(f"a {what} is a str, not {type(name).__name__}")
-    names = _deferred["names"]
+    names: List[str] = _deferred["names"]
     try:
         return names.index(name)
     except ValueError:
@@ -161,7 +161,7 @@ def _deferred_name(name: str, what: str = "feature name") -> int:
         return len(names) - 1
 
 
-def _first_refused(refused, what: str):
+def _first_refused(refused: List[Tuple[int, Any]], what: str) -> Tuple[int, HostError, str]:
     """The first refused entry's index, why, and how many more were refused: one warning line however many
     were, since each line is a host call."""
     index, error = refused[0]

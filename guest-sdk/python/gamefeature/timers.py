@@ -4,6 +4,7 @@ Keep the `Timer` while it should run; `release()` stops it. Times are in seconds
 """
 
 from wit_world.imports import timers as _timers
+from wit_world.imports.types import Frame
 
 from ._host import Handle, call
 
@@ -30,6 +31,6 @@ def after(seconds: float, timer: int) -> Timer:
     return Timer(call(_timers.start_timer, _micros(seconds), False, timer))
 
 
-def now():
+def now() -> Frame:
     """The current frame: `number`, `time_us`, `delta_us`."""
     return _timers.now()

@@ -70,6 +70,7 @@ def set_relevancy(actor: int, relevancy: Union[str, List[str]]) -> None:
     """Whom a server replicates `actor` to, besides its own player's client: `"always"` (the default),
     `"owner-only"`, or a list of groups (the players put in one of them with `set_player_groups`). Needs the
     `relevancy` permission."""
+    wit: _actors.Relevancy
     if relevancy == "always":
         wit = _actors.Relevancy_Always()
     elif relevancy == "owner-only":

@@ -66,6 +66,9 @@ pub struct Step {
     pub reloads: Vec<Reload>,
     /// Files in the watched folders that changed since the last step (settled: quiet for a moment).
     pub changed: Vec<PathBuf>,
+    /// Plugins whose new version has been compiling for [`COMPILING_TOLD_AFTER`] now (each told once), for a
+    /// console to say that it is.
+    pub compiling: Vec<String>,
     /// What a server's frame did to its clients (joined, left, dropped, refused).
     pub notes: Vec<ServerNote>,
     /// For a client: play ended in this frame — the server ended it (its reason) or the connection failed.
@@ -105,7 +108,14 @@ pub struct RecordingEnd {
 struct Compiling {
     plugin: String,
     task: tokio::task::JoinHandle<Result<NewVersion, crate::Error>>,
+    started: Instant,
+    /// Whether a step said it is taking long.
+    told: bool,
 }
+
+/// How long a new version compiles before a step says so ([`Step::compiling`]): a Python or JavaScript
+/// component takes seconds to compile, and a silent wait after its build reads as a hang.
+pub const COMPILING_TOLD_AFTER: Duration = Duration::from_secs(1);
 
 /// One world, stepped a frame at a time (see the module's documentation).
 pub struct GameLoop {
@@ -224,7 +234,7 @@ impl GameLoop {
         let name = plugin.to_string();
         let task =
             self.tokio.spawn(async move { NewVersion::prepare(&features, &name).await.map_err(crate::Error::from) });
-        self.compiling.push(Compiling { plugin: plugin.to_string(), task });
+        self.compiling.push(Compiling { plugin: plugin.to_string(), task, started: Instant::now(), told: false });
     }
 
     /// Whether new versions are still compiling.
@@ -242,6 +252,10 @@ impl GameLoop {
             }
         }
         step.reloads = self.apply_compiled();
+        for compiling in self.compiling.iter_mut().filter(|c| !c.told && c.started.elapsed() >= COMPILING_TOLD_AFTER) {
+            compiling.told = true;
+            step.compiling.push(compiling.plugin.clone());
+        }
         let started = Instant::now();
         if let Some(recording) = &mut self.recording {
             recording.frame(delta);
@@ -350,7 +364,7 @@ impl GameLoop {
             std::mem::take(&mut self.compiling).into_iter().partition(|c| c.task.is_finished());
         self.compiling = still;
         let mut outcomes = Vec::new();
-        for Compiling { plugin, task } in ready {
+        for Compiling { plugin, task, .. } in ready {
             let new = match self.tokio.block_on(task) {
                 Ok(new) => new,
                 Err(e) => Err(crate::Error::host(format!("compiling the new version of {plugin} failed: {e}"))),
