@@ -728,27 +728,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Build { plugins, paths, watch } => {
             let paths = if paths.is_empty() { plugins.over(&defaults.plugins).or_default() } else { paths };
-            let mut failures = 0;
-            for path in &paths {
-                let built = build::build_plugins(path)?;
-                for packaged in &built.packaged {
-                    println!("{}: {}", packaged.plugin, packaged.component.display());
-                }
-                for failure in &built.failures {
-                    eprintln!("error: {failure:#}");
-                }
-                failures += built.failures.len();
-            }
-            if failures > 0 {
-                eprintln!("{failures} build(s) failed; the other plugins were built");
-                if !watch {
-                    return Ok(ExitCode::FAILURE);
-                }
-            }
             if watch {
-                rebuild::watch_and_build(&paths)?;
+                // Watching from before the first build: a save made while it runs is built after it.
+                rebuild::watch_and_build(&paths, || {
+                    if let Err(e) = build_and_report(&paths) {
+                        eprintln!("error: {e:#}");
+                    }
+                })?;
+                return Ok(ExitCode::SUCCESS);
             }
-            Ok(ExitCode::SUCCESS)
+            match build_and_report(&paths)? {
+                0 => Ok(ExitCode::SUCCESS),
+                _ => Ok(ExitCode::FAILURE),
+            }
         }
         Command::Pack { plugins, plugin, key, publisher, out } => {
             let (name, plugin_dirs) = plugin_and_dirs(&plugin, plugins.over(&defaults.plugins).or_default())?;
@@ -827,6 +819,25 @@ fn plugin_and_dirs(plugin: &str, plugin_dirs: Vec<PathBuf>) -> Result<(String, V
     }
     let manifest = gamefeature_host::feature::PluginManifest::read(path)?;
     Ok((manifest.name, vec![folder_of(path).to_path_buf()]))
+}
+
+/// Builds the plugins `paths` name, printing each component built and each failure; how many failed.
+fn build_and_report(paths: &[PathBuf]) -> Result<usize> {
+    let mut failures = 0;
+    for path in paths {
+        let built = build::build_plugins(path)?;
+        for packaged in &built.packaged {
+            println!("{}: {}", packaged.plugin, packaged.component.display());
+        }
+        for failure in &built.failures {
+            eprintln!("error: {failure:#}");
+        }
+        failures += built.failures.len();
+    }
+    if failures > 0 {
+        eprintln!("{failures} build(s) failed; the other plugins were built");
+    }
+    Ok(failures)
 }
 
 /// The folder `path` is in. `Path::new("hello").parent()` is the empty path, which names no folder (reading it

@@ -75,6 +75,13 @@ impl PluginLines {
     }
 }
 
+/// The console's `only NAME ...` (show only these plugins' lines, as `--only` does) or a bare `only` (show every
+/// plugin's again): the names, if `line` is one.
+fn only_command(line: &str) -> Option<Vec<String>> {
+    let mut words = line.split_whitespace();
+    (words.next() == Some("only")).then(|| words.map(str::to_string).collect())
+}
+
 pub struct PlayOptions<'a> {
     pub net_mode: NetMode,
     pub players: usize,
@@ -135,7 +142,7 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
         let folders = crate::rebuild::watched_folders(&game.plugin_folders());
         game.watch(&folders).context("watching the plugin folders")?;
     }
-    println!("{} loaded; commands: {HELP}", path.display());
+    println!("{} loaded; commands: {HELP} | only [NAME ...]", path.display());
     if play.watch {
         println!(
             "watching the folders of {} plugin(s) for new versions (and their sources, to build them again)",
@@ -227,6 +234,19 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
         if echo {
             println!("> {line}");
         }
+        // What the console shows, not what the world does: never recorded, taken by every world.
+        if let Some(names) = only_command(line) {
+            plugin_lines.only = names;
+            match plugin_lines.only.is_empty() {
+                true => println!("showing every plugin's lines"),
+                false => println!(
+                    "showing what {} say(s); the other plugins' lines are left out",
+                    plugin_lines.only.join(", ")
+                ),
+            }
+            let _ = done.send(());
+            continue;
+        }
         let command = match line.parse::<Command>() {
             Ok(command) => command,
             Err(e) => {
@@ -291,4 +311,17 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
         println!("  - {failure}");
     }
     Ok(ExitCode::from(2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::only_command;
+
+    #[test]
+    fn only_names_the_plugins_to_show_and_alone_shows_them_all() {
+        assert_eq!(only_command("only hud  scoreboard"), Some(vec!["hud".to_string(), "scoreboard".to_string()]));
+        assert_eq!(only_command("only"), Some(vec![]));
+        assert_eq!(only_command("onlyhud"), None);
+        assert_eq!(only_command("reload hud"), None);
+    }
 }

@@ -143,14 +143,16 @@ fn folders_of(paths: &[PathBuf]) -> Vec<PathBuf> {
     folders
 }
 
-/// `gfhost build --watch`: after the first build, builds each plugin again whenever one of its sources is
-/// saved, until interrupted. Plugin folders added to a watched directory are followed.
-pub fn watch_and_build(paths: &[PathBuf]) -> anyhow::Result<()> {
+/// `gfhost build --watch`: runs `first_build`, then builds each plugin again whenever one of its sources is
+/// saved, until interrupted. The folders are watched from before the first build, so a save made while it runs
+/// is built once it ends. Plugin folders added to a watched directory are followed.
+pub fn watch_and_build(paths: &[PathBuf], first_build: impl FnOnce()) -> anyhow::Result<()> {
     let tokio = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let mut folders = folders_of(paths);
     let mut watcher = FolderWatcher::new(&watched_folders(&folders)).context("watching the plugin folders")?;
     // The directories themselves too, for plugin folders made while it watches.
     watcher.follow(&[watched_folders(&folders), paths.to_vec()].concat())?;
+    first_build();
     println!("watching the sources of {} plugin(s); interrupt to stop", folders.len());
     let mut rebuilds = Rebuilds::default();
     loop {

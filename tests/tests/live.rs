@@ -161,7 +161,7 @@ fn fix_hostile(folder: &std::path::Path) {
 }
 
 /// `--watch` keeps watching a plugin this world quarantined: a new version of it is how it comes back, so a
-/// modder's fix, saved, reloads it.
+/// modder's fix, saved, reloads it — without state, and saying so.
 #[tokio::test]
 async fn a_quarantined_plugin_is_still_watched_and_a_new_version_brings_it_back() {
     let plugins = PluginDir::with(&[LYRA_CHARACTER]);
@@ -175,7 +175,9 @@ async fn a_quarantined_plugin_is_still_watched_and_a_new_version_brings_it_back(
     // The fix: a version that behaves.
     fix_hostile(&folder);
     let outcomes = live.reload_changed(&[folder.join("plugin.toml")]).await;
-    assert_eq!(outcomes, [Ok("hostile reloaded: 0.1.0 -> 0.1.1".to_string())]);
+    // Said, not silent: the quarantined instance had no state to hand over.
+    let fresh = "hostile reloaded: 0.1.0 -> 0.1.1 (it starts fresh: the version that failed had no state to hand over)";
+    assert_eq!(outcomes, [Ok(fresh.to_string())]);
     assert_eq!(live.manager().live_features(), ["lyra-character", "hostile"], "back in the world");
     live.into_manager().end_play().await.unwrap();
 }
@@ -199,7 +201,9 @@ async fn a_plugin_that_failed_to_activate_comes_in_with_a_fixed_version() {
     // Fixed.
     fix_hostile(&folder);
     let outcomes = live.reload_changed(&[folder.join("plugin.toml")]).await;
-    assert_eq!(outcomes, [Ok("hostile reloaded: 0.1.0 -> 0.1.1".to_string())]);
+    // Said, not silent: the quarantined instance had no state to hand over.
+    let fresh = "hostile reloaded: 0.1.0 -> 0.1.1 (it starts fresh: the version that failed had no state to hand over)";
+    assert_eq!(outcomes, [Ok(fresh.to_string())]);
     assert_eq!(live.manager().live_features(), ["lyra-character", "hostile"], "in the world at last");
     live.into_manager().end_play().await.unwrap();
 }

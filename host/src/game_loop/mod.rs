@@ -388,7 +388,7 @@ impl GameLoop {
                 Played::Standalone(manager) => self
                     .tokio
                     .block_on(manager.apply_new_version(new))
-                    .map(|r| format!("{} reloaded: {} -> {}", r.plugin, r.from, r.to))
+                    .map(|r| r.to_string())
                     .map_err(crate::Error::from),
                 Played::Server(server) => self.tokio.block_on(server.apply_new_version(new)),
                 Played::Client(_) => {

@@ -152,7 +152,7 @@ impl<'s, M: std::borrow::BorrowMut<ExperienceManager>> LiveWorld<'s, M> {
             },
             Command::Reload(name) => {
                 let reloaded = self.manager().reload_feature(name).await?;
-                Ok(format!("{} reloaded: {} -> {}", reloaded.plugin, reloaded.from, reloaded.to))
+                Ok(reloaded.to_string())
             }
             Command::Install(dir) => match self.manager().install_plugin(dir)? {
                 (name, true) => Ok(format!("{name} installed from {}", dir.display())),
@@ -233,7 +233,7 @@ impl<'s, M: std::borrow::BorrowMut<ExperienceManager>> LiveWorld<'s, M> {
     /// The second half of a reload, between frames.
     pub async fn apply(&mut self, new: crate::experience::NewVersion) -> Result<String, crate::Error> {
         let reloaded = self.manager().apply_new_version(new).await?;
-        Ok(format!("{} reloaded: {} -> {}", reloaded.plugin, reloaded.from, reloaded.to))
+        Ok(reloaded.to_string())
     }
 
     /// `ok` unless `plugin` failed since the last command (its failure is the answer).

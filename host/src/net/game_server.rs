@@ -299,7 +299,7 @@ impl GameServer {
         let offer = self.offers.pack(&self.manager, plugin)?;
         let outgoing = self.replication.update_package(offer);
         self.send(outgoing);
-        Ok(format!("{} reloaded: {} -> {}; clients follow", reloaded.plugin, reloaded.from, reloaded.to))
+        Ok(format!("{reloaded}; clients follow"))
     }
 
     /// The experience manager of the server's world.

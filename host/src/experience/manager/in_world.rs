@@ -649,6 +649,20 @@ pub struct Reloaded {
     pub from: String,
     /// The version that runs now.
     pub to: String,
+    /// Whether the new version started without state: the old one had failed here (quarantined, or its
+    /// activation failed), so there was no instance to take a snapshot of.
+    pub fresh: bool,
+}
+
+impl std::fmt::Display for Reloaded {
+    /// `hud reloaded: 1.0.0 -> 1.0.1`, saying when the new version starts fresh.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} reloaded: {} -> {}", self.plugin, self.from, self.to)?;
+        if self.fresh {
+            write!(f, " (it starts fresh: the version that failed had no state to hand over)")?;
+        }
+        Ok(())
+    }
 }
 
 impl ExperienceManager {
@@ -728,9 +742,9 @@ impl ExperienceManager {
         self.report.active = self.live_features();
         if self.in_world.iter().any(|f| f.name == name && self.instances.contains(f.owner)) {
             self.features.recover(name);
-            let note = format!("{to} activated in place of {}, which had failed", old.version);
+            let note = format!("{to} activated in place of {}, which had failed: it starts fresh", old.version);
             self.timeline.record(track::plugin(name), EventKind::Note, note);
-            return Ok(Reloaded { plugin: name.to_string(), from: old.version.clone(), to });
+            return Ok(Reloaded { plugin: name.to_string(), from: old.version.clone(), to, fresh: true });
         }
         let cause = self.report.last_cause_of(name, failures_before);
         Err(ReloadError::Failed { plugin: name.to_string(), cause })
@@ -776,7 +790,7 @@ impl ExperienceManager {
         if self.in_world.iter().any(|f| f.name == name && self.instances.contains(f.owner)) {
             self.features.recover(name);
             self.timeline.record(&track, EventKind::Note, format!("reloaded {} -> {to}", old.version));
-            return Ok(Reloaded { plugin: name.to_string(), from: old.version.clone(), to });
+            return Ok(Reloaded { plugin: name.to_string(), from: old.version.clone(), to, fresh: false });
         }
         let cause = self.report.last_cause_of(name, 0);
         let new_version = self.features.swap_code(old_manifest, old_code);
