@@ -122,7 +122,7 @@ impl GameFeatures {
         let mut options = SessionOptions {
             plugin_dirs: settings.plugin_dirs,
             runtime: RuntimeConfig { cache_dir: settings.cache_dir, ..RuntimeConfig::default() },
-            manager: ManagerOptions::default(),
+            manager: ManagerOptions { plugin_log_level: settings.plugin_log_level, ..ManagerOptions::default() },
             ..SessionOptions::default()
         };
         if let Some(config) = config {

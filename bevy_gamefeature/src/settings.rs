@@ -7,6 +7,7 @@ use gamefeature_host::feature::GrantPolicy;
 use gamefeature_host::net::mod_sync::ModSync;
 use gamefeature_host::net::transport::trust::ServerTrust;
 use gamefeature_host::package::TrustPolicy;
+use gamefeature_host::timeline::LogLevel;
 
 /// Where the host finds its plugins and what the world plays.
 #[derive(Debug, Clone)]
@@ -31,6 +32,9 @@ pub struct HostSettings {
     pub data_dir: Option<PathBuf>,
     /// The publishers whose signed packages are trusted, over the configuration's `[trust]`.
     pub trust: Option<TrustPolicy>,
+    /// The lowest level of plugins' log lines the timeline keeps (`Info` unless told: plugins' per-frame
+    /// details are at `Debug`).
+    pub plugin_log_level: LogLevel,
 }
 
 impl HostSettings {
@@ -46,7 +50,14 @@ impl HostSettings {
             grants: None,
             data_dir: None,
             trust: None,
+            plugin_log_level: LogLevel::Info,
         }
+    }
+
+    /// Keeps plugins' log lines from `level` up in the timeline (`LogLevel::Debug`: their details too).
+    pub fn plugin_log_level(mut self, level: LogLevel) -> Self {
+        self.plugin_log_level = level;
+        self
     }
 
     /// The publishers trusted, over the configuration's.

@@ -55,7 +55,9 @@ fn app_playing(plugins: &PluginDir, experience: &Path) -> App {
     let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let settings = HostSettings::new(plugins.path(), experience)
         .class("HeroCharacter", "Character")
-        .config(repository.join("gfhost.toml"));
+        .config(repository.join("gfhost.toml"))
+        // The plugins' details (a prop's health, each score) are debug lines.
+        .plugin_log_level(gamefeature_host::timeline::LogLevel::Debug);
     app_with(settings)
 }
 

@@ -35,7 +35,8 @@ class Scoreboard(gf.Plugin):
     def on_property_changed(self, watch, player, old, new):
         self.scores[player] = new or 0
         leader = max(self.scores, key=lambda p: (self.scores[p], -p))
-        log.info(f"player {player}: {old or 0} -> {new or 0} points (leader: player {leader})")
+        # Every point scored: a detail, at debug level (seats and final standings are the story).
+        log.debug(f"player {player}: {old or 0} -> {new or 0} points (leader: player {leader})")
 
     def on_init_state_changed(self, subscription, hero, feature, state):
         self.seated.append(hero)

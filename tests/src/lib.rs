@@ -35,7 +35,8 @@ pub fn runtime_config(cache_dir: Option<&Path>) -> RuntimeConfig {
 
 /// Manager options for the project's own test plugins: they are trusted with what their manifests declare.
 pub fn trusted() -> ManagerOptions {
-    ManagerOptions { grants: GrantPolicy::Declared, ..ManagerOptions::default() }
+    // Tests read the plugins' details, which the examples log at debug level.
+    ManagerOptions { grants: GrantPolicy::Declared, plugin_log_level: LogLevel::Debug, ..ManagerOptions::default() }
 }
 
 /// A session over one plugin directory, without a compile cache, trusting its plugins' declared permissions.

@@ -114,6 +114,11 @@ impl Game {
     fn info_lines(&self, plugin: &str, world: &str) -> Vec<String> {
         self.session.timeline().texts(&track::instance(plugin, world), EventKind::Log(LogLevel::Info))
     }
+
+    /// A plugin's details: the lines it logs at debug level.
+    fn debug_lines(&self, plugin: &str, world: &str) -> Vec<String> {
+        self.session.timeline().texts(&track::instance(plugin, world), EventKind::Log(LogLevel::Debug))
+    }
 }
 
 /// A hello frame as a hand-made client would send it.
@@ -218,7 +223,7 @@ async fn replicated_scores_reach_every_client_with_rep_notifies_and_the_lyra_cha
         let scores: Vec<Option<Value>> = players.iter().map(|p| score(&w, p.player_state)).collect();
         assert_eq!(scores, server_scores, "{name} has the server's scores");
         // Rep-notifies: each player's scores announced in increasing order, ending with the final one.
-        let lines = game.info_lines("score-keeper", &name);
+        let lines = game.debug_lines("score-keeper", &name);
         for player in &players {
             let prefix = format!("score of player {}: ", player.player_state.to_raw());
             let announced: Vec<i64> = lines
@@ -709,7 +714,7 @@ async fn lazy_prop_health_exists_only_where_props_were_hit_on_every_side() {
     for (index, client) in game.clients.iter().enumerate() {
         let name = format!("client-{}", index + 1);
         assert_eq!(with_health(&world::lock(client.manager().world())), server, "{name}: exactly those props");
-        let lines = game.info_lines("damageable-props", &name);
+        let lines = game.debug_lines("damageable-props", &name);
         for (prop, value) in &server {
             let Some(Value::Integer(last)) = value else { panic!() };
             let heard: Vec<&str> =

@@ -11,6 +11,11 @@ fn info_logs(session: &gamefeature_host::Session, plugin: &str, world: &str) -> 
     session.timeline().texts(&track::instance(plugin, world), EventKind::Log(LogLevel::Info))
 }
 
+/// A plugin's details: the lines it logs at debug level (the tests' sessions keep them, see `trusted`).
+fn debug_logs(session: &gamefeature_host::Session, plugin: &str, world: &str) -> Vec<String> {
+    session.timeline().texts(&track::instance(plugin, world), EventKind::Log(LogLevel::Debug))
+}
+
 /// `plugins/` is what users read and what `gfhost run` finds by default: examples the repository's experiences play,
 /// and nothing else (fixtures that misbehave or probe the host live in `tests/plugins/`).
 #[tokio::test]
@@ -378,7 +383,7 @@ async fn damageable_props() {
     ];
     assert_eq!(props_with_health(&manager), expected);
     assert_eq!(world::lock(manager.world()).lazy_components(), (3, 197));
-    let heard: Vec<String> = info_logs(&session, "damageable-props", "w")
+    let heard: Vec<String> = debug_logs(&session, "damageable-props", "w")
         .into_iter()
         .filter(|l| l.starts_with(&format!("prop {} ", props[0])))
         .collect();
@@ -532,7 +537,7 @@ async fn scoreboard() {
 
     manager.with_world(|w| w.set_property(second.player_state, "ScoreComponent", "score", Value::Integer(5))).unwrap();
     manager.with_world(|w| w.set_property(first.player_state, "ScoreComponent", "score", Value::Integer(2))).unwrap();
-    let logs = info_logs(&session, "scoreboard", "w");
+    let logs = debug_logs(&session, "scoreboard", "w");
     let (p1, p2) = (raw(first.player_state), raw(second.player_state));
     assert!(logs.contains(&format!("player {p2}: 0 -> 5 points (leader: player {p2})")), "{logs:#?}");
     assert!(logs.contains(&format!("player {p1}: 0 -> 2 points (leader: player {p2})")), "{logs:#?}");

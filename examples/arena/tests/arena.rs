@@ -25,7 +25,12 @@ fn arena(heroes: usize, dashes: bool) -> Playing {
     let repository = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut options = ArenaOptions::new(plugins.path(), experiences.path().join("arena.toml"));
     options.heroes = heroes;
-    options.host = options.host.config(repository.join("gfhost.toml")).cache_dir(shared_cache());
+    options.host = options
+        .host
+        .config(repository.join("gfhost.toml"))
+        .cache_dir(shared_cache())
+        // The plugins' details (a prop's health, each score) are debug lines.
+        .plugin_log_level(gamefeature_host::timeline::LogLevel::Debug);
     let mut app = arena_app(options).expect("the arena loads");
     app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(1.0 / TICK_HZ)));
     if !dashes {

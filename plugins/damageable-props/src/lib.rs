@@ -105,7 +105,11 @@ impl Plugin for DamageableProps {
             Some(Value::Integer(health)) => health.to_string(),
             _ => "none".to_string(),
         };
-        log::info(&format!("prop {prop} health: {} -> {}", shown(old), shown(new)));
+        // A detail, every hit: at debug level, so a modder's own lines are not buried under it.
+        log::debug(&format!("prop {prop} health: {} -> {}", shown(old), shown(new)));
+        if new == Some(&Value::Integer(0)) && old != new {
+            log::info(&format!("prop {prop} destroyed"));
+        }
     }
 }
 
@@ -115,7 +119,11 @@ fn hit(prop: ActorId) {
         Ok(Some(Value::Integer(health))) => health,
         _ => 100,
     };
-    if let Err(e) = world::set_property(prop, HEALTH, "health", &Value::Integer(health - DAMAGE)) {
+    // A destroyed prop takes no more hits: its health stays at zero.
+    if health <= 0 {
+        return;
+    }
+    if let Err(e) = world::set_property(prop, HEALTH, "health", &Value::Integer((health - DAMAGE).max(0))) {
         log::warn(&format!("hitting prop {prop}: {e:?}"));
     }
 }

@@ -68,7 +68,8 @@ impl Plugin for ScoreKeeper {
             Some(Value::Integer(points)) => points.to_string(),
             _ => "none".to_string(),
         };
-        log::info(&format!("score of player {actor}: {} -> {}", shown(old), shown(Some(new))));
+        // Every second, for every player: a detail, at debug level.
+        log::debug(&format!("score of player {actor}: {} -> {}", shown(old), shown(Some(new))));
     }
 }
 
