@@ -88,6 +88,7 @@ mod tests {
         std::fs::write(folder.path().join("fine.py"), "x = 1\n").unwrap();
         let hints = syntax_hints(&Toolchains::of_repository(&root), folder.path());
         assert_eq!(hints.len(), 1, "{hints:?}");
-        assert!(hints[0].starts_with("plugin.py:2:27: SyntaxError: expected ':'"), "{hints:?}");
+        // Where, and what (the column and the wording are the toolchain Python's).
+        assert!(hints[0].starts_with("plugin.py:2:") && hints[0].contains("SyntaxError"), "{hints:?}");
     }
 }

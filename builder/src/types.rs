@@ -8,9 +8,9 @@
 //! `gamefeature` mapped to the helper's declarations), a `pyproject.toml` (mypy, strict, and pyright, both
 //! reading the helper library and the WIT bindings componentize-py generates, committed for type checkers in
 //! `guest-sdk/python/wit-bindings`), or a `compile_flags.txt` (clangd: the wasm32-wasi target and the helper's
-//! headers). Paths in them are relative to the plugin's folder when it sits in the same tree as the helpers,
-//! so a checkout moved whole keeps working. None of these files is a source of the build: writing or changing
-//! one never makes a component stale.
+//! headers). Paths in them are relative to the plugin's folder when it sits inside the checkout that holds the
+//! helpers (as `plugins/` does), so a checkout moved whole keeps working; whole otherwise. None of these files is
+//! a source of the build: writing or changing one never makes a component stale.
 
 use std::path::{Component, Path, PathBuf};
 use std::process::Command;
@@ -46,7 +46,8 @@ impl Toolchains {
     /// The editor configuration for a plugin in `language` in `folder`: `None` for Rust, whose editors read
     /// `Cargo.toml`.
     pub fn editor_config(&self, language: Language, folder: &Path) -> Result<Option<EditorConfig>> {
-        let sdk = |part: &str| -> Result<String> { Ok(path_from(folder, &self.sdk.join(part))?.display().to_string()) };
+        let sdk =
+            |part: &str| -> Result<String> { Ok(self.path_from(folder, &self.sdk.join(part))?.display().to_string()) };
         let config = match language {
             Language::Rust => return Ok(None),
             Language::JavaScript => EditorConfig {
@@ -75,24 +76,28 @@ impl Toolchains {
                 };
                 let (helper, bindings) = (sdk("python")?, sdk(PYTHON_BINDINGS)?);
                 let mypy_path = format!("{}:{}", in_config(helper.clone()), in_config(bindings.clone()));
+                // As TOML strings: quoted and escaped whatever the paths hold.
+                let text = |value: String| toml::Value::String(value).to_string();
+                let (mypy_path, helper, bindings) = (text(mypy_path), text(helper), text(bindings));
                 EditorConfig {
                     file: "pyproject.toml",
                     text: format!(
                         "# How editors and `gfhost check --types` type-check this plugin: the helper library and the\n\
                          # WIT bindings componentize-py generates at build time, strictly (every hook annotated).\n\
                          [tool.mypy]\n\
-                         mypy_path = \"{mypy_path}\"\n\
+                         mypy_path = {mypy_path}\n\
                          strict = true\n\
                          files = [\"plugin.py\"]\n\n\
                          [tool.pyright]\n\
-                         extraPaths = [\"{helper}\", \"{bindings}\"]\n\
+                         extraPaths = [{helper}, {bindings}]\n\
                          typeCheckingMode = \"strict\"\n"
                     ),
                 }
             }
             Language::C => EditorConfig {
                 file: "compile_flags.txt",
-                text: format!("--target=wasm32-wasi\n-std=c11\n-Wall\n-Wextra\n-I{}\n", sdk("c")?),
+                // The flags the build compiles with, so the check and the build agree on what is an error.
+                text: format!("--target=wasm32-wasi\n-std=c11\n-Wall\n-Wno-unused-function\n-I{}\n", sdk("c")?),
             },
         };
         Ok(Some(config))
@@ -161,7 +166,7 @@ impl Toolchains {
             }
             Language::C => {
                 let mut clang = Command::new(std::env::var_os("GFHOST_CLANG").unwrap_or_else(|| "clang".into()));
-                clang.arg("-fsyntax-only").arg("-Werror");
+                clang.arg("-fsyntax-only");
                 let flags = std::fs::read_to_string(config("compile_flags.txt")?)?;
                 // The folder's own flags name the helper's headers relative to it.
                 for flag in flags.lines().map(str::trim).filter(|f| !f.is_empty()) {
@@ -209,12 +214,18 @@ impl Toolchains {
     }
 }
 
-/// `to` as the folder `from` names it: relative when both are in one tree below `/` (a checkout moved whole
-/// keeps working), whole otherwise.
-pub fn path_from(from: &Path, to: &Path) -> Result<PathBuf> {
-    let from = std::fs::canonicalize(from).with_context(|| format!("finding {}", from.display()))?;
-    let to = std::fs::canonicalize(to).with_context(|| format!("finding {}", to.display()))?;
-    Ok(relative_path(&from, &to).unwrap_or(to))
+impl Toolchains {
+    /// `to` (in the checkout) as the folder `from` names it: relative when `from` is inside the checkout too (a
+    /// checkout moved whole keeps working), whole otherwise (a modder's folder elsewhere may move on its own).
+    fn path_from(&self, from: &Path, to: &Path) -> Result<PathBuf> {
+        let from = std::fs::canonicalize(from).with_context(|| format!("finding {}", from.display()))?;
+        let to = std::fs::canonicalize(to).with_context(|| format!("finding {}", to.display()))?;
+        let checkout = self.sdk.parent().and_then(|root| std::fs::canonicalize(root).ok());
+        match checkout {
+            Some(checkout) if from.starts_with(&checkout) => Ok(relative_path(&from, &to).unwrap_or(to)),
+            _ => Ok(to),
+        }
+    }
 }
 
 /// `to` relative to `from` (both absolute and canonical), when they share a root below `/`.

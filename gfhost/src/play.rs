@@ -236,6 +236,13 @@ pub fn play(path: &Path, play: PlayOptions<'_>, options: SessionOptions) -> Resu
         }
         // What the console shows, not what the world does: never recorded, taken by every world.
         if let Some(names) = only_command(line) {
+            let known: Vec<String> = session.features().list().into_iter().map(|p| p.manifest.name.clone()).collect();
+            if let Some(unknown) = names.iter().find(|name| !known.contains(name)) {
+                println!("error: only {unknown}: no such plugin is installed (installed: {})", known.join(", "));
+                refused.push(line.to_string());
+                let _ = done.send(());
+                continue;
+            }
             plugin_lines.only = names;
             match plugin_lines.only.is_empty() {
                 true => println!("showing every plugin's lines"),

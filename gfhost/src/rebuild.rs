@@ -127,7 +127,7 @@ impl Rebuilds {
 /// What a console shows of a new version still compiling a second after its reload began (a Python or
 /// JavaScript component takes seconds): the wait is the host's, not a hang.
 pub fn compiling(plugin: &str) -> String {
-    format!("compiling {plugin}'s new version (its unchanged functions come from the cache)")
+    format!("compiling {plugin}'s new version")
 }
 
 /// The plugin folders `paths` name: each a plugin folder, or a directory of them.

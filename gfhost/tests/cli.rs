@@ -677,9 +677,11 @@ fn play_only_shows_the_named_plugin_s_lines() {
     assert!(stdout(&everyone).contains("[match-stats@main] "), "without --only, every plugin's lines show");
 
     // The console's `only` does the same while play goes on, and a bare `only` shows everyone again.
-    let switching = experiences.write("switching.txt", "only announcer\nwait 1500\nonly\nwait 1500\nquit\n");
+    let switching =
+        experiences.write("switching.txt", "only anouncer\nonly announcer\nwait 1500\nonly\nwait 1500\nquit\n");
     let args = ["play", experience.to_str().unwrap(), "--script", switching.to_str().unwrap()];
     let text = stdout(&gfhost(&args, plugins.path(), cache.path()));
+    assert!(text.contains("error: only anouncer: no such plugin is installed (installed: "), "{text}");
     let (_, filtered) = text.split_once("showing what announcer say(s)").expect("`only NAME` answered");
     let (filtered, everyone) = filtered.split_once("showing every plugin's lines").expect("`only` answered");
     let filtered: Vec<&str> = filtered.lines().filter(|l| l.starts_with('[')).collect();

@@ -173,7 +173,7 @@ fn the_javascript_helpers_types_check_the_example_plugins() {
     let config = serde_json::json!({
         "compilerOptions": {
             "noEmit": true, "allowJs": true, "checkJs": true, "target": "es2022", "module": "es2022",
-            "moduleResolution": "bundler", "lib": ["es2022", "dom"], "types": [],
+            "moduleResolution": "bundler", "lib": ["es2022"], "types": [],
             "paths": { "gamefeature": [declarations.display().to_string()] }
         },
         "files": plugins,

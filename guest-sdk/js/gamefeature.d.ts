@@ -222,3 +222,25 @@ export class Plugin {
 
 /** The world's exports for a plugin class: used by the build's entry module, not by plugins. */
 export function exportPlugin(PluginClass: new () => Plugin): unknown;
+
+declare global {
+  /**
+   * What the plugin's runtime (componentize-js) provides beyond the language: `console` and its kin reach the
+   * plugin's log, a line at a time; `TextEncoder` and `TextDecoder` convert UTF-8. There is no DOM, timer or
+   * network: never wait in a hook.
+   */
+  const console: {
+    log(...data: unknown[]): void;
+    info(...data: unknown[]): void;
+    warn(...data: unknown[]): void;
+    error(...data: unknown[]): void;
+    debug(...data: unknown[]): void;
+  };
+  class TextEncoder {
+    encode(input?: string): Uint8Array;
+  }
+  class TextDecoder {
+    constructor(label?: string);
+    decode(input?: Uint8Array): string;
+  }
+}

@@ -176,7 +176,7 @@ async fn a_quarantined_plugin_is_still_watched_and_a_new_version_brings_it_back(
     fix_hostile(&folder);
     let outcomes = live.reload_changed(&[folder.join("plugin.toml")]).await;
     // Said, not silent: the quarantined instance had no state to hand over.
-    let fresh = "hostile reloaded: 0.1.0 -> 0.1.1 (it starts fresh: the version that failed had no state to hand over)";
+    let fresh = "hostile reloaded: 0.1.0 -> 0.1.1 (it starts fresh: the version before it handed over no state)";
     assert_eq!(outcomes, [Ok(fresh.to_string())]);
     assert_eq!(live.manager().live_features(), ["lyra-character", "hostile"], "back in the world");
     live.into_manager().end_play().await.unwrap();
@@ -202,7 +202,7 @@ async fn a_plugin_that_failed_to_activate_comes_in_with_a_fixed_version() {
     fix_hostile(&folder);
     let outcomes = live.reload_changed(&[folder.join("plugin.toml")]).await;
     // Said, not silent: the quarantined instance had no state to hand over.
-    let fresh = "hostile reloaded: 0.1.0 -> 0.1.1 (it starts fresh: the version that failed had no state to hand over)";
+    let fresh = "hostile reloaded: 0.1.0 -> 0.1.1 (it starts fresh: the version before it handed over no state)";
     assert_eq!(outcomes, [Ok(fresh.to_string())]);
     assert_eq!(live.manager().live_features(), ["lyra-character", "hostile"], "in the world at last");
     live.into_manager().end_play().await.unwrap();

@@ -11,7 +11,8 @@
 //! code — so every record carries a MAC under the compile cache's key, and the store is used only where that
 //! cache is (a private folder whose key nobody else can read: [`ComponentCache::trusted_secret`]).
 //!
-//! The records are one append-only file, `functions.log` in the cache's folder, shared by every process:
+//! The records are one append-only file, `functions-v1.log` in the cache's folder (the format's version in its
+//! name), shared by every process:
 //!
 //! ```text
 //! record := key length (u32 LE) | value length (u32 LE) | MAC (32 bytes) | key | value
@@ -19,13 +20,15 @@
 //!
 //! A process indexes the file's records (offsets only: values are read when asked for, and checked then), appends
 //! what it compiled when a compile ends ([`FunctionCache::flush`]) under an exclusive lock on the file, and drops
-//! a torn tail (a writer killed mid-append) before appending. When the file outgrows its budget, the records the
-//! process used are copied to a new file that replaces it: functions no compile asked for in a while go.
-//! Another process still reading the old file reads on from it (its records stay valid) and moves to the new file
-//! at its next append.
+//! a torn tail (a writer killed mid-append: a record running past the end) before appending; a record whose
+//! lengths no writer of this format makes stops the reading, and nothing is appended after it. When the file
+//! outgrows its budget, the records the process used most recently, up to half the budget, are copied to a new
+//! file that replaces it: functions no compile asked for in a while go. Another process still reading the old
+//! file reads on from it (its records stay valid) and moves to the new file at its next append (the file is
+//! checked to be the one at the path once locked).
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
@@ -36,7 +39,11 @@ use std::sync::Mutex;
 use super::cache::ComponentCache;
 
 /// The file of records, in the compile cache's folder.
-const LOG_FILE: &str = "functions.log";
+const LOG_FILE: &str = "functions-v1.log";
+
+/// How a compaction's new log is named until it replaces the old one: a leftover (its writer was killed) is
+/// removed by the next compaction, which holds the lock any compaction needs.
+const COMPACTING_PREFIX: &str = ".functions-compacting-";
 
 /// Bytes of a record's header: its key's and value's lengths and its MAC.
 const HEADER_BYTES: usize = 4 + 4 + 32;
@@ -51,9 +58,9 @@ const MAX_VALUE_BYTES: u32 = 64 << 20;
 /// compile holds.
 const PENDING_BYTES: usize = 16 << 20;
 
-/// What a MAC is over, besides the record's lengths, key and value: the format, so a MAC of another of the
+/// The context the records' MAC key is derived under from the compile cache's key, so a MAC of another of the
 /// cache's files never vouches for a record.
-const MAC_CONTEXT: &[u8] = b"gamefeature function cache v1";
+const MAC_CONTEXT: &str = "gamefeature 2026-11 function cache v1 record MAC";
 
 /// Where a record's key and value are in the log.
 #[derive(Debug, Clone, Copy)]
@@ -76,12 +83,25 @@ struct Log {
     /// Compiled since the last append.
     pending: Vec<(Box<[u8]>, Vec<u8>)>,
     pending_bytes: usize,
-    /// Keys this process asked for or compiled: what a compaction keeps.
-    used: HashSet<Box<[u8]>>,
+    /// Keys this process asked for or compiled, each with when it last was (a count of uses): what a compaction
+    /// keeps, the most recent first.
+    used: HashMap<Box<[u8]>, u64>,
+    uses: u64,
     /// Whether the log was looked for yet.
     opened: bool,
-    /// The compile cache's key, once it was found trustworthy.
-    secret: Option<[u8; 32]>,
+    /// The records' MAC key (derived from the compile cache's), once the cache was found trustworthy.
+    mac_key: Option<[u8; 32]>,
+    /// Whether the log holds a record no writer of this format makes: it is read up to it and not written.
+    foreign: bool,
+    /// Whether a record that does not match its MAC was reported (once is enough).
+    warned: bool,
+}
+
+impl Log {
+    fn use_key(&mut self, key: &[u8]) {
+        self.uses += 1;
+        self.used.insert(key.into(), self.uses);
+    }
 }
 
 /// A [`CacheStore`](wasmtime::CacheStore) of compiled functions on disk, beside (and trusted as) a
@@ -146,8 +166,8 @@ impl FunctionCache {
             return;
         }
         log.opened = true;
-        log.secret = self.components.trusted_secret(false);
-        if log.secret.is_none() {
+        log.mac_key = self.components.trusted_secret(false).map(|secret| mac_key(&secret));
+        if log.mac_key.is_none() {
             return;
         }
         match open_log(&self.path, false) {
@@ -171,6 +191,7 @@ impl FunctionCache {
         reader.seek(SeekFrom::Start(log.indexed_to))?;
         let mut at = log.indexed_to;
         let mut found = Vec::new();
+        let mut foreign = false;
         while at + HEADER_BYTES as u64 <= end {
             let mut header = [0; HEADER_BYTES];
             reader.read_exact(&mut header)?;
@@ -178,7 +199,11 @@ impl FunctionCache {
             let value_len = u32::from_le_bytes(header[4..8].try_into().unwrap_or_default());
             let body = at + HEADER_BYTES as u64;
             let next = body + u64::from(key_len) + u64::from(value_len);
-            if key_len > MAX_KEY_BYTES || value_len > MAX_VALUE_BYTES || next > end {
+            if key_len > MAX_KEY_BYTES || value_len > MAX_VALUE_BYTES {
+                foreign = true;
+                break;
+            }
+            if next > end {
                 break;
             }
             let mut key = vec![0; key_len as usize];
@@ -190,18 +215,21 @@ impl FunctionCache {
         }
         log.index.extend(found);
         log.indexed_to = at;
+        log.foreign |= foreign;
         Ok(())
     }
 
     /// The value of `record`, if its MAC says this cache wrote it for `key`.
-    fn read(&self, file: &File, key: &[u8], record: &Record, secret: &[u8; 32]) -> Option<Vec<u8>> {
+    fn read(&self, file: &File, key: &[u8], record: &Record, mac_key: &[u8; 32], warned: &mut bool) -> Option<Vec<u8>> {
         let mut body = vec![0; record.key_len as usize + record.value_len as usize];
         file.read_exact_at(&mut body, record.body).ok()?;
         let (stored_key, value) = body.split_at(record.key_len as usize);
         // `blake3::Hash` compares in constant time.
-        if stored_key != key || record_mac(secret, stored_key, value) != blake3::Hash::from_bytes(record.mac) {
-            tracing::warn!(path = %self.path.display(), "a record of the function cache does not match its MAC: \
-                           compiling its function again");
+        if stored_key != key || record_mac(mac_key, stored_key, value) != blake3::Hash::from_bytes(record.mac) {
+            if !std::mem::replace(warned, true) {
+                tracing::warn!(path = %self.path.display(), "records of the function cache do not match their MAC \
+                               (altered, or signed under another key): compiling their functions again");
+            }
             return None;
         }
         body.drain(..record.key_len as usize);
@@ -211,18 +239,22 @@ impl FunctionCache {
     /// Writes the pending records at the end of the log, under an exclusive lock on it.
     fn append(&self, log: &mut Log) -> Result<(), String> {
         let secret = self.components.trusted_secret(true).ok_or("the compile cache cannot be trusted")?;
-        log.secret = Some(secret);
-        let file = self.current_file(log)?;
-        file.lock().map_err(|e| format!("locking it: {e}"))?;
+        let key = mac_key(&secret);
+        log.mac_key = Some(key);
+        let file = self.locked_file(log)?;
+        let key_for_macs = key;
         let appended = (|| -> Result<(), String> {
             // Whatever others appended meanwhile is indexed first; a torn tail after it is cut off.
             self.index(log).map_err(|e| format!("reading it: {e}"))?;
+            if log.foreign {
+                return Err("it holds records this host does not write (another format): left as it is".into());
+            }
             file.set_len(log.indexed_to).map_err(|e| format!("cutting a torn record: {e}"))?;
             let mut bytes = Vec::with_capacity(log.pending_bytes + log.pending.len() * HEADER_BYTES);
             let mut records = Vec::with_capacity(log.pending.len());
             for (key, value) in &log.pending {
                 let body = log.indexed_to + (bytes.len() + HEADER_BYTES) as u64;
-                let mac = record_mac(&secret, key, value);
+                let mac = record_mac(&key_for_macs, key, value);
                 let record =
                     Record { body, key_len: key.len() as u32, value_len: value.len() as u32, mac: *mac.as_bytes() };
                 bytes.extend_from_slice(&record.key_len.to_le_bytes());
@@ -236,12 +268,28 @@ impl FunctionCache {
             log.indexed_to += bytes.len() as u64;
             log.index.extend(records);
             if log.indexed_to > self.budget {
-                self.compact(log, &file, &secret)?;
+                self.compact(log, &file, &key_for_macs)?;
             }
             Ok(())
         })();
         let _ = file.unlock();
         appended
+    }
+
+    /// The log at its path, locked: another process may have replaced it (a compaction) between its opening and
+    /// the lock, so it is checked to be the one at the path once locked, and opened again if not.
+    fn locked_file(&self, log: &mut Log) -> Result<File, String> {
+        for _ in 0..8 {
+            let file = self.current_file(log)?;
+            file.lock().map_err(|e| format!("locking it: {e}"))?;
+            let at_path = std::fs::symlink_metadata(&self.path).ok();
+            let locked = file.metadata().ok();
+            if matches!((&at_path, &locked), (Some(p), Some(l)) if (p.dev(), p.ino()) == (l.dev(), l.ino())) {
+                return Ok(file);
+            }
+            let _ = file.unlock();
+        }
+        Err("it keeps being replaced by other processes".into())
     }
 
     /// The log as it is at its path now (created, private to its owner, if there is none): the one this process
@@ -260,24 +308,38 @@ impl FunctionCache {
         log.file.as_ref().ok_or_else(|| "it is not open".to_string())?.try_clone().map_err(|e| e.to_string())
     }
 
-    /// Replaces the log with one of the records this process used, under the lock held on `file`.
-    fn compact(&self, log: &mut Log, file: &File, secret: &[u8; 32]) -> Result<(), String> {
+    /// Replaces the log with one of the records this process used most recently, up to half the budget, under
+    /// the lock held on `file`.
+    fn compact(&self, log: &mut Log, file: &File, mac_key: &[u8; 32]) -> Result<(), String> {
         let dir = self.components.dir();
-        let mut kept = tempfile::NamedTempFile::new_in(dir).map_err(|e| e.to_string())?;
+        // A leftover of a compaction whose process was killed (only compactions, under this lock, write these).
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if entry.file_name().to_string_lossy().starts_with(COMPACTING_PREFIX) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+        let mut recent: Vec<(&Box<[u8]>, u64)> = log.used.iter().map(|(key, used)| (key, *used)).collect();
+        recent.sort_unstable_by_key(|(_, used)| std::cmp::Reverse(*used));
+        let mut kept =
+            tempfile::Builder::new().prefix(COMPACTING_PREFIX).tempfile_in(dir).map_err(|e| e.to_string())?;
         let mut index = HashMap::new();
         let mut at = 0u64;
         {
             let mut writer = std::io::BufWriter::new(kept.as_file_mut());
-            for key in &log.used {
+            for (key, _) in recent {
                 let Some(record) = log.index.get(key) else { continue };
-                let Some(value) = self.read(file, key, record, secret) else { continue };
+                let size = (HEADER_BYTES + key.len()) as u64 + u64::from(record.value_len);
+                if at + size > self.budget / 2 {
+                    break;
+                }
+                let Some(value) = self.read(file, key, record, mac_key, &mut log.warned) else { continue };
                 writer.write_all(&record.key_len.to_le_bytes()).map_err(|e| e.to_string())?;
                 writer.write_all(&record.value_len.to_le_bytes()).map_err(|e| e.to_string())?;
                 writer.write_all(&record.mac).map_err(|e| e.to_string())?;
                 writer.write_all(key).map_err(|e| e.to_string())?;
                 writer.write_all(&value).map_err(|e| e.to_string())?;
                 index.insert(key.clone(), Record { body: at + HEADER_BYTES as u64, ..*record });
-                at += (HEADER_BYTES + key.len() + value.len()) as u64;
+                at += size;
             }
             writer.flush().map_err(|e| e.to_string())?;
         }
@@ -305,10 +367,14 @@ fn open_log(path: &Path, create: bool) -> std::io::Result<File> {
     Ok(file)
 }
 
-/// A record's MAC: keyed BLAKE3 over the format, the lengths, the key and the value.
-fn record_mac(secret: &[u8; 32], key: &[u8], value: &[u8]) -> blake3::Hash {
-    let mut mac = blake3::Hasher::new_keyed(secret);
-    mac.update(MAC_CONTEXT);
+/// The records' MAC key, derived from the compile cache's key.
+fn mac_key(secret: &[u8; 32]) -> [u8; 32] {
+    blake3::derive_key(MAC_CONTEXT, secret)
+}
+
+/// A record's MAC: keyed BLAKE3 over the lengths, the key and the value.
+fn record_mac(mac_key: &[u8; 32], key: &[u8], value: &[u8]) -> blake3::Hash {
+    let mut mac = blake3::Hasher::new_keyed(mac_key);
     mac.update(&(key.len() as u32).to_le_bytes());
     mac.update(&(value.len() as u32).to_le_bytes());
     mac.update(key);
@@ -321,11 +387,14 @@ impl wasmtime::CacheStore for FunctionCache {
         let mut log = self.lock();
         self.open_for_reading(&mut log);
         let record = *log.index.get(key)?;
-        let value = self.read(log.file.as_ref()?, key, &record, log.secret.as_ref()?);
+        let mac_key = log.mac_key?;
+        let mut warned = log.warned;
+        let value = self.read(log.file.as_ref()?, key, &record, &mac_key, &mut warned);
+        log.warned = warned;
         match value {
             Some(_) => {
                 self.reused.fetch_add(1, Ordering::Relaxed);
-                log.used.insert(key.into());
+                log.use_key(key);
             }
             None => {
                 log.index.remove(key);
@@ -340,7 +409,7 @@ impl wasmtime::CacheStore for FunctionCache {
         }
         self.added.fetch_add(1, Ordering::Relaxed);
         let mut log = self.lock();
-        log.used.insert(key.into());
+        log.use_key(key);
         log.pending_bytes += key.len() + value.len();
         log.pending.push((key.into(), value));
         if log.pending_bytes > PENDING_BYTES {
@@ -425,16 +494,16 @@ mod tests {
     fn past_its_budget_the_log_keeps_what_was_used() {
         let dir = tempfile::tempdir().unwrap();
         let old = cache_in(dir.path(), 1 << 30);
-        old.insert(b"old", value(5, 4000));
+        old.insert(b"old", value(5, 5000));
         old.flush();
         let other = cache_in(dir.path(), 1 << 30);
         assert!(other.get(b"old").is_some(), "indexed before the compaction");
 
         let compacting = cache_in(dir.path(), 6000);
-        compacting.insert(b"new", value(6, 4000));
+        compacting.insert(b"new", value(6, 2000));
         compacting.flush();
         let log = dir.path().join("cache").join(LOG_FILE);
-        assert_eq!(std::fs::metadata(&log).unwrap().len(), (HEADER_BYTES + 3 + 4000) as u64, "only `new` kept");
+        assert_eq!(std::fs::metadata(&log).unwrap().len(), (HEADER_BYTES + 3 + 2000) as u64, "only `new` kept");
         let fresh = cache_in(dir.path(), 1 << 30);
         assert!(fresh.get(b"old").is_none() && fresh.get(b"new").is_some());
 
@@ -443,6 +512,27 @@ mod tests {
         let fresh = cache_in(dir.path(), 1 << 30);
         assert!(fresh.get(b"late").is_some(), "appended to the log at the path, not the one it replaced");
         assert!(fresh.get(b"new").is_some());
+    }
+
+    /// A record no writer of this format makes (lengths past its limits) is no torn tail: the records after it
+    /// stay, and nothing is appended after it.
+    #[test]
+    fn a_log_of_another_format_is_read_up_to_its_first_foreign_record_and_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = cache_in(dir.path(), 1 << 30);
+        writer.insert(b"first", value(1, 10));
+        writer.flush();
+        let log = dir.path().join("cache").join(LOG_FILE);
+        let mut bytes = std::fs::read(&log).unwrap();
+        let foreign_at = bytes.len();
+        bytes.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0]);
+        bytes.extend_from_slice(&[0; 32 + 64]);
+        std::fs::write(&log, &bytes).unwrap();
+        let next = cache_in(dir.path(), 1 << 30);
+        assert!(next.get(b"first").is_some());
+        next.insert(b"second", value(2, 10));
+        next.flush();
+        assert_eq!(std::fs::read(&log).unwrap(), bytes, "left as it is, past byte {foreign_at}");
     }
 
     /// A function cache beside a compile cache that others can change is not used: its records are code.

@@ -107,7 +107,8 @@ impl Plugin for DamageableProps {
         };
         // A detail, every hit: at debug level, so a modder's own lines are not buried under it.
         log::debug(&format!("prop {prop} health: {} -> {}", shown(old), shown(new)));
-        if new == Some(&Value::Integer(0)) && old != new {
+        let broken = |v: Option<&Value>| matches!(v, Some(Value::Integer(0)));
+        if broken(new) && !broken(old) {
             log::info(&format!("prop {prop} destroyed"));
         }
     }

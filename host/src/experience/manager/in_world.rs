@@ -649,8 +649,8 @@ pub struct Reloaded {
     pub from: String,
     /// The version that runs now.
     pub to: String,
-    /// Whether the new version started without state: the old one had failed here (quarantined, or its
-    /// activation failed), so there was no instance to take a snapshot of.
+    /// Whether the new version started without the old one's state: the old one had failed here (quarantined,
+    /// or its activation failed), so there was no instance to take a snapshot of, or its snapshot failed.
     pub fresh: bool,
 }
 
@@ -659,7 +659,7 @@ impl std::fmt::Display for Reloaded {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} reloaded: {} -> {}", self.plugin, self.from, self.to)?;
         if self.fresh {
-            write!(f, " (it starts fresh: the version that failed had no state to hand over)")?;
+            write!(f, " (it starts fresh: the version before it handed over no state)")?;
         }
         Ok(())
     }
@@ -706,10 +706,12 @@ impl ExperienceManager {
         }
         let index = self.in_world.iter().position(|f| f.name == name).expect("checked above");
         let feature = self.in_world.remove(index);
-        self.carry_state(&feature);
+        let carried = self.carry_state(&feature);
         let old_assets = feature.assets.clone();
         self.teardown(vec![feature]).await;
         let outcome = self.activate_new_version(name, (&old, old_assets), manifest, code, to).await;
+        // A snapshot that failed carried nothing: the new version starts fresh, and says so.
+        let outcome = outcome.map(|reloaded| Reloaded { fresh: !carried, ..reloaded });
         // Dependents come back only to a dependency that runs: with it out, they stay out, and say why.
         let lost = matches!(outcome, Err(ReloadError::Lost { .. }));
         for dependent in &dependents {
@@ -752,15 +754,21 @@ impl ExperienceManager {
 
     /// Keeps what a leaving instance's `snapshot` returns, for its next instance's `restore`. A plugin that
     /// keeps no state carries nothing; one whose snapshot fails (an error, a trap, its deadline) carries
-    /// nothing either — its successor starts fresh — and the failure is listed like any other.
-    fn carry_state(&mut self, feature: &FeatureInWorld) {
+    /// nothing either — its successor starts fresh — and the failure is listed like any other. Whether the
+    /// state was handed over (false: the snapshot failed).
+    fn carry_state(&mut self, feature: &FeatureInWorld) -> bool {
         let snapshot = self.call(feature.owner, "snapshot", |i| i.snapshot().map(|state| state.map(Carried)));
         match snapshot {
             Some(Ok(Some(Carried(state)))) => {
                 self.carried.insert(feature.name.clone(), state);
+                true
             }
-            Some(Err(e)) => self.fail_feature(&feature.name, Transition::Deactivating, format!("snapshot: {e}")),
-            _ => {}
+            Some(Err(e)) => {
+                self.fail_feature(&feature.name, Transition::Deactivating, format!("snapshot: {e}"));
+                false
+            }
+            Some(Ok(None)) => true,
+            None => false,
         }
     }
 
