@@ -35,8 +35,13 @@ pub fn runtime_config(cache_dir: Option<&Path>) -> RuntimeConfig {
 
 /// Manager options for the project's own test plugins: they are trusted with what their manifests declare.
 pub fn trusted() -> ManagerOptions {
-    // Tests read the plugins' details, which the examples log at debug level.
-    ManagerOptions { grants: GrantPolicy::Declared, plugin_log_level: LogLevel::Debug, ..ManagerOptions::default() }
+    ManagerOptions { grants: GrantPolicy::Declared, ..ManagerOptions::default() }
+}
+
+/// [`trusted`], keeping the plugins' debug lines too: the examples' details (a prop's health, each score) are
+/// logged at debug level.
+pub fn trusted_with_details() -> ManagerOptions {
+    ManagerOptions { plugin_log_level: LogLevel::Debug, ..trusted() }
 }
 
 /// A session over one plugin directory, without a compile cache, trusting its plugins' declared permissions.

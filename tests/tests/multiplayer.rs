@@ -32,7 +32,7 @@ struct Game {
 impl Game {
     async fn start(conditions: Conditions, options: ServerOptions) -> Game {
         let plugins = PluginDir::with(&DEFAULT_PLUGINS);
-        let session = session_with(&plugins, Some(&shared_cache()), trusted());
+        let session = session_with(&plugins, Some(&shared_cache()), trusted_with_details());
         let experiences = default_experience();
         Game::start_in(conditions, options, plugins, session, experiences, "default.toml").await
     }
@@ -44,7 +44,7 @@ impl Game {
         for plugin in more {
             plugins.add(plugin);
         }
-        let session = session_with(&plugins, Some(&shared_cache()), trusted());
+        let session = session_with(&plugins, Some(&shared_cache()), trusted_with_details());
         let experiences = default_experience();
         Game::start_in(conditions, options, plugins, session, experiences, file).await
     }

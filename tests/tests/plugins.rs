@@ -347,7 +347,7 @@ async fn props_world(
         experience_with_features(&["damageable-props"])
     );
     let path = experiences.write("e.toml", &text);
-    let session = session(&plugins);
+    let session = session_with(&plugins, None, trusted_with_details());
     let mut manager = session.create_world("w", NetMode::Standalone);
     manager.load(&path).await.unwrap();
     (session, manager, plugins)
@@ -490,7 +490,7 @@ async fn default_world_with_players(
 ) -> (gamefeature_host::Session, gamefeature_host::ExperienceManager, Vec<game::Player>, PluginDir) {
     let plugins = PluginDir::with(&DEFAULT_PLUGINS);
     let experiences = default_experience();
-    let session = session_with(&plugins, Some(&shared_cache()), trusted());
+    let session = session_with(&plugins, Some(&shared_cache()), trusted_with_details());
     let mut manager = session.create_world("w", NetMode::Standalone);
     let report = manager.load(&experiences.path().join("default.toml")).await.unwrap().clone();
     assert!(report.failures.is_empty(), "{:?}", report.failures);
