@@ -5,7 +5,7 @@
 //! build, compiling and reloading the new component (its settling included), and its first line.
 //!
 //! ```sh
-//! cargo build -p gfhost && cargo run -p gfhost --example edit_loop [rust|python|js|c ...] [--no-cache]
+//! cargo build -p gfhost --bin gfhost --example edit_loop && target/debug/examples/edit_loop [rust|python|js|c ...] [--no-cache]
 //! ```
 //!
 //! With `--no-cache` each language is measured a second time with `play --no-cache`: every compile from scratch,
