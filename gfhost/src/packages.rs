@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use gamefeature_host::package::lock::{LockFile, Locked};
 use gamefeature_host::package::{
-    archive, install as installing, Package, PackageLimits, SecretKey, Signature, TrustPolicy, Verdict,
+    archive, install as installing, resolve, Package, PackageLimits, SecretKey, Signature, TrustPolicy, Verdict,
 };
 
 use crate::registry::Registry;
@@ -126,7 +126,9 @@ pub fn publish(path: &Path, registry: &str) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Installs NAME@RANGE from `registry` and records it in the lock file.
+/// Installs NAME@RANGE from `registry` with the plugins it depends on, as one resolution (see
+/// `package::resolve`): every package is pulled and its publisher checked before any is installed, and the lock
+/// file records them all.
 pub fn install_from_registry(
     spec: &str,
     registry: Option<&str>,
@@ -151,36 +153,70 @@ pub fn install_from_registry(
     })?;
     let mut lock = LockFile::read(lock_path).map_err(anyhow::Error::msg)?;
     let registry = Registry::new(registry)?;
-    let (package, signature) = block_on(async {
-        let version = registry.resolve(name, &range).await?;
-        registry.pull(name, &version.to_string(), None).await
-    })?;
-    let what = format!("{name} {} from {}", package.version(), registry.location());
-    // A version is installed as the bytes first locked: the same version served with other bytes (republished,
-    // or a registry that lies) is refused, never written over the lock.
-    if let Some(locked) = lock.get(package.name()).filter(|l| l.version == package.version()) {
-        if locked.digest != package.digest() {
-            bail!(
-                "{what}: refused: {} locks {} {} as {}, but the registry now serves {}; if the publisher really \
-                 republished it, remove its entry from the lock file to accept the new bytes",
-                lock_path.display(),
-                locked.name,
-                locked.version,
-                locked.digest,
-                package.digest()
-            );
+    let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build().context("starting tokio")?;
+    let index = RegistryIndex { registry: &registry, tokio: &tokio };
+    let requests = [(name.to_string(), range)];
+    let resolved = resolve::resolve(&index, &requests, &lock)
+        .with_context(|| format!("installing {spec} from {}", registry.location()))?;
+
+    // Every package pulled (by the digest resolved) and checked before any is installed: a set whose last
+    // package is refused leaves the plugin folder as it was.
+    let mut pulled = Vec::with_capacity(resolved.len());
+    for chosen in &resolved {
+        let version = chosen.version.to_string();
+        let (package, signature) = tokio.block_on(registry.pull(&chosen.name, &version, Some(&chosen.digest)))?;
+        let what = format!("{} {} from {}", chosen.name, package.version(), registry.location());
+        // A version is installed as the bytes first locked: the same version served with other bytes
+        // (republished, or a registry that lies) is refused, never written over the lock.
+        if let Some(locked) = lock.get(package.name()).filter(|l| l.version == package.version()) {
+            if locked.digest != package.digest() {
+                bail!(
+                    "{what}: refused: {} locks {} {} as {}, but the registry now serves {}; if the publisher \
+                     really republished it, remove its entry from the lock file to accept the new bytes",
+                    lock_path.display(),
+                    locked.name,
+                    locked.version,
+                    locked.digest,
+                    package.digest()
+                );
+            }
         }
+        trust.check(package.summary(), signature.as_ref()).with_context(|| format!("{what}: refused"))?;
+        pulled.push((package, signature, what));
     }
-    let publisher = install_package(&package, signature.as_ref(), into, trust, &what)?;
-    lock.record(Locked {
-        name: package.name().to_string(),
-        version: package.version().to_string(),
-        digest: package.digest().to_string(),
-        publisher,
-        source: registry.location(),
-    });
+    for (package, signature, what) in &pulled {
+        let publisher = install_package(package, signature.as_ref(), into, trust, what)?;
+        lock.record(Locked {
+            name: package.name().to_string(),
+            version: package.version().to_string(),
+            digest: package.digest().to_string(),
+            publisher,
+            source: registry.location(),
+        });
+    }
     lock.write(lock_path).map_err(anyhow::Error::msg)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A registry as resolution reads it: versions from its tags, each version's facts from its manifest.
+struct RegistryIndex<'a> {
+    registry: &'a Registry,
+    tokio: &'a tokio::runtime::Runtime,
+}
+
+impl resolve::Index for RegistryIndex<'_> {
+    fn versions(&self, name: &str) -> Result<Vec<semver::Version>, String> {
+        match self.tokio.block_on(self.registry.versions(name)) {
+            Ok(versions) => Ok(versions),
+            // A plugin the registry does not hold has no versions: the resolution says so, with the others' needs.
+            Err(e) if format!("{e:#}").contains("NAME_UNKNOWN") => Ok(Vec::new()),
+            Err(e) => Err(format!("{e:#}")),
+        }
+    }
+
+    fn candidate(&self, name: &str, version: &semver::Version) -> Result<resolve::Candidate, String> {
+        self.tokio.block_on(self.registry.candidate(name, &version.to_string())).map_err(|e| format!("{e:#}"))
+    }
 }
 
 /// Installs exactly what the lock file lists: each package by digest, from where it came, by the publisher

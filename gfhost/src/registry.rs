@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 
 use anyhow::{anyhow, bail, Context, Result};
 use futures_util::StreamExt;
-use gamefeature_host::package::{Package, PackageLimits, Signature, MANIFEST_MEDIA_TYPE};
+use gamefeature_host::package::resolve::Candidate;
+use gamefeature_host::package::{Package, PackageLimits, Signature, MANIFEST_MEDIA_TYPE, PLUGIN_MANIFEST_MEDIA_TYPE};
 use oci_client::client::{ClientConfig, ClientProtocol};
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
@@ -123,17 +124,50 @@ impl Registry {
         Ok(versions)
     }
 
-    /// The newest version of `name` that `range` allows.
-    pub async fn resolve(&self, name: &str, range: &semver::VersionReq) -> Result<semver::Version> {
-        let versions = self.versions(name).await?;
-        match versions.iter().rev().find(|v| range.matches(v)) {
-            Some(version) => Ok(version.clone()),
-            None => {
-                let held: Vec<String> = versions.iter().map(|v| v.to_string()).collect();
-                let held = if held.is_empty() { "none".to_string() } else { held.join(", ") };
-                bail!("{name}@{range} is not in {}: it holds versions {held}", self.location())
-            }
+    /// What resolution needs of `name` at `version`: its package's digest, its API and its dependencies, read
+    /// from its image manifest and its `plugin.toml` alone (checked against their digests), not its component.
+    /// A tag that holds another plugin or another version than its own is refused, as [`pull`](Self::pull)
+    /// refuses it.
+    pub async fn candidate(&self, name: &str, version: &str) -> Result<Candidate> {
+        let reference = self.reference(name, version);
+        let (manifest, _) = self
+            .client
+            .pull_manifest_raw(&reference, &RegistryAuth::Anonymous, &[MANIFEST_MEDIA_TYPE])
+            .await
+            .with_context(|| format!("{name} {version} is not in {}", self.location()))?;
+        let digest = gamefeature_host::package::sha256_digest(&manifest);
+        let parsed: serde_json::Value = serde_json::from_slice(&manifest).context("its manifest is not JSON")?;
+        let layers = parsed["layers"].as_array().into_iter().flatten();
+        let Some(layer) = layers.into_iter().find(|l| l["mediaType"].as_str() == Some(PLUGIN_MANIFEST_MEDIA_TYPE))
+        else {
+            bail!("{name} {version} in {} has no plugin.toml", self.location());
+        };
+        let (Some(layer_digest), Some(size)) = (layer["digest"].as_str(), layer["size"].as_u64()) else {
+            bail!("{name} {version}: its manifest names a blob without a digest or size");
+        };
+        if size > 256 << 10 {
+            bail!("{name} {version}: a plugin.toml of {size} bytes");
         }
+        let bytes = self.pull_blob(&reference, layer_digest, size).await?;
+        if gamefeature_host::package::sha256_digest(&bytes) != layer_digest {
+            bail!("{name} {version}: its plugin.toml does not match its digest");
+        }
+        let text =
+            String::from_utf8(bytes).with_context(|| format!("{name} {version}: its plugin.toml is not UTF-8"))?;
+        let facts = PublishedFacts::read(&text).with_context(|| format!("{name} {version}: its plugin.toml"))?;
+        if facts.plugin.name != name || facts.plugin.version != version {
+            bail!(
+                "{} refused: the tag {name}:{version} holds {} {}, not version {version}",
+                self.location(),
+                facts.plugin.name,
+                facts.plugin.version
+            );
+        }
+        let mut dependencies = Vec::with_capacity(facts.dependencies.len());
+        for dependency in facts.dependencies {
+            dependencies.push((dependency.name, dependency.version.unwrap_or(semver::VersionReq::STAR)));
+        }
+        Ok(Candidate { digest, api: facts.plugin.api, host: facts.plugin.host, dependencies })
     }
 
     /// Pulls `name` at `version` (or, with `digest`, exactly that package), each blob checked against its
@@ -219,6 +253,38 @@ impl Registry {
             bail!("{} {}: its signature blob does not match its digest", package.name(), package.version());
         }
         Ok(Some(serde_json::from_slice(&bytes).context("a malformed signature")?))
+    }
+}
+
+/// What resolution reads of a published `plugin.toml`: its name, version and API, and its dependencies with
+/// their ranges — leniently, so that a manifest of a newer format (or for another API) is still described and
+/// passed over, rather than failing the resolution. The whole manifest is checked when the package is pulled.
+#[derive(serde::Deserialize)]
+struct PublishedFacts {
+    plugin: PublishedPlugin,
+    #[serde(default)]
+    dependencies: Vec<PublishedDependency>,
+}
+
+#[derive(serde::Deserialize)]
+struct PublishedPlugin {
+    name: String,
+    version: String,
+    api: String,
+    #[serde(default)]
+    host: Option<semver::VersionReq>,
+}
+
+#[derive(serde::Deserialize)]
+struct PublishedDependency {
+    name: String,
+    #[serde(default)]
+    version: Option<semver::VersionReq>,
+}
+
+impl PublishedFacts {
+    fn read(text: &str) -> Result<PublishedFacts> {
+        Ok(toml::from_str(text)?)
     }
 }
 

@@ -58,6 +58,9 @@ struct PluginSection {
     description: String,
     api: String,
     component: String,
+    /// The versions of the host it runs on (a semver range); any when absent.
+    #[serde(default)]
+    host: Option<semver::VersionReq>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -82,6 +85,11 @@ pub struct Dependency {
     /// Activate the dependency before this plugin (otherwise it is only registered).
     #[serde(default)]
     pub activate: bool,
+    /// The versions of it this plugin works with (a semver range as Cargo writes them: `"^1.2"`, `">=1, <3"`);
+    /// any when absent. Installing from a registry resolves it (see `package::resolve`), and a plugin whose
+    /// installed dependency is outside it does not load.
+    #[serde(default)]
+    pub version: Option<semver::VersionReq>,
 }
 
 /// A validated manifest, with its paths resolved.
@@ -165,6 +173,12 @@ pub enum ManifestProblem {
         /// The version the manifest gives.
         found: String,
     },
+    /// `plugin.host` names versions of the host that this one is not.
+    #[error("it runs on gamefeature hosts {wanted}, and this one is {}", HOST_VERSION)]
+    UnsupportedHost {
+        /// The range the manifest gives.
+        wanted: String,
+    },
     /// `plugin.component` is absolute or leads out of the plugin folder; why.
     #[error("component path: {0}")]
     ComponentPath(String),
@@ -231,6 +245,9 @@ impl PluginManifest {
         }
         if !api_compatible(&p.api) {
             return Err(ManifestProblem::UnsupportedApi { found: p.api });
+        }
+        if let Some(wanted) = p.host.as_ref().filter(|wanted| !host_compatible(wanted)) {
+            return Err(ManifestProblem::UnsupportedHost { wanted: wanted.to_string() });
         }
         let component_path =
             resolve_within(dir, &p.component).map_err(|e| ManifestProblem::ComponentPath(e.to_string()))?;
@@ -324,8 +341,16 @@ fn is_valid_version(version: &str) -> bool {
         && version.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
 }
 
-/// Whether the host implements a version compatible with `found`.
-fn api_compatible(found: &str) -> bool {
+/// This host's version, which a manifest's `plugin.host` range is checked against.
+pub const HOST_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Whether this host is one of the versions `wanted` (a manifest's `plugin.host`) allows.
+pub fn host_compatible(wanted: &semver::VersionReq) -> bool {
+    semver::Version::parse(HOST_VERSION).is_ok_and(|host| wanted.matches(&host))
+}
+
+/// Whether the host implements a version of the plugin API compatible with `found` (a manifest's `api`).
+pub fn api_compatible(found: &str) -> bool {
     API_VERSIONS.iter().any(|implemented| same_api(found, implemented))
 }
 
@@ -375,8 +400,33 @@ mod tests {
         let m = PluginManifest::parse(Path::new("/p/shooter-core"), GOOD).unwrap();
         assert_eq!(m.name, "shooter-core");
         assert_eq!(m.component_path, Path::new("/p/shooter-core/shooter_core.wasm"));
-        assert_eq!(m.dependencies, [Dependency { name: "base".into(), activate: true }]);
+        assert_eq!(m.dependencies, [Dependency { name: "base".into(), activate: true, version: None }]);
         assert_eq!(m.actions[0].describe(), "add-components Health -> Character");
+    }
+
+    /// A dependency names the versions it works with as a semver range; a range that is none is refused with
+    /// the field named.
+    /// A plugin names the host versions it runs on; another host refuses it, saying which it is.
+    #[test]
+    fn a_plugin_for_other_host_versions_is_refused() {
+        let runs = |range: &str| GOOD.replacen("api = ", &format!("host = \"{range}\"\napi = "), 1);
+        assert!(PluginManifest::parse(Path::new("/p/shooter-core"), &runs(&format!("={HOST_VERSION}"))).is_ok());
+        let refused = PluginManifest::parse(Path::new("/p/shooter-core"), &runs(">=99")).unwrap_err().to_string();
+        assert!(
+            refused.contains(&format!("it runs on gamefeature hosts >=99, and this one is {HOST_VERSION}")),
+            "{refused}"
+        );
+    }
+
+    #[test]
+    fn a_dependency_names_its_versions_as_a_semver_range() {
+        let ranged = GOOD.replace("activate = true", "activate = true\nversion = \">=1.2, <3\"");
+        let m = PluginManifest::parse(Path::new("/p/shooter-core"), &ranged).unwrap();
+        let wanted = m.dependencies[0].version.as_ref().expect("a range");
+        assert!(wanted.matches(&semver::Version::new(2, 9, 0)) && !wanted.matches(&semver::Version::new(3, 0, 0)));
+        let bad = GOOD.replace("activate = true", "activate = true\nversion = \"about two\"");
+        let problem = PluginManifest::parse(Path::new("/p/shooter-core"), &bad).unwrap_err().to_string();
+        assert!(problem.contains("version"), "{problem}");
     }
 
     #[test]

@@ -19,8 +19,8 @@ pub use admission::{AdmissionError, Admitted, Checks, Gate, Recheck};
 pub use discovery::{discover, DiscoveryReport, Vet};
 pub use interface::{host_interfaces, plugin_exports, ComponentInterface, Fit, FitLine};
 pub use manifest::{
-    api_versions_shown, is_valid_plugin_name, same_api, Dependency, ManifestError, ManifestProblem, PluginManifest,
-    API_VERSION, API_VERSIONS, MANIFEST_FILE,
+    api_compatible, api_versions_shown, host_compatible, is_valid_plugin_name, same_api, Dependency, ManifestError,
+    ManifestProblem, PluginManifest, API_VERSION, API_VERSIONS, HOST_VERSION, MANIFEST_FILE,
 };
 pub use permissions::{FsPermissions, GrantPolicy, Permissions};
 pub use plugin::{InstanceEnv, LoadError, LoadedPlugin, PluginLoader, Provenance};

@@ -67,6 +67,23 @@ pub enum FeatureError {
         /// The manifest listing it.
         manifest: PathBuf,
     },
+    /// A plugin's dependency is installed at a version outside the range the plugin names.
+    #[error(
+        "{}: plugin {plugin:?} needs {dependency} {wanted}, but {dependency} {installed} is installed",
+        manifest.display()
+    )]
+    DependencyVersion {
+        /// The plugin that names the range.
+        plugin: String,
+        /// The dependency.
+        dependency: String,
+        /// The range it names.
+        wanted: String,
+        /// The version installed.
+        installed: String,
+        /// The manifest naming the range.
+        manifest: PathBuf,
+    },
     /// A plugin failed a step of the state machine (it then rests in an error state with the same error), or its
     /// new version failed to compile.
     #[error("plugin {plugin:?} {error}")]
@@ -718,6 +735,18 @@ fn dependency_order_of(plugins: &BTreeMap<String, Entry>, name: &str) -> Result<
                 manifest: entry.manifest.manifest_path.clone(),
             });
         };
+        if let Some(wanted) = &dep.version {
+            let installed = &dep_entry.manifest.version;
+            if !semver::Version::parse(installed).is_ok_and(|v| wanted.matches(&v)) {
+                return Err(FeatureError::DependencyVersion {
+                    plugin: current.to_string(),
+                    dependency: dep.name.clone(),
+                    wanted: wanted.to_string(),
+                    installed: installed.clone(),
+                    manifest: entry.manifest.manifest_path.clone(),
+                });
+            }
+        }
         if done.contains(dep_name.as_str()) {
             continue;
         }
@@ -769,7 +798,8 @@ impl From<FeatureError> for crate::error::Error {
             | FeatureError::NotActive(name) => crate::error::Error::NotFound { name, message },
             FeatureError::DuplicatePlugin { second: file, .. }
             | FeatureError::DependencyCycle { manifest: file, .. }
-            | FeatureError::UnknownDependency { manifest: file, .. } => crate::error::Error::BadInput { file, message },
+            | FeatureError::UnknownDependency { manifest: file, .. }
+            | FeatureError::DependencyVersion { manifest: file, .. } => crate::error::Error::BadInput { file, message },
             FeatureError::Failed { plugin, .. } => {
                 crate::error::Error::Refused { blame: crate::error::Blame::Plugin(plugin), message }
             }

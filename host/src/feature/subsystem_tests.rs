@@ -203,6 +203,17 @@ fn duplicates_and_unknown_names_are_refused() {
     twin.manifest_path = "/elsewhere/a/plugin.toml".into();
     assert!(matches!(s.install(admitted(&twin)), Err(FeatureError::DuplicatePlugin { .. })));
     assert!(matches!(s.dependency_order("a"), Err(FeatureError::UnknownDependency { .. })));
+}
+
+/// A dependency installed at a version outside the range its dependent names is refused, naming both.
+#[test]
+fn a_dependency_outside_the_range_its_dependent_names_is_refused() {
+    let mut needs_two = manifest("a", &[("b", false)]);
+    needs_two.dependencies[0].version = Some(semver::VersionReq::parse("^2").unwrap());
+    let (s, _, _) = subsystem(&[needs_two, manifest("b", &[])], &[]);
+    let refused = s.dependency_order("a").unwrap_err();
+    assert!(matches!(refused, FeatureError::DependencyVersion { .. }), "{refused:?}");
+    assert!(refused.to_string().contains("plugin \"a\" needs b ^2, but b 1.0.0 is installed"), "{refused}");
     assert_eq!(s.dependency_order("zzz"), Err(FeatureError::UnknownPlugin("zzz".into())));
 }
 

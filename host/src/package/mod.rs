@@ -29,6 +29,7 @@ mod contents;
 pub mod gate;
 pub mod install;
 pub mod lock;
+pub mod resolve;
 pub mod signing;
 pub mod trust;
 
