@@ -226,23 +226,29 @@ async fn entries_a_process_checked_are_checked_again_once_changed() {
     assert_eq!(lines, lines_of[victim], "{victim} ran its own code");
 }
 
+/// Loads the plugin in `folder` with a new runtime over the compile cache in `cache`, as a new process would
+/// (what this process checked forgotten first); what it compiled, read and checked.
+fn load_as_a_new_process(
+    folder: &std::path::Path,
+    cache: &std::path::Path,
+) -> gamefeature_host::runtime::CompileCounts {
+    use gamefeature_host::feature::PluginManifest;
+    use gamefeature_host::runtime::{forget_checked_files, Runtime, RuntimeConfig};
+    forget_checked_files();
+    let config = RuntimeConfig { cache_dir: Some(cache.into()), max_instances: 4, ..RuntimeConfig::default() };
+    let runtime = Runtime::new(config).unwrap();
+    runtime.load_plugin(&PluginManifest::read(folder).unwrap()).unwrap();
+    runtime.compile_counts()
+}
+
 /// A process does not check again what an earlier one checked and recorded: the component's digest and the
 /// entry's MAC are vouched for by the cache's records while the files keep their identity.
 #[test]
 fn checks_an_earlier_process_recorded_are_not_made_again() {
-    use gamefeature_host::feature::PluginManifest;
-    use gamefeature_host::runtime::{checked_files::SETTLE, forget_checked_files, Runtime, RuntimeConfig};
+    use gamefeature_host::runtime::checked_files::SETTLE;
     let plugins = PluginDir::with(&[BASE_GAMEPLAY]);
     let cache = tempfile::TempDir::new().unwrap();
-    let manifest = PluginManifest::read(&plugins.folder(&BASE_GAMEPLAY)).unwrap();
-    let process = || {
-        forget_checked_files();
-        let config =
-            RuntimeConfig { cache_dir: Some(cache.path().into()), max_instances: 4, ..RuntimeConfig::default() };
-        let runtime = Runtime::new(config).unwrap();
-        runtime.load_plugin(&manifest).unwrap();
-        runtime.compile_counts()
-    };
+    let process = || load_as_a_new_process(&plugins.folder(&BASE_GAMEPLAY), cache.path());
     assert_eq!(process().compiled, 1);
     std::thread::sleep(SETTLE + std::time::Duration::from_millis(100));
     let first = process();
@@ -257,18 +263,10 @@ fn checks_an_earlier_process_recorded_are_not_made_again() {
 #[test]
 fn a_component_compiled_again_after_an_edit_reuses_its_unchanged_functions() {
     use gamefeature_host::feature::PluginManifest;
-    use gamefeature_host::runtime::{forget_checked_files, Runtime, RuntimeConfig};
     let plugins = PluginDir::with(&[BASE_GAMEPLAY]);
     let cache = tempfile::TempDir::new().unwrap();
     let manifest = PluginManifest::read(&plugins.folder(&BASE_GAMEPLAY)).unwrap();
-    let process = || {
-        forget_checked_files();
-        let config =
-            RuntimeConfig { cache_dir: Some(cache.path().into()), max_instances: 4, ..RuntimeConfig::default() };
-        let runtime = Runtime::new(config).unwrap();
-        runtime.load_plugin(&manifest).unwrap();
-        runtime.compile_counts()
-    };
+    let process = || load_as_a_new_process(&plugins.folder(&BASE_GAMEPLAY), cache.path());
     let first = process();
     assert_eq!((first.compiled, first.functions_reused), (1, 0));
     assert!(first.functions_compiled > 10, "{first:?}");
