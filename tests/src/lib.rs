@@ -23,12 +23,15 @@ pub mod hostile;
 
 /// Runtime settings for tests: a small instance pool (many engines share one test process), the given cache
 /// directory, and a call deadline of CPU time long enough for the unoptimised test build of the host serving a
-/// plugin's calls; endless loops still hit it.
+/// plugin's calls; endless loops still hit it. The frame budget, CPU time too, is set beyond what a busy
+/// machine makes of any test's frame, so that what a test sees never depends on the machine's load: a plugin
+/// over its budget has its work held to a later frame. The tests of the budget give their plugin one of its own.
 pub fn runtime_config(cache_dir: Option<&Path>) -> RuntimeConfig {
     RuntimeConfig {
         cache_dir: cache_dir.map(Path::to_path_buf),
         max_instances: 32,
         call_deadline: std::time::Duration::from_millis(500),
+        frame_budget: std::time::Duration::from_secs(10),
         ..RuntimeConfig::default()
     }
 }
