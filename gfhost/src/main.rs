@@ -4,7 +4,9 @@
 mod admin;
 mod build;
 mod check;
+mod credentials;
 mod fleet;
+mod mod_set;
 mod net;
 mod packages;
 mod play;
@@ -466,7 +468,67 @@ enum Command {
         #[arg(long, default_value = "gfhost.lock")]
         lock: PathBuf,
     },
+    /// Show each installed plugin's locked version, the version `update` would move it to, and the newest
+    /// published; yanked versions installed are named.
+    Outdated {
+        /// The OCI registry and namespace [default: the one the lock file names].
+        #[arg(long)]
+        registry: Option<String>,
+        /// The lock file.
+        #[arg(long, default_value = "gfhost.lock")]
+        lock: PathBuf,
+    },
+    /// Move installed plugins to the newest versions the lock's requests allow (only NAMEs, if given; the rest
+    /// stay where they are), as one set; the lock before is kept for `--rollback`.
+    Update {
+        #[command(flatten)]
+        plugins: PluginDirs,
+        #[command(flatten)]
+        config: ConfigArg,
+        /// The plugins to update [default: every plugin].
+        names: Vec<String>,
+        /// Say what would change (and which plugins use what changes), and change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Go back to the lock before the last change, installing exactly what it lists.
+        #[arg(long, conflicts_with_all = ["names", "dry_run"])]
+        rollback: bool,
+        /// The plugin directory [default: the first --plugins directory].
+        #[arg(long)]
+        into: Option<PathBuf>,
+        /// The OCI registry and namespace [default: the one the lock file names].
+        #[arg(long)]
+        registry: Option<String>,
+        /// The lock file.
+        #[arg(long, default_value = "gfhost.lock")]
+        lock: PathBuf,
+    },
+    /// Withdraw a published version from resolution (a publisher's command): new installs and updates pass over
+    /// it, lock files that hold it still install it, with a warning.
+    Yank {
+        /// NAME@VERSION, one exact version.
+        version: String,
+        /// The OCI registry and namespace: host[:port]/namespace.
+        #[arg(long)]
+        registry: String,
+        /// Why, shown to those who installed it.
+        #[arg(long)]
+        reason: Option<String>,
+        /// Put a yanked version back.
+        #[arg(long)]
+        undo: bool,
+    },
+    /// List the plugins of a registry's namespace (whose name or description holds TERM, if given), each with its
+    /// newest version.
+    Search {
+        /// Words to look for in names and descriptions.
+        term: Option<String>,
+        /// The OCI registry and namespace: host[:port]/namespace.
+        #[arg(long)]
+        registry: String,
+    },
     /// Publish a package file to an OCI registry, as NAMESPACE/NAME:VERSION (with its signature beside it).
+    /// Credentials come from GFHOST_REGISTRY_USERNAME and GFHOST_REGISTRY_PASSWORD, or Docker's config.json.
     Publish {
         /// The package file (see `gfhost pack`).
         package: PathBuf,
@@ -751,12 +813,29 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let plugins = plugins.over(&defaults.plugins);
             let into =
                 into.or_else(|| plugins.plugin_dirs.first().cloned()).unwrap_or_else(|| PathBuf::from("plugins"));
+            let target = mod_set::Target { into: &into, lock: &lock, trust: &config.trust };
             match package {
                 Some(file) if Path::new(&file).is_file() => packages::install(Path::new(&file), &into, &config.trust),
-                Some(spec) => packages::install_from_registry(&spec, registry.as_deref(), &into, &lock, &config.trust),
-                None => packages::install_locked(&lock, &into, &config.trust),
+                Some(spec) => mod_set::install(&spec, registry.as_deref(), &target),
+                None => mod_set::install_locked(&target),
             }
         }
+        Command::Outdated { registry, lock } => mod_set::outdated(registry.as_deref(), &lock),
+        Command::Update { plugins, config, names, dry_run, rollback, into, registry, lock } => {
+            let config = config.over(&defaults.config).read()?;
+            let plugins = plugins.over(&defaults.plugins);
+            let into =
+                into.or_else(|| plugins.plugin_dirs.first().cloned()).unwrap_or_else(|| PathBuf::from("plugins"));
+            let target = mod_set::Target { into: &into, lock: &lock, trust: &config.trust };
+            match rollback {
+                true => mod_set::rollback(&target),
+                false => mod_set::update(&names, registry.as_deref(), dry_run, &target),
+            }
+        }
+        Command::Yank { version, registry, reason, undo } => {
+            mod_set::yank(&version, &registry, reason.as_deref(), undo)
+        }
+        Command::Search { term, registry } => mod_set::search(term.as_deref(), &registry),
         Command::Publish { package, registry } => packages::publish(&package, &registry),
         Command::Keygen { out } => packages::keygen(&out),
         Command::New { plugins, name, lang, dir } => {

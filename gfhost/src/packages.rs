@@ -6,9 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
-use gamefeature_host::package::lock::{LockFile, Locked};
 use gamefeature_host::package::{
-    archive, install as installing, resolve, Package, PackageLimits, SecretKey, Signature, TrustPolicy, Verdict,
+    archive, install as installing, Package, PackageLimits, SecretKey, Signature, TrustPolicy, Verdict,
 };
 
 use crate::registry::Registry;
@@ -123,127 +122,6 @@ pub fn publish(path: &Path, registry: &str) -> Result<ExitCode> {
     let url = block_on(registry.publish(&package, signature.as_ref()))?;
     let signed = if signature.is_some() { "signed" } else { "unsigned" };
     println!("published {} {} ({}, {signed}) as {url}", package.name(), package.version(), package.digest());
-    Ok(ExitCode::SUCCESS)
-}
-
-/// Installs NAME@RANGE from `registry` with the plugins it depends on, as one resolution (see
-/// `package::resolve`): every package is pulled and its publisher checked before any is installed, and the lock
-/// file records them all.
-pub fn install_from_registry(
-    spec: &str,
-    registry: Option<&str>,
-    into: &Path,
-    lock_path: &Path,
-    trust: &TrustPolicy,
-) -> Result<ExitCode> {
-    let Some(registry) = registry else {
-        bail!(
-            "{spec:?} is not a package file; to install it from a registry, name one with --registry \
-             host:port/namespace"
-        );
-    };
-    let (name, range) = spec.split_once('@').unwrap_or((spec, "*"));
-    let range: semver::VersionReq =
-        range.parse().with_context(|| format!("{spec:?}: {range:?} is not a semver range (e.g. ^1.2)"))?;
-    // Installs in other processes read, change and write the same lock file: one at a time, each reading what the
-    // one before wrote.
-    let guard = gamefeature_host::file_lock::guard_of(lock_path);
-    let _guard = gamefeature_host::file_lock::FileLock::exclusive(&guard, || {
-        eprintln!("waiting for another install to finish with {}", lock_path.display())
-    })?;
-    let mut lock = LockFile::read(lock_path).map_err(anyhow::Error::msg)?;
-    let registry = Registry::new(registry)?;
-    let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build().context("starting tokio")?;
-    let index = RegistryIndex { registry: &registry, tokio: &tokio };
-    let requests = [(name.to_string(), range)];
-    let resolved = resolve::resolve(&index, &requests, &lock)
-        .with_context(|| format!("installing {spec} from {}", registry.location()))?;
-
-    // Every package pulled (by the digest resolved) and checked before any is installed: a set whose last
-    // package is refused leaves the plugin folder as it was.
-    let mut pulled = Vec::with_capacity(resolved.len());
-    for chosen in &resolved {
-        let version = chosen.version.to_string();
-        let (package, signature) = tokio.block_on(registry.pull(&chosen.name, &version, Some(&chosen.digest)))?;
-        let what = format!("{} {} from {}", chosen.name, package.version(), registry.location());
-        // A version is installed as the bytes first locked: the same version served with other bytes
-        // (republished, or a registry that lies) is refused, never written over the lock.
-        if let Some(locked) = lock.get(package.name()).filter(|l| l.version == package.version()) {
-            if locked.digest != package.digest() {
-                bail!(
-                    "{what}: refused: {} locks {} {} as {}, but the registry now serves {}; if the publisher \
-                     really republished it, remove its entry from the lock file to accept the new bytes",
-                    lock_path.display(),
-                    locked.name,
-                    locked.version,
-                    locked.digest,
-                    package.digest()
-                );
-            }
-        }
-        trust.check(package.summary(), signature.as_ref()).with_context(|| format!("{what}: refused"))?;
-        pulled.push((package, signature, what));
-    }
-    for (package, signature, what) in &pulled {
-        let publisher = install_package(package, signature.as_ref(), into, trust, what)?;
-        lock.record(Locked {
-            name: package.name().to_string(),
-            version: package.version().to_string(),
-            digest: package.digest().to_string(),
-            publisher,
-            source: registry.location(),
-        });
-    }
-    lock.write(lock_path).map_err(anyhow::Error::msg)?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// A registry as resolution reads it: versions from its tags, each version's facts from its manifest.
-struct RegistryIndex<'a> {
-    registry: &'a Registry,
-    tokio: &'a tokio::runtime::Runtime,
-}
-
-impl resolve::Index for RegistryIndex<'_> {
-    fn versions(&self, name: &str) -> Result<Vec<semver::Version>, String> {
-        match self.tokio.block_on(self.registry.versions(name)) {
-            Ok(versions) => Ok(versions),
-            // A plugin the registry does not hold has no versions: the resolution says so, with the others' needs.
-            Err(e) if format!("{e:#}").contains("NAME_UNKNOWN") => Ok(Vec::new()),
-            Err(e) => Err(format!("{e:#}")),
-        }
-    }
-
-    fn candidate(&self, name: &str, version: &semver::Version) -> Result<resolve::Candidate, String> {
-        self.tokio.block_on(self.registry.candidate(name, &version.to_string())).map_err(|e| format!("{e:#}"))
-    }
-}
-
-/// Installs exactly what the lock file lists: each package by digest, from where it came, by the publisher
-/// recorded.
-pub fn install_locked(lock_path: &Path, into: &Path, trust: &TrustPolicy) -> Result<ExitCode> {
-    let lock = LockFile::read(lock_path).map_err(anyhow::Error::msg)?;
-    if lock.packages.is_empty() {
-        bail!("{} lists no packages: install one with `gfhost install NAME@RANGE --registry …`", lock_path.display());
-    }
-    for locked in &lock.packages {
-        let registry = Registry::new(&locked.source)?;
-        let (package, signature) = block_on(registry.pull(&locked.name, &locked.version, Some(&locked.digest)))?;
-        let what = format!("{} {} ({}) from {}", locked.name, locked.version, locked.digest, locked.source);
-        if package.digest() != locked.digest || package.version() != locked.version {
-            bail!("{what}: refused: the registry served {} {} instead", package.version(), package.digest());
-        }
-        let checked = trust.check(package.summary(), signature.as_ref()).with_context(|| format!("{what}: refused"))?;
-        let publisher = match checked {
-            Verdict::Trusted { publisher, .. } => Some(publisher),
-            Verdict::AllowedUntrusted => None,
-        };
-        if publisher != locked.publisher {
-            let locked_by = locked.publisher.as_deref().unwrap_or("nobody");
-            bail!("{what}: refused: the lock file says it was published by {locked_by}, not {publisher:?}");
-        }
-        install_package(&package, signature.as_ref(), into, trust, &what)?;
-    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -5,6 +5,10 @@
 //! A signature travels as an artifact of its own tagged `sha256-<hex>.sig` beside the package (cosign's tag
 //! convention, which registries without the OCI 1.1 referrers API, such as distribution 2.8, serve), with the
 //! package's manifest as its `subject`.
+//!
+//! A yank travels the same way: an artifact tagged `VERSION.yanked` whose annotations say whether the version
+//! is withdrawn and why. Undoing a yank re-points the tag at an artifact saying it is not, so no registry needs
+//! to allow deletes. Requests carry the credentials [`crate::credentials`] finds for the registry.
 
 use std::collections::BTreeMap;
 
@@ -14,18 +18,33 @@ use gamefeature_host::package::resolve::Candidate;
 use gamefeature_host::package::{Package, PackageLimits, Signature, MANIFEST_MEDIA_TYPE, PLUGIN_MANIFEST_MEDIA_TYPE};
 use oci_client::client::{ClientConfig, ClientProtocol};
 use oci_client::secrets::RegistryAuth;
-use oci_client::{Client, Reference};
+use oci_client::{Client, Reference, RegistryOperation};
 
 /// The media type of a signature artifact and of its one layer.
 const SIGNATURE_MEDIA_TYPE: &str = "application/vnd.gamefeature.signature.v1+json";
 /// The OCI empty config (`{}`), for artifacts with nothing to configure.
 const EMPTY_MEDIA_TYPE: &str = "application/vnd.oci.empty.v1+json";
+/// The artifact type of a yank record.
+const YANK_MEDIA_TYPE: &str = "application/vnd.gamefeature.yank.v1";
+/// The annotation saying whether a yank record withdraws its version (`true`) or undoes that (`false`).
+const YANKED_ANNOTATION: &str = "org.gamefeature.yanked";
+/// The annotation giving the publisher's reason for a yank.
+const REASON_ANNOTATION: &str = "org.gamefeature.yank-reason";
+/// The suffix of the tag of a version's yank record.
+const YANK_TAG_SUFFIX: &str = ".yanked";
 
 /// A registry and namespace: `host[:port]/namespace`.
 pub struct Registry {
     client: Client,
     registry: String,
     namespace: String,
+    auth: RegistryAuth,
+}
+
+/// A version its publisher withdrew, and why.
+pub struct Yank {
+    pub version: semver::Version,
+    pub reason: Option<String>,
 }
 
 impl Registry {
@@ -44,7 +63,8 @@ impl Registry {
         let local = ["localhost", "127.0.0.1", "[::1]"].contains(&host);
         let protocol = if local { ClientProtocol::Http } else { ClientProtocol::Https };
         let client = Client::new(ClientConfig { protocol, ..ClientConfig::default() });
-        Ok(Registry { client, registry: registry.to_string(), namespace: namespace.to_string() })
+        let auth = crate::credentials::for_registry(registry)?;
+        Ok(Registry { client, registry: registry.to_string(), namespace: namespace.to_string(), auth })
     }
 
     /// `host[:port]/namespace`, as lock files record it.
@@ -63,6 +83,7 @@ impl Registry {
     /// Pushes `package` (and its signature) under its version's tag.
     pub async fn publish(&self, package: &Package, signature: Option<&Signature>) -> Result<String> {
         let reference = self.reference(package.name(), package.version());
+        self.log_in_to_push(&reference).await?;
         for (digest, bytes) in package.blobs() {
             self.client
                 .push_blob(&reference, bytes.to_vec(), digest)
@@ -111,15 +132,112 @@ impl Registry {
         Ok(())
     }
 
-    /// The versions of `name` the registry holds, oldest first.
-    pub async fn versions(&self, name: &str) -> Result<Vec<semver::Version>> {
+    /// Logs in (with the credentials found for the registry) for pushes to `reference`'s repository.
+    async fn log_in_to_push(&self, reference: &Reference) -> Result<()> {
+        self.client
+            .auth(reference, &self.auth, RegistryOperation::Push)
+            .await
+            .with_context(|| format!("logging in to {} to push", self.registry))?;
+        Ok(())
+    }
+
+    /// Withdraws `name` at `version` from resolution (or, with `undo`, puts it back), with a reason.
+    pub async fn yank(&self, name: &str, version: &str, reason: Option<&str>, undo: bool) -> Result<()> {
+        let package = self.reference(name, version);
+        let (manifest, _) = self
+            .client
+            .pull_manifest_raw(&package, &self.auth, &[MANIFEST_MEDIA_TYPE])
+            .await
+            .with_context(|| format!("{name} {version} is not in {}", self.location()))?;
+        let reference = self.reference(name, &format!("{version}{YANK_TAG_SUFFIX}"));
+        self.log_in_to_push(&reference).await?;
+        let empty = b"{}".to_vec();
+        let empty_digest = gamefeature_host::package::sha256_digest(&empty);
+        self.client.push_blob(&reference, empty, &empty_digest).await.context("pushing the yank record")?;
+        let empty_descriptor = serde_json::json!({ "mediaType": EMPTY_MEDIA_TYPE, "digest": empty_digest, "size": 2 });
+        let record = serde_json::json!({
+            "schemaVersion": 2,
+            "mediaType": MANIFEST_MEDIA_TYPE,
+            "artifactType": YANK_MEDIA_TYPE,
+            "config": empty_descriptor,
+            "layers": [empty_descriptor],
+            "subject": {
+                "mediaType": MANIFEST_MEDIA_TYPE,
+                "digest": gamefeature_host::package::sha256_digest(&manifest),
+                "size": manifest.len(),
+            },
+            "annotations": {
+                YANKED_ANNOTATION: (!undo).to_string(),
+                REASON_ANNOTATION: reason.unwrap_or(""),
+            },
+        });
+        let content_type = MANIFEST_MEDIA_TYPE.parse().expect("a media type is a header value");
+        self.client
+            .push_manifest_raw(&reference, serde_json::to_vec(&record)?, content_type)
+            .await
+            .context("pushing the yank record")?;
+        Ok(())
+    }
+
+    /// The versions of `name` its publisher yanked, with their reasons.
+    pub async fn yanked(&self, name: &str) -> Result<Vec<Yank>> {
+        let mut yanked = Vec::new();
+        for tag in self.tags(name).await? {
+            let Some(version) = tag.strip_suffix(YANK_TAG_SUFFIX).and_then(|v| v.parse().ok()) else { continue };
+            let reference = self.reference(name, &tag);
+            let (manifest, _) = self
+                .client
+                .pull_manifest_raw(&reference, &self.auth, &[MANIFEST_MEDIA_TYPE])
+                .await
+                .with_context(|| format!("reading whether {name} {version} is yanked"))?;
+            let record: serde_json::Value = serde_json::from_slice(&manifest).context("a malformed yank record")?;
+            let annotations = &record["annotations"];
+            if annotations[YANKED_ANNOTATION].as_str() == Some("true") {
+                let reason = annotations[REASON_ANNOTATION].as_str().filter(|r| !r.is_empty()).map(str::to_string);
+                yanked.push(Yank { version, reason });
+            }
+        }
+        Ok(yanked)
+    }
+
+    /// The plugins of this namespace the registry holds, by name.
+    pub async fn plugins(&self) -> Result<Vec<String>> {
+        let reference = self.reference("catalog", "latest");
+        let prefix = format!("{}/", self.namespace);
+        let mut names = Vec::new();
+        let mut last: Option<String> = None;
+        // Pages of a thousand, as registries serve them; bounded, so that a registry paging forever ends.
+        for _ in 0..1000 {
+            let page = self
+                .client
+                .catalog(&reference, &self.auth, Some(1000), last.as_deref())
+                .await
+                .with_context(|| format!("listing the plugins of {}", self.location()))?;
+            let count = page.repositories.len();
+            last = page.repositories.last().cloned();
+            names.extend(page.repositories.into_iter().filter_map(|r| r.strip_prefix(&prefix).map(str::to_string)));
+            if count < 1000 {
+                break;
+            }
+        }
+        names.retain(|name| !name.contains('/'));
+        Ok(names)
+    }
+
+    /// Every tag of `name`.
+    async fn tags(&self, name: &str) -> Result<Vec<String>> {
         let reference = self.reference(name, "latest");
         let tags = self
             .client
-            .list_tags(&reference, &RegistryAuth::Anonymous, None, None)
+            .list_tags(&reference, &self.auth, None, None)
             .await
             .with_context(|| format!("{name} is not in {}", self.location()))?;
-        let mut versions: Vec<semver::Version> = tags.tags.iter().filter_map(|t| t.parse().ok()).collect();
+        Ok(tags.tags)
+    }
+
+    /// The versions of `name` the registry holds, oldest first.
+    pub async fn versions(&self, name: &str) -> Result<Vec<semver::Version>> {
+        let mut versions: Vec<semver::Version> = self.tags(name).await?.iter().filter_map(|t| t.parse().ok()).collect();
         versions.sort();
         Ok(versions)
     }
@@ -129,10 +247,25 @@ impl Registry {
     /// A tag that holds another plugin or another version than its own is refused, as [`pull`](Self::pull)
     /// refuses it.
     pub async fn candidate(&self, name: &str, version: &str) -> Result<Candidate> {
+        let (digest, facts) = self.published(name, version).await?;
+        let mut dependencies = Vec::with_capacity(facts.dependencies.len());
+        for dependency in facts.dependencies {
+            dependencies.push((dependency.name, dependency.version.unwrap_or(semver::VersionReq::STAR)));
+        }
+        Ok(Candidate { digest, api: facts.plugin.api, host: facts.plugin.host, dependencies })
+    }
+
+    /// What `name` at `version` says it does (`plugin.description`), for listings.
+    pub async fn description(&self, name: &str, version: &str) -> Result<String> {
+        Ok(self.published(name, version).await?.1.plugin.description)
+    }
+
+    /// The digest of `name` at `version` and its `plugin.toml`'s facts.
+    async fn published(&self, name: &str, version: &str) -> Result<(String, PublishedFacts)> {
         let reference = self.reference(name, version);
         let (manifest, _) = self
             .client
-            .pull_manifest_raw(&reference, &RegistryAuth::Anonymous, &[MANIFEST_MEDIA_TYPE])
+            .pull_manifest_raw(&reference, &self.auth, &[MANIFEST_MEDIA_TYPE])
             .await
             .with_context(|| format!("{name} {version} is not in {}", self.location()))?;
         let digest = gamefeature_host::package::sha256_digest(&manifest);
@@ -163,11 +296,7 @@ impl Registry {
                 facts.plugin.version
             );
         }
-        let mut dependencies = Vec::with_capacity(facts.dependencies.len());
-        for dependency in facts.dependencies {
-            dependencies.push((dependency.name, dependency.version.unwrap_or(semver::VersionReq::STAR)));
-        }
-        Ok(Candidate { digest, api: facts.plugin.api, host: facts.plugin.host, dependencies })
+        Ok((digest, facts))
     }
 
     /// Pulls `name` at `version` (or, with `digest`, exactly that package), each blob checked against its
@@ -179,7 +308,7 @@ impl Registry {
         };
         let (manifest, _) = self
             .client
-            .pull_manifest_raw(&reference, &RegistryAuth::Anonymous, &[MANIFEST_MEDIA_TYPE])
+            .pull_manifest_raw(&reference, &self.auth, &[MANIFEST_MEDIA_TYPE])
             .await
             .with_context(|| format!("{name} {version} is not in {}", self.location()))?;
         let limits = PackageLimits::default();
@@ -235,8 +364,7 @@ impl Registry {
     /// The signature published beside `package`, if there is one.
     async fn pull_signature(&self, package: &Package) -> Result<Option<Signature>> {
         let reference = self.reference(package.name(), &signature_tag(package.digest()));
-        let Ok((manifest, _)) =
-            self.client.pull_manifest_raw(&reference, &RegistryAuth::Anonymous, &[MANIFEST_MEDIA_TYPE]).await
+        let Ok((manifest, _)) = self.client.pull_manifest_raw(&reference, &self.auth, &[MANIFEST_MEDIA_TYPE]).await
         else {
             return Ok(None);
         };
@@ -273,6 +401,8 @@ struct PublishedPlugin {
     api: String,
     #[serde(default)]
     host: Option<semver::VersionReq>,
+    #[serde(default)]
+    description: String,
 }
 
 #[derive(serde::Deserialize)]

@@ -1292,14 +1292,15 @@ fn each_command_lists_only_the_options_it_takes() {
     let all = ["--plugins", "--config", "--cache-dir", "--no-cache", "--call-deadline-ms"];
     let takes = |command: &str| -> &[&str] {
         match command {
-            "ticket" | "keygen" | "publish" => &[],
+            "ticket" | "keygen" | "publish" | "outdated" | "yank" | "search" => &[],
             "build" | "pack" | "new" => &all[..1],
-            "install" => &all[..2],
+            "install" | "update" => &all[..2],
             _ => &all,
         }
     };
     let commands = ["run", "server", "client", "play", "replay", "plugins", "inspect", "check", "test"];
-    for command in commands.iter().chain(&["build", "pack", "new", "install", "ticket", "keygen", "publish"]) {
+    let packages = ["install", "update", "outdated", "yank", "search", "ticket", "keygen", "publish"];
+    for command in commands.iter().chain(&["build", "pack", "new"]).chain(&packages) {
         let text = help(command);
         for option in all {
             let shown = text.contains(&format!("{option} ")) || text.contains(&format!("{option}\n"));

@@ -1,12 +1,14 @@
 //! Packages through a real OCI registry (Debian's docker-registry, the CNCF distribution registry, started on
 //! loopback by the test): publish two versions, install by semver range with a lock file, reinstall exactly
-//! what the lock says, and refuse a missing version, a tampered blob and an untrusted publisher by name.
+//! what the lock says, and refuse a missing version, a tampered blob and an untrusted publisher by name; resolve
+//! dependencies, update, yank, roll back and search; publish with credentials to a registry that asks for them.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+use base64::Engine;
 use common::{gfhost_configured, repository_config};
 use gamefeature_plugin_artifacts::*;
 
@@ -17,16 +19,30 @@ struct TestRegistry {
     storage: tempfile::TempDir,
 }
 
+/// The one user of a registry that asks who pushes and pulls: `studio`, password `s3cret` (the bcrypt hash
+/// distribution's htpasswd file holds).
+const HTPASSWD: &str = "studio:$2b$04$YU6RHNytk4oTyWx2XPqr1Oi2qc8r4WebcBiaZY2JTBU1nIMpWaBOe\n";
+
 impl TestRegistry {
     fn start() -> TestRegistry {
+        TestRegistry::start_with(false)
+    }
+
+    /// A registry; with `logins`, one that answers only the user of [`HTPASSWD`].
+    fn start_with(logins: bool) -> TestRegistry {
         let storage = tempfile::tempdir().unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let config = storage.path().join("config.yml");
         let root = storage.path().join("store");
-        let yaml = format!(
+        let mut yaml = format!(
             "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n",
             root.display()
         );
+        if logins {
+            let htpasswd = storage.path().join("htpasswd");
+            std::fs::write(&htpasswd, HTPASSWD).unwrap();
+            yaml.push_str(&format!("auth:\n  htpasswd:\n    realm: studio\n    path: {}\n", htpasswd.display()));
+        }
         std::fs::write(&config, yaml).unwrap();
         let child = Command::new("docker-registry")
             .arg("serve")
@@ -38,7 +54,11 @@ impl TestRegistry {
         let registry = TestRegistry { child, port, storage };
         // Bounded: a registry that never answers fails the test rather than hanging it.
         for _ in 0..600 {
-            if ureq::get(&format!("http://127.0.0.1:{port}/v2/")).call().is_ok() {
+            let answered = match ureq::get(&format!("http://127.0.0.1:{port}/v2/")).call() {
+                Ok(_) | Err(ureq::Error::StatusCode(401)) => true,
+                Err(_) => false,
+            };
+            if answered {
                 return registry;
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
@@ -48,6 +68,37 @@ impl TestRegistry {
 
     fn location(&self) -> String {
         format!("127.0.0.1:{}/studio", self.port)
+    }
+
+    /// Publishes, as `name:tag`, the package `name:from` with its `plugin.toml` edited: what a tool other than
+    /// this one could publish, with a manifest this one would not pack.
+    fn publish_variant(&self, name: &str, from: &str, tag: &str, edit: impl FnOnce(String) -> String) {
+        let base = format!("http://127.0.0.1:{}/v2/studio/{name}", self.port);
+        let accept = gamefeature_host::package::MANIFEST_MEDIA_TYPE;
+        let manifest = ureq::get(&format!("{base}/manifests/{from}")).header("Accept", accept).call().unwrap();
+        let mut manifest: serde_json::Value =
+            serde_json::from_slice(&manifest.into_body().read_to_vec().unwrap()).unwrap();
+        let layers = manifest["layers"].as_array_mut().unwrap();
+        let layer = layers
+            .iter_mut()
+            .find(|l| l["mediaType"] == gamefeature_host::package::PLUGIN_MANIFEST_MEDIA_TYPE)
+            .unwrap();
+        let old = layer["digest"].as_str().unwrap().to_string();
+        let toml = ureq::get(&format!("{base}/blobs/{old}")).call().unwrap().into_body().read_to_string().unwrap();
+        let edited = edit(toml).into_bytes();
+        let digest = gamefeature_host::package::sha256_digest(&edited);
+        let upload = ureq::post(&format!("{base}/blobs/uploads/")).send_empty().unwrap();
+        let location = upload.headers().get("Location").unwrap().to_str().unwrap().to_string();
+        let location =
+            if location.starts_with("http") { location } else { format!("http://127.0.0.1:{}{location}", self.port) };
+        let separator = if location.contains('?') { '&' } else { '?' };
+        ureq::put(&format!("{location}{separator}digest={digest}")).send(&edited[..]).unwrap();
+        layer["digest"] = digest.into();
+        layer["size"] = edited.len().into();
+        ureq::put(&format!("{base}/manifests/{tag}"))
+            .header("Content-Type", accept)
+            .send(&serde_json::to_vec(&manifest).unwrap()[..])
+            .unwrap();
     }
 
     /// The file holding the blob of `digest` in the registry's storage.
@@ -325,4 +376,179 @@ fn install_resolves_the_dependencies_and_explains_a_conflict_against_a_real_regi
     let (ok, text) = run(play);
     assert!(ok, "{text}");
     assert!(text.contains("base-gameplay") && text.contains("shooter-core"), "{text}");
+}
+
+/// Packs each folder (signed with `work/studio.pem`) into `work/packages` and publishes it.
+fn pack_and_publish(gfhost: &dyn Fn() -> Command, work: &Path, folders: &[PathBuf], registry: &str) {
+    for folder in folders {
+        let mut pack = gfhost();
+        pack.arg("pack").arg(folder).arg("--key").arg(work.join("studio.pem")).args(["--out", "packages"]);
+        let (ok, text) = run(pack);
+        assert!(ok, "{text}");
+        let file = text.split(':').next().unwrap().to_string();
+        let mut publish = gfhost();
+        publish.arg("publish").arg(file).args(["--registry", registry]);
+        let (ok, text) = run(publish);
+        assert!(ok, "{text}");
+    }
+}
+
+/// A modder's lifecycle against a real registry: `outdated` shows what is newer, `update --dry-run` says what
+/// would change and who uses it, a yanked version is passed over by updates but still installs from the lock
+/// that holds it (with a warning), `update` moves the set, `--rollback` puts the lock and folders back, and
+/// `search` lists the namespace's plugins.
+#[test]
+fn outdated_update_yank_rollback_and_search_against_a_real_registry() {
+    let registry = TestRegistry::start();
+    let work = tempfile::tempdir().unwrap();
+    let cache = shared_cache();
+    let docker_config = tempfile::tempdir().unwrap();
+    let versioned = |version: &str| {
+        let dir = PluginDir::with(&[BASE_GAMEPLAY]);
+        dir.edit_manifest(&BASE_GAMEPLAY, |text| {
+            text.replace("version = \"0.1.0\"", &format!("version = \"{version}\""))
+        });
+        dir
+    };
+    let first = PluginDir::with(&[BASE_GAMEPLAY, SHOOTER_CORE]);
+    first.edit_manifest(&SHOOTER_CORE, |text| text.replace("activate = true", "activate = true\nversion = \"^0.1\""));
+    let gfhost_with = |config: &Path| {
+        let mut command = gfhost_configured(first.path(), &cache, config);
+        command.current_dir(work.path()).env("DOCKER_CONFIG", docker_config.path());
+        command
+    };
+    let (_, studio) = studio_configs(work.path(), gfhost_with);
+    let gfhost = || gfhost_with(&studio);
+    let location = registry.location();
+    pack_and_publish(&gfhost, work.path(), &[first.folder(&BASE_GAMEPLAY), first.folder(&SHOOTER_CORE)], &location);
+    let gf = |args: &[&str]| {
+        let mut command = gfhost();
+        command.args(args);
+        run(command)
+    };
+    let (ok, text) = gf(&["install", "shooter-core", "--registry", &location, "--into", "mods"]);
+    assert!(ok, "{text}");
+    let mods = work.path().join("mods");
+    let first_digest = installed_digest(&mods, "base-gameplay");
+    let lock = std::fs::read_to_string(work.path().join("gfhost.lock")).unwrap();
+    assert!(lock.contains("[[request]]\nname = \"shooter-core\"\nversion = \"*\""), "the request is recorded: {lock}");
+
+    // Newer versions of the dependency: 0.1.1 within shooter-core's range, 0.2.0 beyond it.
+    let (patch, major) = (versioned("0.1.1"), versioned("0.2.0"));
+    pack_and_publish(&gfhost, work.path(), &[patch.folder(&BASE_GAMEPLAY), major.folder(&BASE_GAMEPLAY)], &location);
+    let (ok, text) = gf(&["outdated"]);
+    assert!(ok, "{text}");
+    assert!(text.lines().any(|l| l.split_whitespace().eq(["base-gameplay", "0.1.0", "0.1.1", "0.2.0"])), "{text}");
+    assert!(text.lines().any(|l| l.split_whitespace().eq(["shooter-core", "0.1.0", "0.1.0", "0.1.0"])), "{text}");
+    let (ok, text) = gf(&["update", "--dry-run", "--into", "mods"]);
+    assert!(ok && text.contains("update base-gameplay 0.1.0 -> 0.1.1 (used by shooter-core)"), "{text}");
+    assert!(text.contains("nothing was fetched or installed"), "{text}");
+    assert_eq!(installed_digest(&mods, "base-gameplay"), first_digest, "a dry run changes nothing");
+
+    // Yanked, 0.1.1 is passed over: there is nothing to update to.
+    let (ok, text) = gf(&["yank", "base-gameplay@0.1.1", "--registry", &location, "--reason", "crashes on load"]);
+    assert!(ok && text.contains("yanked base-gameplay 0.1.1"), "{text}");
+    let (ok, text) = gf(&["update", "--dry-run", "--into", "mods"]);
+    assert!(ok && text.contains("nothing to change"), "{text}");
+    // Put back, it is what `update` installs; the lock before is kept.
+    let (ok, text) = gf(&["yank", "base-gameplay@0.1.1", "--registry", &location, "--undo"]);
+    assert!(ok, "{text}");
+    let (ok, text) = gf(&["update", "base-gameplay", "--into", "mods"]);
+    assert!(ok && text.contains("installed base-gameplay 0.1.1"), "{text}");
+    assert!(text.contains("update base-gameplay 0.1.0 -> 0.1.1 (used by shooter-core)"), "{text}");
+    let updated_digest = installed_digest(&mods, "base-gameplay");
+    assert_ne!(updated_digest, first_digest);
+    assert!(work.path().join("gfhost.lock.previous").is_file());
+
+    // Yanked again, it still installs exactly from the lock that holds it, with the publisher's reason.
+    let (ok, text) = gf(&["yank", "base-gameplay@0.1.1", "--registry", &location, "--reason", "crashes on load"]);
+    assert!(ok, "{text}");
+    let (ok, text) = gf(&["install", "--into", "fleet"]);
+    assert!(ok, "{text}");
+    assert!(text.contains("base-gameplay 0.1.1 was yanked by its publisher: crashes on load"), "{text}");
+    assert_eq!(installed_digest(&work.path().join("fleet"), "base-gameplay"), updated_digest);
+    let (ok, text) = gf(&["outdated"]);
+    assert!(ok && text.contains("base-gameplay 0.1.1 was yanked by its publisher: crashes on load"), "{text}");
+
+    // One command rolls the lock and the folders back.
+    let (ok, text) = gf(&["update", "--rollback", "--into", "mods"]);
+    assert!(ok && text.contains("downgrade base-gameplay 0.1.1 -> 0.1.0"), "{text}");
+    assert_eq!(installed_digest(&mods, "base-gameplay"), first_digest);
+    let lock = std::fs::read_to_string(work.path().join("gfhost.lock")).unwrap();
+    assert!(lock.contains("version = \"0.1.0\"") && !lock.contains("0.1.1"), "{lock}");
+
+    // A version for another plugin API (published by a newer tool; this one refuses to pack it) is refused before
+    // any of its bytes are fetched, and named.
+    registry.publish_variant("shooter-core", "0.1.0", "0.3.0", |toml| {
+        toml.replace("version = \"0.1.0\"", "version = \"0.3.0\"").replace("api = \"0.2.0\"", "api = \"0.9.0\"")
+    });
+    let (ok, text) = gf(&["install", "shooter-core@^0.3", "--registry", &location, "--into", "mods"]);
+    assert!(!ok && text.contains("shooter-core 0.3.0 is built against gamefeature:plugin@0.9.0"), "{text}");
+    assert!(text.contains("this host implements 0.1.0, 0.2.0"), "{text}");
+    assert_eq!(installed_digest(&mods, "base-gameplay"), first_digest, "nothing changed");
+
+    // Search: the namespace's plugins, by name or description, at their newest version not yanked.
+    let (ok, text) = gf(&["search", "--registry", &location]);
+    assert!(ok, "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("base-gameplay") && l.contains("0.2.0") && l.contains("Shared gameplay tuning")),
+        "{text}"
+    );
+    assert!(text.lines().any(|l| l.starts_with("shooter-core")), "{text}");
+    let (ok, text) = gf(&["search", "NAMEPLATE", "--registry", &location]);
+    assert!(ok && text.contains("shooter-core") && !text.contains("base-gameplay"), "{text}");
+}
+
+/// A registry that asks who pushes and pulls: publishing anonymously is refused with the registry's answer;
+/// credentials from the environment (CI) or from Docker's config.json (`docker login`) are used.
+#[test]
+fn publish_and_install_with_credentials_from_the_environment_or_docker_config() {
+    let registry = TestRegistry::start_with(true);
+    let work = tempfile::tempdir().unwrap();
+    let cache = shared_cache();
+    let built = PluginDir::with(&[BASE_GAMEPLAY]);
+    let docker_config = tempfile::tempdir().unwrap();
+    let gfhost_with = |config: &Path| {
+        let mut command = gfhost_configured(built.path(), &cache, config);
+        command
+            .current_dir(work.path())
+            .env("DOCKER_CONFIG", docker_config.path())
+            .env_remove("GFHOST_REGISTRY_USERNAME")
+            .env_remove("GFHOST_REGISTRY_PASSWORD");
+        command
+    };
+    let (_, studio) = studio_configs(work.path(), gfhost_with);
+    let mut pack = gfhost_with(&studio);
+    pack.arg("pack").arg(built.folder(&BASE_GAMEPLAY)).arg("--key").arg(work.path().join("studio.pem"));
+    pack.args(["--out", "packages"]);
+    assert!(run(pack).0);
+    let publish = |user: Option<(&str, &str)>| {
+        let mut command = gfhost_with(&studio);
+        command.arg("publish").arg("packages/base-gameplay-0.1.0.gfpkg").args(["--registry", &registry.location()]);
+        if let Some((name, password)) = user {
+            command.env("GFHOST_REGISTRY_USERNAME", name).env("GFHOST_REGISTRY_PASSWORD", password);
+        }
+        run(command)
+    };
+    let (ok, text) = publish(None);
+    assert!(!ok && (text.contains("401") || text.to_lowercase().contains("unauthorized")), "{text}");
+    let (ok, text) = publish(Some(("studio", "wrong")));
+    assert!(!ok, "{text}");
+    let (ok, text) = publish(Some(("studio", "s3cret")));
+    assert!(ok && text.contains("published base-gameplay 0.1.0"), "{text}");
+
+    // `docker login` writes config.json; installs read it.
+    let install = || {
+        let mut command = gfhost_with(&studio);
+        command.args(["install", "base-gameplay", "--registry", &registry.location(), "--into", "mods"]);
+        run(command)
+    };
+    let (ok, text) = install();
+    assert!(!ok, "anonymous pulls are refused too: {text}");
+    let auth = base64::engine::general_purpose::STANDARD.encode("studio:s3cret");
+    let config = format!(r#"{{"auths": {{"http://127.0.0.1:{}": {{"auth": "{auth}"}}}}}}"#, registry.port);
+    std::fs::write(docker_config.path().join("config.json"), config).unwrap();
+    let (ok, text) = install();
+    assert!(ok && text.contains("installed base-gameplay 0.1.0"), "{text}");
 }

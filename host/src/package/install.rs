@@ -53,7 +53,53 @@ pub fn install(
     plugins_dir: &Path,
     policy: &TrustPolicy,
 ) -> Result<(PathBuf, Verdict), InstallError> {
-    let verdict = policy.check(package.summary(), signature)?;
+    let mut installed = install_set(&[(package, signature)], plugins_dir, policy)?;
+    Ok(installed.remove(0))
+}
+
+/// Installs every package of `set` (each as `plugins_dir/<name>/`) or none: each is checked against `policy` and
+/// unpacked beside its place before any is put in place, and a package that cannot take its place puts back
+/// those already placed. Each folder is replaced whole (see [`crate::whole_dirs`]); a process killed between
+/// two replacements leaves some of the set new and the rest as it was, which the lock file (written after)
+/// does not yet say, so installing from the lock again completes it.
+pub fn install_set(
+    set: &[(&Package, Option<&Signature>)],
+    plugins_dir: &Path,
+    policy: &TrustPolicy,
+) -> Result<Vec<(PathBuf, Verdict)>, InstallError> {
+    let mut verdicts = Vec::with_capacity(set.len());
+    for (package, signature) in set {
+        verdicts.push(policy.check(package.summary(), *signature)?);
+    }
+    let mut staged = Vec::with_capacity(set.len());
+    for (package, signature) in set {
+        staged.push((stage(package, *signature, plugins_dir)?, plugins_dir.join(package.name())));
+    }
+    // Each placed folder with whether there was one before it (which its staging folder now holds).
+    let mut placed: Vec<(tempfile::TempDir, PathBuf, bool)> = Vec::with_capacity(staged.len());
+    for (staging, target) in staged {
+        let existed = target.exists();
+        if let Err(source) = crate::whole_dirs::replace(staging.path(), &target) {
+            for (staging, target, existed) in placed.into_iter().rev() {
+                let _ = match existed {
+                    true => crate::whole_dirs::replace(staging.path(), &target),
+                    false => std::fs::remove_dir_all(&target),
+                };
+            }
+            return Err(InstallError::Io { path: target, source });
+        }
+        placed.push((staging, target, existed));
+    }
+    // The staging folders now hold the old plugins, if there were: they go as `placed` is dropped.
+    Ok(placed.into_iter().map(|(_, target, _)| target).zip(verdicts).collect())
+}
+
+/// `package` unpacked, with the record of where it came from, into a hidden folder in `plugins_dir`.
+fn stage(
+    package: &Package,
+    signature: Option<&Signature>,
+    plugins_dir: &Path,
+) -> Result<tempfile::TempDir, InstallError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| InstallError::Io { path, source }
@@ -70,12 +116,7 @@ pub fn install(
     let record_path = staging.path().join(PROVENANCE_FILE);
     let text = serde_json::to_vec_pretty(&record).expect("a provenance record always serializes");
     std::fs::write(&record_path, text).map_err(io(&record_path))?;
-
-    let target = plugins_dir.join(package.name());
-    crate::whole_dirs::replace(staging.path(), &target)
-        .map_err(|source| InstallError::Io { path: target.clone(), source })?;
-    // The staging folder now holds the old plugin, if there was one: it goes as `staging` is dropped.
-    Ok((target, verdict))
+    Ok(staging)
 }
 
 /// The record of the package `folder` was installed from, if it was installed from one.

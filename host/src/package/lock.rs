@@ -2,8 +2,17 @@
 //! and where from — so that another machine (the servers of a fleet, a player's machine, CI) installs exactly
 //! what was tested, and a registry serving other bytes under the same version is caught.
 //!
+//! It also records what was asked for (`[[request]]`: a plugin and its range, from where), which `gfhost update`
+//! resolves again, and the lock before the last change is kept beside it (`gfhost.lock.previous`) for
+//! `gfhost update --rollback`.
+//!
 //! ```toml
 //! # gfhost.lock: written by `gfhost install`; `gfhost install` with no package installs exactly this.
+//! [[request]]
+//! name = "lyra-character"
+//! version = "^0.1"
+//! source = "registry.example.org/studio"
+//!
 //! [[package]]
 //! name = "lyra-character"
 //! version = "0.1.0"
@@ -23,9 +32,24 @@ pub const LOCK_FILE: &str = "gfhost.lock";
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LockFile {
+    /// What was asked for, in name order.
+    #[serde(default, rename = "request", skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<Request>,
     /// The packages installed.
     #[serde(default, rename = "package")]
     pub packages: Vec<Locked>,
+}
+
+/// A plugin asked for by name (`gfhost install NAME@RANGE`), with the versions accepted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct Request {
+    /// The plugin's name.
+    pub name: String,
+    /// The versions accepted: a semver range.
+    pub version: String,
+    /// The registry and namespace it is resolved from.
+    pub source: String,
 }
 
 /// One package, exactly.
@@ -57,6 +81,23 @@ impl LockFile {
         toml::from_str(&text).map_err(|e| bad(format!("{}: malformed: {}", path.display(), e.to_string().trim_end())))
     }
 
+    /// Where the lock before the last change of the lock at `path` is kept.
+    pub fn previous_path(path: &Path) -> std::path::PathBuf {
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(".previous");
+        path.with_file_name(name)
+    }
+
+    /// Writes the lock file to `path` as [`write`](Self::write) does, first keeping the lock it replaces at
+    /// [`previous_path`](Self::previous_path) when it changes anything.
+    pub fn write_keeping_previous(&self, path: &Path) -> Result<(), crate::Error> {
+        let before = LockFile::read(path)?;
+        if &before != self {
+            before.write(&Self::previous_path(path))?;
+        }
+        self.write(path)
+    }
+
     /// Writes the lock file to `path`, whole or not at all (a temporary file renamed into place).
     pub fn write(&self, path: &Path) -> Result<(), crate::Error> {
         let mut text = String::from("# Written by `gfhost install`: the packages this host installs, exactly.\n");
@@ -80,6 +121,19 @@ impl LockFile {
     /// The entry of the package `name`.
     pub fn get(&self, name: &str) -> Option<&Locked> {
         self.packages.iter().find(|p| p.name == name)
+    }
+
+    /// Records the request `request`, replacing the request of the same name.
+    pub fn request(&mut self, request: Request) {
+        self.requests.retain(|r| r.name != request.name);
+        self.requests.push(request);
+        self.requests.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+
+    /// The same lock without the packages `names`: what a resolution may move.
+    pub fn without(&self, names: &[&str]) -> LockFile {
+        let packages = self.packages.iter().filter(|p| !names.contains(&p.name.as_str())).cloned().collect();
+        LockFile { requests: self.requests.clone(), packages }
     }
 }
 
@@ -108,6 +162,11 @@ mod tests {
         assert_eq!(read, lock);
         assert_eq!(read.packages.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["alpha", "zeta"]);
         assert_eq!(read.get("zeta").unwrap().version, "1.1.0");
+        lock.request(Request { name: "zeta".into(), version: "^1".into(), source: "127.0.0.1:5000/studio".into() });
+        lock.write_keeping_previous(&path).unwrap();
+        assert_eq!(LockFile::read(&path).unwrap(), lock, "requests survive the file");
+        assert_eq!(LockFile::read(&LockFile::previous_path(&path)).unwrap(), read, "the lock before is kept");
+        assert_eq!(lock.without(&["zeta"]).packages.len(), 1);
         std::fs::write(&path, "[[package]]\nname = 3\n").unwrap();
         assert!(LockFile::read(&path).unwrap_err().to_string().contains("gfhost.lock: malformed"));
     }

@@ -22,9 +22,12 @@
 //! - **Admitting** ([`gate`]): the checks every plugin folder passes on its way into a process, at start and
 //!   on every later path (a reload, `install DIR`, a fetched update), as the feature subsystem's gate.
 //! - **Installing** ([`install`]): into a temporary folder beside the target, renamed into place, with a record
-//!   of where it came from (`.gfpackage.json`) that loading checks again.
+//!   of where it came from (`.gfpackage.json`) that loading checks again; a set of packages all or none.
+//! - **Resolving** ([`resolve`], [`lock`], [`changes`]): plugins asked for with their dependencies, resolved
+//!   into one set of versions, locked by digest, and what a new resolution changes.
 
 pub mod archive;
+pub mod changes;
 mod contents;
 pub mod gate;
 pub mod install;

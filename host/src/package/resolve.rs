@@ -2,8 +2,11 @@
 //! range in its `plugin.toml`) resolved into one set where every requirement holds, from what an [`Index`] (a
 //! registry) publishes — the PubGrub algorithm (the `pubgrub` crate), as Cargo, uv and Dart's pub resolve.
 //!
-//! - What was asked for is taken at the newest version its range allows. What it needs is too, unless the lock
-//!   file holds a version the ranges allow: a resolution moves dependencies only as far as it must.
+//! - A plugin the lock file holds stays at its locked version while the ranges allow it: a resolution moves
+//!   only as far as it must. What is not locked (the caller leaves out of the lock what is to move: what was
+//!   asked for, what is updated) is taken at the newest version the ranges allow.
+//! - A version its publisher yanked is never chosen, unless the lock holds exactly that version: an install
+//!   from the lock stays reproducible, and a new resolution moves off it.
 //! - A version built against a plugin API this host does not implement is never chosen: it is as if it were
 //!   not published, so an older compatible one is taken when there is one, and the explanation names it.
 //! - When no set works, the error says why in the modder's words, from the facts PubGrub found contradicting
@@ -40,6 +43,11 @@ pub trait Index {
     fn versions(&self, name: &str) -> Result<Vec<Version>, String>;
     /// What `name` at `version` is.
     fn candidate(&self, name: &str, version: &Version) -> Result<Candidate, String>;
+    /// The versions of `name` its publisher yanked (withdrawn from resolution); none by default.
+    fn yanked(&self, name: &str) -> Result<Vec<Version>, String> {
+        let _ = name;
+        Ok(Vec::new())
+    }
 }
 
 /// A plugin version a resolution chose.
@@ -51,6 +59,8 @@ pub struct Resolved {
     pub version: Version,
     /// `sha256:<hex>` of its package: what to install, and lock.
     pub digest: String,
+    /// The plugins it depends on, by name.
+    pub dependencies: Vec<String>,
 }
 
 /// Why there is no set of versions to install.
@@ -71,7 +81,14 @@ pub fn resolve(
     requests: &[(String, VersionReq)],
     locked: &LockFile,
 ) -> Result<Vec<Resolved>, ResolveError> {
-    let provider = Provider { index, requests, locked, versions: RefCell::default(), candidates: RefCell::default() };
+    let provider = Provider {
+        index,
+        requests,
+        locked,
+        versions: RefCell::default(),
+        yanked: RefCell::default(),
+        candidates: RefCell::default(),
+    };
     match pubgrub::resolve(&provider, Node::Request, Version::new(0, 0, 0)) {
         Ok(chosen) => {
             let mut resolved: Vec<Resolved> = chosen
@@ -79,8 +96,9 @@ pub fn resolve(
                 .filter_map(|(node, version)| match node {
                     Node::Request => None,
                     Node::Plugin(name) => {
-                        let digest = provider.candidate(&name, &version).ok()?.digest;
-                        Some(Resolved { name, version, digest })
+                        let candidate = provider.candidate(&name, &version).ok()?;
+                        let dependencies = candidate.dependencies.into_iter().map(|(name, _)| name).collect();
+                        Some(Resolved { name, version, digest: candidate.digest, dependencies })
                     }
                 })
                 .collect();
@@ -120,8 +138,10 @@ struct Provider<'a> {
     index: &'a dyn Index,
     requests: &'a [(String, VersionReq)],
     locked: &'a LockFile,
-    /// Each plugin's versions, newest first.
+    /// Each plugin's versions that may be chosen, newest first.
     versions: RefCell<HashMap<String, Vec<Version>>>,
+    /// Each plugin's yanked versions passed over, newest first (for explanations).
+    yanked: RefCell<HashMap<String, Vec<Version>>>,
     candidates: RefCell<HashMap<(String, Version), Result<Candidate, String>>>,
 }
 
@@ -133,7 +153,12 @@ impl Provider<'_> {
         let mut versions = self.index.versions(name).map_err(IndexError)?;
         versions.sort_unstable_by(|a, b| b.cmp(a));
         versions.dedup();
+        let yanked = if versions.is_empty() { Vec::new() } else { self.index.yanked(name).map_err(IndexError)? };
+        let locked = self.locked.get(name).and_then(|l| Version::parse(&l.version).ok());
+        let (passed_over, versions): (Vec<Version>, Vec<Version>) =
+            versions.into_iter().partition(|v| yanked.contains(v) && locked.as_ref() != Some(v));
         self.versions.borrow_mut().insert(name.to_string(), versions.clone());
+        self.yanked.borrow_mut().insert(name.to_string(), passed_over);
         Ok(versions)
     }
 
@@ -190,11 +215,15 @@ impl Provider<'_> {
     /// That `name` has none of the versions asked for, and which it has.
     fn no_such_version(&self, name: &str) -> String {
         let published = self.versions.borrow().get(name).cloned().unwrap_or_default();
-        match published.is_empty() {
-            true => format!("there is no plugin {name}"),
-            false => {
-                let listed: Vec<String> = published.iter().rev().map(Version::to_string).collect();
-                format!("{name} has no such version (published: {})", listed.join(", "))
+        let yanked = self.yanked.borrow().get(name).cloned().unwrap_or_default();
+        let listed =
+            |versions: &[Version]| versions.iter().rev().map(Version::to_string).collect::<Vec<_>>().join(", ");
+        match (published.is_empty(), yanked.is_empty()) {
+            (true, true) => format!("there is no plugin {name}"),
+            (false, true) => format!("{name} has no such version (published: {})", listed(&published)),
+            (true, false) => format!("{name} has no such version (yanked: {})", listed(&yanked)),
+            (false, false) => {
+                format!("{name} has no such version (published: {}; yanked: {})", listed(&published), listed(&yanked))
             }
         }
     }
@@ -289,9 +318,8 @@ impl DependencyProvider for Provider<'_> {
     fn choose_version(&self, node: &Node, range: &Ranges<Version>) -> Result<Option<Version>, IndexError> {
         let Node::Plugin(name) = node else { return Ok(Some(Version::new(0, 0, 0))) };
         let versions = self.versions(name)?;
-        // What was asked for is taken at its newest; what it needs stays where the lock has it, if it may.
-        let asked = self.requests.iter().any(|(requested, _)| requested == name);
-        let locked = self.locked.get(name).filter(|_| !asked).and_then(|l| Version::parse(&l.version).ok());
+        // What the lock holds stays where it is, if it may; the rest is taken at its newest.
+        let locked = self.locked.get(name).and_then(|l| Version::parse(&l.version).ok());
         if let Some(locked) = locked.filter(|v| range.contains(v) && versions.contains(v)) {
             return Ok(Some(locked));
         }
@@ -389,8 +417,8 @@ mod tests {
         assert_eq!(chosen(&both.unwrap()), ["base-gameplay 1.2.0", "hud 1.0.0", "shooter-core 0.1.0"]);
     }
 
-    /// A dependency's version in the lock file that the ranges allow is kept: a resolution moves only what it
-    /// must. What was asked for is taken at its newest all the same.
+    /// A version in the lock file that the ranges allow is kept: a resolution moves only what it must. What is
+    /// left out of the lock is taken at its newest.
     #[test]
     fn a_locked_version_the_ranges_allow_is_kept() {
         let mut lock = LockFile::default();
@@ -403,8 +431,49 @@ mod tests {
         });
         let resolved = resolve(&registry(), &asked(&[("shooter-core", "^0.1")]), &lock).unwrap();
         assert_eq!(chosen(&resolved), ["base-gameplay 1.0.0", "shooter-core 0.1.0"]);
-        let asked_for = resolve(&registry(), &asked(&[("base-gameplay", "^1")]), &lock).unwrap();
-        assert_eq!(chosen(&asked_for), ["base-gameplay 1.2.0"], "asked for: the newest");
+        let kept = resolve(&registry(), &asked(&[("base-gameplay", "^1")]), &lock).unwrap();
+        assert_eq!(chosen(&kept), ["base-gameplay 1.0.0"], "locked, and within the range");
+        let moved = resolve(&registry(), &asked(&[("base-gameplay", "^1")]), &LockFile::default()).unwrap();
+        assert_eq!(chosen(&moved), ["base-gameplay 1.2.0"], "left out of the lock: the newest");
+        let outside = resolve(&registry(), &asked(&[("base-gameplay", "^2")]), &lock).unwrap();
+        assert_eq!(chosen(&outside), ["base-gameplay 2.0.0"], "the lock is outside the range");
+    }
+
+    /// A yanked version is passed over by a resolution, but the lock that holds it exactly still resolves to
+    /// it; when only yanked versions fit, the explanation says they were yanked.
+    #[test]
+    fn a_yanked_version_is_passed_over_unless_locked_exactly() {
+        struct Yanking(Table);
+        impl Index for Yanking {
+            fn versions(&self, name: &str) -> Result<Vec<Version>, String> {
+                self.0.versions(name)
+            }
+            fn candidate(&self, name: &str, version: &Version) -> Result<Candidate, String> {
+                self.0.candidate(name, version)
+            }
+            fn yanked(&self, name: &str) -> Result<Vec<Version>, String> {
+                Ok(if name == "base-gameplay" { vec![Version::new(1, 2, 0)] } else { vec![] })
+            }
+        }
+        let index = Yanking(registry());
+        let fresh = resolve(&index, &asked(&[("shooter-core", "^0.1")]), &LockFile::default()).unwrap();
+        assert_eq!(chosen(&fresh), ["base-gameplay 1.0.0", "shooter-core 0.1.0"], "1.2.0 is yanked");
+        let mut lock = LockFile::default();
+        lock.record(Locked {
+            name: "base-gameplay".into(),
+            version: "1.2.0".into(),
+            digest: "sha256:base-gameplay-1.2.0".into(),
+            publisher: None,
+            source: "registry".into(),
+        });
+        let locked = resolve(&index, &asked(&[("shooter-core", "^0.1")]), &lock).unwrap();
+        assert_eq!(chosen(&locked), ["base-gameplay 1.2.0", "shooter-core 0.1.0"], "locked exactly");
+        let error = resolve(&index, &asked(&[("base-gameplay", "=1.2.0")]), &LockFile::default()).unwrap_err();
+        assert!(
+            error.to_string().contains("base-gameplay has no such version (published: 1.0.0, 2.0.0; yanked: 1.2.0)"),
+            "{error}"
+        );
+        assert_eq!(locked[1].dependencies, ["base-gameplay"]);
     }
 
     /// Requirements that contradict each other are explained in the modder's words.

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::install::{install, verify_installed, InstallError};
+use super::install::{install, install_set, provenance, verify_installed, InstallError};
 use super::*;
 
 const MANIFEST: &str = r#"
@@ -163,6 +163,49 @@ fn installing_puts_the_package_in_place_and_loading_checks_it_again() {
     assert!(matches!(verify_installed(&folder, &trusting(&key)), Ok(Some(_))));
     let left: Vec<_> = std::fs::read_dir(&plugins).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(left, ["hud"]);
+}
+
+/// A set is installed whole or not at all: one package its publisher is not trusted for leaves every folder of
+/// the set as it was, the one installed before included.
+#[test]
+fn a_set_with_one_refused_package_installs_none_of_it() {
+    let root = tempfile::tempdir().unwrap();
+    let hud_folder = plugin_folder(root.path());
+    let hud = Package::from_folder(&hud_folder).unwrap();
+    let ammo_folder = root.path().join("source").join("ammo");
+    std::fs::create_dir_all(&ammo_folder).unwrap();
+    std::fs::write(
+        ammo_folder.join("plugin.toml"),
+        MANIFEST.replace("\"hud\"", "\"ammo\"").replace("[bundles.Client]\nlayout = \"data/layout.txt\"\n", ""),
+    )
+    .unwrap();
+    std::fs::write(ammo_folder.join("hud.wasm"), b"\0asm ammo").unwrap();
+    let ammo = Package::from_folder(&ammo_folder).unwrap();
+    let key = SecretKey::generate();
+    let plugins = root.path().join("plugins");
+    let old_hud = hud_folder.join("data/layout.txt");
+    std::fs::write(&old_hud, b"bottom-right").unwrap();
+    let before = Package::from_folder(&hud_folder).unwrap();
+    install(&before, Some(&key.sign("hud-team", before.summary())), &plugins, &trusting(&key)).unwrap();
+
+    let stranger = SecretKey::generate();
+    let set =
+        [(&hud, Some(key.sign("hud-team", hud.summary()))), (&ammo, Some(stranger.sign("hud-team", ammo.summary())))];
+    let borrowed: Vec<(&Package, Option<&Signature>)> = set.iter().map(|(p, s)| (*p, s.as_ref())).collect();
+    let refused = install_set(&borrowed, &plugins, &trusting(&key)).unwrap_err();
+    assert!(matches!(refused, InstallError::Trust(_)), "{refused}");
+    assert_eq!(provenance(&plugins.join("hud")).unwrap().unwrap().package, *before.summary(), "the old hud stays");
+    let left: Vec<_> = std::fs::read_dir(&plugins).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, ["hud"], "no ammo, nothing staged left behind");
+
+    let set = [(&hud, Some(key.sign("hud-team", hud.summary()))), (&ammo, Some(key.sign("hud-team", ammo.summary())))];
+    let borrowed: Vec<(&Package, Option<&Signature>)> = set.iter().map(|(p, s)| (*p, s.as_ref())).collect();
+    let installed = install_set(&borrowed, &plugins, &trusting(&key)).unwrap();
+    assert_eq!(
+        installed.iter().map(|(folder, _)| folder.clone()).collect::<Vec<_>>(),
+        [plugins.join("hud"), plugins.join("ammo")]
+    );
+    assert_eq!(provenance(&plugins.join("hud")).unwrap().unwrap().package, *hud.summary());
 }
 
 /// Sizes are the sender's word: two layers declaring 2^64-1 bytes each are refused as too large (a sum that
