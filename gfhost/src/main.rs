@@ -4,6 +4,7 @@
 mod admin;
 mod build;
 mod check;
+mod consent;
 mod credentials;
 mod fleet;
 mod mod_set;
@@ -311,6 +312,10 @@ enum Command {
         /// Where fetched plugins and experiences are kept, by digest [default: the cache directory's mods/].
         #[arg(long)]
         mods_dir: Option<PathBuf>,
+        /// Fetch and run the server's plugins the fetch policy allows without asking (the list is still
+        /// shown) [default: the configuration's [mod-sync] consent, else ask].
+        #[arg(long)]
+        yes: bool,
         /// Leave after this many seconds instead of playing until the server ends.
         #[arg(long, value_parser = parse_seconds)]
         seconds: Option<f64>,
@@ -734,7 +739,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
             println!("{}", key.mint(&gamefeature_host::net::ticket::Ticket { player, name, match_id, expires }));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Client { host, connect, trust, server_name, token, experiences, fetch, mods_dir, seconds, record } => {
+        Command::Client {
+            host,
+            connect,
+            trust,
+            server_name,
+            token,
+            experiences,
+            fetch,
+            mods_dir,
+            yes,
+            seconds,
+            record,
+        } => {
             let Host { plugin_dirs, runtime, config, cache_dir, .. } = host.over(defaults).prepare()?;
             let mod_sync = ModSync {
                 policy: fetch.unwrap_or(config.mod_sync.fetch),
@@ -742,10 +759,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 permissions: config.mod_sync.permissions.clone(),
                 cache_dir: mods_dir.unwrap_or_else(|| cache_dir.join("mods")),
                 max_package_bytes: config.mod_sync.max_package_mib.saturating_mul(1 << 20),
+                consent: None,
             };
+            let consent = if yes { gamefeature_host::config::ModConsent::Yes } else { config.mod_sync.consent };
             let options = session_options(plugin_dirs, runtime, config, LogLevel::Info);
             let (trust, token) = (trust.trust(&server_name)?, token.secret()?);
-            net::join(net::ClientArgs { connect, trust, token, experiences, mod_sync, seconds, record }, options)
+            let args = net::ClientArgs { connect, trust, token, experiences, mod_sync, consent, seconds, record };
+            net::join(args, options)
         }
         Command::Play { host, experience, net_mode, players, script, watch, tick_rate, record, admin, only } => {
             if !experience.is_file() {
@@ -776,6 +796,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 permissions: config.mod_sync.permissions.clone(),
                 cache_dir: own_mods,
                 max_package_bytes: config.mod_sync.max_package_mib.saturating_mul(1 << 20),
+                // A replay runs what the recording says the player agreed to.
+                consent: None,
             };
             let options = session_options(Vec::new(), runtime, config, LogLevel::Debug);
             let replay = record::ReplayArgs {

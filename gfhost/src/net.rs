@@ -443,6 +443,8 @@ pub struct ClientArgs {
     pub experiences: PathBuf,
     /// Which of the server's plugins to fetch, and what they may do.
     pub mod_sync: gamefeature_host::net::mod_sync::ModSync,
+    /// Whether the player is asked before they are fetched and run.
+    pub consent: gamefeature_host::config::ModConsent,
     /// Leave after this long; by default play until the server ends play.
     pub seconds: Option<f64>,
     /// Record the client's world to this file.
@@ -458,6 +460,11 @@ pub fn join(args: ClientArgs, options: SessionOptions) -> Result<ExitCode> {
         eprintln!("warning: INSECURE: the server's certificate is not verified (--insecure-loopback)");
     }
     let transport = tokio.block_on(QuicClient::connect(args.connect, &args.trust, CONNECT_WAIT))?;
+    // Answers about a server's plugins are kept by its certificate, which outlives its address.
+    let server = transport.server_certificate_sha256().unwrap_or_else(|| args.connect.to_string());
+    let answers = gamefeature_host::net::consent::RememberedAnswers::path_in(&args.mod_sync.cache_dir);
+    let mut args = args;
+    args.mod_sync.consent = Some(crate::consent::hook(args.consent, server, answers));
     let mut manager = session.create_world("client", NetMode::Client);
     let policy = match args.mod_sync.policy {
         gamefeature_host::net::mod_sync::FetchPolicy::Trusted => "trusted",

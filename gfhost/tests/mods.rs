@@ -1,7 +1,8 @@
 //! Mods that travel, as a studio and its players use `gfhost`: a publisher key made with `keygen`, every plugin
 //! of the default experience packed and signed with `pack`, installed on a server with `install`; a player
 //! with no plugins at all joins over loopback QUIC and plays, having fetched and checked every package; a
-//! player who does not trust the studio refuses, and both sides say so.
+//! player who does not trust the studio refuses, and both sides say so. Each player is shown the server's plugins
+//! first and answers whether to fetch and run them; the answer is remembered per server.
 
 mod common;
 
@@ -64,12 +65,43 @@ fn a_player_with_no_plugins_joins_a_server_of_signed_packages_and_plays() {
         command.arg("--experiences").arg(&empty).arg("--mods-dir").arg(work.path().join(mods));
         command
     };
-    let mut player = Running::start(client(&studio, "mods"));
+    // A player who answers no: nothing is fetched, and both sides say why.
+    let mut declining = Running::start_answering(client(&studio, "declined-mods"), Some("n\n"));
+    declining.wait_for(|l| l.starts_with("The server plays these plugins"));
+    let (status, text) = declining.finish();
+    assert!(!status.success(), "{text}");
+    assert!(!work.path().join("declined-mods/plugins").exists(), "nothing fetched:\n{text}");
+    server.wait_for(|l| l.contains(" left: ") && l.contains("the player refused to fetch and run them"));
+    // The answer stands: the same offer from the same server is refused without asking.
+    let again = client(&studio, "declined-mods").output().unwrap();
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert!(!again.status.success() && said.contains("you refused these plugins from this server before"), "{said}");
+
+    // A player who answers yes is shown each plugin, its publisher, size and permissions, and plays.
+    let mut player = Running::start_answering(client(&studio, "mods"), Some("y\n"));
+    let shown = player.wait_for(|l| l.starts_with("  lyra-character 0.1.0"));
+    assert!(shown.contains("by studio (trusted)") && shown.contains("KiB"), "{shown}");
+    let asks = player.wait_for(|l| l.trim_start().starts_with("asks for:"));
+    assert!(asks.contains("would be granted: nothing"), "fetched plugins get nothing by default: {asks}");
     let playing = player.wait_for(|l| l.starts_with("playing \"Shooter Gym\""));
     assert!(playing.contains(&format!("{} plugin(s) fetched from the server", DEFAULT_PLUGINS.len())), "{playing}");
     player.signal(libc::SIGTERM);
     let (status, text) = player.finish();
     assert_eq!(status.code(), Some(0), "{text}");
+    let answers = std::fs::read_to_string(work.path().join("mods/consent.toml")).unwrap();
+    let pinned = pin.replace(':', "").to_lowercase();
+    assert!(
+        answers.contains(&format!("[servers.\"sha256:{pinned}\"]")) && answers.contains("agreed = true"),
+        "{answers}"
+    );
+
+    // The answer stands for this server: joining again asks nothing (no input is given).
+    let mut again = Running::start_answering(client(&studio, "mods"), Some(""));
+    let remembered = again.wait_for(|l| l.starts_with("fetching them:"));
+    assert!(remembered.contains("you agreed to them from this server before"), "{remembered}");
+    again.wait_for(|l| l.starts_with("playing \"Shooter Gym\""));
+    again.signal(libc::SIGTERM);
+    assert_eq!(again.finish().0.code(), Some(0));
     assert!(text.contains("experience@client") && text.contains("=> Loaded"), "{text}");
     assert!(text.contains("spawned HeroCharacter"), "the server's actors arrived:\n{text}");
     for plugin in ["lyra-character", "scoreboard", "announcer", "match-stats"] {
@@ -134,12 +166,16 @@ fn a_package_installed_into_a_watched_servers_folder_is_a_live_update_its_player
     let (mut server, addr, pin) = start_server(server_command);
     let empty = work.path().join("player-plugins");
     std::fs::create_dir(&empty).unwrap();
-    let mut player = Running::start({
-        let mut command = gfhost_configured(&empty, &cache, &studio);
-        command.args(["client", "--connect", &addr, "--server-cert-sha256", &pin]);
-        command.arg("--experiences").arg(&empty).arg("--mods-dir").arg(work.path().join("mods"));
-        command
-    });
+    // The player agrees once; the update (the same plugin, asking for no more) is not asked about again.
+    let mut player = Running::start_answering(
+        {
+            let mut command = gfhost_configured(&empty, &cache, &studio);
+            command.args(["client", "--connect", &addr, "--server-cert-sha256", &pin]);
+            command.arg("--experiences").arg(&empty).arg("--mods-dir").arg(work.path().join("mods"));
+            command
+        },
+        Some("y\n"),
+    );
     player.wait_for(|l| l.starts_with("playing \"Shooter Gym\""));
 
     stdout(install(&work.path().join("update/score-keeper-0.1.1.gfpkg")));
@@ -182,7 +218,7 @@ fn client_processes_sharing_one_empty_mods_folder_all_join() {
         let mut players: Vec<Running> = (0..6)
             .map(|_| {
                 let mut command = gfhost(&empty, &cache);
-                command.args(["client", "--connect", &addr, "--server-cert-sha256", &pin, "--fetch", "any"]);
+                command.args(["client", "--connect", &addr, "--server-cert-sha256", &pin, "--fetch", "any", "--yes"]);
                 command.arg("--experiences").arg(&empty).arg("--mods-dir").arg(&mods);
                 Running::start(command)
             })

@@ -32,6 +32,7 @@
 //! fetch = "trusted"              # "trusted" publishers' packages, "any", or "never"
 //! permissions = {}               # the most a fetched plugin may be granted: nothing beyond the sandbox
 //! max-package-mib = 256          # the largest package fetched
+//! consent = "ask"                # show the server's plugins and ask (answers kept per server); "yes": don't ask
 //!
 //! [cache]
 //! max-mib = 1024                 # the most the compile cache may take; the entries used least recently go
@@ -192,6 +193,21 @@ pub struct ModSyncSection {
     /// The largest package fetched, in MiB.
     #[serde(default = "default_max_package_mib")]
     pub max_package_mib: u64,
+    /// Whether the player is asked before the server's plugins are fetched and run.
+    #[serde(default)]
+    pub consent: ModConsent,
+}
+
+/// `[mod-sync] consent`: whether a player is asked before a client fetches and runs a server's plugins (see
+/// `net::consent`). Either way the list is shown.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModConsent {
+    /// Ask, unless an answer about this server (by its certificate) stands for what it offers now.
+    #[default]
+    Ask,
+    /// Go on without asking, within the fetch policy (bots, test clients, a kiosk).
+    Yes,
 }
 
 impl Default for ModSyncSection {
@@ -200,6 +216,7 @@ impl Default for ModSyncSection {
             fetch: trusted_only(),
             permissions: Permissions::default(),
             max_package_mib: default_max_package_mib(),
+            consent: ModConsent::Ask,
         }
     }
 }

@@ -49,8 +49,20 @@ pub struct Running {
 }
 
 impl Running {
-    pub fn start(mut command: Command) -> Running {
+    pub fn start(command: Command) -> Running {
+        Running::start_answering(command, None)
+    }
+
+    /// [`start`](Self::start), typing `input` on its standard input (a player answering a question), which then
+    /// stays open.
+    pub fn start_answering(mut command: Command, input: Option<&str>) -> Running {
+        if input.is_some() {
+            command.stdin(Stdio::piped());
+        }
         let mut child = command.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("starting gfhost");
+        if let (Some(input), Some(stdin)) = (input, child.stdin.as_mut()) {
+            std::io::Write::write_all(stdin, input.as_bytes()).expect("typing into gfhost");
+        }
         let stdout = child.stdout.take().unwrap();
         let (sender, lines) = channel();
         std::thread::spawn(move || {

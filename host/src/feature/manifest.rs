@@ -128,6 +128,8 @@ pub struct PluginManifest {
     pub bundles: BundleDeclarations,
     /// What the plugin asks to be allowed; the host grants some or all of it.
     pub permissions: Permissions,
+    /// The host versions it runs on (`plugin.host`); any when absent.
+    pub host: Option<semver::VersionReq>,
     /// Who narrowed [`permissions`](Self::permissions) below what the file asks for, when someone did (a
     /// publisher's ceiling, a client's limit for fetched plugins): the plugin's denials point there rather than
     /// at the host's grants.
@@ -296,6 +298,7 @@ impl PluginManifest {
             actions: file.actions,
             bundles: file.bundles,
             permissions: file.permissions,
+            host: p.host,
             limited_by: None,
         })
     }

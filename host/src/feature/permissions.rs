@@ -6,10 +6,10 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// A set of permissions, as declared in a manifest or granted in host configuration.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct Permissions {
     /// Spawn and destroy actors, and make actors receivers or stop them being ones.
@@ -35,7 +35,7 @@ pub struct Permissions {
 }
 
 /// What a plugin may reach of the host's filesystem: at most a directory of its own.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FsPermissions {
     /// A private, writable data directory, seen by the plugin as `/data`.

@@ -11,6 +11,7 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::consent::Occasion;
 use super::mod_sync::{store_experience, Fetch, ModSync};
 use super::protocol::{
     decode, encode, ClientMessage, ExperienceContent, PackageOffer, ServerMessage, Update, PROTOCOL_VERSION,
@@ -19,6 +20,15 @@ use super::transport::{Channel, ClientEvent, ClientTransport};
 use super::{BufferStats, ClientReplication, SessionEvent, IN_FLIGHT_PACKETS};
 use crate::experience::ExperienceManager;
 use crate::world::{self, ClientId};
+
+/// Asks `sync`'s consent hook, if it has one, about what `fetch` would fetch or run (nothing when every plugin
+/// is the client's own).
+async fn ask_consent(fetch: &Fetch, occasion: Occasion, sync: &ModSync) -> Result<(), ClientError> {
+    if let (Some(hook), Some(list)) = (&sync.consent, fetch.consent_list(occasion)) {
+        hook(list).await.map_err(ClientError::ModSync)?;
+    }
+    Ok(())
+}
 
 /// Where a client is in its session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -236,6 +246,7 @@ impl GameClient {
             Some(SessionEvent::Experience { name, content }) => match (content, self.mod_sync.clone()) {
                 (Some(content), Some(sync)) => {
                     let fetch = Fetch::plan(&content, self.local_digests(), &sync).map_err(ClientError::ModSync)?;
+                    ask_consent(&fetch, Occasion::Join, &sync).await?;
                     self.fetching = Some((fetch, Purpose::Join { name, content }));
                     self.continue_fetch().await?;
                 }
@@ -281,11 +292,12 @@ impl GameClient {
     }
 
     /// Starts fetching the next new version the server announced, if there is one.
-    fn start_next_update(&mut self) -> Result<bool, ClientError> {
+    async fn start_next_update(&mut self) -> Result<bool, ClientError> {
         let (Some(offer), Some(sync)) = (self.updates.pop_front(), self.mod_sync.clone()) else { return Ok(false) };
         let plugin = offer.package.name.clone();
         let content = ExperienceContent { files: Vec::new(), packages: vec![offer] };
         let fetch = Fetch::plan(&content, self.local_digests(), &sync).map_err(ClientError::ModSync)?;
+        ask_consent(&fetch, Occasion::Update, &sync).await?;
         self.fetching = Some((fetch, Purpose::Update { plugin }));
         Ok(true)
     }
@@ -295,7 +307,7 @@ impl GameClient {
     /// and goes on to the next.
     async fn continue_fetch(&mut self) -> Result<(), ClientError> {
         loop {
-            if self.fetching.is_none() && !self.start_next_update()? {
+            if self.fetching.is_none() && !self.start_next_update().await? {
                 return Ok(());
             }
             let Some((fetch, _)) = &mut self.fetching else { return Ok(()) };

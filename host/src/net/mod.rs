@@ -4,6 +4,7 @@
 //! with no I/O: transports ([`transport`]) carry its messages — QUIC over UDP for real games, an in-memory
 //! network with seeded latency, loss, duplication and reordering for tests.
 
+pub mod consent;
 pub mod fetch_budget;
 mod game_client;
 mod game_server;

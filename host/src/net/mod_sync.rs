@@ -10,14 +10,19 @@
 //! anyone, or nothing), checks each package's signature before asking for a byte, and each archive against the
 //! offered digest when it arrives; fetched plugins get at most the permissions it chooses (nothing beyond the
 //! sandbox by default). What it refuses is named in its error, and in the reason its connection closes with.
+//!
+//! Before a byte is fetched the client also refuses a plugin it could not run (built for a plugin API or host
+//! versions it does not implement) or one that needs a plugin the server does not offer, and asks its
+//! [`ConsentHook`] (see [`super::consent`]) with the list of what it is about to run.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::protocol::{ClientMessage, ExperienceContent, PackageOffer, ServerMessage};
+use super::consent::{ConsentHook, ListedPlugin, ModList, Occasion};
+use super::protocol::{ClientMessage, ExperienceContent, OfferedPlugin, PackageOffer, ServerMessage};
 use crate::experience::ExperienceManager;
-use crate::feature::{Admitted, Gate, Permissions, PluginManifest};
+use crate::feature::{api_compatible, host_compatible, Admitted, Gate, Permissions, PluginManifest, HOST_VERSION};
 use crate::package::install::{install, provenance, verify_installed};
 pub use crate::package::FetchPolicy;
 use crate::package::{archive, sha256_digest, Package, PackageLimits, PackageSummary, TrustPolicy};
@@ -87,8 +92,15 @@ impl Offers {
             }
             None => None,
         };
+        // What the package's own manifest says (not what this server's ceilings left of its permissions).
+        let declared = PluginManifest::read(&manifest.dir).map_err(|e| bad(format!("plugin {name:?}: {e}")))?;
         let bytes = archive::write(&package, signature.as_ref());
-        let offer = PackageOffer { package: package.summary().clone(), signature, archive_size: bytes.len() as u64 };
+        let offer = PackageOffer {
+            package: package.summary().clone(),
+            signature,
+            archive_size: bytes.len() as u64,
+            plugin: Box::new(offered_plugin(&declared)),
+        };
         self.archives.insert(package.digest().to_string(), Arc::new(bytes));
         Ok(offer)
     }
@@ -111,8 +123,18 @@ impl Offers {
     }
 }
 
+/// What an offer says of the plugin whose manifest is `manifest`.
+fn offered_plugin(manifest: &PluginManifest) -> OfferedPlugin {
+    OfferedPlugin {
+        api: manifest.api.clone(),
+        host: manifest.host.as_ref().map(ToString::to_string),
+        permissions: manifest.permissions.clone(),
+        dependencies: manifest.dependencies.iter().map(|d| d.name.clone()).collect(),
+    }
+}
+
 /// How a client syncs the plugins of the servers it joins.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ModSync {
     /// Which packages the client fetches: none, those of publishers it trusts, or any.
     pub policy: FetchPolicy,
@@ -124,6 +146,22 @@ pub struct ModSync {
     pub cache_dir: PathBuf,
     /// The largest package archive fetched.
     pub max_package_bytes: u64,
+    /// Asked before the client fetches plugins, or runs ones fetched from another server; `None`: go on, as the
+    /// policy allows, without asking.
+    pub consent: Option<ConsentHook>,
+}
+
+impl std::fmt::Debug for ModSync {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModSync")
+            .field("policy", &self.policy)
+            .field("trust", &self.trust)
+            .field("permissions", &self.permissions)
+            .field("cache_dir", &self.cache_dir)
+            .field("max_package_bytes", &self.max_package_bytes)
+            .field("consent", &self.consent.as_ref().map(|_| "asked"))
+            .finish()
+    }
 }
 
 impl ModSync {
@@ -135,6 +173,18 @@ impl ModSync {
             permissions: Permissions::default(),
             cache_dir,
             max_package_bytes: PackageLimits::default().max_bytes,
+            consent: None,
+        }
+    }
+
+    /// What this client would grant a fetched plugin that asks for `asks` from `publisher`: within its
+    /// `[mod-sync] permissions`, and the publisher's ceiling when it has one.
+    fn would_grant(&self, asks: &Permissions, publisher: Option<&str>) -> Permissions {
+        let granted = asks.intersect(&self.permissions);
+        let ceiling = publisher.and_then(|p| self.trust.publishers.get(p)).and_then(|p| p.permissions.as_ref());
+        match ceiling {
+            Some(ceiling) => granted.intersect(ceiling),
+            None => granted,
         }
     }
 
@@ -169,6 +219,8 @@ pub struct Fetch {
     ready: Vec<PluginManifest>,
     /// The packages fetched (rather than found in the cache).
     downloaded: Vec<PackageSummary>,
+    /// What the player is asked about: every plugin fetched or taken from the cache.
+    list: Vec<ListedPlugin>,
 }
 
 #[derive(Debug)]
@@ -194,17 +246,42 @@ impl Fetch {
             current: None,
             ready: Vec::new(),
             downloaded: Vec::new(),
+            list: Vec::new(),
         };
         let trust = sync.effective_trust();
+        for offer in &content.packages {
+            runnable_here(offer)?;
+            needs_met(offer, content, &local_digest)?;
+        }
         for offer in &content.packages {
             let package = &offer.package;
             if local_digest(&package.name).as_deref() == Some(package.digest.as_str()) {
                 continue;
             }
+            let listed = |fetch_bytes: u64| {
+                let publisher = offer.signature.as_ref().map(|s| s.publisher.clone());
+                let trusted = matches!(
+                    sync.trust.check(package, offer.signature.as_ref()),
+                    Ok(crate::package::Verdict::Trusted { .. })
+                );
+                let asks = offer.plugin.permissions.clone();
+                let granted = sync.would_grant(&asks, publisher.as_deref().filter(|_| trusted));
+                ListedPlugin {
+                    name: package.name.clone(),
+                    version: package.version.clone(),
+                    publisher,
+                    trusted,
+                    fetch_bytes,
+                    asks,
+                    granted,
+                }
+            };
             let cached = sync.package_dir(&package.digest).join(&package.name);
             if let Ok(Some(_)) = verify_installed(&cached, &trust) {
                 let manifest = PluginManifest::read(&cached).map_err(|e| e.to_string())?;
+                says_what_was_offered(&manifest, offer)?;
                 fetch.ready.push(manifest);
+                fetch.list.push(listed(0));
                 continue;
             }
             let lacks = format!("plugin {} {} ({})", package.name, package.version, package.digest);
@@ -216,9 +293,16 @@ impl Fetch {
                 return Err(format!("{lacks} is {} bytes, over this client's limit of {max}", offer.archive_size));
             }
             trust.check(package, offer.signature.as_ref()).map_err(|e| format!("refused {lacks}: {e}"))?;
+            fetch.list.push(listed(offer.archive_size));
             fetch.waiting.push_back(offer.clone());
         }
         Ok(fetch)
+    }
+
+    /// What the player is to be asked about (`occasion`): the plugins this fetch fetches or takes from the
+    /// mods folder. `None` when there are none (every plugin is the client's own).
+    pub fn consent_list(&self, occasion: Occasion) -> Option<ModList> {
+        (!self.list.is_empty()).then(|| ModList { occasion, plugins: self.list.clone() })
     }
 
     /// Whether every plugin is ready.
@@ -289,7 +373,14 @@ impl Fetch {
         let into = self.sync.package_dir(package.digest());
         let (folder, _) = install(&package, signature.as_ref(), &into, &self.sync.effective_trust())
             .map_err(|e| format!("{named} refused: {e}"))?;
-        PluginManifest::read(&folder).map_err(|e| e.to_string())
+        let manifest = PluginManifest::read(&folder).map_err(|e| e.to_string());
+        match manifest.and_then(|manifest| says_what_was_offered(&manifest, &offer).map(|()| manifest)) {
+            Ok(manifest) => Ok(manifest),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&into);
+                Err(e)
+            }
+        }
     }
 
     /// The plugins to install, through the client's gate for fetched plugins ([`ModSync::gate`]): each asks
@@ -298,6 +389,60 @@ impl Fetch {
         let gate = Arc::new(self.sync.gate());
         self.ready.into_iter().map(|manifest| gate.admit(manifest).map_err(|e| e.to_string())).collect()
     }
+}
+
+/// Refuses, before anything is fetched, a plugin this client could not run: built against a plugin API it does
+/// not implement, or for other host versions.
+fn runnable_here(offer: &PackageOffer) -> Result<(), String> {
+    let package = &offer.package;
+    let named = format!("plugin {} {}", package.name, package.version);
+    if !api_compatible(&offer.plugin.api) {
+        return Err(format!(
+            "{named} is built against gamefeature:plugin@{}; this client implements {}",
+            offer.plugin.api,
+            crate::feature::API_VERSIONS.join(", ")
+        ));
+    }
+    if let Some(host) = &offer.plugin.host {
+        let wanted: semver::VersionReq = host.parse().map_err(|e| format!("{named}: its host range {host:?}: {e}"))?;
+        if !host_compatible(&wanted) {
+            return Err(format!("{named} runs on gamefeature hosts {wanted}, and this client is {HOST_VERSION}"));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a plugin that needs one neither offered nor this client's own: the offer is the closure of what the
+/// server plays, or the client could not load it.
+fn needs_met(
+    offer: &PackageOffer,
+    content: &ExperienceContent,
+    local_digest: &impl Fn(&str) -> Option<String>,
+) -> Result<(), String> {
+    for dependency in &offer.plugin.dependencies {
+        let offered = content.packages.iter().any(|o| &o.package.name == dependency);
+        if !offered && local_digest(dependency).is_none() {
+            let package = &offer.package;
+            return Err(format!(
+                "plugin {} {} needs plugin {dependency}, which the server does not offer and this client does not have",
+                package.name, package.version
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a package whose manifest says other than its offer did (what the player was shown).
+fn says_what_was_offered(manifest: &PluginManifest, offer: &PackageOffer) -> Result<(), String> {
+    let says = offered_plugin(manifest);
+    if says != *offer.plugin {
+        let package = &offer.package;
+        return Err(format!(
+            "package {} {} refused: its plugin.toml says other than the server's offer (it asks for {}, the offer said {})",
+            package.name, package.version, says.permissions, offer.plugin.permissions
+        ));
+    }
+    Ok(())
 }
 
 /// Writes an experience's files under the cache (by their digest) and returns the experience file's path. The
@@ -356,6 +501,7 @@ mod tests {
             package: package.summary().clone(),
             signature: Some(signature),
             archive_size: archive.len() as u64,
+            plugin: Box::new(OfferedPlugin { api: "0.2.0".into(), ..OfferedPlugin::default() }),
         };
         (offer, archive, dir)
     }
@@ -451,6 +597,50 @@ mod tests {
         assert!(error.contains("refused plugin hud 1.0.0") && error.contains("unsigned"), "{error}");
         let any = ModSync { policy: FetchPolicy::Any, ..sync(&key, cache.path()) };
         assert!(Fetch::plan(&content(&unsigned), |_| None, &any).is_ok(), "anyone's, when the client says so");
+    }
+
+    /// A plugin this client could not run, or whose dependency nobody provides, is refused before a byte is
+    /// fetched; a package whose manifest says other than its offer (what the player was shown) is refused when it
+    /// arrives, and not kept.
+    #[test]
+    fn what_cannot_run_here_is_refused_before_fetching_and_offers_must_tell_the_truth() {
+        let key = SecretKey::generate();
+        let (offer, archive, _dir) = offered(&key);
+        let cache = tempfile::tempdir().unwrap();
+        let plan = |offer: &PackageOffer| Fetch::plan(&content(offer), |_| None, &sync(&key, cache.path()));
+        let mut future = offer.clone();
+        future.plugin.api = "0.9.0".into();
+        let error = plan(&future).unwrap_err();
+        assert!(error.contains("plugin hud 1.0.0 is built against gamefeature:plugin@0.9.0; this client implements"));
+        let mut other_host = offer.clone();
+        other_host.plugin.host = Some(">=99".into());
+        assert!(plan(&other_host).unwrap_err().contains("runs on gamefeature hosts >=99, and this client is"));
+        let mut needy = offer.clone();
+        needy.plugin.dependencies = vec!["base-gameplay".into()];
+        let error = plan(&needy).unwrap_err();
+        assert!(error.contains("needs plugin base-gameplay, which the server does not offer"), "{error}");
+        let have_it = Fetch::plan(
+            &content(&needy),
+            |name| (name == "base-gameplay").then(String::new),
+            &sync(&key, cache.path()),
+        );
+        assert!(have_it.is_ok(), "a dependency this client has is enough");
+
+        let plan = plan(&offer).unwrap();
+        let list = plan.consent_list(Occasion::Join).unwrap();
+        assert_eq!(list.plugins.len(), 1);
+        let listed = &list.plugins[0];
+        assert_eq!(
+            (listed.publisher.as_deref(), listed.trusted, listed.fetch_bytes),
+            (Some("studio"), true, offer.archive_size)
+        );
+
+        let mut lying = offer.clone();
+        lying.plugin.permissions.send_events = true;
+        let mut fetch = Fetch::plan(&content(&lying), |_| None, &sync(&key, cache.path())).unwrap();
+        let error = serve(&mut fetch, &archive, |_, _| {}).unwrap_err();
+        assert!(error.contains("its plugin.toml says other than the server's offer"), "{error}");
+        assert!(!sync(&key, cache.path()).package_dir(&offer.package.digest).exists(), "not kept");
     }
 
     /// Client processes on one machine share the mods folder: writers storing one experience at once never

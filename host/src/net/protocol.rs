@@ -13,7 +13,7 @@ pub use super::value_packet::{value_size, Mutation, PacketWriter, ValuePacket};
 use crate::world::{ActorId, ClientId};
 
 /// Bumped whenever a message changes shape; a client and server must agree on it.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// The largest message either side accepts: a larger one closes the connection that sent it.
 pub const MAX_FRAME: usize = 1 << 20;
@@ -176,6 +176,23 @@ pub struct PackageOffer {
     pub signature: Option<crate::package::Signature>,
     /// The bytes of its archive, as the chunks carry it.
     pub archive_size: u64,
+    /// What its manifest says of it, for the client to check and show before fetching it (boxed: offers are
+    /// rare beside the messages of play they share an enum with).
+    pub plugin: Box<OfferedPlugin>,
+}
+
+/// What a package's `plugin.toml` says, as an offer carries it: a client refuses a plugin it could not run
+/// before fetching it, shows the player what it asks for, and checks the package it receives says the same.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OfferedPlugin {
+    /// The plugin API it is built against (`plugin.api`).
+    pub api: String,
+    /// The host versions it runs on (`plugin.host`), when it says.
+    pub host: Option<String>,
+    /// What it asks to be allowed (`[permissions]`).
+    pub permissions: crate::feature::Permissions,
+    /// The plugins it depends on, by name.
+    pub dependencies: Vec<String>,
 }
 
 /// A replicated component on the server. Each time a component is added it is a new `incarnation` (numbered by

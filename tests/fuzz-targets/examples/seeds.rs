@@ -8,7 +8,8 @@
 use std::path::Path;
 
 use gamefeature_host::net::protocol::{
-    encode, ClientMessage, ComponentRef, ExperienceContent, Mutation, PackageOffer, PacketWriter, ServerMessage, Update,
+    encode, ClientMessage, ComponentRef, ExperienceContent, Mutation, OfferedPlugin, PackageOffer, PacketWriter,
+    ServerMessage, Update,
 };
 use gamefeature_host::package::{archive, Package, SecretKey};
 use gamefeature_host::world::{ActorId, ClientId, Value};
@@ -50,6 +51,12 @@ fn main() {
         package: package.summary().clone(),
         signature: Some(signature),
         archive_size: bytes.len() as u64,
+        plugin: Box::new(OfferedPlugin {
+            api: "0.2.0".into(),
+            host: Some("^0.1".into()),
+            permissions: gamefeature_host::feature::Permissions { send_events: true, ..Default::default() },
+            dependencies: vec!["base-gameplay".into()],
+        }),
     };
     let content = ExperienceContent {
         files: vec![("default.toml".into(), b"[experience]\n".to_vec())],

@@ -515,6 +515,16 @@ impl QuicClient {
     }
 }
 
+impl QuicClient {
+    /// `sha256:<hex>` of the certificate the server presented: what a client remembers a server by (its players'
+    /// answers about its plugins, say), as SSH remembers host keys.
+    pub fn server_certificate_sha256(&self) -> Option<String> {
+        let identity = self.link.connection.peer_identity()?;
+        let chain = identity.downcast::<Vec<rustls::pki_types::CertificateDer<'static>>>().ok()?;
+        chain.first().map(|certificate| crate::package::sha256_digest(certificate.as_ref()))
+    }
+}
+
 impl ClientTransport for QuicClient {
     fn poll(&mut self) -> Vec<ClientEvent> {
         self.events.try_iter().collect()
