@@ -2,6 +2,7 @@
 //! build plugins.
 
 mod admin;
+mod bisect;
 mod build;
 mod check;
 mod consent;
@@ -377,6 +378,18 @@ enum Command {
         /// Print what the plugins said in the replay (info and above), as `gfhost play` does.
         #[arg(long)]
         show_output: bool,
+    },
+    /// Name the plugin that makes a recorded failure come: replays the recording with some of its plugins left
+    /// out (each kept one with what it needs), halving, until one plugin (or a pair, together) is named.
+    Bisect {
+        #[command(flatten)]
+        host: HostArgs,
+        /// The recording that ends in the failure (see --record).
+        recording: PathBuf,
+        /// The failure to look for: a line a plugin says or fails with that holds TEXT [default: any plugin
+        /// quarantined or refused].
+        #[arg(long, value_name = "TEXT")]
+        until: Option<String>,
     },
     /// List the plugins found in the plugin directories.
     Plugins {
@@ -784,6 +797,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 only,
             };
             play::play(&experience, play_options, options)
+        }
+        Command::Bisect { host, recording, until } => {
+            let Host { plugin_dirs, runtime, config, cache_dir, .. } = host.over(defaults).prepare()?;
+            let options = session_options(Vec::new(), runtime, config, LogLevel::Debug);
+            let scratch = cache_dir.join("bisect");
+            bisect::run(bisect::BisectArgs { recording: &recording, plugin_dirs, scratch, until }, options)
         }
         Command::Replay { host, recording, expect_same, follow_recorded, show_output } => {
             let Host { named_plugins, plugin_dirs, runtime, config, cache_dir } = host.over(defaults).prepare()?;

@@ -99,7 +99,7 @@ pub fn replay_command(path: &Path, args: ReplayArgs, session: SessionOptions) ->
     let (expect_same, show_output) = (args.expect_same, args.show_output);
     let follow_recorded = args.follow_recorded;
     let tokio = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    let options = ReplayOptions { plugin_dirs, session, mod_sync, follow_recorded };
+    let options = ReplayOptions { plugin_dirs, session, mod_sync, follow_recorded, through_differences: false };
     let report = replay::replay(&recording, options, tokio.handle().clone())?;
     if show_output {
         for line in &report.said {

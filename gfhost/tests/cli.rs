@@ -1298,7 +1298,7 @@ fn each_command_lists_only_the_options_it_takes() {
             _ => &all,
         }
     };
-    let commands = ["run", "server", "client", "play", "replay", "plugins", "inspect", "check", "test"];
+    let commands = ["run", "server", "client", "play", "replay", "bisect", "plugins", "inspect", "check", "test"];
     let packages = ["install", "update", "outdated", "yank", "search", "ticket", "keygen", "publish"];
     for command in commands.iter().chain(&["build", "pack", "new"]).chain(&packages) {
         let text = help(command);

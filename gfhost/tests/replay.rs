@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use gamefeature_plugin_artifacts::{shared_cache, ExperienceDir, PluginDir, HOSTILE, LYRA_CHARACTER};
+use gamefeature_plugin_artifacts::{
+    default_experience, shared_cache, ExperienceDir, PluginDir, DEFAULT_PLUGINS, HOSTILE, LYRA_CHARACTER,
+};
 
 /// A plugin in C that tallies: it asks for a `Tally` component on every character, and every 200 ms of game
 /// time adds `STEP` to its count and writes it to each character's tally.
@@ -389,4 +391,61 @@ fn restarts_are_said_by_play_kept_in_the_recording_and_replayed_the_same() {
         .collect();
     assert_eq!(said_restarts.len(), 3, "{said_restarts:?}");
     hostile.replays_the_same(&recording);
+}
+
+/// `gfhost bisect` names a planted culprit among the example mods: the default experience with a plugin that
+/// panics as pawns initialise, recorded; bisecting the recording replays it with halves of its plugins left out
+/// (each kept one with what it needs) and names the culprit, in about log2(n) + 2 replays.
+#[test]
+fn bisect_names_a_planted_culprit_among_the_example_mods() {
+    let plugins = PluginDir::with(&DEFAULT_PLUGINS);
+    let manifest =
+        "[plugin]\nname = \"hud-tweaks\"\nversion = \"0.1.0\"\napi = \"0.2.0\"\ncomponent = \"hostile.wasm\"\n\
+                    [permissions]\ncomponent-requests = [\"*\"]\n[bundles.Equipped]\nbehaviour = \"behaviour.txt\"\n";
+    let folder = plugins.add_custom("hud-tweaks", manifest, Some(&HOSTILE));
+    std::fs::write(folder.join("behaviour.txt"), "panic-state-changed").unwrap();
+    let experiences = default_experience();
+    let default = std::fs::read_to_string(experiences.path().join("default.toml")).unwrap();
+    let planted = default.replacen("\"match-stats\"]", "\"match-stats\", \"hud-tweaks\"]", 1);
+    assert_ne!(planted, default);
+    let experience = experiences.write("planted.toml", &planted);
+    let recording = experiences.path().join("planted.gfrec");
+    let config = format!(
+        "{}\n[grants.hud-tweaks]\ncomponent-requests = [\"*\"]\n",
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../gfhost.toml")).unwrap()
+    );
+    let config = experiences.write("gfhost.toml", &config);
+    let script = experiences.write("script.txt", "wait 500\nquit\n");
+    let gfhost = |args: &[&std::ffi::OsStr]| {
+        Command::new(env!("CARGO_BIN_EXE_gfhost"))
+            .arg("--plugins")
+            .arg(plugins.path())
+            .arg("--cache-dir")
+            .arg(shared_cache())
+            .arg("--config")
+            .arg(&config)
+            .args(["--call-deadline-ms", "1000"])
+            .args(args)
+            .env_remove("GFHOST_LOG")
+            .output()
+            .expect("running gfhost")
+    };
+    let play =
+        [experience.as_os_str(), "--script".as_ref(), script.as_os_str(), "--record".as_ref(), recording.as_os_str()];
+    let run = gfhost(&[&["play".as_ref()][..], &play[..]].concat());
+    assert!(stdout(&run).contains("hostile plugin panics on purpose in state-changed"), "{}", said(&run));
+
+    let bisect = gfhost(&["bisect".as_ref(), recording.as_os_str()]);
+    let text = stdout(&bisect);
+    assert!(bisect.status.success(), "{}", said(&bisect));
+    assert!(text.contains("bisecting") && text.contains("over its 11 plugins: shooter-core"), "{text}");
+    let named = text.lines().find(|l| l.starts_with("the failure comes with")).unwrap_or_else(|| panic!("{text}"));
+    assert!(named.starts_with("the failure comes with hud-tweaks ("), "{text}");
+    let replays = text.lines().filter(|l| l.starts_with("replay ")).count();
+    assert!(replays <= 8, "about log2(11) + 2 replays, not {replays}:\n{text}");
+
+    // A failure the recording does not hold is said not to come back.
+    let bisect = gfhost(&["bisect".as_ref(), recording.as_os_str(), "--until".as_ref(), "no such line".as_ref()]);
+    assert!(!bisect.status.success());
+    assert!(stdout(&bisect).contains("the failure does not come back"), "{}", said(&bisect));
 }

@@ -903,6 +903,7 @@ fn a_game_loop_ends_a_server_and_its_clients_in_order_and_its_recording_replays_
         follow_recorded: false,
         session: options,
         mod_sync: None,
+        through_differences: false,
     };
     let report = gamefeature_host::replay::replay(&recording, replay_options, tokio.handle().clone()).unwrap();
     assert_eq!(report.divergence, None);

@@ -6,7 +6,8 @@
 //!   modder can read, and the differences between two, is [`game_loop::world_state`](crate::game_loop::world_state);
 //! - [`transport`]: recording what the network delivered at each poll, and delivering it again;
 //! - [`player`]: replaying a recording through the game loop, with the recorded components or newer builds of
-//!   them.
+//!   them;
+//! - [`bisect`]: which of a recording's mods makes its failure come, by replays with some left out.
 //!
 //! A replay is deterministic because everything that reaches a world goes through a seam the host records:
 //! frame deltas and commands (the loop), network frames (the transport's polls), clocks and random numbers
@@ -15,6 +16,7 @@
 //! seeds); CPU-time limits, which no two runs meet alike, are loosened in a replay, and the calls and frame
 //! budgets the recording says they stopped are stopped again at the same points.
 
+pub mod bisect;
 pub mod player;
 pub mod transport;
 

@@ -40,6 +40,9 @@ pub struct ReplayOptions {
     /// For a client recording that fetched its server's plugins: how it fetched them (the policy and folder
     /// the recording names, with the host configuration's trust and limits).
     pub mod_sync: Option<crate::net::mod_sync::ModSync>,
+    /// Play the whole recording even once the world differs (the first difference is still reported): for a
+    /// replay with plugins left out, which differs by design, to see whether a failure still comes.
+    pub through_differences: bool,
 }
 
 /// What a replay found.
@@ -59,6 +62,8 @@ pub struct ReplayReport {
     /// What the replayed world's plugins said (info and above), as `gfhost play` shows it:
     /// `[plugin@world] level: text`.
     pub said: Vec<String>,
+    /// The plugins that failed in the replay (quarantined, or refused at load), each as `plugin: why`.
+    pub failures: Vec<String>,
 }
 
 impl ReplayReport {
@@ -344,6 +349,9 @@ pub fn replay(
                     equal_at = Some(checkpoint.frame);
                     continue;
                 }
+                if divergence.is_some() {
+                    continue;
+                }
                 divergence = Some(Divergence {
                     frame: checkpoint.frame,
                     equal_at,
@@ -353,7 +361,9 @@ pub fn replay(
                     last_calls: last_calls(&session, &info.world),
                     said,
                 });
-                break;
+                if !options.through_differences {
+                    break;
+                }
             }
             Record::End => break,
             Record::Session(_)
@@ -364,7 +374,7 @@ pub fn replay(
         }
     }
     notes.extend(tape.beyond_recording());
-    if divergence.is_none() {
+    if divergence.is_none() || options.through_differences {
         // Play ends as it would have (a recording cut short, or a replay that stopped early, leaves it on).
         let manager = match game.played_mut() {
             Played::Standalone(manager) => Some(&mut **manager),
@@ -379,7 +389,21 @@ pub fn replay(
         .into_iter()
         .map(|(plugin, line)| format!("[{plugin}@{}] {line}", info.world))
         .collect();
-    Ok(ReplayReport { role: info.role, frames, checkpoints, divergence, notes, said })
+    let failures = failures_in(&session.timeline().events(), &info.world);
+    Ok(ReplayReport { role: info.role, frames, checkpoints, divergence, notes, said, failures })
+}
+
+/// The failures of `world`'s plugins among `events` (quarantines, refusals), as `plugin: why`.
+fn failures_in(events: &[crate::timeline::TimelineEvent], world: &str) -> Vec<String> {
+    let suffix = format!("@{world}");
+    events
+        .iter()
+        .filter(|event| event.kind == EventKind::Failure)
+        .filter_map(|event| {
+            let plugin = event.track.strip_prefix("plugin:")?.strip_suffix(suffix.as_str())?;
+            Some(format!("{plugin}: {}", event.text))
+        })
+        .collect()
 }
 
 /// Whether two lists of folders name the same folders (as the file system resolves them).

@@ -1,0 +1,205 @@
+//! `gfhost bisect RECORDING`: which mod makes a recorded failure come. The recording is replayed (see
+//! `replay::bisect`) with only some of its plugins in a plugin folder of its own — each kept plugin with the
+//! plugins it depends on, linked from the replayer's plugin folders — until one plugin (or a pair) is named.
+//!
+//! A replay fails when a plugin is quarantined or refused in it, or, with `--until TEXT`, when a plugin says
+//! or fails with a line holding TEXT.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use gamefeature_host::experience::ExperienceDefinition;
+use gamefeature_host::feature::PluginManifest;
+use gamefeature_host::recording::{Record, Recording};
+use gamefeature_host::replay::bisect::{bisect, Finding};
+use gamefeature_host::replay::{self, ReplayOptions, ReplayReport};
+use gamefeature_host::SessionOptions;
+
+/// What `gfhost bisect` is given.
+pub struct BisectArgs<'a> {
+    /// The recording that ends in the failure.
+    pub recording: &'a Path,
+    /// The folders holding the recording's plugins.
+    pub plugin_dirs: Vec<PathBuf>,
+    /// Where the folders of each replay's plugins are made (beside the compile cache, on its file system).
+    pub scratch: PathBuf,
+    /// The failure to look for, when not a plugin failing.
+    pub until: Option<String>,
+}
+
+/// A plugin of the recording: its folder, and the plugins it depends on.
+struct Candidate {
+    name: String,
+    folder: PathBuf,
+    needs: Vec<String>,
+}
+
+pub fn run(args: BisectArgs<'_>, session: SessionOptions) -> Result<ExitCode> {
+    let recording = Recording::read(args.recording)?;
+    let tokio = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let candidates = candidates(&recording, &args.plugin_dirs, &tokio)?;
+    let names: Vec<String> = candidates.iter().map(|c| c.name.clone()).collect();
+    println!("bisecting {} over its {} plugins: {}", args.recording.display(), names.len(), names.join(", "));
+    std::fs::create_dir_all(&args.scratch).with_context(|| format!("cannot create {}", args.scratch.display()))?;
+    let mut count = 0;
+    let mut fails = |kept: &[String]| -> Result<bool> {
+        count += 1;
+        let folder = tempfile::Builder::new().prefix("bisect-").tempdir_in(&args.scratch)?;
+        let with_needs = closure(kept, &candidates);
+        for candidate in candidates.iter().filter(|c| with_needs.contains(&c.name)) {
+            link_folder(&candidate.folder, &folder.path().join(&candidate.name))?;
+        }
+        let options = ReplayOptions {
+            plugin_dirs: Some(vec![folder.path().to_path_buf()]),
+            follow_recorded: false,
+            session: session.clone(),
+            mod_sync: None,
+            through_differences: true,
+        };
+        let report = replay::replay(&recording, options, tokio.handle().clone())?;
+        let failure = failure_in(&report, args.until.as_deref());
+        let kept_shown = match kept.len() {
+            0 => "none".to_string(),
+            n if n == names.len() => "all".to_string(),
+            _ => kept.join(", "),
+        };
+        let outcome = failure.as_deref().map_or("no failure".to_string(), |f| format!("failed: {f}"));
+        println!("replay {count}: {kept_shown} kept ({} of {}): {outcome}", kept.len(), names.len());
+        Ok(failure.is_some())
+    };
+    let bisection = bisect(&names, &mut fails)?;
+    match bisection.finding {
+        Finding::NotReproduced => {
+            println!(
+                "the failure does not come back when the recording is replayed with every plugin: nothing to bisect"
+            );
+            if args.until.is_none() {
+                println!("(a replay fails when a plugin is quarantined or refused; --until TEXT looks for a line)");
+            }
+            Ok(ExitCode::from(1))
+        }
+        Finding::WithoutMods => {
+            println!("the failure comes with every plugin left out: it is not a plugin's doing");
+            Ok(ExitCode::from(1))
+        }
+        Finding::Culprits(mut culprits) => {
+            // A plugin kept with what it needs may be named for a dependency's failure: one more replay tells.
+            if let [culprit] = culprits.as_slice() {
+                let needs = closure(std::slice::from_ref(culprit), &candidates);
+                let needs: Vec<String> = needs.into_iter().filter(|n| n != culprit).collect();
+                if !needs.is_empty() && fails(&needs)? {
+                    let deeper = bisect(&needs, &mut fails)?;
+                    if let Finding::Culprits(found) = deeper.finding {
+                        culprits = found;
+                    }
+                }
+            }
+            let total = count;
+            match culprits.as_slice() {
+                [one] => println!("the failure comes with {one} ({total} replays)"),
+                many => println!(
+                    "the failure comes with {} together, and not with any of them alone ({total} replays)",
+                    many.join(" and ")
+                ),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// What failed in a replay: the first plugin failure, or the first line holding `until`.
+fn failure_in(report: &ReplayReport, until: Option<&str>) -> Option<String> {
+    match until {
+        None => report.failures.first().cloned(),
+        Some(text) => report.said.iter().chain(&report.failures).find(|line| line.contains(text)).cloned(),
+    }
+}
+
+/// The plugins a recording played: its experience's features (those that failed to load too), then any other
+/// plugin it loaded (a console's `activate`), each found in `plugin_dirs`, and what they depend on.
+fn candidates(
+    recording: &Recording,
+    plugin_dirs: &[PathBuf],
+    tokio: &tokio::runtime::Runtime,
+) -> Result<Vec<Candidate>> {
+    let mut names: Vec<String> = Vec::new();
+    let experience = Path::new(&recording.session.experience);
+    if !recording.session.experience.is_empty() {
+        let definition = tokio
+            .block_on(ExperienceDefinition::load(experience))
+            .with_context(|| format!("the recorded experience {}", experience.display()))?;
+        names.extend(definition.all_features());
+    }
+    for record in recording.records() {
+        if let Record::Component { plugin, .. } = record {
+            if !names.contains(&plugin) {
+                names.push(plugin);
+            }
+        }
+    }
+    if names.is_empty() {
+        bail!("the recording loaded no plugin: nothing to bisect");
+    }
+    let mut found: Vec<Candidate> = Vec::with_capacity(names.len());
+    let mut next = 0;
+    while next < names.len() {
+        let name = names[next].clone();
+        next += 1;
+        let manifest = plugin_dirs
+            .iter()
+            .filter_map(|dir| std::fs::read_dir(dir).ok())
+            .flatten()
+            .flatten()
+            .filter(|entry| entry.path().is_dir())
+            .filter_map(|entry| PluginManifest::read(&entry.path()).ok())
+            .find(|manifest| manifest.name == name);
+        let Some(manifest) = manifest else {
+            bail!(
+                "the recording played plugin {name}, which is not in {} (name the folders that hold its plugins \
+                 with --plugins)",
+                crate::display_dirs(plugin_dirs)
+            );
+        };
+        let needs: Vec<String> = manifest.dependencies.iter().map(|d| d.name.clone()).collect();
+        for need in &needs {
+            if !names.contains(need) {
+                names.push(need.clone());
+            }
+        }
+        found.push(Candidate { name, folder: manifest.dir, needs });
+    }
+    Ok(found)
+}
+
+/// `kept` with every plugin they depend on, transitively.
+fn closure(kept: &[String], candidates: &[Candidate]) -> Vec<String> {
+    let mut all: Vec<String> = kept.to_vec();
+    let mut next = 0;
+    while next < all.len() {
+        let needs = candidates.iter().find(|c| c.name == all[next]).map(|c| c.needs.clone()).unwrap_or_default();
+        for need in needs {
+            if !all.contains(&need) {
+                all.push(need);
+            }
+        }
+        next += 1;
+    }
+    all
+}
+
+/// A copy of the folder `from` at `to`, its files hard-linked where the file system allows (copied elsewhere).
+fn link_folder(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).with_context(|| format!("cannot create {}", to.display()))?;
+    for entry in std::fs::read_dir(from).with_context(|| format!("cannot read {}", from.display()))? {
+        let entry = entry?;
+        let (source, target) = (entry.path(), to.join(entry.file_name()));
+        if entry.file_type()?.is_dir() {
+            link_folder(&source, &target)?;
+        } else if std::fs::hard_link(&source, &target).is_err() {
+            std::fs::copy(&source, &target)
+                .with_context(|| format!("cannot copy {} to {}", source.display(), target.display()))?;
+        }
+    }
+    Ok(())
+}
