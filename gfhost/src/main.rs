@@ -482,7 +482,23 @@ enum Command {
         /// The OCI registry and namespace to install from: host[:port]/namespace.
         #[arg(long)]
         registry: Option<String>,
+        /// Install exactly the lock from a folder `gfhost mirror` wrote, with no network (its lock becomes this
+        /// host's when there is none).
+        #[arg(long, value_name = "FOLDER", conflicts_with_all = ["package", "registry"])]
+        offline: Option<PathBuf>,
         /// The lock file recording what was installed from registries.
+        #[arg(long, default_value = "gfhost.lock")]
+        lock: PathBuf,
+    },
+    /// Copy every package the lock lists, checked, into a folder (with their signatures and the lock) for
+    /// `gfhost install --offline`: a LAN party's share, an air-gapped server.
+    Mirror {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// The folder to write.
+        #[arg(long)]
+        to: PathBuf,
+        /// The lock file.
         #[arg(long, default_value = "gfhost.lock")]
         lock: PathBuf,
     },
@@ -849,7 +865,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let (name, plugin_dirs) = plugin_and_dirs(&plugin, plugins.over(&defaults.plugins).or_default())?;
             packages::pack(&name, &plugin_dirs, key.as_deref(), publisher.as_deref(), &out)
         }
-        Command::Install { plugins, config, package, into, registry, lock } => {
+        Command::Install { plugins, config, package, into, registry, offline, lock } => {
             let config = config.over(&defaults.config).read()?;
             let plugins = plugins.over(&defaults.plugins);
             let into =
@@ -858,8 +874,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
             match package {
                 Some(file) if Path::new(&file).is_file() => packages::install(Path::new(&file), &into, &config.trust),
                 Some(spec) => mod_set::install(&spec, registry.as_deref(), &target),
-                None => mod_set::install_locked(&target),
+                None => {
+                    let from = offline.as_deref().map_or(mod_set::LockedFrom::Registries, mod_set::LockedFrom::Mirror);
+                    mod_set::install_locked(&target, from)
+                }
             }
+        }
+        Command::Mirror { config, to, lock } => {
+            let config = config.over(&defaults.config).read()?;
+            mod_set::mirror(&lock, &to, &config.trust)
         }
         Command::Outdated { registry, lock } => mod_set::outdated(registry.as_deref(), &lock),
         Command::Update { plugins, config, names, dry_run, rollback, into, registry, lock } => {

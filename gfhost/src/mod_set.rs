@@ -157,7 +157,7 @@ pub fn rollback(target: &Target<'_>) -> Result<ExitCode> {
     for change in &changed {
         println!("{change}");
     }
-    install_exactly(&previous, &current, target)?;
+    install_exactly(&previous, &current, target, LockedFrom::Registries)?;
     remove_dropped(&changed, target.into)?;
     previous.write_keeping_previous(target.lock).map_err(anyhow::Error::msg)?;
     println!(
@@ -169,14 +169,27 @@ pub fn rollback(target: &Target<'_>) -> Result<ExitCode> {
 }
 
 /// `gfhost install` with no package: exactly what the lock file lists, each package by digest from where it
-/// came, by the publisher recorded; all of them or none.
-pub fn install_locked(target: &Target<'_>) -> Result<ExitCode> {
+/// came (or from a mirror), by the publisher recorded; all of them or none. Installing from a mirror with no
+/// lock file takes the mirror's lock as this host's.
+pub fn install_locked(target: &Target<'_>, from: LockedFrom<'_>) -> Result<ExitCode> {
     let _guard = lock_exclusively(target.lock)?;
-    let lock = LockFile::read(target.lock).map_err(anyhow::Error::msg)?;
+    let mut lock = LockFile::read(target.lock).map_err(anyhow::Error::msg)?;
+    let adopted = match from {
+        LockedFrom::Mirror(folder) if lock.packages.is_empty() => {
+            let mirrored = folder.join(gamefeature_host::package::lock::LOCK_FILE);
+            lock = LockFile::read(&mirrored).map_err(anyhow::Error::msg)?;
+            true
+        }
+        _ => false,
+    };
     if lock.packages.is_empty() {
         bail!("{} lists no packages: install one with `gfhost install NAME@RANGE --registry …`", target.lock.display());
     }
-    install_exactly(&lock, &LockFile::default(), target)?;
+    install_exactly(&lock, &LockFile::default(), target, from)?;
+    if adopted {
+        lock.write_keeping_previous(target.lock).map_err(anyhow::Error::msg)?;
+        println!("wrote {} from the mirror's lock", target.lock.display());
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -389,9 +402,18 @@ fn change(
     Ok(ExitCode::SUCCESS)
 }
 
+/// Where an install from the lock takes its packages.
+#[derive(Clone, Copy)]
+pub enum LockedFrom<'a> {
+    /// Each from the registry its entry names.
+    Registries,
+    /// From a folder `gfhost mirror` wrote (a LAN party's share, no network).
+    Mirror(&'a Path),
+}
+
 /// Installs exactly the packages `lock` lists (those installed as listed already are left alone), each checked
 /// against its digest and its recorded publisher; `current` is the lock they replace.
-fn install_exactly(lock: &LockFile, current: &LockFile, target: &Target<'_>) -> Result<()> {
+fn install_exactly(lock: &LockFile, current: &LockFile, target: &Target<'_>, from: LockedFrom<'_>) -> Result<()> {
     let tokio = runtime()?;
     let mut pulled = Vec::new();
     for locked in &lock.packages {
@@ -399,12 +421,36 @@ fn install_exactly(lock: &LockFile, current: &LockFile, target: &Target<'_>) -> 
         if unchanged && installed_digest(target.into, &locked.name).as_deref() == Some(&locked.digest) {
             continue;
         }
-        let registry = Registry::new(&locked.source)?;
-        let (package, signature) =
-            tokio.block_on(registry.pull(&locked.name, &locked.version, Some(&locked.digest)))?;
-        let what = format!("{} {} ({}) from {}", locked.name, locked.version, locked.digest, locked.source);
+        let (package, signature, what) = match from {
+            LockedFrom::Registries => {
+                let registry = Registry::new(&locked.source)?;
+                let (package, signature) =
+                    tokio.block_on(registry.pull(&locked.name, &locked.version, Some(&locked.digest)))?;
+                if let Some(yank) = tokio
+                    .block_on(registry.yanked(&locked.name))?
+                    .iter()
+                    .find(|y| y.version.to_string() == locked.version)
+                {
+                    eprintln!("warning: {}", yanked_note(&locked.name, yank));
+                }
+                (
+                    package,
+                    signature,
+                    format!("{} {} ({}) from {}", locked.name, locked.version, locked.digest, locked.source),
+                )
+            }
+            LockedFrom::Mirror(folder) => {
+                let file = folder.join(mirrored_file(locked));
+                let (package, signature) = crate::packages::read_package(&file)?;
+                (
+                    package,
+                    signature,
+                    format!("{} {} ({}) from {}", locked.name, locked.version, locked.digest, file.display()),
+                )
+            }
+        };
         if package.digest() != locked.digest || package.version() != locked.version {
-            bail!("{what}: refused: the registry served {} {} instead", package.version(), package.digest());
+            bail!("{what}: refused: it holds {} {} instead", package.version(), package.digest());
         }
         let verdict =
             target.trust.check(package.summary(), signature.as_ref()).with_context(|| format!("{what}: refused"))?;
@@ -413,14 +459,52 @@ fn install_exactly(lock: &LockFile, current: &LockFile, target: &Target<'_>) -> 
             let locked_by = locked.publisher.as_deref().unwrap_or("nobody");
             bail!("{what}: refused: the lock file says it was published by {locked_by}, not {publisher:?}");
         }
-        if let Some(yank) =
-            tokio.block_on(registry.yanked(&locked.name))?.iter().find(|y| y.version.to_string() == locked.version)
-        {
-            eprintln!("warning: {}", yanked_note(&locked.name, yank));
-        }
         pulled.push((package, signature));
     }
     install_pulled(&pulled, target)
+}
+
+/// The file a mirror keeps a locked package in.
+fn mirrored_file(locked: &Locked) -> String {
+    format!("{}-{}.{}", locked.name, locked.version, gamefeature_host::package::archive::EXTENSION)
+}
+
+/// `gfhost mirror --to FOLDER`: every package the lock lists, pulled by digest and checked, written to `folder`
+/// as package files with their signatures, beside a copy of the lock: what `gfhost install --offline FOLDER`
+/// installs with no network (a LAN party, an air-gapped server).
+pub fn mirror(lock_path: &Path, folder: &Path, trust: &TrustPolicy) -> Result<ExitCode> {
+    let lock = LockFile::read(lock_path).map_err(anyhow::Error::msg)?;
+    if lock.packages.is_empty() {
+        bail!("{} lists no packages: install one with `gfhost install NAME@RANGE --registry …`", lock_path.display());
+    }
+    std::fs::create_dir_all(folder).with_context(|| format!("cannot create {}", folder.display()))?;
+    let tokio = runtime()?;
+    let mut bytes = 0;
+    for locked in &lock.packages {
+        let registry = Registry::new(&locked.source)?;
+        let (package, signature) =
+            tokio.block_on(registry.pull(&locked.name, &locked.version, Some(&locked.digest)))?;
+        let what = format!("{} {} from {}", locked.name, locked.version, locked.source);
+        if package.digest() != locked.digest {
+            bail!("{what}: refused: the registry served {} instead of {}", package.digest(), locked.digest);
+        }
+        trust.check(package.summary(), signature.as_ref()).with_context(|| format!("{what}: refused"))?;
+        let archive = gamefeature_host::package::archive::write(&package, signature.as_ref());
+        let file = folder.join(mirrored_file(locked));
+        let mut staged = tempfile::NamedTempFile::new_in(folder)?;
+        std::io::Write::write_all(&mut staged, &archive)?;
+        staged.persist(&file).map_err(|e| e.error).with_context(|| format!("cannot write {}", file.display()))?;
+        bytes += archive.len();
+        println!("mirrored {} {} ({}) to {}", locked.name, locked.version, locked.digest, file.display());
+    }
+    lock.write(&folder.join(gamefeature_host::package::lock::LOCK_FILE)).map_err(anyhow::Error::msg)?;
+    println!(
+        "{} packages ({bytes} bytes) in {}: install them with `gfhost install --offline {}`",
+        lock.packages.len(),
+        folder.display(),
+        folder.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Installs the packages pulled as one set, saying what each is.

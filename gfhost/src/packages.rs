@@ -80,7 +80,7 @@ pub fn pack(
 }
 
 /// Reads the package file at `path`.
-fn read_package(path: &Path) -> Result<(Package, Option<Signature>)> {
+pub fn read_package(path: &Path) -> Result<(Package, Option<Signature>)> {
     let file = gamefeature_host::files::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     archive::read(std::io::BufReader::new(file), PackageLimits::default())
         .with_context(|| format!("{}: refused", path.display()))

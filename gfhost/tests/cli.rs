@@ -1295,11 +1295,12 @@ fn each_command_lists_only_the_options_it_takes() {
             "ticket" | "keygen" | "publish" | "outdated" | "yank" | "search" => &[],
             "build" | "pack" | "new" => &all[..1],
             "install" | "update" => &all[..2],
+            "mirror" => &all[1..2],
             _ => &all,
         }
     };
     let commands = ["run", "server", "client", "play", "replay", "bisect", "plugins", "inspect", "check", "test"];
-    let packages = ["install", "update", "outdated", "yank", "search", "ticket", "keygen", "publish"];
+    let packages = ["install", "update", "outdated", "mirror", "yank", "search", "ticket", "keygen", "publish"];
     for command in commands.iter().chain(&["build", "pack", "new"]).chain(&packages) {
         let text = help(command);
         for option in all {

@@ -552,3 +552,63 @@ fn publish_and_install_with_credentials_from_the_environment_or_docker_config() 
     let (ok, text) = install();
     assert!(ok && text.contains("installed base-gameplay 0.1.0"), "{text}");
 }
+
+/// A LAN party with no internet: `gfhost mirror` copies the locked set, checked, into a folder; with the registry
+/// gone, `gfhost install --offline` installs exactly that set from it (adopting its lock), and a package file
+/// changed on the share is refused with nothing installed.
+#[test]
+fn a_mirror_installs_the_locked_set_with_no_registry() {
+    let registry = TestRegistry::start();
+    let work = tempfile::tempdir().unwrap();
+    let cache = shared_cache();
+    let docker_config = tempfile::tempdir().unwrap();
+    let built = PluginDir::with(&[BASE_GAMEPLAY, SHOOTER_CORE]);
+    let gfhost_in = |dir: &Path, config: &Path| {
+        let mut command = gfhost_configured(built.path(), &cache, config);
+        command.current_dir(dir).env("DOCKER_CONFIG", docker_config.path());
+        command
+    };
+    let (_, studio) = studio_configs(work.path(), |config| gfhost_in(work.path(), config));
+    let gfhost = || gfhost_in(work.path(), &studio);
+    let folders = [built.folder(&BASE_GAMEPLAY), built.folder(&SHOOTER_CORE)];
+    pack_and_publish(&gfhost, work.path(), &folders, &registry.location());
+    let mut install = gfhost();
+    install.args(["install", "shooter-core", "--registry", &registry.location(), "--into", "mods"]);
+    let (ok, text) = run(install);
+    assert!(ok, "{text}");
+    let mut mirror = gfhost();
+    mirror.args(["mirror", "--to", "share"]);
+    let (ok, text) = run(mirror);
+    assert!(ok && text.contains("2 packages") && text.contains("install --offline share"), "{text}");
+    drop(registry);
+
+    // Another machine, with no lock of its own and no registry to reach.
+    let lan = work.path().join("lan");
+    std::fs::create_dir(&lan).unwrap();
+    let share = work.path().join("share");
+    let mut offline = gfhost_in(&lan, &studio);
+    offline.arg("install").arg("--offline").arg(&share).args(["--into", "mods"]);
+    let (ok, text) = run(offline);
+    assert!(ok && text.contains("wrote gfhost.lock from the mirror's lock"), "{text}");
+    for name in ["base-gameplay", "shooter-core"] {
+        assert_eq!(installed_digest(&lan.join("mods"), name), installed_digest(&work.path().join("mods"), name));
+    }
+    assert_eq!(
+        std::fs::read_to_string(lan.join("gfhost.lock")).unwrap(),
+        std::fs::read_to_string(work.path().join("gfhost.lock")).unwrap()
+    );
+
+    // A package changed on the share: refused, and nothing of the set installed.
+    let file = share.join("shooter-core-0.1.0.gfpkg");
+    let mut bytes = std::fs::read(&file).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x55;
+    std::fs::write(&file, bytes).unwrap();
+    let other = work.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let mut offline = gfhost_in(&other, &studio);
+    offline.arg("install").arg("--offline").arg(&share).args(["--into", "mods"]);
+    let (ok, text) = run(offline);
+    assert!(!ok && text.contains("shooter-core-0.1.0.gfpkg"), "{text}");
+    assert!(!other.join("mods").join("base-gameplay").exists(), "nothing of the set installed");
+}
