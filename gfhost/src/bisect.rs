@@ -2,6 +2,10 @@
 //! `replay::bisect`) with only some of its plugins in a plugin folder of its own — each kept plugin with the
 //! plugins it depends on, linked from the replayer's plugin folders — until one plugin (or a pair) is named.
 //!
+//! With `--against LOCK` (`gfhost.lock.previous`, the lock before the last update), the plugins bisected are
+//! those the update changed, and one not kept plays at its version in that lock (pulled by digest and checked)
+//! rather than being left out: which update broke it.
+//!
 //! A replay fails when a plugin is quarantined or refused in it, or, with `--until TEXT`, when a plugin says
 //! or fails with a line holding TEXT.
 
@@ -11,6 +15,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use gamefeature_host::experience::ExperienceDefinition;
 use gamefeature_host::feature::PluginManifest;
+use gamefeature_host::package::lock::{LockFile, Locked};
 use gamefeature_host::recording::{Record, Recording};
 use gamefeature_host::replay::bisect::{bisect, Finding};
 use gamefeature_host::replay::{self, ReplayOptions, ReplayReport};
@@ -26,6 +31,21 @@ pub struct BisectArgs<'a> {
     pub scratch: PathBuf,
     /// The failure to look for, when not a plugin failing.
     pub until: Option<String>,
+    /// Bisect the plugins an update changed, rolling back rather than leaving out.
+    pub against: Option<Against>,
+}
+
+/// Puts the package of a locked entry into a plugin folder under the given directory; its folder.
+pub type FetchLocked = Box<dyn Fn(&Locked, &Path) -> Result<PathBuf>>;
+
+/// The two locks of an update, and the folders of the versions before it.
+pub struct Against {
+    /// Each plugin's version now, as the lock says.
+    pub current: LockFile,
+    /// Each plugin's version before.
+    pub previous: LockFile,
+    /// Fetches a version before the update.
+    pub fetch: FetchLocked,
 }
 
 /// A plugin of the recording: its folder, and the plugins it depends on.
@@ -39,16 +59,55 @@ pub fn run(args: BisectArgs<'_>, session: SessionOptions) -> Result<ExitCode> {
     let recording = Recording::read(args.recording)?;
     let tokio = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let candidates = candidates(&recording, &args.plugin_dirs, &tokio)?;
-    let names: Vec<String> = candidates.iter().map(|c| c.name.clone()).collect();
-    println!("bisecting {} over its {} plugins: {}", args.recording.display(), names.len(), names.join(", "));
     std::fs::create_dir_all(&args.scratch).with_context(|| format!("cannot create {}", args.scratch.display()))?;
+    // In a rollback bisection: the plugins the update changed, and the folder of each one's version before.
+    let mut before: Vec<(String, Option<PathBuf>)> = Vec::new();
+    let previous_dir = tempfile::Builder::new().prefix("previous-").tempdir_in(&args.scratch)?;
+    if let Some(against) = &args.against {
+        for candidate in &candidates {
+            let now = against.current.get(&candidate.name).map(|l| l.digest.clone());
+            let then = against.previous.get(&candidate.name);
+            if now.is_none() || then.map(|l| &l.digest) == now.as_ref() {
+                continue;
+            }
+            let folder = then.map(|locked| (against.fetch)(locked, previous_dir.path())).transpose()?;
+            before.push((candidate.name.clone(), folder));
+        }
+        if before.is_empty() {
+            bail!("the update changed none of the recording's plugins: nothing to roll back");
+        }
+    }
+    let names: Vec<String> = match args.against {
+        Some(_) => before.iter().map(|(name, _)| name.clone()).collect(),
+        None => candidates.iter().map(|c| c.name.clone()).collect(),
+    };
+    let (verb, what) = match args.against {
+        Some(_) => ("updated", "plugins the update changed"),
+        None => ("kept", "plugins"),
+    };
+    println!("bisecting {} over its {} {what}: {}", args.recording.display(), names.len(), names.join(", "));
     let mut count = 0;
     let mut fails = |kept: &[String]| -> Result<bool> {
         count += 1;
         let folder = tempfile::Builder::new().prefix("bisect-").tempdir_in(&args.scratch)?;
-        let with_needs = closure(kept, &candidates);
-        for candidate in candidates.iter().filter(|c| with_needs.contains(&c.name)) {
-            link_folder(&candidate.folder, &folder.path().join(&candidate.name))?;
+        match args.against {
+            // Every plugin plays: those kept (and those the update left alone) as now, the rest as before.
+            Some(_) => {
+                for candidate in &candidates {
+                    let rolled_back = before.iter().find(|(name, _)| name == &candidate.name && !kept.contains(name));
+                    match rolled_back {
+                        None => link_folder(&candidate.folder, &folder.path().join(&candidate.name))?,
+                        Some((_, Some(old))) => link_folder(old, &folder.path().join(&candidate.name))?,
+                        Some((_, None)) => {}
+                    }
+                }
+            }
+            None => {
+                let with_needs = closure(kept, &candidates);
+                for candidate in candidates.iter().filter(|c| with_needs.contains(&c.name)) {
+                    link_folder(&candidate.folder, &folder.path().join(&candidate.name))?;
+                }
+            }
         }
         let options = ReplayOptions {
             plugin_dirs: Some(vec![folder.path().to_path_buf()]),
@@ -65,7 +124,7 @@ pub fn run(args: BisectArgs<'_>, session: SessionOptions) -> Result<ExitCode> {
             _ => kept.join(", "),
         };
         let outcome = failure.as_deref().map_or("no failure".to_string(), |f| format!("failed: {f}"));
-        println!("replay {count}: {kept_shown} kept ({} of {}): {outcome}", kept.len(), names.len());
+        println!("replay {count}: {kept_shown} {verb} ({} of {}): {outcome}", kept.len(), names.len());
         Ok(failure.is_some())
     };
     let bisection = bisect(&names, &mut fails)?;
@@ -85,7 +144,7 @@ pub fn run(args: BisectArgs<'_>, session: SessionOptions) -> Result<ExitCode> {
         }
         Finding::Culprits(mut culprits) => {
             // A plugin kept with what it needs may be named for a dependency's failure: one more replay tells.
-            if let [culprit] = culprits.as_slice() {
+            if let (None, [culprit]) = (&args.against, culprits.as_slice()) {
                 let needs = closure(std::slice::from_ref(culprit), &candidates);
                 let needs: Vec<String> = needs.into_iter().filter(|n| n != culprit).collect();
                 if !needs.is_empty() && fails(&needs)? {
@@ -96,6 +155,15 @@ pub fn run(args: BisectArgs<'_>, session: SessionOptions) -> Result<ExitCode> {
                 }
             }
             let total = count;
+            if let Some(against) = &args.against {
+                let change = |name: &String| {
+                    let version = |lock: &LockFile| lock.get(name).map_or("none".to_string(), |l| l.version.clone());
+                    format!("the update of {name} ({} -> {})", version(&against.previous), version(&against.current))
+                };
+                let changes: Vec<String> = culprits.iter().map(change).collect();
+                println!("the failure comes with {} ({total} replays)", changes.join(" and "));
+                return Ok(ExitCode::SUCCESS);
+            }
             match culprits.as_slice() {
                 [one] => println!("the failure comes with {one} ({total} replays)"),
                 many => println!(

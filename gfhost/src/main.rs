@@ -390,6 +390,13 @@ enum Command {
         /// quarantined or refused].
         #[arg(long, value_name = "TEXT")]
         until: Option<String>,
+        /// Bisect the plugins an update changed, playing those not kept at their version in this lock (the lock
+        /// before the update: gfhost.lock.previous) rather than leaving them out.
+        #[arg(long, value_name = "LOCK")]
+        against: Option<PathBuf>,
+        /// The lock of the plugins as they are now, with --against.
+        #[arg(long, default_value = "gfhost.lock")]
+        lock: PathBuf,
     },
     /// List the plugins found in the plugin directories.
     Plugins {
@@ -814,11 +821,23 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             play::play(&experience, play_options, options)
         }
-        Command::Bisect { host, recording, until } => {
+        Command::Bisect { host, recording, until, against, lock } => {
             let Host { plugin_dirs, runtime, config, cache_dir, .. } = host.over(defaults).prepare()?;
+            let against = match against {
+                Some(previous) => {
+                    let read =
+                        |path: &Path| gamefeature_host::package::lock::LockFile::read(path).map_err(anyhow::Error::msg);
+                    let trust = config.trust.clone();
+                    let fetch = Box::new(move |locked: &gamefeature_host::package::lock::Locked, into: &Path| {
+                        mod_set::fetch_locked(locked, into, &trust)
+                    });
+                    Some(bisect::Against { current: read(&lock)?, previous: read(&previous)?, fetch })
+                }
+                None => None,
+            };
             let options = session_options(Vec::new(), runtime, config, LogLevel::Debug);
             let scratch = cache_dir.join("bisect");
-            bisect::run(bisect::BisectArgs { recording: &recording, plugin_dirs, scratch, until }, options)
+            bisect::run(bisect::BisectArgs { recording: &recording, plugin_dirs, scratch, until, against }, options)
         }
         Command::Replay { host, recording, expect_same, follow_recorded, show_output } => {
             let Host { named_plugins, plugin_dirs, runtime, config, cache_dir } = host.over(defaults).prepare()?;
@@ -862,8 +881,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Pack { plugins, plugin, key, publisher, out } => {
-            let (name, plugin_dirs) = plugin_and_dirs(&plugin, plugins.over(&defaults.plugins).or_default())?;
-            packages::pack(&name, &plugin_dirs, key.as_deref(), publisher.as_deref(), &out)
+            // A folder named is packed itself, never another folder of the same plugin beside it.
+            let folder = match Path::new(&plugin).join("plugin.toml").is_file() {
+                true => PathBuf::from(&plugin),
+                false => packages::plugin_folder(&plugin, &plugins.over(&defaults.plugins).or_default())?,
+            };
+            packages::pack(&folder, key.as_deref(), publisher.as_deref(), &out)
         }
         Command::Install { plugins, config, package, into, registry, offline, lock } => {
             let config = config.over(&defaults.config).read()?;

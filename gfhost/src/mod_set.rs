@@ -464,6 +464,17 @@ fn install_exactly(lock: &LockFile, current: &LockFile, target: &Target<'_>, fro
     install_pulled(&pulled, target)
 }
 
+/// The package of `locked`, pulled by digest from where it came and checked (digest, publisher), installed into
+/// the plugin folder `into`: its folder.
+pub fn fetch_locked(locked: &Locked, into: &Path, trust: &TrustPolicy) -> Result<std::path::PathBuf> {
+    let lock = LockFile { requests: Vec::new(), packages: vec![locked.clone()] };
+    // The target's lock file is not written: only `into` receives the package.
+    let unwritten = into.join(".unwritten.lock");
+    let target = Target { into, lock: &unwritten, trust };
+    install_exactly(&lock, &LockFile::default(), &target, LockedFrom::Registries)?;
+    Ok(into.join(&locked.name))
+}
+
 /// The file a mirror keeps a locked package in.
 fn mirrored_file(locked: &Locked) -> String {
     format!("{}-{}.{}", locked.name, locked.version, gamefeature_host::package::archive::EXTENSION)

@@ -40,16 +40,9 @@ fn publisher_of(key_file: &Path) -> String {
     key_file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "publisher".into())
 }
 
-/// Packs the plugin `name` (found in `plugin_dirs`) into `out/NAME-VERSION.gfpkg`, signed with `key` if given.
-pub fn pack(
-    name: &str,
-    plugin_dirs: &[PathBuf],
-    key: Option<&Path>,
-    publisher: Option<&str>,
-    out: &Path,
-) -> Result<ExitCode> {
-    let folder = plugin_folder(name, plugin_dirs)?;
-    let package = Package::from_folder(&folder).with_context(|| format!("cannot pack {}", folder.display()))?;
+/// Packs the plugin in `folder` into `out/NAME-VERSION.gfpkg`, signed with `key` if given.
+pub fn pack(folder: &Path, key: Option<&Path>, publisher: Option<&str>, out: &Path) -> Result<ExitCode> {
+    let package = Package::from_folder(folder).with_context(|| format!("cannot pack {}", folder.display()))?;
     let signature = match key {
         Some(path) => {
             let text = gamefeature_host::files::read_text(path, 64 << 10)
@@ -132,7 +125,7 @@ fn block_on<T>(future: impl std::future::Future<Output = Result<T>>) -> Result<T
 }
 
 /// The folder of the plugin `name` in `plugin_dirs`.
-fn plugin_folder(name: &str, plugin_dirs: &[PathBuf]) -> Result<PathBuf> {
+pub fn plugin_folder(name: &str, plugin_dirs: &[PathBuf]) -> Result<PathBuf> {
     let found = gamefeature_host::feature::discover(plugin_dirs, &|_| Ok(()));
     match found.found.into_iter().find(|manifest| manifest.name == name) {
         Some(manifest) => Ok(manifest.dir),

@@ -612,3 +612,81 @@ fn a_mirror_installs_the_locked_set_with_no_registry() {
     assert!(!ok && text.contains("shooter-core-0.1.0.gfpkg"), "{text}");
     assert!(!other.join("mods").join("base-gameplay").exists(), "nothing of the set installed");
 }
+
+/// Which update broke it: two mods updated from a registry, one of them broken; a game recorded after the update
+/// fails, and `gfhost bisect --against gfhost.lock.previous` replays it with updates rolled back (the versions
+/// before pulled by digest) and names the broken update.
+#[test]
+fn bisect_against_the_lock_before_an_update_names_the_update_that_broke_it() {
+    let registry = TestRegistry::start();
+    let work = tempfile::tempdir().unwrap();
+    let cache = shared_cache();
+    let docker_config = tempfile::tempdir().unwrap();
+    let built = PluginDir::with(&DEFAULT_PLUGINS);
+    // Two mods, each at 0.1.0 and 0.1.1: hud-tweaks 0.1.1 panics as pawns initialise.
+    let versions = PluginDir::with(&[]);
+    for (name, version, behaviour) in [
+        ("hud-tweaks", "0.1.0", "print"),
+        ("hud-tweaks", "0.1.1", "panic-state-changed"),
+        ("map-pack", "0.1.0", "print"),
+        ("map-pack", "0.1.1", "print"),
+    ] {
+        let manifest = format!(
+            "[plugin]\nname = \"{name}\"\nversion = \"{version}\"\napi = \"0.2.0\"\ncomponent = \"hostile.wasm\"\n\
+             [permissions]\ncomponent-requests = [\"*\"]\n[bundles.Equipped]\nbehaviour = \"behaviour.txt\"\n"
+        );
+        let folder = versions.add_custom(&format!("{name}-{version}"), &manifest, Some(&HOSTILE));
+        std::fs::write(folder.join("behaviour.txt"), behaviour).unwrap();
+    }
+    let gfhost_with = |config: &Path| {
+        let mut command = gfhost_configured(built.path(), &cache, config);
+        command.current_dir(work.path()).env("DOCKER_CONFIG", docker_config.path());
+        command
+    };
+    let (_, studio) = studio_configs(work.path(), gfhost_with);
+    let grants = "[grants.hud-tweaks]\ncomponent-requests = [\"*\"]\n[grants.map-pack]\ncomponent-requests = [\"*\"]\n";
+    std::fs::write(&studio, format!("{}\n{grants}", std::fs::read_to_string(&studio).unwrap())).unwrap();
+    let gfhost = || gfhost_with(&studio);
+    let location = registry.location();
+    let publish = |folders: &[&str]| {
+        let folders: Vec<PathBuf> = folders.iter().map(|f| versions.path().join(f)).collect();
+        pack_and_publish(&gfhost, work.path(), &folders, &location);
+    };
+    let gf = |args: &[&str]| {
+        let mut command = gfhost();
+        command.args(args);
+        run(command)
+    };
+    publish(&["hud-tweaks-0.1.0", "map-pack-0.1.0"]);
+    for name in ["hud-tweaks", "map-pack"] {
+        let (ok, text) = gf(&["install", name, "--registry", &location, "--into", "mods"]);
+        assert!(ok, "{text}");
+    }
+    publish(&["hud-tweaks-0.1.1", "map-pack-0.1.1"]);
+    let (ok, text) = gf(&["update", "--into", "mods"]);
+    assert!(ok && text.contains("update hud-tweaks 0.1.0 -> 0.1.1"), "{text}");
+
+    // A game after the update, recorded: hud-tweaks fails.
+    let experiences = default_experience();
+    let default = std::fs::read_to_string(experiences.path().join("default.toml")).unwrap();
+    let planted = default.replacen("\"match-stats\"]", "\"match-stats\", \"map-pack\", \"hud-tweaks\"]", 1);
+    let experience = experiences.write("modded.toml", &planted);
+    let script = experiences.write("script.txt", "wait 500\nquit\n");
+    let recording = work.path().join("modded.gfrec");
+    let both = |command: &mut Command| {
+        command.arg("--plugins").arg(built.path()).arg("--plugins").arg(work.path().join("mods"));
+    };
+    let mut play = gfhost();
+    both(&mut play);
+    play.arg("play").arg(&experience).arg("--script").arg(&script).arg("--record").arg(&recording);
+    let (_, text) = run(play);
+    assert!(text.contains("hud-tweaks failed during Playing"), "{text}");
+
+    let mut bisect = gfhost();
+    both(&mut bisect);
+    bisect.arg("bisect").arg(&recording).args(["--against", "gfhost.lock.previous"]);
+    let (ok, text) = run(bisect);
+    assert!(ok, "{text}");
+    assert!(text.contains("over its 2 plugins the update changed: map-pack, hud-tweaks"), "{text}");
+    assert!(text.contains("the failure comes with the update of hud-tweaks (0.1.0 -> 0.1.1)"), "{text}");
+}
