@@ -18,7 +18,7 @@ use gamefeature_host::feature::PluginManifest;
 use gamefeature_host::package::lock::{LockFile, Locked};
 use gamefeature_host::recording::{Record, Recording};
 use gamefeature_host::replay::bisect::{bisect, Finding};
-use gamefeature_host::replay::{self, ReplayOptions, ReplayReport};
+use gamefeature_host::replay::{self, ReplayOptions};
 use gamefeature_host::SessionOptions;
 
 /// What `gfhost bisect` is given.
@@ -90,11 +90,14 @@ pub fn run(args: BisectArgs<'_>, session: SessionOptions) -> Result<ExitCode> {
     let mut fails = |kept: &[String]| -> Result<bool> {
         count += 1;
         let folder = tempfile::Builder::new().prefix("bisect-").tempdir_in(&args.scratch)?;
+        // What a kept plugin needs is kept with it: as it is now (a rolled-back dependency could refuse it).
+        let with_needs = closure(kept, &candidates);
         match args.against {
             // Every plugin plays: those kept (and those the update left alone) as now, the rest as before.
             Some(_) => {
                 for candidate in &candidates {
-                    let rolled_back = before.iter().find(|(name, _)| name == &candidate.name && !kept.contains(name));
+                    let rolled_back =
+                        before.iter().find(|(name, _)| name == &candidate.name && !with_needs.contains(name));
                     match rolled_back {
                         None => link_folder(&candidate.folder, &folder.path().join(&candidate.name))?,
                         Some((_, Some(old))) => link_folder(old, &folder.path().join(&candidate.name))?,
@@ -103,7 +106,6 @@ pub fn run(args: BisectArgs<'_>, session: SessionOptions) -> Result<ExitCode> {
                 }
             }
             None => {
-                let with_needs = closure(kept, &candidates);
                 for candidate in candidates.iter().filter(|c| with_needs.contains(&c.name)) {
                     link_folder(&candidate.folder, &folder.path().join(&candidate.name))?;
                 }
@@ -117,7 +119,12 @@ pub fn run(args: BisectArgs<'_>, session: SessionOptions) -> Result<ExitCode> {
             through_differences: true,
         };
         let report = replay::replay(&recording, options, tokio.handle().clone())?;
-        let failure = failure_in(&report, args.until.as_deref());
+        // Only what the plugins played did: a plugin left out is refused by the experience, as expected.
+        let played = |line: &String| {
+            args.against.is_some() || with_needs.iter().any(|name| line.starts_with(&format!("{name} failed")))
+        };
+        let failures: Vec<String> = report.failures.iter().filter(|line| played(line)).cloned().collect();
+        let failure = failure_in(&report.said, &failures, args.until.as_deref());
         let kept_shown = match kept.len() {
             0 => "none".to_string(),
             n if n == names.len() => "all".to_string(),
@@ -176,11 +183,11 @@ pub fn run(args: BisectArgs<'_>, session: SessionOptions) -> Result<ExitCode> {
     }
 }
 
-/// What failed in a replay: the first plugin failure, or the first line holding `until`.
-fn failure_in(report: &ReplayReport, until: Option<&str>) -> Option<String> {
+/// What failed in a replay: the first failure of a plugin played, or the first line holding `until`.
+fn failure_in(said: &[String], failures: &[String], until: Option<&str>) -> Option<String> {
     match until {
-        None => report.failures.first().cloned(),
-        Some(text) => report.said.iter().chain(&report.failures).find(|line| line.contains(text)).cloned(),
+        None => failures.first().cloned(),
+        Some(text) => said.iter().chain(failures).find(|line| line.contains(text)).cloned(),
     }
 }
 

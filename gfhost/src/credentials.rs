@@ -1,12 +1,15 @@
 //! Credentials for a registry, found where Docker, podman, oras and every other OCI tool find them, so a
 //! publisher who logged in once (`docker login`, `oras login`) publishes with gfhost too:
 //!
-//! 1. `GFHOST_REGISTRY_USERNAME` and `GFHOST_REGISTRY_PASSWORD` (CI secrets), for any registry;
+//! 1. `GFHOST_REGISTRY_USERNAME` and `GFHOST_REGISTRY_PASSWORD` (CI secrets), for the registry
+//!    `GFHOST_REGISTRY_HOST` names (`host[:port]`) and no other: a lock or mirror naming another registry never
+//!    receives them;
 //! 2. the `auths` entry of the registry in `$DOCKER_CONFIG/config.json`, or `~/.docker/config.json`
-//!    (`auth` as base64 `user:password`, or `username` and `password`, or an `identitytoken`).
+//!    (`auth` as base64 `user:password`, or `username` and `password`).
 //!
 //! Otherwise requests go anonymously, as for a public registry. Credential helpers (`credsStore`,
-//! `credHelpers`) are not run: a registry configured for one is named in the error, with the variables to use.
+//! `credHelpers`) are not run, nor identity tokens (OAuth refresh tokens) exchanged: a registry kept that way is
+//! named in a warning, and spoken to anonymously.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -19,6 +22,8 @@ use oci_client::secrets::RegistryAuth;
 pub const USERNAME_VARIABLE: &str = "GFHOST_REGISTRY_USERNAME";
 /// The variable holding that user's password or token.
 pub const PASSWORD_VARIABLE: &str = "GFHOST_REGISTRY_PASSWORD";
+/// The variable naming the one registry (`host[:port]`) those credentials are for.
+pub const HOST_VARIABLE: &str = "GFHOST_REGISTRY_HOST";
 
 /// Docker's configuration file, as far as credentials go.
 #[derive(Default, serde::Deserialize)]
@@ -26,8 +31,6 @@ pub const PASSWORD_VARIABLE: &str = "GFHOST_REGISTRY_PASSWORD";
 struct DockerConfig {
     #[serde(default)]
     auths: BTreeMap<String, DockerAuth>,
-    #[serde(default)]
-    creds_store: Option<String>,
     #[serde(default)]
     cred_helpers: BTreeMap<String, String>,
 }
@@ -44,11 +47,27 @@ struct DockerAuth {
     identitytoken: Option<String>,
 }
 
+/// Says once that `registry`'s credentials are kept where gfhost does not reach, and goes on anonymously.
+fn anonymous_because(path: &Path, registry: &str, why: &str) -> RegistryAuth {
+    eprintln!(
+        "warning: {}: the credentials for {registry} are {why}, which gfhost does not use; speaking to it \
+         anonymously (set {USERNAME_VARIABLE}, {PASSWORD_VARIABLE} and {HOST_VARIABLE} to log in)",
+        path.display()
+    );
+    RegistryAuth::Anonymous
+}
+
 /// The credentials to speak to `registry` (`host[:port]`) with.
 pub fn for_registry(registry: &str) -> Result<RegistryAuth> {
     let variable = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     match (variable(USERNAME_VARIABLE), variable(PASSWORD_VARIABLE)) {
-        (Some(user), Some(password)) => return Ok(RegistryAuth::Basic(user, password)),
+        (Some(user), Some(password)) => match variable(HOST_VARIABLE) {
+            Some(host) if host == registry => return Ok(RegistryAuth::Basic(user, password)),
+            Some(_) => {}
+            None => bail!(
+                "{USERNAME_VARIABLE} and {PASSWORD_VARIABLE} are set: set {HOST_VARIABLE} to the registry they are                  for (host[:port]), so that no other registry receives them"
+            ),
+        },
         (Some(_), None) | (None, Some(_)) => {
             bail!("set both {USERNAME_VARIABLE} and {PASSWORD_VARIABLE}, or neither")
         }
@@ -77,19 +96,15 @@ fn from_docker_config(path: &Path, registry: &str) -> Result<RegistryAuth> {
         serde_json::from_str(&text).with_context(|| format!("{}: malformed Docker configuration", path.display()))?;
     // Keys are written as `host:port`, `https://host:port` or `https://host:port/v1/` by different tools.
     let entry = config.auths.iter().find(|(key, _)| registry_of(key) == registry).map(|(_, auth)| auth);
-    let helper = config.cred_helpers.get(registry).or(config.creds_store.as_ref());
     let Some(entry) = entry else {
-        if let Some(helper) = helper {
-            bail!(
-                "{}: the credentials for {registry} are kept by the credential helper docker-credential-{helper}, \
-                 which gfhost does not run; set {USERNAME_VARIABLE} and {PASSWORD_VARIABLE} instead",
-                path.display()
-            );
+        // Docker Desktop names a store for every registry: a public one is still reached anonymously.
+        if let Some(helper) = config.cred_helpers.get(registry) {
+            return Ok(anonymous_because(path, registry, &format!("kept by docker-credential-{helper}")));
         }
         return Ok(RegistryAuth::Anonymous);
     };
-    if let Some(token) = &entry.identitytoken {
-        return Ok(RegistryAuth::Bearer(token.clone()));
+    if entry.identitytoken.is_some() && entry.auth.is_none() && entry.username.is_none() {
+        return Ok(anonymous_because(path, registry, "an identity token (an OAuth refresh token)"));
     }
     if let (Some(user), Some(password)) = (&entry.username, &entry.password) {
         return Ok(RegistryAuth::Basic(user.clone(), password.clone()));
@@ -129,6 +144,7 @@ mod tests {
                 "https://registry.example.org/v1/": { "auth": encoded },
                 "127.0.0.1:5000": { "username": "ci", "password": "token" },
                 "tokens.example.org": { "identitytoken": "abc" },
+                "empty.example.org": {},
             },
             "credHelpers": { "ecr.example.org": "ecr-login" },
         });
@@ -138,12 +154,11 @@ mod tests {
             ("studio".into(), "s3cret".into())
         );
         assert_eq!(basic(from_docker_config(&path, "127.0.0.1:5000").unwrap()), ("ci".into(), "token".into()));
-        assert!(
-            matches!(from_docker_config(&path, "tokens.example.org").unwrap(), RegistryAuth::Bearer(t) if t == "abc")
-        );
-        assert!(matches!(from_docker_config(&path, "elsewhere.org").unwrap(), RegistryAuth::Anonymous));
-        let helper = from_docker_config(&path, "ecr.example.org").unwrap_err().to_string();
-        assert!(helper.contains("docker-credential-ecr-login, which gfhost does not run"), "{helper}");
+        // An identity token, an empty entry, a registry not listed and one kept by a helper: anonymous (with a
+        // warning where credentials exist that gfhost does not use).
+        for anonymous in ["tokens.example.org", "empty.example.org", "elsewhere.org", "ecr.example.org"] {
+            assert!(matches!(from_docker_config(&path, anonymous).unwrap(), RegistryAuth::Anonymous), "{anonymous}");
+        }
         std::fs::write(&path, r#"{"auths": {"r.org": {"auth": "not base64!"}}}"#).unwrap();
         let bad = from_docker_config(&path, "r.org").unwrap_err().to_string();
         assert!(bad.contains("config.json: the `auth` of r.org is not base64 of user:password"), "{bad}");

@@ -46,21 +46,13 @@ pub fn install(spec: &str, registry: Option<&str>, target: &Target<'_>) -> Resul
     let request = Request { name: name.to_string(), version: range.to_string(), source: registry.location() };
     let before = LockFile::read(target.lock).map_err(anyhow::Error::msg)?;
     let location = registry.location();
-    let elsewhere = before.requests.iter().map(|r| (&r.name, &r.source));
-    if let Some((other, source)) =
-        elsewhere.chain(before.packages.iter().map(|p| (&p.name, &p.source))).find(|(_, s)| **s != location)
-    {
-        bail!(
-            "{}: {other} was installed from {source}, and one lock resolves from one registry: install from              {source}, or mirror its plugins into {location}",
-            target.lock.display()
-        );
-    }
+    one_registry(&before, &location, target.lock)?;
     let what = format!("installing {spec} from {location}");
     change(target, &registry, &what, false, |before| {
         let mut after = before.without(&[name]);
         // A lock written before requests were recorded keeps what it installed as requests of its own.
         if after.requests.is_empty() {
-            after.requests = requested(before, &location).requests;
+            after.requests = requested(before, &location, Some(target.into)).requests;
         }
         after.request(request);
         after
@@ -72,6 +64,7 @@ pub fn install(spec: &str, registry: Option<&str>, target: &Target<'_>) -> Resul
 pub fn update(names: &[String], registry: Option<&str>, dry_run: bool, target: &Target<'_>) -> Result<ExitCode> {
     let before = LockFile::read(target.lock).map_err(anyhow::Error::msg)?;
     let registry = Registry::new(&source_of(&before, registry, target.lock)?)?;
+    one_registry(&before, &registry.location(), target.lock)?;
     for name in names {
         if before.get(name).is_none() && !before.requests.iter().any(|r| &r.name == name) {
             let installed: Vec<&str> = before.packages.iter().map(|p| p.name.as_str()).collect();
@@ -80,7 +73,7 @@ pub fn update(names: &[String], registry: Option<&str>, dry_run: bool, target: &
     }
     let what = format!("updating from {}", registry.location());
     change(target, &registry, &what, dry_run, |before| {
-        let mut after = requested(before, &registry.location());
+        let mut after = requested(before, &registry.location(), Some(target.into));
         if !names.is_empty() {
             let moving: Vec<&str> = names.iter().map(String::as_str).collect();
             after.packages = before.without(&moving).packages;
@@ -100,8 +93,9 @@ pub fn outdated(registry: Option<&str>, lock_path: &Path) -> Result<ExitCode> {
     let registry = Registry::new(&source_of(&lock, registry, lock_path)?)?;
     let tokio = runtime()?;
     let index = RegistryIndex { registry: &registry, tokio: &tokio };
-    let wanted = resolve::resolve(&index, &requests_of(&requested(&lock, &registry.location()))?, &LockFile::default())
-        .with_context(|| format!("resolving the lock's requests against {}", registry.location()))?;
+    let wanted =
+        resolve::resolve(&index, &requests_of(&requested(&lock, &registry.location(), None))?, &LockFile::default())
+            .with_context(|| format!("resolving the lock's requests against {}", registry.location()))?;
     let mut rows = vec![["plugin".to_string(), "locked".into(), "update to".into(), "newest".into()]];
     let mut notes = Vec::new();
     let mut behind = 0;
@@ -158,8 +152,10 @@ pub fn rollback(target: &Target<'_>) -> Result<ExitCode> {
         println!("{change}");
     }
     install_exactly(&previous, &current, target, LockedFrom::Registries)?;
-    remove_dropped(&changed, target.into)?;
+    // The lock first: a process stopped before the removals leaves a folder the lock no longer names, never a
+    // lock naming a folder that is gone.
     previous.write_keeping_previous(target.lock).map_err(anyhow::Error::msg)?;
+    remove_dropped(&changed, &current, target.into)?;
     println!(
         "rolled {} back to the lock before its last change (the one it replaced is now {}: roll back again to return)",
         target.lock.display(),
@@ -224,6 +220,7 @@ pub fn search(term: Option<&str>, registry: &str) -> Result<ExitCode> {
     for name in tokio.block_on(registry.plugins())? {
         let Some(newest) = tokio.block_on(newest_version(&registry, &name))? else { continue };
         let description = tokio.block_on(registry.description(&name, &newest))?;
+        let description = gamefeature_host::text::shown(&description, gamefeature_host::text::MAX_CAUSE);
         let matches = term.as_ref().is_none_or(|term| {
             name.to_lowercase().contains(term.as_str()) || description.to_lowercase().contains(term.as_str())
         });
@@ -247,7 +244,8 @@ async fn newest_version(registry: &Registry, name: &str) -> Result<Option<String
 }
 
 fn yanked_note(name: &str, yank: &crate::registry::Yank) -> String {
-    let reason = yank.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
+    let shown = |r: &str| gamefeature_host::text::shown(r, gamefeature_host::text::MAX_CAUSE);
+    let reason = yank.reason.as_deref().map(|r| format!(": {}", shown(r))).unwrap_or_default();
     format!("{name} {} was yanked by its publisher{reason}; `gfhost update {name}` moves off it", yank.version)
 }
 
@@ -284,17 +282,40 @@ fn source_of(lock: &LockFile, registry: Option<&str>, lock_path: &Path) -> Resul
 }
 
 /// The lock's requests, with none of its packages: what a full update resolves. A lock written before requests
-/// were recorded asks for each of its packages within its version's caret range (Cargo's default).
-fn requested(lock: &LockFile, source: &str) -> LockFile {
+/// were recorded asks for each of its packages that no other installed one (in `into`, when known) depends on,
+/// within its version's caret range (Cargo's default).
+fn requested(lock: &LockFile, source: &str, into: Option<&Path>) -> LockFile {
     let mut requests = lock.requests.clone();
     if requests.is_empty() {
+        let needed: Vec<String> = into
+            .into_iter()
+            .flat_map(|into| lock.packages.iter().map(move |p| into.join(&p.name)))
+            .filter_map(|folder| gamefeature_host::feature::PluginManifest::read(&folder).ok())
+            .flat_map(|manifest| manifest.dependencies.into_iter().map(|d| d.name))
+            .collect();
         requests = lock
             .packages
             .iter()
+            .filter(|p| !needed.contains(&p.name))
             .map(|p| Request { name: p.name.clone(), version: format!("^{}", p.version), source: source.to_string() })
             .collect();
     }
     LockFile { requests, packages: Vec::new() }
+}
+
+/// Refuses a change from `location` to a lock that holds plugins from another registry: one lock resolves from
+/// one registry.
+fn one_registry(lock: &LockFile, location: &str, lock_path: &Path) -> Result<()> {
+    let requested = lock.requests.iter().map(|r| (&r.name, &r.source));
+    let mut sources = requested.chain(lock.packages.iter().map(|p| (&p.name, &p.source)));
+    if let Some((other, source)) = sources.find(|(_, s)| *s != location) {
+        bail!(
+            "{}: {other} was installed from {source}, and one lock resolves from one registry: use {source}, or \
+             mirror its plugins into {location}",
+            lock_path.display()
+        );
+    }
+    Ok(())
 }
 
 /// The requests of `lock`, as resolution takes them.
@@ -394,8 +415,8 @@ fn change(
     for change in changed.iter().filter(|c| !matches!(c, Change::Added { .. })) {
         println!("{change}");
     }
-    remove_dropped(&changed, target.into)?;
     after.write_keeping_previous(target.lock).map_err(anyhow::Error::msg)?;
+    remove_dropped(&changed, &before, target.into)?;
     if changed.is_empty() && pulled.is_empty() {
         println!("nothing to change: every plugin is at the version its lock and ranges give");
     }
@@ -426,12 +447,16 @@ fn install_exactly(lock: &LockFile, current: &LockFile, target: &Target<'_>, fro
                 let registry = Registry::new(&locked.source)?;
                 let (package, signature) =
                     tokio.block_on(registry.pull(&locked.name, &locked.version, Some(&locked.digest)))?;
-                if let Some(yank) = tokio
-                    .block_on(registry.yanked(&locked.name))?
-                    .iter()
-                    .find(|y| y.version.to_string() == locked.version)
-                {
-                    eprintln!("warning: {}", yanked_note(&locked.name, yank));
+                // A yank is the registry's word, unsigned: it warns, and never stops an install from the lock.
+                match tokio.block_on(registry.yanked(&locked.name)) {
+                    Ok(yanks) => {
+                        if let Some(yank) = yanks.iter().find(|y| y.version.to_string() == locked.version) {
+                            eprintln!("warning: {}", yanked_note(&locked.name, yank));
+                        }
+                    }
+                    Err(e) => {
+                        eprintln!("warning: cannot tell whether {} {} was yanked: {e:#}", locked.name, locked.version)
+                    }
                 }
                 (
                     package,
@@ -449,8 +474,8 @@ fn install_exactly(lock: &LockFile, current: &LockFile, target: &Target<'_>, fro
                 )
             }
         };
-        if package.digest() != locked.digest || package.version() != locked.version {
-            bail!("{what}: refused: it holds {} {} instead", package.version(), package.digest());
+        if package.name() != locked.name || package.digest() != locked.digest || package.version() != locked.version {
+            bail!("{what}: refused: it holds {} {} ({}) instead", package.name(), package.version(), package.digest());
         }
         let verdict =
             target.trust.check(package.summary(), signature.as_ref()).with_context(|| format!("{what}: refused"))?;
@@ -540,11 +565,13 @@ fn install_pulled(pulled: &[(Package, Option<Signature>)], target: &Target<'_>) 
 
 /// Removes the folders of the plugins `changed` drops, where they are what was installed from a package (an
 /// operator's own folder of the same name is left alone).
-fn remove_dropped(changed: &[Change], into: &Path) -> Result<()> {
+fn remove_dropped(changed: &[Change], locked_before: &LockFile, into: &Path) -> Result<()> {
     for change in changed {
         let Change::Removed { name, .. } = change else { continue };
-        let folder = into.join(name);
-        if provenance(&folder).ok().flatten().is_some_and(|p| &p.package.name == name) {
+        let Some(locked) = locked_before.get(name) else { continue };
+        // Only the very package the lock installed: a folder of the same name the operator put there is theirs.
+        if installed_digest(into, name).as_deref() == Some(locked.digest.as_str()) {
+            let folder = into.join(name);
             std::fs::remove_dir_all(&folder).with_context(|| format!("cannot remove {}", folder.display()))?;
         }
     }

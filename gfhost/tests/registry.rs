@@ -515,7 +515,8 @@ fn publish_and_install_with_credentials_from_the_environment_or_docker_config() 
             .current_dir(work.path())
             .env("DOCKER_CONFIG", docker_config.path())
             .env_remove("GFHOST_REGISTRY_USERNAME")
-            .env_remove("GFHOST_REGISTRY_PASSWORD");
+            .env_remove("GFHOST_REGISTRY_PASSWORD")
+            .env_remove("GFHOST_REGISTRY_HOST");
         command
     };
     let (_, studio) = studio_configs(work.path(), gfhost_with);
@@ -523,19 +524,24 @@ fn publish_and_install_with_credentials_from_the_environment_or_docker_config() 
     pack.arg("pack").arg(built.folder(&BASE_GAMEPLAY)).arg("--key").arg(work.path().join("studio.pem"));
     pack.args(["--out", "packages"]);
     assert!(run(pack).0);
-    let publish = |user: Option<(&str, &str)>| {
+    let publish = |user: Option<(&str, &str, &str)>| {
         let mut command = gfhost_with(&studio);
         command.arg("publish").arg("packages/base-gameplay-0.1.0.gfpkg").args(["--registry", &registry.location()]);
-        if let Some((name, password)) = user {
+        if let Some((name, password, host)) = user {
             command.env("GFHOST_REGISTRY_USERNAME", name).env("GFHOST_REGISTRY_PASSWORD", password);
+            command.env("GFHOST_REGISTRY_HOST", host);
         }
         run(command)
     };
+    let this = format!("127.0.0.1:{}", registry.port);
     let (ok, text) = publish(None);
     assert!(!ok && (text.contains("401") || text.to_lowercase().contains("unauthorized")), "{text}");
-    let (ok, text) = publish(Some(("studio", "wrong")));
+    let (ok, text) = publish(Some(("studio", "wrong", &this)));
     assert!(!ok, "{text}");
-    let (ok, text) = publish(Some(("studio", "s3cret")));
+    // Credentials for another registry are not sent to this one.
+    let (ok, text) = publish(Some(("studio", "s3cret", "registry.example.org")));
+    assert!(!ok, "{text}");
+    let (ok, text) = publish(Some(("studio", "s3cret", &this)));
     assert!(ok && text.contains("published base-gameplay 0.1.0"), "{text}");
 
     // `docker login` writes config.json; installs read it.

@@ -67,17 +67,22 @@ impl fmt::Display for ModList {
         };
         writeln!(f, "{what} ({} to fetch):", bytes_shown(total))?;
         for plugin in &self.plugins {
+            // Everything here is the server's word: shown escaped, so no name can draw lines of its own.
+            let text = |t: &str| crate::text::shown(t, crate::text::MAX_NAME);
             let publisher = match (&plugin.publisher, plugin.trusted) {
-                (Some(publisher), true) => format!("by {publisher} (trusted)"),
-                (Some(publisher), false) => format!("signed as {publisher:?} by a key this client does not trust"),
+                (Some(publisher), true) => format!("by {} (trusted)", text(publisher)),
+                (Some(publisher), false) => {
+                    format!("signed as {:?} by a key this client does not trust", text(publisher))
+                }
                 (None, _) => "unsigned".to_string(),
             };
             let size = match plugin.fetch_bytes {
                 0 => "already here".to_string(),
                 bytes => bytes_shown(bytes),
             };
-            writeln!(f, "  {} {}  {publisher}, {size}", plugin.name, plugin.version)?;
-            write!(f, "    asks for: {}; would be granted: {}", plugin.asks, plugin.granted)?;
+            writeln!(f, "  {} {}  {publisher}, {size}", text(&plugin.name), text(&plugin.version))?;
+            let (asks, granted) = (plugin.asks.to_string(), plugin.granted.to_string());
+            write!(f, "    asks for: {}; would be granted: {}", text(&asks), text(&granted))?;
             if plugin.asks != plugin.granted {
                 write!(f, " (the rest is denied)")?;
             }
@@ -109,7 +114,8 @@ pub struct Answer {
     pub plugins: Vec<AnsweredPlugin>,
 }
 
-/// A plugin as an answer remembers it: by name and publisher, with what it asked for (not its version).
+/// A plugin as an answer remembers it: by name and publisher (and whether this client trusted that publisher's
+/// key), with what it asked for (not its version).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct AnsweredPlugin {
@@ -118,6 +124,8 @@ pub struct AnsweredPlugin {
     /// Its publisher, if it was signed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub publisher: Option<String>,
+    /// Whether the publisher's key was one this client trusts: a name is only a claim without it.
+    pub trusted: bool,
     /// What it asked for.
     pub asks: Permissions,
 }
@@ -128,7 +136,12 @@ impl Answer {
         let plugins = list
             .plugins
             .iter()
-            .map(|p| AnsweredPlugin { name: p.name.clone(), publisher: p.publisher.clone(), asks: p.asks.clone() })
+            .map(|p| AnsweredPlugin {
+                name: p.name.clone(),
+                publisher: p.publisher.clone(),
+                trusted: p.trusted,
+                asks: p.asks.clone(),
+            })
             .collect();
         Answer { agreed, plugins }
     }
@@ -140,6 +153,7 @@ impl Answer {
             self.plugins.iter().any(|a| {
                 a.name == plugin.name
                     && a.publisher == plugin.publisher
+                    && a.trusted == plugin.trusted
                     && plugin.asks.intersect(&a.asks) == plugin.asks
             })
         };
@@ -147,7 +161,9 @@ impl Answer {
             true => list.plugins.iter().all(answered),
             false => {
                 let same = |a: &AnsweredPlugin| {
-                    list.plugins.iter().any(|p| p.name == a.name && p.publisher == a.publisher && p.asks == a.asks)
+                    list.plugins.iter().any(|p| {
+                        p.name == a.name && p.publisher == a.publisher && p.trusted == a.trusted && p.asks == a.asks
+                    })
                 };
                 list.plugins.len() == self.plugins.len() && self.plugins.iter().all(same)
             }
@@ -234,6 +250,17 @@ mod tests {
         ModList { occasion: Occasion::Join, plugins }
     }
 
+    /// A server's names cannot draw lines of their own in the question.
+    #[test]
+    fn a_list_shows_the_servers_words_escaped() {
+        let mut forged =
+            plugin("hud\n  trusted-looking 1.0.0  by studio (trusted)", "1.0.0\u{1b}[2K", Permissions::default());
+        forged.asks.component_requests = vec!["Pawn\n    asks for: nothing".into()];
+        let shown = list(vec![forged]).to_string();
+        assert_eq!(shown.lines().count(), 3, "{shown}");
+        assert!(shown.contains("hud\\n  trusted-looking") && shown.contains("\\u{1b}"), "{shown}");
+    }
+
     #[test]
     fn a_list_shows_publisher_size_and_what_is_asked_and_granted() {
         let events = Permissions { send_events: true, ..Permissions::default() };
@@ -271,6 +298,9 @@ mod tests {
         let mut other = plugin("shooter-core", "0.1.0", Permissions::default());
         other.publisher = Some("someone".into());
         assert_eq!(answers.answer_for("sha256:aa", &list(vec![other])), None, "another publisher");
+        let mut claimed = plugin("shooter-core", "0.1.0", Permissions::default());
+        claimed.trusted = false;
+        assert_eq!(answers.answer_for("sha256:aa", &list(vec![claimed])), None, "the name, signed by another key");
         let added = list(vec![
             plugin("shooter-core", "0.1.0", Permissions::default()),
             plugin("hud", "1.0.0", Permissions::default()),

@@ -395,6 +395,13 @@ impl Fetch {
 /// not implement, or for other host versions.
 fn runnable_here(offer: &PackageOffer) -> Result<(), String> {
     let package = &offer.package;
+    if !crate::feature::is_valid_plugin_name(&package.name) || semver::Version::parse(&package.version).is_err() {
+        return Err(format!(
+            "the server offers a plugin named {:?} at version {:?}, which no manifest may say",
+            crate::text::shown(&package.name, crate::text::MAX_NAME),
+            crate::text::shown(&package.version, crate::text::MAX_NAME)
+        ));
+    }
     let named = format!("plugin {} {}", package.name, package.version);
     if !api_compatible(&offer.plugin.api) {
         return Err(format!(
@@ -608,6 +615,9 @@ mod tests {
         let (offer, archive, _dir) = offered(&key);
         let cache = tempfile::tempdir().unwrap();
         let plan = |offer: &PackageOffer| Fetch::plan(&content(offer), |_| None, &sync(&key, cache.path()));
+        let mut forged = offer.clone();
+        forged.package.name = "hud\n  shooter-core 0.1.0".into();
+        assert!(plan(&forged).unwrap_err().contains("which no manifest may say"));
         let mut future = offer.clone();
         future.plugin.api = "0.9.0".into();
         let error = plan(&future).unwrap_err();

@@ -78,7 +78,18 @@ impl LockFile {
         let bad = |message: String| crate::Error::bad_input(path, message);
         let text = crate::files::read_text(path, crate::files::MAX_TEXT_FILE_BYTES)
             .map_err(|e| bad(format!("{}: cannot read it: {e}", path.display())))?;
-        toml::from_str(&text).map_err(|e| bad(format!("{}: malformed: {}", path.display(), e.to_string().trim_end())))
+        let lock: LockFile = toml::from_str(&text)
+            .map_err(|e| bad(format!("{}: malformed: {}", path.display(), e.to_string().trim_end())))?;
+        // Names and versions become file and folder names: a lock from elsewhere (a mirror) is checked first.
+        let names = lock.packages.iter().map(|p| &p.name).chain(lock.requests.iter().map(|r| &r.name));
+        if let Some(name) = names.into_iter().find(|name| !crate::feature::is_valid_plugin_name(name)) {
+            return Err(bad(format!("{}: {:?} is not a plugin name", path.display(), crate::text::shown(name, 256))));
+        }
+        if let Some(p) = lock.packages.iter().find(|p| semver::Version::parse(&p.version).is_err()) {
+            let version = crate::text::shown(&p.version, 256);
+            return Err(bad(format!("{}: {}'s version {version:?} is not a version", path.display(), p.name)));
+        }
+        Ok(lock)
     }
 
     /// Where the lock before the last change of the lock at `path` is kept.
@@ -167,6 +178,12 @@ mod tests {
         assert_eq!(LockFile::read(&path).unwrap(), lock, "requests survive the file");
         assert_eq!(LockFile::read(&LockFile::previous_path(&path)).unwrap(), read, "the lock before is kept");
         assert_eq!(lock.without(&["zeta"]).packages.len(), 1);
+        std::fs::write(&path, "[[package]]\nname = \"../x\"\nversion = \"1.0.0\"\ndigest = \"d\"\nsource = \"s\"\n")
+            .unwrap();
+        assert!(LockFile::read(&path).unwrap_err().to_string().contains("\"../x\" is not a plugin name"));
+        std::fs::write(&path, "[[package]]\nname = \"x\"\nversion = \"../1\"\ndigest = \"d\"\nsource = \"s\"\n")
+            .unwrap();
+        assert!(LockFile::read(&path).unwrap_err().to_string().contains("is not a version"));
         std::fs::write(&path, "[[package]]\nname = 3\n").unwrap();
         assert!(LockFile::read(&path).unwrap_err().to_string().contains("gfhost.lock: malformed"));
     }

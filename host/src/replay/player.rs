@@ -62,7 +62,8 @@ pub struct ReplayReport {
     /// What the replayed world's plugins said (info and above), as `gfhost play` shows it:
     /// `[plugin@world] level: text`.
     pub said: Vec<String>,
-    /// The plugins that failed in the replay (quarantined, or refused at load), each as `plugin: why`.
+    /// What failed in the replayed world (plugins quarantined, or refused at load), each as the world said it:
+    /// `PLUGIN failed during PHASE: why`.
     pub failures: Vec<String>,
 }
 
@@ -393,16 +394,13 @@ pub fn replay(
     Ok(ReplayReport { role: info.role, frames, checkpoints, divergence, notes, said, failures })
 }
 
-/// The failures of `world`'s plugins among `events` (quarantines, refusals), as `plugin: why`.
+/// The failures `world` recorded among `events` (its plugins quarantined or refused).
 fn failures_in(events: &[crate::timeline::TimelineEvent], world: &str) -> Vec<String> {
-    let suffix = format!("@{world}");
+    let track = crate::timeline::track::experience(world);
     events
         .iter()
-        .filter(|event| event.kind == EventKind::Failure)
-        .filter_map(|event| {
-            let plugin = event.track.strip_prefix("plugin:")?.strip_suffix(suffix.as_str())?;
-            Some(format!("{plugin}: {}", event.text))
-        })
+        .filter(|event| event.kind == EventKind::Failure && event.track == track)
+        .map(|e| e.text.clone())
         .collect()
 }
 
