@@ -18,6 +18,7 @@ mod bindings;
 mod cache;
 pub mod cache_budget;
 pub mod checked_files;
+mod compile_memory;
 mod component_memory;
 mod deadline;
 mod direct;
@@ -230,6 +231,8 @@ struct CompileCounters {
 /// Compiles, caches and pre-instantiates plugin components.
 pub struct Runtime {
     engine: Engine,
+    /// The engine's configuration without its instance pool: what each compile's own engine is made from.
+    compile_config: Config,
     linker: Linker<InstanceState>,
     /// The host's interfaces and only synchronous WASI functions: a component whose imports it satisfies is
     /// called without a fiber (see `direct`).
@@ -383,6 +386,9 @@ impl Runtime {
         if std::env::var_os(PERF_MAP_VARIABLE).is_some_and(|v| v == "1") {
             wasm.profiler(wasmtime::ProfilingStrategy::PerfMap);
         }
+        // Compiles run in an engine of their own, dropped after each: Cranelift keeps its compile contexts (and
+        // every buffer they grew to, hundreds of MB after a language runtime) for the life of its engine.
+        let compile_config = wasm.clone();
         if config.pooling {
             let mut pool = PoolingAllocationConfig::default();
             let instances = config.max_instances;
@@ -409,8 +415,12 @@ impl Runtime {
         let functions = cache
             .as_ref()
             .map(|cache| Arc::new(FunctionCache::new(cache.clone(), config.cache_budget / FUNCTION_CACHE_SHARE)));
+        let mut compile_config = compile_config;
         if let Some(functions) = &functions {
             wasm.enable_incremental_compilation(functions.clone()).map_err(|e| RuntimeError(format!("{e:#}")))?;
+            compile_config
+                .enable_incremental_compilation(functions.clone())
+                .map_err(|e| RuntimeError(format!("{e:#}")))?;
         }
         let engine = Engine::new(&wasm).map_err(|e| RuntimeError(format!("{e:#}")))?;
         let linker_error = |e: wasmtime::Error| RuntimeError(format!("{e:#}"));
@@ -435,6 +445,7 @@ impl Runtime {
         let wasi_io = WasiIo(Some(wasi_io));
         Ok(Arc::new(Runtime {
             engine,
+            compile_config,
             linker,
             direct_linker,
             cache,
@@ -446,6 +457,16 @@ impl Runtime {
             _ticker: ticker,
             wasi_io,
         }))
+    }
+
+    /// Compiles `bytes` in an engine made for this compile and dropped after it (so Cranelift's contexts go with
+    /// it), into a component of this runtime's engine.
+    fn compile_apart(&self, bytes: &[u8]) -> wasmtime::Result<Component> {
+        let compiler = Engine::new(&self.compile_config)?;
+        let serialized = compiler.precompile_component(bytes)?;
+        drop(compiler);
+        // SAFETY: the bytes were compiled just now, in this process, by an engine of this engine's configuration.
+        unsafe { Component::deserialize(&self.engine, &serialized) }
     }
 
     /// The wasmtime engine every component is compiled for.
@@ -557,16 +578,24 @@ impl Runtime {
                 None => read_unchanged(read, &facts.digest)?,
             };
             self.counts.compiled.fetch_add(1, Ordering::Relaxed);
-            let component = Component::from_binary(&self.engine, &bytes);
+            let component = self.compile_apart(&bytes);
             if let Some(functions) = &self.functions {
                 functions.flush();
             }
-            let component = component.map_err(|e| explain_compile_error(&format!("{e:#}")))?;
-            if let Some(cache) = &self.cache {
-                cache.store(&key, &component);
+            let mut component = component.map_err(|e| explain_compile_error(&format!("{e:#}")));
+            if let (Some(cache), Ok(compiled)) = (&self.cache, &component) {
+                cache.store(&key, compiled);
+                // Played from the file just stored, as a warm start plays it: its code mapped from the file (pages
+                // the system may share and drop) rather than held in the compile's own memory, which goes.
+                if let Lookup::Hit(stored) = cache.fetch(&self.engine, &key) {
+                    component = Ok(stored);
+                }
             }
-            compiled_now = true;
-            Ok(component)
+            // What the compiler (and the cache's serializing) allocated is free now, whether the compile succeeded
+            // or not: the process need not keep it.
+            compile_memory::give_back();
+            compiled_now = component.is_ok();
+            component
         });
         let took = started.elapsed();
         let component = outcome.clone().map_err(|cause| {
