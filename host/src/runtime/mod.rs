@@ -388,7 +388,7 @@ impl Runtime {
         }
         // Compiles run in an engine of their own, dropped after each: Cranelift keeps its compile contexts (and
         // every buffer they grew to, hundreds of MB after a language runtime) for the life of its engine.
-        let compile_config = wasm.clone();
+        let mut compile_config = wasm.clone();
         if config.pooling {
             let mut pool = PoolingAllocationConfig::default();
             let instances = config.max_instances;
@@ -415,7 +415,6 @@ impl Runtime {
         let functions = cache
             .as_ref()
             .map(|cache| Arc::new(FunctionCache::new(cache.clone(), config.cache_budget / FUNCTION_CACHE_SHARE)));
-        let mut compile_config = compile_config;
         if let Some(functions) = &functions {
             wasm.enable_incremental_compilation(functions.clone()).map_err(|e| RuntimeError(format!("{e:#}")))?;
             compile_config
