@@ -216,19 +216,21 @@ fn candidates(
     if names.is_empty() {
         bail!("the recording loaded no plugin: nothing to bisect");
     }
+    // Every plugin folder's manifest, read once.
+    let installed: Vec<PluginManifest> = plugin_dirs
+        .iter()
+        .filter_map(|dir| std::fs::read_dir(dir).ok())
+        .flatten()
+        .flatten()
+        .filter(|entry| entry.path().is_dir())
+        .filter_map(|entry| PluginManifest::read(&entry.path()).ok())
+        .collect();
     let mut found: Vec<Candidate> = Vec::with_capacity(names.len());
     let mut next = 0;
     while next < names.len() {
         let name = names[next].clone();
         next += 1;
-        let manifest = plugin_dirs
-            .iter()
-            .filter_map(|dir| std::fs::read_dir(dir).ok())
-            .flatten()
-            .flatten()
-            .filter(|entry| entry.path().is_dir())
-            .filter_map(|entry| PluginManifest::read(&entry.path()).ok())
-            .find(|manifest| manifest.name == name);
+        let manifest = installed.iter().find(|manifest| manifest.name == name);
         let Some(manifest) = manifest else {
             bail!(
                 "the recording played plugin {name}, which is not in {} (name the folders that hold its plugins \
@@ -237,12 +239,13 @@ fn candidates(
             );
         };
         let needs: Vec<String> = manifest.dependencies.iter().map(|d| d.name.clone()).collect();
+        let folder = manifest.dir.clone();
         for need in &needs {
             if !names.contains(need) {
                 names.push(need.clone());
             }
         }
-        found.push(Candidate { name, folder: manifest.dir, needs });
+        found.push(Candidate { name, folder, needs });
     }
     Ok(found)
 }

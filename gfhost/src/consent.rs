@@ -20,7 +20,7 @@ pub fn hook(policy: ModConsent, server: String, answers: PathBuf) -> ConsentHook
                 println!("fetching them: [mod-sync] consent = \"yes\"");
                 return Ok(());
             }
-            let mut remembered = RememberedAnswers::read(&answers).map_err(|e| e.to_string())?;
+            let remembered = RememberedAnswers::read(&answers).map_err(|e| e.to_string())?;
             match remembered.answer_for(&server, &list) {
                 Some(true) => {
                     println!("fetching them: you agreed to them from this server before ({})", answers.display());
@@ -40,8 +40,7 @@ pub fn hook(policy: ModConsent, server: String, answers: PathBuf) -> ConsentHook
                             consent = \"yes\" to fetch without asking)"
                     .to_string());
             };
-            remembered.remember(&server, &list, agreed);
-            remembered.write(&answers).map_err(|e| e.to_string())?;
+            RememberedAnswers::record(&answers, &server, &list, agreed).map_err(|e| e.to_string())?;
             match agreed {
                 true => Ok(()),
                 false => Err("the player refused to fetch and run them".to_string()),

@@ -47,8 +47,14 @@ struct DockerAuth {
     identitytoken: Option<String>,
 }
 
-/// Says once that `registry`'s credentials are kept where gfhost does not reach, and goes on anonymously.
+/// Says once per registry that its credentials are kept where gfhost does not reach, and goes on anonymously.
 fn anonymous_because(path: &Path, registry: &str, why: &str) -> RegistryAuth {
+    static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut warned = WARNED.lock().unwrap_or_else(|e| e.into_inner());
+    if warned.iter().any(|w| w == registry) {
+        return RegistryAuth::Anonymous;
+    }
+    warned.push(registry.to_string());
     eprintln!(
         "warning: {}: the credentials for {registry} are {why}, which gfhost does not use; speaking to it \
          anonymously (set {USERNAME_VARIABLE}, {PASSWORD_VARIABLE} and {HOST_VARIABLE} to log in)",

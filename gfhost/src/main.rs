@@ -824,6 +824,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Bisect { host, recording, until, against, lock } => {
             let Host { plugin_dirs, runtime, config, cache_dir, .. } = host.over(defaults).prepare()?;
             let against = match against {
+                Some(previous) if !previous.is_file() => {
+                    bail!(
+                        "--against {}: no such lock file (the lock before an update is gfhost.lock.previous)",
+                        previous.display()
+                    )
+                }
                 Some(previous) => {
                     let read =
                         |path: &Path| gamefeature_host::package::lock::LockFile::read(path).map_err(anyhow::Error::msg);
@@ -891,8 +897,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Install { plugins, config, package, into, registry, offline, lock } => {
             let config = config.over(&defaults.config).read()?;
             let plugins = plugins.over(&defaults.plugins);
-            let into =
-                into.or_else(|| plugins.plugin_dirs.first().cloned()).unwrap_or_else(|| PathBuf::from("plugins"));
+            let into = install_dir(into, &plugins);
             let target = mod_set::Target { into: &into, lock: &lock, trust: &config.trust };
             match package {
                 Some(file) if Path::new(&file).is_file() => packages::install(Path::new(&file), &into, &config.trust),
@@ -911,8 +916,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Update { plugins, config, names, dry_run, rollback, into, registry, lock } => {
             let config = config.over(&defaults.config).read()?;
             let plugins = plugins.over(&defaults.plugins);
-            let into =
-                into.or_else(|| plugins.plugin_dirs.first().cloned()).unwrap_or_else(|| PathBuf::from("plugins"));
+            let into = install_dir(into, &plugins);
             let target = mod_set::Target { into: &into, lock: &lock, trust: &config.trust };
             match rollback {
                 true => mod_set::rollback(&target),
@@ -985,6 +989,11 @@ fn plugin_and_dirs(plugin: &str, plugin_dirs: Vec<PathBuf>) -> Result<(String, V
     }
     let manifest = gamefeature_host::feature::PluginManifest::read(path)?;
     Ok((manifest.name, vec![folder_of(path).to_path_buf()]))
+}
+
+/// The plugin directory packages are installed into: `--into`, else the first `--plugins` directory.
+fn install_dir(into: Option<PathBuf>, plugins: &PluginDirs) -> PathBuf {
+    into.or_else(|| plugins.plugin_dirs.first().cloned()).unwrap_or_else(|| PathBuf::from("plugins"))
 }
 
 /// Builds the plugins `paths` name, printing each component built and each failure; how many failed.

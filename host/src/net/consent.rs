@@ -213,6 +213,22 @@ impl RememberedAnswers {
         Ok(())
     }
 
+    /// Remembers `agreed` about `list` for `server` in the file at `path`, which client processes sharing a mods
+    /// folder write alike: read again and written under an exclusive lock, so that no process's answer is lost
+    /// to another's written at the same time.
+    pub fn record(path: &Path, server: &str, list: &ModList, agreed: bool) -> Result<(), crate::Error> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| crate::Error::host(format!("{}: cannot create it: {e}", dir.display())))?;
+        }
+        let guard = crate::file_lock::guard_of(path);
+        let _lock = crate::file_lock::FileLock::exclusive(&guard, || {})
+            .map_err(|e| crate::Error::host(format!("{}: {e}", guard.display())))?;
+        let mut answers = RememberedAnswers::read(path)?;
+        answers.remember(server, list, agreed);
+        answers.write(path)
+    }
+
     /// The answer remembered for `server` that covers `list`, if there is one.
     pub fn answer_for(&self, server: &str, list: &ModList) -> Option<bool> {
         self.servers.get(server).filter(|answer| answer.covers(list)).map(|answer| answer.agreed)
@@ -274,6 +290,24 @@ mod tests {
              asks for: send-events; would be granted: nothing (the rest is denied)\n  hud 1.0.0  unsigned, 300 KiB\n    \
              asks for: nothing; would be granted: nothing\n"
         );
+    }
+
+    /// Client processes answering at once each keep their answer (the read, change and write are under a lock).
+    #[test]
+    fn answers_recorded_at_once_by_many_are_all_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = RememberedAnswers::path_in(dir.path());
+        let shown = list(vec![plugin("shooter-core", "0.1.0", Permissions::default())]);
+        std::thread::scope(|scope| {
+            for server in 0..16 {
+                let (path, shown) = (&path, &shown);
+                scope.spawn(move || RememberedAnswers::record(path, &format!("sha256:{server}"), shown, true).unwrap());
+            }
+        });
+        let answers = RememberedAnswers::read(&path).unwrap();
+        for server in 0..16 {
+            assert_eq!(answers.answer_for(&format!("sha256:{server}"), &shown), Some(true), "server {server}");
+        }
     }
 
     /// A yes stands for the server's updates (any version, no more permissions) and is asked again for a new
