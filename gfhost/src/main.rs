@@ -17,6 +17,7 @@ mod rebuild;
 mod record;
 mod registry;
 mod scenario;
+mod swarm;
 mod template;
 
 use std::io::IsTerminal;
@@ -323,6 +324,29 @@ enum Command {
         /// Record this client's world, with the server's messages, to this file (see `gfhost replay`).
         #[arg(long)]
         record: Option<PathBuf>,
+    },
+    /// Load-test a server: many lightweight players (protocol clients with no world or plugins) join it over
+    /// QUIC, acknowledge what it sends, and leave; prints how long joining took and what each was sent.
+    Swarm {
+        /// The server's address: an IP address or a host name, and the port (`game.example.org:7777`).
+        #[arg(long, default_value = "127.0.0.1:7777", value_parser = parse_server_address)]
+        connect: std::net::SocketAddr,
+        #[command(flatten)]
+        trust: TrustArgs,
+        /// With --ca-cert: the name the server's certificate must be for.
+        #[arg(long, default_value = "localhost", requires = "ca_cert")]
+        server_name: String,
+        #[command(flatten)]
+        token: TokenArgs,
+        /// Players to join.
+        #[arg(long, default_value_t = 100)]
+        players: usize,
+        /// Connections opened at once (a server lets 8 from one address greet at a time).
+        #[arg(long, default_value_t = 8)]
+        at_once: usize,
+        /// Seconds to play once every player has joined, then leave.
+        #[arg(long, default_value_t = 10.0, value_parser = parse_seconds)]
+        seconds: f64,
     },
     /// Load an experience into a world that keeps running, changed by commands until `quit`: features
     /// activated, deactivated, hot-reloaded, installed and uninstalled while it plays.
@@ -802,6 +826,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let (trust, token) = (trust.trust(&server_name)?, token.secret()?);
             let args = net::ClientArgs { connect, trust, token, experiences, mod_sync, consent, seconds, record };
             net::join(args, options)
+        }
+        Command::Swarm { connect, trust, server_name, token, players, at_once, seconds } => {
+            let options = gamefeature_host::net::swarm::QuicSwarmOptions {
+                server: connect,
+                trust: trust.trust(&server_name)?,
+                token: token.secret()?,
+                players,
+                at_once,
+                connect_wait: Duration::from_secs(5),
+            };
+            swarm::run(&options, Duration::from_secs_f64(seconds))
         }
         Command::Play { host, experience, net_mode, players, script, watch, tick_rate, record, admin, only } => {
             if !experience.is_file() {

@@ -304,3 +304,37 @@ fn the_manual_s_certificate_commands_make_a_server_a_client_joins_by_ip_with_its
     let (status, text) = server.finish();
     assert_eq!(status.code(), Some(0), "{text}");
 }
+
+/// `gfhost swarm` load-tests a server process from outside: its players join over QUIC with the server's
+/// token, are sent the world, and leave when done; those the server cannot take are counted with its reason,
+/// and the swarm fails saying so.
+#[test]
+fn a_swarm_joins_a_server_process_and_counts_the_players_it_could_not_take() {
+    let (plugins, experiences) = setup();
+    let cache = shared_cache();
+    let mut server_command = gfhost(plugins.path(), &cache);
+    server_command.arg("server").arg(experiences.path().join("default.toml"));
+    server_command.args(["--listen", "127.0.0.1:0", "--max-players", "24"]).env("GFHOST_TOKEN", "sesame");
+    let (mut server, addr, pin) = start_server(server_command);
+
+    let mut swarm = gfhost(plugins.path(), &cache);
+    swarm.args(["swarm", "--connect", &addr, "--server-cert-sha256", &pin, "--players", "30", "--seconds", "1"]);
+    let swarm = swarm.env("GFHOST_TOKEN", "sesame").output().unwrap();
+    let said = String::from_utf8_lossy(&swarm.stdout).into_owned() + &String::from_utf8_lossy(&swarm.stderr);
+    assert!(!swarm.status.success(), "six players could not join: {said}");
+    assert!(said.contains("swarm: 24 of 30 players joined"), "{said}");
+    assert!(said.contains("swarm: 6 players lost: the server is full: 24 players"), "{said}");
+    // Each player was sent the world as it joined: the experience, its actors and their values.
+    let sent = said.lines().find(|l| l.starts_with("swarm: each player was sent ")).expect(&said);
+    let bytes: f64 =
+        sent.trim_start_matches("swarm: each player was sent ").split(' ').next().unwrap().parse().unwrap();
+    assert!(bytes > 0.0, "{sent}");
+
+    // The server took 24 players, and heard each of them leave.
+    let left = (0..24).map(|_| server.wait_for(|l| l.contains(" left: "))).collect::<Vec<_>>();
+    assert!(left.iter().all(|l| l.contains("the swarm left")), "{left:?}");
+    server.signal(libc::SIGTERM);
+    let (status, text) = server.finish();
+    assert_eq!(status.code(), Some(0), "{text}");
+    assert_eq!(text.lines().filter(|l| l.contains(" joined (from ")).count(), 24, "{text}");
+}

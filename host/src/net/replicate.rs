@@ -11,11 +11,12 @@ use std::collections::{hash_map, BTreeMap, HashMap};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use super::group_index::GroupIndex;
 use super::protocol::{
     value_size, ComponentRef, ExperienceContent, Mutation, PackageOffer, PacketWriter, ServerMessage, Update,
     MAX_PACKET,
 };
-use crate::world::{ActorId, ClientId, Component, PlayerOwner, Touched, Value, World};
+use crate::world::{ActorId, ClientId, Component, PlayerOwner, Relevancy, Touched, Value, World};
 
 /// Frames after which a value a client has not acknowledged is sent again, at least: for a client whose
 /// acknowledgements take longer, its smoothed round trip and four times its variation (QUIC's probe timeout,
@@ -105,6 +106,8 @@ impl PropertyNumbers {
 
 #[derive(Debug)]
 struct KnownActor {
+    /// Its place in the order actors became known: clients hear of actors in that order.
+    spawned: u64,
     class: String,
     receiver: bool,
     player: Option<ClientId>,
@@ -119,7 +122,7 @@ struct ClientView {
     /// The actors this client has: those relevant to it (see [`crate::world::Relevancy`]).
     actors: FxHashSet<ActorId>,
     /// The update that introduced each live component incarnation to this client.
-    introduced: HashMap<u64, u64>,
+    introduced: FxHashMap<u64, u64>,
     /// The update that named each property number to this client (by number; 0: not named yet).
     named: Vec<u64>,
     /// Properties whose newest version this client has not acknowledged.
@@ -241,7 +244,7 @@ pub struct Outgoing {
 /// The server's replication state for one world.
 #[derive(Debug, Default)]
 pub struct ServerReplication {
-    known: HashMap<ActorId, KnownActor>,
+    known: FxHashMap<ActorId, KnownActor>,
     /// Known actors in the order they were spawned; destroyed ones are swept out once they are half of it.
     order: Vec<ActorId>,
     destroyed_in_order: usize,
@@ -252,6 +255,15 @@ pub struct ServerReplication {
     next_version: u64,
     experience: Option<(String, Option<ExperienceContent>)>,
     clients: BTreeMap<ClientId, ClientView>,
+    /// The clients that have each actor (the actors of their views, the other way round): a value that changes
+    /// is queued for those alone, so a frame's cost grows with what each client sees, not with every client
+    /// times every actor.
+    holders: FxHashMap<ActorId, FxHashSet<ClientId>>,
+    /// The relevancy groups of the actors relevant by groups, and of the clients.
+    actor_groups: GroupIndex<ActorId>,
+    client_groups: GroupIndex<ClientId>,
+    /// Actors that became known so far.
+    spawned: u64,
     /// The actor of each incarnation in `props`, whose player's client sees its values first.
     incarnation_actors: FxHashMap<u64, ActorId>,
     /// The bytes of values each client may be sent per frame; `None`: no limit.
@@ -308,6 +320,7 @@ impl ServerReplication {
             Self::send_update(&mut view, client, update, &mut out);
         }
         self.clients.insert(client, view);
+        self.client_groups.set(client, world.client_groups(client).unwrap_or(&Default::default()));
         let actors: Vec<ActorId> = self.order.iter().filter(|a| self.known.contains_key(a)).copied().collect();
         for actor in actors {
             if world.is_relevant_to(actor, client) {
@@ -323,6 +336,7 @@ impl ServerReplication {
         if !view.actors.insert(actor) {
             return;
         }
+        self.holders.entry(actor).or_default().insert(client);
         let frame = self.frame;
         for component in &known.components {
             for property in self.properties_of.get(&component.incarnation).into_iter().flatten() {
@@ -350,6 +364,7 @@ impl ServerReplication {
         if !view.actors.remove(&actor) {
             return;
         }
+        let_go(&mut self.holders, actor, client);
         for component in self.known.get(&actor).map(|known| known.components.as_slice()).unwrap_or_default() {
             let properties = self.properties_of.get(&component.incarnation).map(Vec::as_slice).unwrap_or_default();
             view.forget_incarnation(component.incarnation, properties);
@@ -359,7 +374,12 @@ impl ServerReplication {
 
     /// A client left: nothing more is sent to it.
     pub fn leave(&mut self, client: ClientId) {
-        self.clients.remove(&client);
+        self.client_groups.remove(client);
+        if let Some(view) = self.clients.remove(&client) {
+            for actor in view.actors {
+                let_go(&mut self.holders, actor, client);
+            }
+        }
     }
 
     /// The clients being replicated to.
@@ -467,7 +487,9 @@ impl ServerReplication {
                     Some(PlayerOwner::Remote(client)) => Some(client),
                     _ => None,
                 };
+                self.spawned += 1;
                 let known = KnownActor {
+                    spawned: self.spawned,
                     class: found.class().to_string(),
                     receiver: found.receiver,
                     player,
@@ -475,6 +497,7 @@ impl ServerReplication {
                 };
                 self.known.insert(actor, known);
                 self.order.push(actor);
+                self.index_actor(world, actor);
                 updates.push(Update::Spawn {
                     actor,
                     class: found.class().to_string(),
@@ -485,6 +508,7 @@ impl ServerReplication {
             }
             (None, true) => {
                 let known = self.known.remove(&actor).expect("checked above");
+                self.actor_groups.remove(actor);
                 self.destroyed_in_order += 1;
                 if self.destroyed_in_order * 2 > self.order.len() {
                     let known_now = &self.known;
@@ -565,8 +589,9 @@ impl ServerReplication {
         }
         let (version, frame) = (self.next_version, self.frame);
         // Only the clients that have the actor: one it is spawned on later is queued all its values then.
-        let actor = self.incarnation_actors.get(&key.incarnation);
-        for view in self.clients.values_mut().filter(|view| actor.is_some_and(|actor| view.actors.contains(actor))) {
+        let holders = self.incarnation_actors.get(&key.incarnation).and_then(|actor| self.holders.get(actor));
+        for client in holders.into_iter().flatten() {
+            let Some(view) = self.clients.get_mut(client) else { continue };
             view.pending
                 .entry(key)
                 .and_modify(|pending| pending.version = version)
@@ -599,11 +624,16 @@ impl ServerReplication {
             }
             Update::Destroy { actor } | Update::AddComponent { actor, .. } | Update::RemoveComponent { actor, .. } => {
                 let destroyed = matches!(update, Update::Destroy { .. });
-                for (client, view) in self.clients.iter_mut() {
-                    let has = if destroyed { view.actors.remove(actor) } else { view.actors.contains(actor) };
-                    if has {
-                        Self::send_update(view, *client, update.clone(), out);
+                let holders = if destroyed { self.holders.remove(actor) } else { self.holders.get(actor).cloned() };
+                // In the clients' order, as every other update goes out.
+                let mut holders: Vec<ClientId> = holders.into_iter().flatten().collect();
+                holders.sort_unstable();
+                for client in holders {
+                    let Some(view) = self.clients.get_mut(&client) else { continue };
+                    if destroyed {
+                        view.actors.remove(actor);
                     }
+                    Self::send_update(view, client, update.clone(), out);
                 }
             }
             _ => self.broadcast(update, out),
@@ -611,24 +641,34 @@ impl ServerReplication {
     }
 
     /// Spawns on each client the actors that became relevant to it, and destroys there those that stopped
-    /// being: the actors whose relevancy or owner changed, and every actor for clients whose groups changed.
+    /// being: the actors whose relevancy or owner changed, and the clients whose groups changed. Each is weighed
+    /// against those it may have changed for: the clients (actors) that have it now, and those it shares a
+    /// group with (an actor relevant to every client, against every client).
     fn reconsider_relevancy(&mut self, world: &World, groups_changed: &[ClientId], out: &mut Vec<Outgoing>) {
-        let actors: Vec<ActorId> = std::mem::take(&mut self.reconsider).into_iter().collect();
-        let clients: Vec<ClientId> = self.clients.keys().copied().collect();
+        let mut actors: Vec<ActorId> = std::mem::take(&mut self.reconsider).into_iter().collect();
+        actors.retain(|actor| self.known.contains_key(actor));
         let mut pairs: Vec<(ClientId, ActorId)> = Vec::new();
-        for actor in actors.iter().filter(|actor| self.known.contains_key(actor)) {
-            pairs.extend(clients.iter().map(|client| (*client, *actor)));
+        for actor in actors {
+            self.index_actor(world, actor);
+            let mut clients: FxHashSet<ClientId> = self.holders.get(&actor).cloned().unwrap_or_default();
+            clients.extend(self.known[&actor].player);
+            match world.actor(actor).map(|found| &found.relevancy) {
+                Ok(Relevancy::Always) => clients.extend(self.clients.keys().copied()),
+                Ok(Relevancy::Groups(groups)) => clients.extend(self.client_groups.sharing(groups)),
+                Ok(Relevancy::OwnerOnly) | Err(_) => {}
+            }
+            pairs.extend(clients.into_iter().filter(|c| self.clients.contains_key(c)).map(|client| (client, actor)));
         }
-        for client in groups_changed.iter().filter(|client| self.clients.contains_key(client)) {
-            let known = self.order.iter().filter(|actor| self.known.contains_key(actor));
-            pairs.extend(known.map(|actor| (*client, *actor)));
-        }
-        if pairs.is_empty() {
-            return;
+        for &client in groups_changed {
+            let Some(view) = self.clients.get(&client) else { continue };
+            let groups = world.client_groups(client).cloned().unwrap_or_default();
+            self.client_groups.set(client, &groups);
+            let mut candidates = self.actor_groups.sharing(&groups);
+            candidates.extend(view.actors.iter().copied());
+            pairs.extend(candidates.into_iter().filter(|a| self.known.contains_key(a)).map(|actor| (client, actor)));
         }
         // In spawn order, so a client hears of actors in the order they came.
-        let position: FxHashMap<ActorId, usize> = self.order.iter().enumerate().map(|(i, a)| (*a, i)).collect();
-        pairs.sort_unstable_by_key(|(client, actor)| (*client, position.get(actor).copied()));
+        pairs.sort_unstable_by_key(|(client, actor)| (*client, self.known[actor].spawned));
         pairs.dedup();
         for (client, actor) in pairs {
             let has = self.clients[&client].actors.contains(&actor);
@@ -637,6 +677,14 @@ impl ServerReplication {
                 (false, true) => self.destroy_on(client, actor, out),
                 _ => {}
             }
+        }
+    }
+
+    /// Files a known actor under the groups its relevancy names (under none when it is not relevant by groups).
+    fn index_actor(&mut self, world: &World, actor: ActorId) {
+        match world.actor(actor).map(|found| &found.relevancy) {
+            Ok(Relevancy::Groups(groups)) => self.actor_groups.set(actor, groups),
+            _ => self.actor_groups.remove(actor),
         }
     }
 
@@ -737,6 +785,12 @@ impl ServerReplication {
     /// go first, and no value waits forever behind newer ones). At least a packet's worth goes, whatever the
     /// budget, so every client makes progress.
     fn within_budget(&self, client: ClientId, due: Vec<Due>, budget: usize) -> Vec<Due> {
+        let budget = budget.max(MAX_PACKET);
+        let size = |due: &Due| value_size(due.key.property, self.props[&due.key].value.as_ref()) + 3;
+        // Most frames everything fits: nothing to weigh.
+        if due.iter().map(size).sum::<usize>() <= budget {
+            return due;
+        }
         let frame = self.frame;
         let weight = |due: &Due| {
             let own = self
@@ -749,12 +803,11 @@ impl ServerReplication {
         };
         let mut weighed: Vec<(u64, Due)> = due.into_iter().map(|due| (weight(&due), due)).collect();
         weighed.sort_unstable_by(|(a, due_a), (b, due_b)| b.cmp(a).then(due_a.key.cmp(&due_b.key)));
-        let budget = budget.max(MAX_PACKET);
         let mut spent = 0;
         let mut chosen = Vec::new();
         for (_, due) in weighed {
             // The value's own bytes and, at most, a header of its own.
-            spent += value_size(due.key.property, self.props[&due.key].value.as_ref()) + 3;
+            spent += size(&due);
             if spent > budget && !chosen.is_empty() {
                 break;
             }
@@ -780,6 +833,16 @@ impl ServerReplication {
         }
         let message = ServerMessage::Mutations { packet, values: writer.take() };
         out.push(Outgoing { client, reliable: false, message });
+    }
+}
+
+/// `client` no longer has `actor` (see [`ServerReplication::holders`]).
+fn let_go(holders: &mut FxHashMap<ActorId, FxHashSet<ClientId>>, actor: ActorId, client: ClientId) {
+    if let Some(clients) = holders.get_mut(&actor) {
+        clients.remove(&client);
+        if clients.is_empty() {
+            holders.remove(&actor);
+        }
     }
 }
 
