@@ -1292,7 +1292,7 @@ fn each_command_lists_only_the_options_it_takes() {
     let all = ["--plugins", "--config", "--cache-dir", "--no-cache", "--call-deadline-ms"];
     let takes = |command: &str| -> &[&str] {
         match command {
-            "ticket" | "keygen" | "publish" | "outdated" | "yank" | "search" => &[],
+            "ticket" | "keygen" | "publish" | "outdated" | "yank" | "search" | "swarm" => &[],
             "build" | "pack" | "new" => &all[..1],
             "install" | "update" => &all[..2],
             "mirror" => &all[1..2],
@@ -1300,7 +1300,8 @@ fn each_command_lists_only_the_options_it_takes() {
         }
     };
     let commands = ["run", "server", "client", "play", "replay", "bisect", "plugins", "inspect", "check", "test"];
-    let packages = ["install", "update", "outdated", "mirror", "yank", "search", "ticket", "keygen", "publish"];
+    let packages =
+        ["install", "update", "outdated", "mirror", "yank", "search", "ticket", "keygen", "publish", "swarm"];
     for command in commands.iter().chain(&["build", "pack", "new"]).chain(&packages) {
         let text = help(command);
         for option in all {

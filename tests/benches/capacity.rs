@@ -365,7 +365,8 @@ impl Field {
     }
 
     fn place(&mut self, world: &mut World, client: ClientId, pawn: ActorId) {
-        let (x, y, heading) = (self.random() * self.side, self.random() * self.side, self.random() * 6.283);
+        let (x, y, heading) =
+            (self.random() * self.side, self.random() * self.side, self.random() * std::f64::consts::TAU);
         let walker = Walker { client, pawn, x, y, heading, cell: cell_of(x, y) };
         see_from(world, &walker);
         self.walkers.push(walker);
