@@ -10,34 +10,18 @@
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use gamefeature_host::experience::{ExperienceManager, NewVersion};
+use gamefeature_host::experience::NewVersion;
 use gamefeature_host::runtime::{Runtime, RuntimeConfig};
-use gamefeature_host::world::NetMode;
-use gamefeature_host::Session;
 use gamefeature_tests::*;
 
 const ACTORS: usize = 1000;
-
-fn world_of_characters(session: &Session, tokio: &tokio::runtime::Runtime) -> (ExperienceManager, ExperienceDir) {
-    let experiences = ExperienceDir::new();
-    let path = experiences.write("e.toml", &experience_with_features(&["lyra-character"]));
-    let mut manager = session.create_world("bench", NetMode::Standalone);
-    tokio.block_on(manager.load(&path)).unwrap();
-    manager.with_world(|w| {
-        w.set_recording(false);
-        for _ in 0..ACTORS {
-            w.spawn("Character").unwrap();
-        }
-    });
-    (manager, experiences)
-}
 
 fn reload(c: &mut Criterion) {
     let tokio = tokio::runtime::Runtime::new().unwrap();
     let plugins = PluginDir::with(&[LYRA_CHARACTER]);
     let session = session(&plugins);
     session.timeline().set_retention(Some(10_000));
-    let (mut manager, _experiences) = world_of_characters(&session, &tokio);
+    let (mut manager, _experiences) = tokio.block_on(world_of_characters(&session, "lyra-character", ACTORS));
     let mut group = c.benchmark_group("reload");
     group.sample_size(20).measurement_time(Duration::from_secs(10));
 

@@ -19,7 +19,6 @@ use std::time::{Duration, Instant};
 
 use gamefeature_host::game_loop::{GameLoop, Played};
 use gamefeature_host::runtime::RuntimeConfig;
-use gamefeature_host::world::NetMode;
 use gamefeature_tests::*;
 
 const RELOADS: usize = 100;
@@ -43,16 +42,7 @@ fn main() {
         let plugins = PluginDir::with(&[plugin]);
         let runtime = RuntimeConfig { cache_dir: Some(shared_cache()), ..RuntimeConfig::default() };
         let session = session_with_runtime(&plugins, runtime, trusted());
-        let experiences = ExperienceDir::new();
-        let path = experiences.write("e.toml", &experience_with_features(&[name]));
-        let mut manager = session.create_world("bench", NetMode::Standalone);
-        tokio.block_on(manager.load(&path)).unwrap();
-        manager.with_world(|w| {
-            w.set_recording(false);
-            for _ in 0..CHARACTERS {
-                w.spawn("Character").unwrap();
-            }
-        });
+        let (manager, _experiences) = tokio.block_on(world_of_characters(&session, name, CHARACTERS));
         let mut game = GameLoop::new(Played::Standalone(Box::new(manager)), tokio.handle().clone());
         // Once, so every reload after finds the component compiled.
         game.reload_now(name).outcome.unwrap();

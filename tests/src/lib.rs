@@ -81,6 +81,26 @@ pub fn experience_with_features(features: &[&str]) -> String {
     format!("[experience]\nname = \"test\"\nfeatures = [{}]\n", list.join(", "))
 }
 
+/// A standalone world named `bench` that loaded an experience enabling `feature` alone, with `characters`
+/// characters spawned (unrecorded), and the experience folder it was loaded from: the benches' playing field.
+pub async fn world_of_characters(
+    session: &Session,
+    feature: &str,
+    characters: usize,
+) -> (gamefeature_host::ExperienceManager, ExperienceDir) {
+    let experiences = ExperienceDir::new();
+    let path = experiences.write("e.toml", &experience_with_features(&[feature]));
+    let mut manager = session.create_world("bench", NetMode::Standalone);
+    manager.load(&path).await.expect("the experience loads");
+    manager.with_world(|w| {
+        w.set_recording(false);
+        for _ in 0..characters {
+            w.spawn("Character").expect("a character spawns");
+        }
+    });
+    (manager, experiences)
+}
+
 /// What a plugin instance needs to run outside an experience (benchmarks instantiate plugins directly): a
 /// fresh standalone world in which `plugin` is registered as an owner.
 pub fn standalone_env(plugin: &str) -> InstanceEnv {
