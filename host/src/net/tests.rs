@@ -602,6 +602,69 @@ fn relevancy_decides_which_clients_have_an_actor_and_changes_spawn_and_destroy_c
     }
 }
 
+/// Pawns walking between cells, as a game with a cull distance keeps relevancy: in one frame a pawn moves to
+/// another cell's group while a client moves its groups to where the pawn was. Each client ends holding exactly
+/// the pawns of its groups, its own, and those relevant to everyone, with their values of now; a client that
+/// leaves takes nothing with it.
+#[test]
+fn pawns_and_clients_changing_groups_in_one_frame_leave_each_client_with_exactly_its_groups_pawns() {
+    use crate::world::{check_groups, PlayerOwner};
+    let network = MemoryNetwork::new(5, Conditions::PERFECT);
+    let mut server = Server::dedicated(&network);
+    let mut clients = [Client::new(&network), Client::new(&network), Client::new(&network)];
+    let play = |server: &mut Server, clients: &mut [Client; 3]| {
+        for _ in 0..5 {
+            server.frame();
+            clients.iter_mut().for_each(Client::frame);
+        }
+    };
+    play(&mut server, &mut clients);
+    let ids: Vec<ClientId> = clients.iter().map(|c| c.replication.as_ref().unwrap().me()).collect();
+    let _health = server.world.add_component_request(OwnerId::HOST, "Pawn", "Health", RequestFlags::default());
+    let cell = |name: &str| check_groups([name]).unwrap();
+    // A pawn of each client, in cells a, b and c; a beacon relevant to everyone.
+    let pawns: Vec<ActorId> = (0..3).map(|_| server.world.spawn("Pawn").unwrap()).collect();
+    let beacon = server.world.spawn("Pawn").unwrap();
+    for (index, (pawn, name)) in pawns.iter().zip(["a", "b", "c"]).enumerate() {
+        server.world.actor_mut(*pawn).unwrap().player = Some(PlayerOwner::Remote(ids[index]));
+        server.world.set_relevancy(*pawn, Relevancy::Groups(cell(name))).unwrap();
+        server.world.set_property(*pawn, "Health", "hp", Value::Integer(index as i64)).unwrap();
+    }
+    server.world.set_client_groups(ids[0], cell("a"));
+    server.world.set_client_groups(ids[1], check_groups(["a", "b"]).unwrap());
+    server.world.set_client_groups(ids[2], cell("c"));
+    play(&mut server, &mut clients);
+    let holds = |clients: &[Client; 3], client: usize| -> Vec<bool> {
+        pawns.iter().chain([&beacon]).map(|actor| clients[client].world.actor(*actor).is_ok()).collect()
+    };
+    assert_eq!(holds(&clients, 0), [true, false, false, true]);
+    assert_eq!(holds(&clients, 1), [true, true, false, true]);
+    assert_eq!(holds(&clients, 2), [false, false, true, true]);
+    // One frame: the first pawn walks into c, and changes as it goes; the third client looks at a and b instead.
+    server.world.set_relevancy(pawns[0], Relevancy::Groups(cell("c"))).unwrap();
+    server.world.set_property(pawns[0], "Health", "hp", Value::Integer(40)).unwrap();
+    server.world.set_client_groups(ids[2], check_groups(["a", "b"]).unwrap());
+    play(&mut server, &mut clients);
+    assert_eq!(holds(&clients, 0), [true, false, false, true], "its own pawn stays, whatever its cell");
+    assert_eq!(holds(&clients, 1), [false, true, false, true]);
+    assert_eq!(holds(&clients, 2), [false, true, true, true]);
+    // The client that sees the pawn again gets its value of now.
+    server.world.set_client_groups(ids[1], check_groups(["c"]).unwrap());
+    play(&mut server, &mut clients);
+    assert_eq!(holds(&clients, 1), [true, true, true, true]);
+    assert_eq!(clients[1].world.property(pawns[0], "Health", "hp").unwrap(), Some(&Value::Integer(40)));
+    // A client gone holds nothing on the server: its pawn's values go to the others alone.
+    server.replication.leave(ids[2]);
+    server.world.set_property(pawns[1], "Health", "hp", Value::Integer(7)).unwrap();
+    play(&mut server, &mut clients);
+    assert_eq!(clients[1].world.property(pawns[1], "Health", "hp").unwrap(), Some(&Value::Integer(7)));
+    assert_eq!(server.replication.backlog(ids[2]), None);
+    assert!(server.replication.is_settled());
+    for client in &clients[..2] {
+        assert_eq!(client.world.check_invariants(), Ok(()));
+    }
+}
+
 /// How long a change takes to reach a client on a lossy link: one change a frame, each pawn's value changing
 /// every twenty frames, 30 Hz, one-way latency 50 ± 20 ms (a 100 ms round trip), 20 % of datagrams lost.
 /// Returns the lags, in milliseconds, of every change, from the frame it was made to the frame the client holds it.
