@@ -648,10 +648,14 @@ fn pawns_and_clients_changing_groups_in_one_frame_leave_each_client_with_exactly
     assert_eq!(holds(&clients, 0), [true, false, false, true], "its own pawn stays, whatever its cell");
     assert_eq!(holds(&clients, 1), [false, true, false, true]);
     assert_eq!(holds(&clients, 2), [false, true, true, true]);
-    // The client that sees the pawn again gets its value of now.
-    server.world.set_client_groups(ids[1], check_groups(["c"]).unwrap());
+    // Frames later the pawn walks on into b: the third client, looking there since, gets it.
+    server.world.set_relevancy(pawns[0], Relevancy::Groups(cell("b"))).unwrap();
     play(&mut server, &mut clients);
-    assert_eq!(holds(&clients, 1), [true, true, true, true]);
+    assert_eq!(holds(&clients, 2), [true, true, true, true]);
+    // The second client, which lost it, sees it again with its value of now.
+    server.world.set_client_groups(ids[1], check_groups(["b"]).unwrap());
+    play(&mut server, &mut clients);
+    assert_eq!(holds(&clients, 1), [true, true, false, true]);
     assert_eq!(clients[1].world.property(pawns[0], "Health", "hp").unwrap(), Some(&Value::Integer(40)));
     // A client gone holds nothing on the server: its pawn's values go to the others alone.
     server.replication.leave(ids[2]);
