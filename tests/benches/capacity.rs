@@ -19,8 +19,8 @@
 //! plugins, replication.
 //!
 //! Measured for each size, in the one run: the frame's time (criterion's figure; its p99 from every frame
-//! played), the frame thread's CPU time, the whole server process's CPU time per frame (QUIC: its network
-//! threads included), bytes sent per player per second at 30 Hz (QUIC: UDP bytes as quinn counts them; memory:
+//! played), the frame thread's CPU time, the whole process's CPU time per frame (QUIC: the server's network
+//! threads included; memory: the in-process swarm's work too), bytes sent per player per second at 30 Hz (QUIC: UDP bytes as quinn counts them; memory:
 //! the messages' bytes), server memory per player (resident memory after the players joined less before), and
 //! how long players waited to be welcomed.
 

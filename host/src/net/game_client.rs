@@ -17,7 +17,7 @@ use super::protocol::{
     decode, encode, ClientMessage, ExperienceContent, PackageOffer, ServerMessage, Update, PROTOCOL_VERSION,
 };
 use super::transport::{Channel, ClientEvent, ClientTransport};
-use super::{BufferStats, ClientReplication, SessionEvent, IN_FLIGHT_PACKETS};
+use super::{BufferStats, ClientReplication, SessionEvent};
 use crate::experience::ExperienceManager;
 use crate::world::{self, ClientId};
 
@@ -176,16 +176,7 @@ impl GameClient {
         }
         self.manager.tick(delta);
         if let Some(replication) = &mut self.replication {
-            let acks = replication.take_acknowledgements();
-            if acks.unreliable && !acks.packets.is_empty() {
-                self.transport.send(Channel::Unreliable, encode(&ClientMessage::Ack { packets: acks.packets }));
-            } else {
-                // A client catching up after a slow frame (its first load) acknowledges many packets at once:
-                // reliably, in messages of at most what the server remembers, each small.
-                for packets in acks.packets.chunks(IN_FLIGHT_PACKETS) {
-                    self.transport.send(Channel::Reliable, encode(&ClientMessage::Ack { packets: packets.to_vec() }));
-                }
-            }
+            replication.take_acknowledgements().send(&mut *self.transport);
         }
         Ok(())
     }

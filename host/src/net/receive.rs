@@ -131,11 +131,49 @@ pub struct ClientReplication {
     waiting: HashMap<(u64, u32), Waiting>,
     arrivals: u64,
     waiting_per_component: HashMap<u64, usize>,
-    acknowledgements: Vec<u64>,
+    acknowledgements: Acknowledger,
+    stats: BufferStats,
+}
+
+/// The packets a client has to acknowledge, and when to name each again (see [`Acknowledger::take`]).
+#[derive(Debug, Default)]
+pub(super) struct Acknowledger {
+    new: Vec<u64>,
     /// Packets acknowledged lately, each with how many more acknowledgements name it again: acknowledgements
     /// travel unreliably (see [`Acknowledgements`]), so each is repeated in the next few.
     repeated: std::collections::VecDeque<(u64, u8)>,
-    stats: BufferStats,
+}
+
+impl Acknowledger {
+    /// A packet arrived: the next acknowledgement names it.
+    pub(super) fn arrived(&mut self, packet: u64) {
+        self.new.push(packet);
+    }
+
+    /// Packets to acknowledge now: those that arrived since the last call, and those of the last few calls
+    /// again (each [`ACK_REPEATS`] times in all), unreliably when they fit one datagram.
+    pub(super) fn take(&mut self) -> Acknowledgements {
+        let new = std::mem::take(&mut self.new);
+        if new.len() > MAX_UNRELIABLE_ACK {
+            // Catching up (a slow first load): named once, reliably.
+            self.repeated.clear();
+            return Acknowledgements { packets: new, unreliable: false };
+        }
+        let mut packets: Vec<u64> = self.repeated.iter().map(|(packet, _)| *packet).collect();
+        for entry in self.repeated.iter_mut() {
+            entry.1 -= 1;
+        }
+        self.repeated.retain(|(_, left)| *left > 0);
+        packets.extend_from_slice(&new);
+        if ACK_REPEATS > 1 {
+            self.repeated.extend(new.into_iter().map(|packet| (packet, ACK_REPEATS - 1)));
+        }
+        while self.repeated.len() > MAX_UNRELIABLE_ACK / 2 {
+            self.repeated.pop_front();
+        }
+        let unreliable = packets.len() <= MAX_UNRELIABLE_ACK;
+        Acknowledgements { packets, unreliable }
+    }
 }
 
 /// What a client acknowledges after a frame (see [`ClientReplication::take_acknowledgements`]).
@@ -146,6 +184,22 @@ pub struct Acknowledgements {
     /// Whether they may travel unreliably: few enough for one datagram, and each named again in the next
     /// acknowledgements, so a lost one costs nothing. A long list (a client catching up) goes reliably.
     pub unreliable: bool,
+}
+
+impl Acknowledgements {
+    /// Sends them to the server: in one datagram when they may travel unreliably; otherwise (a client catching
+    /// up after a slow frame, its first load) reliably, in messages of at most what the server remembers.
+    pub fn send(self, transport: &mut dyn super::transport::ClientTransport) {
+        use super::protocol::{encode, ClientMessage};
+        use super::transport::Channel;
+        if self.unreliable && !self.packets.is_empty() {
+            transport.send(Channel::Unreliable, encode(&ClientMessage::Ack { packets: self.packets }));
+        } else {
+            for packets in self.packets.chunks(super::IN_FLIGHT_PACKETS) {
+                transport.send(Channel::Reliable, encode(&ClientMessage::Ack { packets: packets.to_vec() }));
+            }
+        }
+    }
 }
 
 /// How many acknowledgements name each packet: a packet's acknowledgement is lost only if all are.
@@ -167,8 +221,7 @@ impl ClientReplication {
             waiting: HashMap::new(),
             arrivals: 0,
             waiting_per_component: HashMap::new(),
-            acknowledgements: Vec::new(),
-            repeated: std::collections::VecDeque::new(),
+            acknowledgements: Acknowledger::default(),
             stats: BufferStats::default(),
         }
     }
@@ -320,7 +373,7 @@ impl ClientReplication {
             self.land(world, packet, mutation, notes);
         }
         if kept_all {
-            self.acknowledgements.push(packet);
+            self.acknowledgements.arrived(packet);
         } else {
             tracing::warn!(
                 client = %self.me,
@@ -391,26 +444,7 @@ impl ClientReplication {
     /// a packet as soon as any of them arrives, with no stream's retransmission in the way, and so learns both
     /// its client's round trip and which packets were lost (those its acknowledgements skip) within about one.
     pub fn take_acknowledgements(&mut self) -> Acknowledgements {
-        let new = std::mem::take(&mut self.acknowledgements);
-        if new.len() > MAX_UNRELIABLE_ACK {
-            // Catching up (a slow first load): named once, reliably.
-            self.repeated.clear();
-            return Acknowledgements { packets: new, unreliable: false };
-        }
-        let mut packets: Vec<u64> = self.repeated.iter().map(|(packet, _)| *packet).collect();
-        for entry in self.repeated.iter_mut() {
-            entry.1 -= 1;
-        }
-        self.repeated.retain(|(_, left)| *left > 0);
-        packets.extend_from_slice(&new);
-        if ACK_REPEATS > 1 {
-            self.repeated.extend(new.into_iter().map(|packet| (packet, ACK_REPEATS - 1)));
-        }
-        while self.repeated.len() > MAX_UNRELIABLE_ACK / 2 {
-            self.repeated.pop_front();
-        }
-        let unreliable = packets.len() <= MAX_UNRELIABLE_ACK;
-        Acknowledgements { packets, unreliable }
+        self.acknowledgements.take()
     }
 
     /// Values waiting for their component.

@@ -313,6 +313,8 @@ impl ServerReplication {
     /// A client joins: the messages that tell it everything it must know (the experience, every actor relevant
     /// to it with its components); each of their replicated values is queued for it.
     pub fn join(&mut self, client: ClientId, world: &World) -> Vec<Outgoing> {
+        // Joined again: it starts over, holding nothing.
+        self.leave(client);
         let mut view = ClientView::default();
         let mut out = Vec::new();
         if let Some((name, content)) = &self.experience {
@@ -651,7 +653,11 @@ impl ServerReplication {
         for actor in actors {
             self.index_actor(world, actor);
             let mut clients: FxHashSet<ClientId> = self.holders.get(&actor).cloned().unwrap_or_default();
+            // Its owner, as replication knows it and as the world says now.
             clients.extend(self.known[&actor].player);
+            if let Ok(Some(PlayerOwner::Remote(owner))) = world.actor(actor).map(|found| found.player) {
+                clients.insert(owner);
+            }
             match world.actor(actor).map(|found| &found.relevancy) {
                 Ok(Relevancy::Always) => clients.extend(self.clients.keys().copied()),
                 Ok(Relevancy::Groups(groups)) => clients.extend(self.client_groups.sharing(groups)),

@@ -2,8 +2,9 @@
 //!
 //! A real client ([`super::GameClient`]) loads the experience and runs its plugins; a thousand of them would
 //! measure the machine running them, not the server. A [`SwarmPlayer`] only speaks the protocol as a client
-//! must for a server to keep sending to it — it says hello, and acknowledges every packet of values — and counts
-//! what it is sent. Many of them share one thread ([`Swarm::poll`]), over any transport: the in-memory network
+//! must for a server to keep sending to it — it says hello, and acknowledges every packet of values as a real
+//! client does, once a frame (each named in three acknowledgements, unreliably) — and counts what it is sent. A
+//! poll is a frame, unless the player is [paced](SwarmPlayer::paced) by the server's tick rate in real time. Many of them share one thread ([`Swarm::poll`]), over any transport: the in-memory network
 //! for a reproducible run, QUIC for the real thing (`gfhost swarm`, or the capacity bench's swarm processes).
 
 use std::time::{Duration, Instant};
@@ -39,6 +40,17 @@ pub struct Received {
 }
 
 impl Received {
+    /// What was sent after `earlier` (a count taken from the same players before).
+    pub fn since(self, earlier: Received) -> Received {
+        Received {
+            frames: self.frames.saturating_sub(earlier.frames),
+            bytes: self.bytes.saturating_sub(earlier.bytes),
+            value_packets: self.value_packets.saturating_sub(earlier.value_packets),
+            values: self.values.saturating_sub(earlier.values),
+            updates: self.updates.saturating_sub(earlier.updates),
+        }
+    }
+
     fn plus(self, other: Received) -> Received {
         Received {
             frames: self.frames + other.frames,
@@ -57,6 +69,12 @@ pub struct SwarmPlayer {
     connected: Instant,
     joined_after: Option<Duration>,
     received: Received,
+    acknowledgements: super::receive::Acknowledger,
+    /// Whether it acknowledges at most once a frame of the server's tick rate in real time (else on every
+    /// poll), and when it last did.
+    paced: bool,
+    frame: Duration,
+    acknowledged: Option<Instant>,
 }
 
 impl SwarmPlayer {
@@ -69,16 +87,26 @@ impl SwarmPlayer {
             connected,
             joined_after: None,
             received: Received::default(),
+            acknowledgements: Default::default(),
+            paced: false,
+            frame: Duration::ZERO,
+            acknowledged: None,
         }
     }
 
-    /// Reads what the server sent and acknowledges its packets of values. A frame the player cannot read ends
-    /// it, as a real client would end.
+    /// The player acknowledges at most once a frame of the server's tick rate, in real time, however often it
+    /// is polled: a swarm polled every few milliseconds acknowledges as often as real clients would.
+    pub fn paced(mut self) -> Self {
+        self.paced = true;
+        self
+    }
+
+    /// Reads what the server sent, and acknowledges its packets of values once a frame of the server's tick
+    /// rate. A frame the player cannot read ends it, as a real client would end.
     pub fn poll(&mut self) {
         if matches!(self.state, SwarmState::Gone(_)) {
             return;
         }
-        let mut acks = Vec::new();
         for event in self.transport.poll() {
             match event {
                 // A refusal says why better than the close that follows it.
@@ -90,7 +118,8 @@ impl SwarmPlayer {
                     self.received.frames += 1;
                     self.received.bytes += frame.len() as u64;
                     match decode::<ServerMessage>(&frame) {
-                        Ok(ServerMessage::Welcome { client, .. }) => {
+                        Ok(ServerMessage::Welcome { client, tick_rate }) => {
+                            self.frame = Duration::from_secs(1) / tick_rate.max(1);
                             self.state = SwarmState::Playing(client);
                             self.joined_after = Some(self.connected.elapsed());
                         }
@@ -98,7 +127,7 @@ impl SwarmPlayer {
                         Ok(ServerMessage::Mutations { packet, values }) => {
                             self.received.value_packets += 1;
                             self.received.values += values.len() as u64;
-                            acks.push(packet);
+                            self.acknowledgements.arrived(packet);
                         }
                         Ok(ServerMessage::Update { .. }) => self.received.updates += 1,
                         Ok(ServerMessage::Chunk { .. }) => {}
@@ -112,8 +141,10 @@ impl SwarmPlayer {
                 }
             }
         }
-        if !acks.is_empty() && matches!(self.state, SwarmState::Playing(_)) {
-            self.transport.send(Channel::Reliable, encode(&ClientMessage::Ack { packets: acks }));
+        let due = !self.paced || self.acknowledged.is_none_or(|at| at.elapsed() >= self.frame);
+        if matches!(self.state, SwarmState::Playing(_)) && due {
+            self.acknowledged = Some(Instant::now());
+            self.acknowledgements.take().send(&mut *self.transport);
         }
     }
 
@@ -267,7 +298,7 @@ pub struct QuicSwarmOptions {
     /// Connections opened at once: a server lets only so many connections from one address greet at a time
     /// (8), and a swarm on one machine is one address.
     pub at_once: usize,
-    /// How long each connection may take to be answered.
+    /// How long each connection may take to be answered, and then its hello.
     pub connect_wait: Duration,
 }
 
@@ -304,12 +335,18 @@ pub fn quic_swarm(
             match client {
                 Ok(client) => {
                     waiting_for_answer.push((swarm.len(), turn));
-                    swarm.add(SwarmPlayer::new(Box::new(client), options.token.clone(), started));
+                    swarm.add(SwarmPlayer::new(Box::new(client), options.token.clone(), started).paced());
                 }
                 Err(why) => failed.push(why),
             }
         }
         swarm.poll();
+        // A server that never answers a hello (its frame loop stalled, say) does not hold the swarm forever.
+        for player in swarm.players.iter_mut().filter(|p| p.state == SwarmState::Greeting) {
+            if player.connected.elapsed() > options.connect_wait {
+                player.leave(&format!("no welcome within {:?} of connecting", options.connect_wait));
+            }
+        }
         waiting_for_answer.retain(|(player, _)| swarm.players[*player].state == SwarmState::Greeting);
         if stop(&swarm, failed.len()) {
             break;
@@ -318,6 +355,8 @@ pub fn quic_swarm(
     }
     runtime.block_on(swarm.leave("the swarm left"));
     let mut report = swarm.report();
+    let never = options.players.saturating_sub(report.players + failed.len());
+    failed.extend(std::iter::repeat_n("never connected: the swarm stopped first".to_string(), never));
     let first_failed = report.players;
     report.players += failed.len();
     report.gone.extend(failed.into_iter().enumerate().map(|(n, why)| (first_failed + n, why)));
@@ -330,9 +369,10 @@ mod tests {
     use crate::net::transport::memory::{Conditions, MemoryNetwork};
     use crate::net::transport::{ServerEvent, ServerTransport};
 
-    /// The swarm says hello, is welcomed, and acknowledges every packet of values it is sent, once.
+    /// The swarm says hello, is welcomed, and acknowledges every packet of values it is sent as a real client
+    /// does: unreliably, each packet named in three acknowledgements, a poll (a frame) apart.
     #[test]
-    fn a_swarm_player_says_hello_and_acknowledges_each_packet_of_values() {
+    fn a_swarm_player_says_hello_and_acknowledges_each_packet_of_values_as_a_client_does() {
         let network = MemoryNetwork::new(7, Conditions::PERFECT);
         let mut server = network.server();
         let mut swarm = Swarm::new();
@@ -353,17 +393,18 @@ mod tests {
         server.send(first, Channel::Reliable, encode(&ServerMessage::Welcome { client: first, tick_rate: 30 }));
         let values = crate::net::value_packet::ValuePacket::default();
         server.send(first, Channel::Unreliable, encode(&ServerMessage::Mutations { packet: 41, values }));
-        network.advance(Duration::from_millis(50));
-        swarm.poll();
-        network.advance(Duration::from_millis(50));
-        swarm.poll();
-        let acks: Vec<_> = (server.poll().into_iter())
-            .filter_map(|event| match event {
-                ServerEvent::Received(client, frame) => Some((client, decode::<ClientMessage>(&frame).unwrap())),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(acks, vec![(first, ClientMessage::Ack { packets: vec![41] })]);
+        let mut acks = Vec::new();
+        for _ in 0..5 {
+            network.advance(Duration::from_millis(50));
+            swarm.poll();
+            network.advance(Duration::from_millis(50));
+            for event in server.poll() {
+                if let ServerEvent::Received(client, frame) = event {
+                    acks.push((client, decode::<ClientMessage>(&frame).unwrap()));
+                }
+            }
+        }
+        assert_eq!(acks, vec![(first, ClientMessage::Ack { packets: vec![41] }); 3]);
         let report = swarm.report();
         assert_eq!((report.players, report.playing, report.join_times.len()), (3, 1, 1));
         assert_eq!(report.received.value_packets, 1);
