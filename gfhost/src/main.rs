@@ -293,16 +293,8 @@ enum Command {
     Client {
         #[command(flatten)]
         host: HostArgs,
-        /// The server's address: an IP address or a host name, and the port (`game.example.org:7777`).
-        #[arg(long, default_value = "127.0.0.1:7777", value_parser = parse_server_address)]
-        connect: std::net::SocketAddr,
         #[command(flatten)]
-        trust: TrustArgs,
-        /// With --ca-cert: the name the server's certificate must be for.
-        #[arg(long, default_value = "localhost", requires = "ca_cert")]
-        server_name: String,
-        #[command(flatten)]
-        token: TokenArgs,
+        server: JoinArgs,
         /// Where the experiences the server names are, when it does not send them.
         #[arg(long, default_value = "experiences")]
         experiences: PathBuf,
@@ -328,16 +320,8 @@ enum Command {
     /// Load-test a server: many lightweight players (protocol clients with no world or plugins) join it over
     /// QUIC, acknowledge what it sends, and leave; prints how long joining took and what each was sent.
     Swarm {
-        /// The server's address: an IP address or a host name, and the port (`game.example.org:7777`).
-        #[arg(long, default_value = "127.0.0.1:7777", value_parser = parse_server_address)]
-        connect: std::net::SocketAddr,
         #[command(flatten)]
-        trust: TrustArgs,
-        /// With --ca-cert: the name the server's certificate must be for.
-        #[arg(long, default_value = "localhost", requires = "ca_cert")]
-        server_name: String,
-        #[command(flatten)]
-        token: TokenArgs,
+        server: JoinArgs,
         /// Players to join.
         #[arg(long, default_value_t = 100)]
         players: usize,
@@ -799,19 +783,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             println!("{}", key.mint(&gamefeature_host::net::ticket::Ticket { player, name, match_id, expires }));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Client {
-            host,
-            connect,
-            trust,
-            server_name,
-            token,
-            experiences,
-            fetch,
-            mods_dir,
-            yes,
-            seconds,
-            record,
-        } => {
+        Command::Client { host, server, experiences, fetch, mods_dir, yes, seconds, record } => {
             let Host { plugin_dirs, runtime, config, cache_dir, .. } = host.over(defaults).prepare()?;
             let mod_sync = ModSync {
                 policy: fetch.unwrap_or(config.mod_sync.fetch),
@@ -823,15 +795,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             let consent = if yes { gamefeature_host::config::ModConsent::Yes } else { config.mod_sync.consent };
             let options = session_options(plugin_dirs, runtime, config, LogLevel::Info);
-            let (trust, token) = (trust.trust(&server_name)?, token.secret()?);
+            let connect = server.connect;
+            let (trust, token) = (server.trust.trust(&server.server_name)?, server.token.secret()?);
             let args = net::ClientArgs { connect, trust, token, experiences, mod_sync, consent, seconds, record };
             net::join(args, options)
         }
-        Command::Swarm { connect, trust, server_name, token, players, at_once, seconds } => {
+        Command::Swarm { server, players, at_once, seconds } => {
             let options = gamefeature_host::net::swarm::QuicSwarmOptions {
-                server: connect,
-                trust: trust.trust(&server_name)?,
-                token: token.secret()?,
+                server: server.connect,
+                trust: server.trust.trust(&server.server_name)?,
+                token: server.token.secret()?,
                 players,
                 at_once,
                 connect_wait: Duration::from_secs(5),
@@ -1358,6 +1331,21 @@ impl TokenArgs {
         }
         Ok(std::env::var("GFHOST_TOKEN").ok().filter(|token| !token.is_empty()))
     }
+}
+
+/// The server a client joins, how it knows the server is the one meant, and what it presents to join.
+#[derive(clap::Args, Debug)]
+struct JoinArgs {
+    /// The server's address: an IP address or a host name, and the port (`game.example.org:7777`).
+    #[arg(long, default_value = "127.0.0.1:7777", value_parser = parse_server_address)]
+    connect: std::net::SocketAddr,
+    #[command(flatten)]
+    trust: TrustArgs,
+    /// With --ca-cert: the name the server's certificate must be for.
+    #[arg(long, default_value = "localhost", requires = "ca_cert")]
+    server_name: String,
+    #[command(flatten)]
+    token: TokenArgs,
 }
 
 /// How a client knows the server it reached is the one meant: one of these must be given.
