@@ -151,11 +151,17 @@ struct Pending {
     /// The first packet whose acknowledgement counts: a copy spawned again on the client (relevant again) lost
     /// what packets sent before told its former copy.
     counts_from_packet: u64,
+    /// Whether it is a value of the client's own player's actor, as replication knew the actor's player when the
+    /// value was queued: it goes first when the client's budget cannot carry everything.
+    own: bool,
+    /// The update that introduced its component to the client (0: not looked up yet), kept from the first
+    /// sending on: looking it up for every value every frame costs more than the rest of the sending.
+    after: u64,
 }
 
 impl Pending {
-    fn new(version: u64, frame: u64) -> Self {
-        Pending { version, behind_since: frame, sent: None, counts_from_packet: 0 }
+    fn new(version: u64, frame: u64, own: bool) -> Self {
+        Pending { version, behind_since: frame, sent: None, counts_from_packet: 0, own, after: 0 }
     }
 
     /// The frame from which the value has waited for this client, if it is due: since the client fell behind
@@ -345,7 +351,7 @@ impl ServerReplication {
                 let key = PropKey { incarnation: component.incarnation, property: *property };
                 let pending = Pending {
                     counts_from_packet: view.next_packet + 1,
-                    ..Pending::new(self.props[&key].version, frame)
+                    ..Pending::new(self.props[&key].version, frame, known.player == Some(client))
                 };
                 view.pending.insert(key, pending);
             }
@@ -591,13 +597,15 @@ impl ServerReplication {
         }
         let (version, frame) = (self.next_version, self.frame);
         // Only the clients that have the actor: one it is spawned on later is queued all its values then.
-        let holders = self.incarnation_actors.get(&key.incarnation).and_then(|actor| self.holders.get(actor));
-        for client in holders.into_iter().flatten() {
+        let actor = self.incarnation_actors.get(&key.incarnation);
+        let player = actor.and_then(|actor| self.known.get(actor)).and_then(|known| known.player);
+        for client in actor.and_then(|actor| self.holders.get(actor)).into_iter().flatten() {
             let Some(view) = self.clients.get_mut(client) else { continue };
+            let own = player == Some(*client);
             view.pending
                 .entry(key)
-                .and_modify(|pending| pending.version = version)
-                .or_insert(Pending::new(version, frame));
+                .and_modify(|pending| (pending.version, pending.own) = (version, own))
+                .or_insert(Pending::new(version, frame, own));
         }
     }
 
@@ -725,20 +733,33 @@ impl ServerReplication {
         let resend_after = view.resend_after();
         let mut due = Vec::new();
         let mut gone = Vec::new();
-        for (key, pending) in view.pending.iter() {
-            let (true, Some(after)) = (self.props.contains_key(key), view.introduced.get(&key.incarnation)) else {
+        for (key, pending) in view.pending.iter_mut() {
+            let Some(since) = pending.due_since(frame, resend_after) else { continue };
+            let Some(prop) = self.props.get(key) else {
                 gone.push(*key);
                 continue;
             };
-            if let Some(since) = pending.due_since(frame, resend_after) {
-                due.push(Due { key: *key, version: pending.version, after: *after, since });
+            if pending.after == 0 {
+                let Some(after) = view.introduced.get(&key.incarnation) else {
+                    gone.push(*key);
+                    continue;
+                };
+                pending.after = *after;
             }
+            due.push(Due {
+                key: *key,
+                version: pending.version,
+                after: pending.after,
+                since,
+                own: pending.own,
+                value: prop.value.clone(),
+            });
         }
         for key in gone {
             view.pending.remove(&key);
         }
         if let Some(budget) = self.client_budget {
-            due = self.within_budget(client, due, budget);
+            due = within_budget(due, budget, frame);
         }
         let view = self.clients.get_mut(&client).expect("listed client");
         for due in &due {
@@ -768,12 +789,12 @@ impl ServerReplication {
         }
         let mut writer = PacketWriter::new();
         let mut carried: Vec<(PropKey, u64)> = Vec::new();
-        for Due { key, version, after: introduced, .. } in due {
+        for Due { key, version, after: introduced, value, .. } in due {
             let mutation = Mutation {
                 incarnation: key.incarnation,
                 after: introduced.max(view.named[key.property as usize]),
                 property: key.property,
-                value: self.props[&key].value.clone(),
+                value,
             };
             if !writer.is_empty() && writer.size_with(&mutation) + PACKET_HEADER > MAX_PACKET {
                 Self::send_packet(view, frame, client, &mut writer, std::mem::take(&mut carried), out);
@@ -784,42 +805,6 @@ impl ServerReplication {
         if !writer.is_empty() {
             Self::send_packet(view, frame, client, &mut writer, carried, out);
         }
-    }
-
-    /// The values due to a client that its budget of bytes this frame carries: those that have waited longest,
-    /// a wait counting [`OWN_VALUE_WEIGHT`] times more for the values of the client's own player's actors (so they
-    /// go first, and no value waits forever behind newer ones). At least a packet's worth goes, whatever the
-    /// budget, so every client makes progress.
-    fn within_budget(&self, client: ClientId, due: Vec<Due>, budget: usize) -> Vec<Due> {
-        let budget = budget.max(MAX_PACKET);
-        let size = |due: &Due| value_size(due.key.property, self.props[&due.key].value.as_ref()) + 3;
-        // Most frames everything fits: nothing to weigh.
-        if due.iter().map(size).sum::<usize>() <= budget {
-            return due;
-        }
-        let frame = self.frame;
-        let weight = |due: &Due| {
-            let own = self
-                .incarnation_actors
-                .get(&due.key.incarnation)
-                .and_then(|actor| self.known.get(actor))
-                .is_some_and(|known| known.player == Some(client));
-            let waited = frame.saturating_sub(due.since) + 1;
-            waited.saturating_mul(if own { OWN_VALUE_WEIGHT } else { 1 })
-        };
-        let mut weighed: Vec<(u64, Due)> = due.into_iter().map(|due| (weight(&due), due)).collect();
-        weighed.sort_unstable_by(|(a, due_a), (b, due_b)| b.cmp(a).then(due_a.key.cmp(&due_b.key)));
-        let mut spent = 0;
-        let mut chosen = Vec::new();
-        for (_, due) in weighed {
-            // The value's own bytes and, at most, a header of its own.
-            spent += size(&due);
-            if spent > budget && !chosen.is_empty() {
-                break;
-            }
-            chosen.push(due);
-        }
-        chosen
     }
 
     fn send_packet(
@@ -852,8 +837,64 @@ fn let_go(holders: &mut FxHashMap<ActorId, FxHashSet<ClientId>>, actor: ActorId,
     }
 }
 
+/// The values due to a client that its budget of bytes this frame carries: those that have waited longest,
+/// a wait counting [`OWN_VALUE_WEIGHT`] times more for the values of the client's own player's actors (so they
+/// go first, and no value waits forever behind newer ones). At least a packet's worth goes, whatever the
+/// budget, so every client makes progress.
+fn within_budget(due: Vec<Due>, budget: usize, frame: u64) -> Vec<Due> {
+    let budget = budget.max(MAX_PACKET);
+    let sizes: Vec<usize> = due.iter().map(|due| value_size(due.key.property, due.value.as_ref()) + 3).collect();
+    // Most frames everything fits: nothing to weigh.
+    if sizes.iter().sum::<usize>() <= budget {
+        return due;
+    }
+    let weights: Vec<u64> = due
+        .iter()
+        .map(|due| {
+            let waited = frame.saturating_sub(due.since) + 1;
+            waited.saturating_mul(if due.own { OWN_VALUE_WEIGHT } else { 1 })
+        })
+        .collect();
+    // The values go heaviest first, those of one weight in key order, as far as the budget reaches. Rather
+    // than sorting them all (a backlog can be thousands), the weights that fit whole are found from the bytes
+    // of each weight (few distinct ones), and only the values of the weight the budget runs out in are
+    // sorted.
+    let mut bytes_by_weight: BTreeMap<std::cmp::Reverse<u64>, usize> = BTreeMap::new();
+    for (weight, size) in weights.iter().zip(&sizes) {
+        *bytes_by_weight.entry(std::cmp::Reverse(*weight)).or_default() += size;
+    }
+    let mut spent = 0;
+    let mut partly = 0;
+    for (std::cmp::Reverse(weight), bytes) in bytes_by_weight {
+        if spent + bytes > budget {
+            partly = weight;
+            break;
+        }
+        spent += bytes;
+    }
+    let mut chosen = Vec::new();
+    let mut last = Vec::new();
+    for ((due, weight), size) in due.into_iter().zip(weights).zip(sizes) {
+        match weight.cmp(&partly) {
+            std::cmp::Ordering::Greater => chosen.push(due),
+            std::cmp::Ordering::Equal => last.push((due, size)),
+            std::cmp::Ordering::Less => {}
+        }
+    }
+    last.sort_unstable_by_key(|(due, _)| due.key);
+    for (due, size) in last {
+        // The value's own bytes and, at most, a header of its own.
+        spent += size;
+        if spent > budget && !chosen.is_empty() {
+            break;
+        }
+        chosen.push(due);
+    }
+    chosen
+}
+
 /// A value due to a client this frame.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Due {
     key: PropKey,
     version: u64,
@@ -861,7 +902,68 @@ struct Due {
     after: u64,
     /// The frame it has been due since.
     since: u64,
+    /// A value of the client's own player's actor (see [`Pending::own`]).
+    own: bool,
+    /// Its newest value.
+    value: Option<Value>,
 }
 
 /// The bytes of a mutation message around its values at most: the message's tag and the packet's number.
 const PACKET_HEADER: usize = 1 + 10;
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// What [`within_budget`] chooses, the plain way: every value sorted heaviest first (a weight's values in key
+    /// order), taken while the budget lasts.
+    fn sorted_choice(due: &[Due], budget: usize, frame: u64) -> Vec<PropKey> {
+        let budget = budget.max(MAX_PACKET);
+        let weight = |due: &Due| (frame - due.since + 1) * if due.own { OWN_VALUE_WEIGHT } else { 1 };
+        let size = |due: &Due| value_size(due.key.property, due.value.as_ref()) + 3;
+        if due.iter().map(size).sum::<usize>() <= budget {
+            return due.iter().map(|due| due.key).collect();
+        }
+        let mut sorted: Vec<&Due> = due.iter().collect();
+        sorted.sort_by(|a, b| weight(b).cmp(&weight(a)).then(a.key.cmp(&b.key)));
+        let (mut spent, mut chosen) = (0, Vec::new());
+        for due in sorted {
+            spent += size(due);
+            if spent > budget && !chosen.is_empty() {
+                break;
+            }
+            chosen.push(due.key);
+        }
+        chosen
+    }
+
+    proptest! {
+        #[test]
+        fn the_budget_takes_the_values_a_full_sort_would(
+            values in proptest::collection::vec((0u64..40, 0u32..4, 0u64..20, any::<bool>(), 0usize..30), 0..400),
+            budget in 0usize..6_000,
+        ) {
+            let frame = 20;
+            let mut seen = std::collections::BTreeSet::new();
+            let due: Vec<Due> = values
+                .into_iter()
+                .filter(|(incarnation, property, ..)| seen.insert((*incarnation, *property)))
+                .map(|(incarnation, property, since, own, text)| Due {
+                    key: PropKey { incarnation, property },
+                    version: 1,
+                    after: 1,
+                    since,
+                    own,
+                    value: Some(if text == 0 { Value::Float(1.5) } else { Value::Text("x".repeat(text * 10)) }),
+                })
+                .collect();
+            let mut chosen: Vec<PropKey> = within_budget(due.clone(), budget, frame).iter().map(|d| d.key).collect();
+            let mut expected = sorted_choice(&due, budget, frame);
+            chosen.sort_unstable();
+            expected.sort_unstable();
+            prop_assert_eq!(chosen, expected);
+        }
+    }
+}
